@@ -1,0 +1,227 @@
+"""The ``onair`` command: check, simulate, watch, demo and run.
+
+Exit codes: 0 success, 2 station error (one line on stderr), 64 bad arguments (usage), 78 bad
+configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import NoReturn
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import aiohttp
+
+from . import summary
+from .serialize import to_jsonable
+from .station import RetryPolicy, StationClient, StationError, redact_url
+
+EXIT_STATION = 2
+EXIT_USAGE = 64
+EXIT_CONFIG = 78
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments exit 64 (EX_USAGE) with the usage, not argparse's 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(f"unknown time zone {name!r}") from None
+
+
+def _station_id(value: str) -> str:
+    if not value.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"station id must be a whole number, not {value!r}")
+    return value.strip()
+
+
+def _http_url(value: str) -> str:
+    if not value.lower().startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"base URL must start with http:// or https://: {value!r}")
+    return value.rstrip("/")
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"must be above zero: {value!r}")
+    return number
+
+
+def _add_station_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--base-url", required=True, type=_http_url, help="e.g. https://c5.radioboss.fm"
+    )
+    parser.add_argument(
+        "--station", required=True, type=_station_id, help="the station id (a number)"
+    )
+    parser.add_argument(
+        "--key", default=None, help="API key (default: $ONAIR_STATION_KEY; some stations need none)"
+    )
+    parser.add_argument(
+        "--tz", type=_zone, default=ZoneInfo("UTC"), help="station time zone (IANA)"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--timeout", type=_positive, default=10.0, help="seconds per request (default 10)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="onair", description="OnAir: a Discord bot for RadioBOSS Cloud stations.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check = commands.add_parser("check", help="fetch info, playlist and 7-day stats and summarise")
+    _add_station_args(check)
+
+    watch = commands.add_parser("watch", help="print one line per new play until interrupted")
+    _add_station_args(watch)
+
+    simulate = commands.add_parser("simulate", help="run the station simulator until interrupted")
+    simulate.add_argument("--host", default="127.0.0.1")
+    simulate.add_argument("--port", type=int, default=8765)
+    simulate.add_argument(
+        "--speed", type=_positive, default=1.0, help="divide track lengths by this"
+    )
+    simulate.add_argument("--key", default="demo-key", help="API key the simulator accepts")
+    simulate.add_argument("--seed", type=int, default=1)
+    simulate.add_argument("--station", type=_station_id, default="1", help="station id to serve")
+
+    demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
+    demo.add_argument(
+        "--duration", type=_positive, default=60.0, help="seconds to run (default 60)"
+    )
+    demo.add_argument("--seed", type=int, default=7)
+
+    run = commands.add_parser("run", help="run the Discord bot")
+    run.add_argument("--config", default="config.toml", help="path of the TOML config")
+    return parser
+
+
+def _key(args: argparse.Namespace) -> str | None:
+    return args.key or os.environ.get("ONAIR_STATION_KEY") or None
+
+
+def _fail(what: str, base_url: str, error: StationError) -> int:
+    print(f"onair: {what} from {redact_url(base_url)} failed: {error.message}", file=sys.stderr)
+    return EXIT_STATION
+
+
+def _client(args: argparse.Namespace, session: aiohttp.ClientSession) -> StationClient:
+    timeout = aiohttp.ClientTimeout(total=args.timeout, connect=min(5.0, args.timeout))
+    retry = RetryPolicy(budget=args.timeout * 2)
+    return StationClient(
+        args.base_url,
+        args.station,
+        _key(args),
+        session=session,
+        zone=args.tz,
+        timeout=timeout,
+        retry=retry,
+    )
+
+
+async def _check(args: argparse.Namespace) -> int:
+    today = datetime.now(args.tz).date()
+    first = today - timedelta(days=6)
+    async with aiohttp.ClientSession() as session:
+        client = _client(args, session)
+        try:
+            info = await client.info()
+        except StationError as error:
+            return _fail("fetching the station's info", args.base_url, error)
+        try:
+            playlist = await client.playlist()
+        except StationError as error:
+            return _fail("fetching the playlist", args.base_url, error)
+        try:
+            stats = await client.stats(first, today)
+        except StationError as error:
+            return _fail("fetching the statistics", args.base_url, error)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "info": to_jsonable(info),
+                    "current_play": to_jsonable(info.current_play()),
+                    "playlist": to_jsonable(playlist),
+                    "stats": to_jsonable(stats),
+                    "stats_range": [first.isoformat(), today.isoformat()],
+                },
+                ensure_ascii=False,
+            )
+        )
+        return 0
+    print(render_check(info, playlist, stats, first.isoformat(), today.isoformat()))
+    return 0
+
+
+def render_check(info, playlist, stats, first: str, last: str) -> str:  # type: ignore[no-untyped-def]
+    lines = summary.now_playing_lines(info)
+    lines += summary.recent_lines(info)
+    lines += summary.playlist_lines(playlist, datetime.now(UTC))
+    lines += summary.stats_lines(stats, first, last)
+    return "\n".join(lines)
+
+
+async def _simulate(args: argparse.Namespace) -> int:
+    from .simulator import StationSimulator
+
+    simulator = StationSimulator()
+    simulator.add_station(int(args.station), key=args.key or None, seed=args.seed, speed=args.speed)
+    try:
+        base = await simulator.start(args.host, args.port)
+    except OSError as error:
+        print(f"onair: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
+        return 1
+    print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
+    print(f"  onair check --base-url {base} --station {args.station} --key {args.key}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await simulator.stop()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "check":
+        runner = _check(args)
+    elif args.command == "simulate":
+        runner = _simulate(args)
+    elif args.command == "watch":
+        from .console import watch
+
+        runner = watch(args.base_url, args.station, _key(args), zone=args.tz, as_json=args.json)
+    elif args.command == "demo":
+        from .console import demo
+
+        runner = demo(duration=args.duration, seed=args.seed)
+    else:
+        from .app import run_bot
+
+        runner = run_bot(args.config)
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(runner)
+    return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

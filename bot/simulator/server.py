@@ -1,0 +1,286 @@
+"""The station simulator as an aiohttp application on loopback.
+
+Serves ``/api/info/<id>``, both playlist paths, ``/api/getstats/<id>``, artwork and logos, plus
+``/_admin/*`` for faults, quirks and request counters. Used by ``onair simulate``, the demo, the
+tests and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import date
+from typing import Any
+
+from aiohttp import web
+
+from .faults import Fault, FaultPlan
+from .programme import Programme
+from .station import QUIRKS, SimStation, _stable
+
+Clock = Callable[[], float]
+
+
+class ManualClock:
+    """A clock tests move by hand, so programme changes happen exactly when a test says."""
+
+    def __init__(self, start: float | None = None) -> None:
+        self.now = time.time() if start is None else start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _png(rgb: tuple[int, int, int], size: int = 16) -> bytes:
+    """A tiny solid-colour PNG, made without an imaging library."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        payload = kind + data
+        return struct.pack(">I", len(data)) + payload + struct.pack(">I", zlib.crc32(payload))
+
+    row = b"\x00" + bytes(rgb) * size
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * size))
+        + chunk(b"IEND", b"")
+    )
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=json.dumps(body, ensure_ascii=False).encode(),
+        status=status,
+        content_type="application/json",
+    )
+
+
+class StationSimulator:
+    """Any number of simulated stations behind one loopback HTTP server."""
+
+    def __init__(self, *, clock: Clock = time.time) -> None:
+        self.clock = clock
+        self.stations: dict[str, SimStation] = {}
+        self.faults = FaultPlan()
+        self.counters: Counter[str] = Counter()
+        self.playlist_paths: set[str] = {"api/getplaylist", "api/info/getplaylist"}
+        self.playlist_size: int | None = None
+        self.latency: float = 0.0
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+
+    # Setup ------------------------------------------------------------------------------
+
+    def add_station(
+        self,
+        station_id: int = 1,
+        *,
+        key: str | None = "demo-key",
+        seed: int = 1,
+        speed: float = 1.0,
+        track_seconds: tuple[float, float] | None = None,
+        programme: Programme | None = None,
+        **options: Any,
+    ) -> SimStation:
+        programme = programme or Programme.generate(
+            seed=seed + station_id, now=self.clock(), speed=speed, track_seconds=track_seconds
+        )
+        station = SimStation(station_id, programme, key=key, seed=seed, **options)
+        self.stations[str(station_id)] = station
+        return station
+
+    def station(self, station_id: int | str = 1) -> SimStation:
+        return self.stations[str(station_id)]
+
+    def set_quirks(self, names: Iterable[str], station_id: int | str | None = None) -> None:
+        wanted = set(names)
+        unknown = wanted - QUIRKS
+        if unknown:
+            raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
+        targets = [self.station(station_id)] if station_id is not None else self.stations.values()
+        for station in targets:
+            station.quirks = set(wanted)
+
+    def inject(self, kind: str, **options: Any) -> Fault:
+        fault = Fault(kind, **options)
+        self.faults.add(fault)
+        return fault
+
+    # Server -----------------------------------------------------------------------------
+
+    def make_app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/api/info/getplaylist/{sid}", self._playlist_stated)
+        app.router.add_get("/api/info/{sid}", self._info)
+        app.router.add_get("/api/getplaylist/{sid}", self._playlist_example)
+        app.router.add_get("/api/getstats/{sid}", self._stats)
+        app.router.add_get("/artwork/{sid}/{art}.png", self._image)
+        app.router.add_get("/logo/{sid}.png", self._image)
+        app.router.add_get("/_admin/counters", self._admin_counters)
+        app.router.add_post("/_admin/fault", self._admin_fault)
+        app.router.add_delete("/_admin/fault", self._admin_clear)
+        app.router.add_post("/_admin/quirks", self._admin_quirks)
+        return app
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        self._runner = web.AppRunner(self.make_app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        server = site._server
+        assert server is not None
+        sockets = getattr(server, "sockets", None) or []
+        bound_port = sockets[0].getsockname()[1] if sockets else port
+        self.base_url = f"http://{host}:{bound_port}"
+        for station in self.stations.values():
+            if station.public_url == "http://127.0.0.1":
+                station.public_url = self.base_url
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> StationSimulator:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # Request handling -------------------------------------------------------------------
+
+    async def _prepare(
+        self, request: web.Request, endpoint: str
+    ) -> SimStation | web.StreamResponse:
+        """Count, apply latency and faults, check the station and key."""
+        self.counters[endpoint] += 1
+        self.counters["total"] += 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        fault = self.faults.take(endpoint)
+        if fault is not None:
+            return await self._fault_response(request, fault)
+        station = self.stations.get(request.match_info["sid"])
+        if station is None:
+            return _json({"error": "Station not found"}, status=404)
+        if not station.key_ok(request.query.get("key")):
+            return _json({"error": "Invalid API key"}, status=403)
+        return station
+
+    async def _fault_response(self, request: web.Request, fault: Fault) -> web.StreamResponse:
+        kind = fault.kind
+        if kind == "status":
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(fault.retry_after)
+            return web.Response(status=fault.status, text=fault.body or "", headers=headers)
+        if kind == "delay":
+            await asyncio.sleep(fault.seconds)
+            return _json({})
+        if kind == "html":
+            return web.Response(
+                text="<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>",
+                content_type="text/html",
+            )
+        if kind == "truncated":
+            return web.Response(
+                body=b'{"station_name": "OnAir", "recent": [{"tit', content_type="application/json"
+            )
+        if kind == "json_array":
+            return _json([1, 2, 3])
+        if kind == "json_null":
+            return _json(None)
+        if kind == "empty":
+            return web.Response(body=b"", content_type="application/json")
+        if kind == "error_json":
+            return _json({"error": "Invalid API key"})
+        if kind == "huge":
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await response.prepare(request)
+            block = b" " * (1024 * 1024)
+            try:
+                await response.write(b'{"pad": "')
+                for _ in range(10):
+                    await response.write(block)
+                await response.write(b'"}')
+            except (ConnectionResetError, RuntimeError):
+                pass
+            return response
+        # drop: close the socket without writing a response
+        transport = request.transport
+        if transport is not None:
+            transport.close()
+        raise asyncio.CancelledError
+
+    async def _info(self, request: web.Request) -> web.StreamResponse:
+        station = await self._prepare(request, "info")
+        if not isinstance(station, SimStation):
+            return station
+        return _json(station.info(self.clock()))
+
+    async def _playlist(self, request: web.Request, path: str) -> web.StreamResponse:
+        if path not in self.playlist_paths:
+            self.counters[path] += 1
+            return web.Response(status=404, text="404: Not Found")
+        station = await self._prepare(request, path)
+        if not isinstance(station, SimStation):
+            return station
+        return _json(station.playlist(self.clock(), self.playlist_size))
+
+    async def _playlist_example(self, request: web.Request) -> web.StreamResponse:
+        return await self._playlist(request, "api/getplaylist")
+
+    async def _playlist_stated(self, request: web.Request) -> web.StreamResponse:
+        return await self._playlist(request, "api/info/getplaylist")
+
+    async def _stats(self, request: web.Request) -> web.StreamResponse:
+        station = await self._prepare(request, "stats")
+        if not isinstance(station, SimStation):
+            return station
+        today = date.fromtimestamp(self.clock())
+        try:
+            first = date.fromisoformat(request.query.get("from", today.isoformat()))
+            last = date.fromisoformat(request.query.get("to", today.isoformat()))
+        except ValueError:
+            return _json({"error": "Bad date"}, status=400)
+        return _json(station.stats(first, last))
+
+    async def _image(self, request: web.Request) -> web.Response:
+        self.counters["image"] += 1
+        seed = _stable(request.path)
+        colour = (seed & 0xFF, (seed >> 8) & 0xFF, (seed >> 16) & 0xFF)
+        return web.Response(body=_png(colour), content_type="image/png")
+
+    async def _admin_counters(self, request: web.Request) -> web.Response:
+        return _json(dict(self.counters))
+
+    async def _admin_fault(self, request: web.Request) -> web.Response:
+        try:
+            fault = Fault.from_json(await request.json())
+        except (ValueError, TypeError) as exc:
+            return _json({"error": str(exc)}, status=400)
+        self.faults.add(fault)
+        return _json({"ok": True, "faults": len(self.faults)})
+
+    async def _admin_clear(self, request: web.Request) -> web.Response:
+        self.faults.clear()
+        return _json({"ok": True})
+
+    async def _admin_quirks(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            self.set_quirks(body.get("quirks", []), body.get("station"))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            return _json({"error": str(exc)}, status=400)
+        return _json({"ok": True})

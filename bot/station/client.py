@@ -1,0 +1,372 @@
+"""HTTP client of the station API, in the style of python-radios.
+
+One private :meth:`StationClient._request` carries every call: timeout, size cap, retries within a
+time budget, error translation. Above it sit a small TTL cache and single-flight, so a thousand
+concurrent ``/nowplaying`` commands make one upstream request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, tzinfo
+from typing import Any, ClassVar, TypeVar
+
+import aiohttp
+from yarl import URL
+
+from .errors import (
+    SanitisedCause,
+    StationAuthError,
+    StationError,
+    StationNotFound,
+    StationResponseError,
+    StationUnavailable,
+)
+from .models import Playlist, StationInfo, Stats
+from .redact import redact
+
+_LOGGER = logging.getLogger("onair.station")
+T = TypeVar("T")
+
+PLAYLIST_PATHS = ("api/getplaylist/{id}", "api/info/getplaylist/{id}")
+_AUTH_WORDS = ("key", "auth", "forbidden", "denied", "permission", "token")
+_NOT_FOUND_WORDS = ("not found", "unknown station", "no such station", "does not exist")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """At most ``tries`` attempts with jittered exponential backoff inside ``budget`` seconds."""
+
+    tries: int = 3
+    base_delay: float = 0.3
+    max_delay: float = 4.0
+    budget: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class CacheTimes:
+    """How long answers are reused, in seconds."""
+
+    info: float = 5.0
+    playlist: float = 10.0
+    stats_current: float = 60.0
+    stats_past: float = 3600.0
+
+
+@dataclass(slots=True)
+class _Entry:
+    value: Any
+    expires: float
+
+
+class _Retry(Exception):
+    """Internal: this attempt failed in a way worth another try."""
+
+    def __init__(self, error: StationError, cause: str, retry_after: float | None = None) -> None:
+        super().__init__(cause)
+        self.error = error
+        self.cause = cause
+        self.retry_after = retry_after
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    raw = headers.get("Retry-After")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if 0 <= value < 86400 else None
+
+
+def _body_error(payload: Any) -> StationError | None:
+    """A JSON object that is an error message rather than data (seen on some servers)."""
+    if not isinstance(payload, Mapping):
+        return None
+    message = payload.get("error") or payload.get("message")
+    if not isinstance(message, str) or len(payload) > 3:
+        return None
+    lowered = message.lower()
+    if any(word in lowered for word in _AUTH_WORDS):
+        return StationAuthError()
+    if any(word in lowered for word in _NOT_FOUND_WORDS):
+        return StationNotFound()
+    return StationResponseError("The station answered with an error instead of data.")
+
+
+class StationClient:
+    """Read-only client of one station. Shares the injected session; closes only its own."""
+
+    # Which playlist path answered, per base URL (the vendor documents one and uses the other).
+    _playlist_path_by_base: ClassVar[dict[str, str]] = {}
+
+    def __init__(
+        self,
+        base_url: str,
+        station_id: int | str,
+        key: str | None = None,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        timeout: aiohttp.ClientTimeout | None = None,
+        retry: RetryPolicy | None = None,
+        cache: CacheTimes | None = None,
+        max_bytes: int = 2 * 1024 * 1024,
+        zone: tzinfo = UTC,
+        user_agent: str = "OnAir/0.1 (+https://github.com/onair-bot)",
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.station_id = str(station_id).strip()
+        self._key = key or None
+        self._session = session
+        self._own_session = session is None
+        self.timeout = timeout or aiohttp.ClientTimeout(total=10, connect=5)
+        self.retry = retry or RetryPolicy()
+        self.cache_times = cache or CacheTimes()
+        self.max_bytes = max_bytes
+        self.zone = zone
+        self._headers = {"User-Agent": user_agent, "Accept": "application/json"}
+        self._cache: dict[tuple[str, ...], _Entry] = {}
+        self._inflight: dict[tuple[str, ...], asyncio.Future[Any]] = {}
+        self.last_info: StationInfo | None = None
+        self.last_latency: float | None = None
+
+    def __repr__(self) -> str:
+        key = "***" if self._key else None
+        return f"StationClient({self.base_url!r}, {self.station_id!r}, key={key})"
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """What makes two clients the same upstream station (the key is part of it, unseen)."""
+        return (self.base_url, self.station_id, self._key or "")
+
+    async def close(self) -> None:
+        if self._own_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> StationClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # Public API -------------------------------------------------------------------------
+
+    async def info(self, *, max_age: float | None = None) -> StationInfo:
+        """Now-playing state. ``max_age=0`` asks upstream (still single-flight with others)."""
+        ttl = self.cache_times.info if max_age is None else max_age
+        info: StationInfo = await self._shared(("info",), ttl, self.cache_times.info, self._info)
+        return info
+
+    async def playlist(self) -> Playlist:
+        playlist: Playlist = await self._shared(
+            ("playlist",), self.cache_times.playlist, self.cache_times.playlist, self._playlist
+        )
+        return playlist
+
+    async def stats(self, date_from: date, date_to: date) -> Stats:
+        today = datetime.now(self.zone).date()
+        ttl = self.cache_times.stats_past if date_to < today else self.cache_times.stats_current
+        key = ("stats", date_from.isoformat(), date_to.isoformat())
+
+        async def fetch() -> Stats:
+            payload = await self._request(
+                f"api/getstats/{self.station_id}",
+                {"from": date_from.isoformat(), "to": date_to.isoformat()},
+            )
+            return Stats.parse(payload)
+
+        stats: Stats = await self._shared(key, ttl, ttl, fetch)
+        return stats
+
+    # Fetchers ---------------------------------------------------------------------------
+
+    async def _info(self) -> StationInfo:
+        started = time.monotonic()
+        payload = await self._request(f"api/info/{self.station_id}")
+        self.last_latency = time.monotonic() - started
+        info = StationInfo.parse(payload, self.zone, datetime.now(UTC))
+        self.last_info = info
+        return info
+
+    async def _playlist(self) -> Playlist:
+        known = self._playlist_path_by_base.get(self.base_url)
+        order = [known] if known else []
+        order += [path for path in PLAYLIST_PATHS if path != known]
+        for path in order:
+            try:
+                payload = await self._request(path.format(id=self.station_id))
+            except StationNotFound:
+                continue
+            self._playlist_path_by_base[self.base_url] = path
+            return Playlist.parse(payload, self.zone, datetime.now(UTC))
+        raise StationNotFound("The station server knows neither playlist path for this station.")
+
+    # Cache and single-flight ------------------------------------------------------------
+
+    async def _shared(
+        self,
+        key: tuple[str, ...],
+        max_age: float,
+        store_for: float,
+        fetch: Callable[[], Awaitable[T]],
+    ) -> T:
+        now = time.monotonic()
+        entry = self._cache.get(key)
+        if entry is not None and max_age > 0 and entry.expires - store_for + max_age > now:
+            value: T = entry.value
+            return value
+        future = self._inflight.get(key)
+        if future is None:
+            future = asyncio.ensure_future(self._fill(key, store_for, fetch))
+            self._inflight[key] = future
+            future.add_done_callback(lambda done: self._settle(key, done))
+        result: T = await asyncio.shield(future)
+        return result
+
+    async def _fill(self, key: tuple[str, ...], ttl: float, fetch: Callable[[], Awaitable[T]]) -> T:
+        value = await fetch()
+        self._cache[key] = _Entry(value, time.monotonic() + ttl)
+        if len(self._cache) > 256:
+            oldest = min(self._cache, key=lambda k: self._cache[k].expires)
+            del self._cache[oldest]
+        return value
+
+    def _settle(self, key: tuple[str, ...], done: asyncio.Future[Any]) -> None:
+        self._inflight.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here so an error nobody awaited is not reported twice
+
+    # The one request function ------------------------------------------------------------
+
+    def _url(self, path: str, params: Mapping[str, str] | None) -> URL:
+        query = dict(params or {})
+        if self._key:
+            query["key"] = self._key
+        return URL(f"{self.base_url}/{path}").with_query(query)
+
+    def _describe(self, url: URL) -> str:
+        return redact(str(url), self._key)
+
+    async def _request(self, path: str, params: Mapping[str, str] | None = None) -> Any:
+        """GET one endpoint and return its JSON, or raise a :class:`StationError`."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+            self._own_session = True
+        url = self._url(path, params)
+        policy = self.retry
+        deadline = time.monotonic() + policy.budget
+        attempt = 0
+        while True:
+            attempt += 1
+            remaining = deadline - time.monotonic()
+            try:
+                return await self._attempt(url, remaining)
+            except _Retry as retry:
+                failure = retry
+            remaining = deadline - time.monotonic()
+            if failure.retry_after is not None:
+                delay = failure.retry_after
+            else:
+                delay = min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1))
+                delay *= random.uniform(0.5, 1.5)
+            if attempt >= policy.tries or delay >= remaining:
+                _LOGGER.info("GET %s failed: %s", self._describe(url), failure.cause)
+                error = failure.error
+                if isinstance(error, StationUnavailable) and error.retry_after is None:
+                    error.retry_after = failure.retry_after
+                raise error from SanitisedCause(failure.cause)
+            _LOGGER.debug(
+                "GET %s: %s; retrying in %.2fs", self._describe(url), failure.cause, delay
+            )
+            await asyncio.sleep(delay)
+
+    async def _attempt(self, url: URL, remaining: float) -> Any:
+        """One try. Low-level errors are described, never chained: they carry the URL."""
+        assert self._session is not None
+        total = self.timeout.total or remaining
+        timeout = aiohttp.ClientTimeout(
+            total=max(0.01, min(total, remaining)),
+            connect=self.timeout.connect,
+            sock_connect=self.timeout.sock_connect,
+            sock_read=self.timeout.sock_read,
+        )
+        failure: str
+        try:
+            async with self._session.get(
+                url, timeout=timeout, headers=self._headers, max_redirects=3
+            ) as response:
+                status = response.status
+                if 200 <= status < 300:
+                    return self._decode(await self._read_capped(response))
+                retry_after = _retry_after(response.headers)
+        except StationError:
+            raise
+        except TimeoutError:
+            failure = "timeout"
+        except aiohttp.TooManyRedirects:
+            failure = "redirects"
+        except (aiohttp.ClientError, OSError) as exc:
+            failure = type(exc).__name__
+        else:
+            return self._status_error(status, retry_after)
+        # Outside the except block, so nothing below carries aiohttp's error as __context__.
+        if failure == "redirects":
+            raise StationResponseError("The station redirected too many times.")
+        if failure == "timeout":
+            raise _Retry(StationUnavailable("The station did not answer in time."), failure)
+        raise _Retry(StationUnavailable(), failure)
+
+    @staticmethod
+    def _status_error(status: int, retry_after: float | None) -> Any:
+        cause = SanitisedCause(f"HTTP {status}")
+        if status in (401, 403):
+            raise StationAuthError() from cause
+        if status == 404:
+            raise StationNotFound() from cause
+        if status >= 500 or (status == 429 and retry_after is not None):
+            raise _Retry(StationUnavailable(retry_after=retry_after), f"HTTP {status}", retry_after)
+        if status == 429:
+            raise StationUnavailable(
+                "The station is rate limiting OnAir; try again later."
+            ) from cause
+        raise StationResponseError(
+            f"The station rejected the request (HTTP {status}); check the base URL."
+        ) from cause
+
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
+        """Read at most ``max_bytes``: a larger body is refused as it streams in."""
+        if response.content_length is not None and response.content_length > self.max_bytes:
+            raise StationResponseError("The station's answer is too large to be station data.")
+        buffer = bytearray()
+        async for chunk in response.content.iter_chunked(64 * 1024):
+            buffer += chunk
+            if len(buffer) > self.max_bytes:
+                raise StationResponseError("The station's answer is too large to be station data.")
+        return bytes(buffer)
+
+    @staticmethod
+    def _decode(body: bytes) -> Any:
+        if not body.strip():
+            raise StationResponseError("The station sent an empty answer; try again later.")
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
+            raise StationResponseError(
+                "The station's answer is not valid JSON; check the base URL."
+            ) from None
+        error = _body_error(payload)
+        if error is not None:
+            raise error
+        if not isinstance(payload, dict):
+            raise StationResponseError(
+                "The station's answer is not a JSON object; check the base URL."
+            )
+        return payload

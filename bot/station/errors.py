@@ -1,0 +1,52 @@
+"""The station client's error hierarchy.
+
+Every message is written to be shown to a Discord user as it is: it says what failed and what to
+do, and never carries the API key (URLs are redacted before they reach a message).
+"""
+
+from __future__ import annotations
+
+
+class StationError(Exception):
+    """Base class: anything that went wrong while asking a station."""
+
+    default_message = "The station could not be reached."
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.default_message)
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+class StationAuthError(StationError):
+    """The station refused the API key (401/403, or a body saying the key is wrong)."""
+
+    default_message = "The station refused the API key; ask an admin to check it."
+
+
+class StationNotFound(StationError):
+    """The station id is unknown to the server (404)."""
+
+    default_message = "The station server does not know this station id; check the id."
+
+
+class StationUnavailable(StationError):
+    """Timeouts, connection errors, 5xx and 429: worth trying again later."""
+
+    default_message = "The station is not answering right now; try again in a little while."
+
+    def __init__(self, message: str | None = None, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class StationResponseError(StationError):
+    """The answer was not the JSON object expected (HTML, truncated, too large, wrong shape)."""
+
+    default_message = "The station sent an answer OnAir cannot read."
+
+
+class SanitisedCause(Exception):
+    """Stands in for a low-level error in a cause chain (aiohttp's carry the URL and the key)."""

@@ -1,0 +1,664 @@
+"""Typed, immutable models of the station API, built from any JSON the station returns.
+
+Frozen dataclasses rather than a validation library: every field needs a hand-written coercion
+anyway (field notes), the station subpackage stays free of extra dependencies, and construction
+is cheap enough to parse on every poll. Parsers never raise anything but ``StationResponseError``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from . import coerce as c
+from .errors import StationResponseError
+
+ARTID = "ARTID"
+
+
+def _require_object(payload: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(payload, Mapping):
+        raise StationResponseError(f"The station sent {what} that is not a JSON object.")
+    return payload
+
+
+@dataclass(frozen=True, slots=True)
+class Track:
+    """A track-info object, flattened from ``@attributes``."""
+
+    artist: str | None = None
+    title: str | None = None
+    album: str | None = None
+    year: str | None = None
+    genre: str | None = None
+    comment: str | None = None
+    filename: str | None = None
+    duration: timedelta | None = None
+    play_count: int | None = None
+    last_played: datetime | None = None
+    intro: float | None = None
+    outro: float | None = None
+    language: str | None = None
+    rating: int | None = None
+    bpm: str | None = None
+    tags: str | None = None
+    custom: tuple[str | None, ...] = ()
+    cast_title: str | None = None
+    listeners: int | None = None
+    item_title: str | None = None
+
+    @property
+    def file_name(self) -> str | None:
+        """The file's base name for display (no ``~files`` prefix, no folders)."""
+        return c.file_base_name(self.filename)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.artist or self.title or self.cast_title or self.filename)
+
+    @classmethod
+    def parse(cls, value: Any, zone: tzinfo) -> Track | None:
+        attrs = c.attributes(value)
+        if not attrs:
+            return None
+        track = cls(
+            artist=c.text(attrs.get("ARTIST")),
+            title=c.text(attrs.get("TITLE")),
+            album=c.text(attrs.get("ALBUM")),
+            year=c.text(attrs.get("YEAR")),
+            genre=c.text(attrs.get("GENRE")),
+            comment=c.text(attrs.get("COMMENT")),
+            filename=c.text(attrs.get("FILENAME")),
+            duration=c.duration(attrs.get("DURATION")),
+            play_count=c.integer(attrs.get("PLAYCOUNT")),
+            last_played=c.local_datetime(attrs.get("LASTPLAYED"), zone),
+            intro=c.number(attrs.get("INTRO")),
+            outro=c.number(attrs.get("OUTRO")),
+            language=c.text(attrs.get("LANGUAGE")),
+            rating=c.integer(attrs.get("RATING")),
+            bpm=c.text(attrs.get("BPM")),
+            tags=c.text(attrs.get("TAGS")),
+            custom=tuple(c.text(attrs.get(f"F{i}")) for i in range(1, 6)),
+            cast_title=c.text(attrs.get("CASTTITLE")),
+            listeners=c.integer(attrs.get("LISTENERS")),
+            item_title=c.text(attrs.get("ITEMTITLE")),
+        )
+        return None if track.is_empty else track
+
+
+@dataclass(frozen=True, slots=True)
+class Playback:
+    """Position and length of the item on air (the API sends milliseconds)."""
+
+    position: timedelta | None = None
+    length: timedelta | None = None
+    state: str | None = None
+
+    @classmethod
+    def parse(cls, value: Any) -> Playback | None:
+        raw = c.mapping(value)
+        if not raw:
+            return None
+        length = c.milliseconds(raw.get("len"))
+        return cls(
+            position=c.milliseconds(raw.get("pos")),
+            length=length if length else None,  # 0 during live shows means unknown
+            state=c.text(raw.get("state")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    name: str | None = None
+    m3u: str | None = None
+    m3u_ssl: str | None = None
+    http: str | None = None
+    ssl: str | None = None
+
+    @classmethod
+    def parse(cls, value: Any) -> Mount | None:
+        raw = c.mapping(value)
+        if not raw:
+            return None
+        return cls(
+            name=c.text(raw.get("name")),
+            m3u=c.text(raw.get("m3u")),
+            m3u_ssl=c.text(raw.get("m3u_ssl")),
+            http=c.text(raw.get("http")),
+            ssl=c.text(raw.get("ssl")),
+        )
+
+
+def _is_https(url: str | None) -> bool:
+    return bool(url) and str(url).lower().startswith("https://")
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Tune-in and artwork links."""
+
+    m3u: str | None = None
+    m3u_ssl: str | None = None
+    pls_uri: str | None = None
+    http: str | None = None
+    ssl: str | None = None
+    port80: str | None = None
+    port443: str | None = None
+    page: str | None = None
+    artwork: str | None = None
+    artwork_next: str | None = None
+    artwork_recent: str | None = None
+    station_logo: str | None = None
+    mounts: tuple[Mount, ...] = ()
+    api: str | None = None
+
+    @property
+    def pls(self) -> str | None:
+        """``pls_uri`` has no scheme: served over https like the rest of the vendor's pages."""
+        if not self.pls_uri:
+            return None
+        if "://" in self.pls_uri:
+            return self.pls_uri
+        return "https://" + self.pls_uri.lstrip("/")
+
+    @property
+    def listen(self) -> str | None:
+        """The best stream a listener can open: https on 443 first, then any https, then http."""
+        candidates = [self.port443, self.ssl, *(m.ssl for m in self.mounts)]
+        for url in candidates:
+            if _is_https(url):
+                return url
+        for url in [self.port80, self.http, *(m.http for m in self.mounts)]:
+            if url:
+                return url
+        return None
+
+    @property
+    def m3u_best(self) -> str | None:
+        return self.m3u_ssl if _is_https(self.m3u_ssl) else self.m3u
+
+    def recent_artwork(self, artwork_id: str | None) -> str | None:
+        """Substitute ``ARTID`` in ``artwork_recent`` with a recent item's ``artworkid``."""
+        if not artwork_id or not self.artwork_recent or ARTID not in self.artwork_recent:
+            return None
+        return self.artwork_recent.replace(ARTID, artwork_id)
+
+    @classmethod
+    def parse(cls, value: Any) -> Links:
+        raw = c.mapping(value)
+        mounts = tuple(m for m in (Mount.parse(v) for v in c.as_list(raw.get("mounts"))) if m)
+        return cls(
+            m3u=c.text(raw.get("m3u")),
+            m3u_ssl=c.text(raw.get("m3u_ssl")),
+            pls_uri=c.text(raw.get("pls_uri")),
+            http=c.text(raw.get("http")),
+            ssl=c.text(raw.get("ssl")),
+            port80=c.text(raw.get("port80")),
+            port443=c.text(raw.get("port443")),
+            page=c.text(raw.get("page")),
+            artwork=c.text(raw.get("artwork")),
+            artwork_next=c.text(raw.get("artwork_next")),
+            artwork_recent=c.text(raw.get("artwork_recent")),
+            station_logo=c.text(raw.get("stationlogo")),
+            mounts=mounts,
+            api=c.text(raw.get("api")),
+        )
+
+
+def split_cast_title(value: str | None) -> tuple[str | None, str | None]:
+    """``<artist> - <title>`` into (artist, title); no separator means a bare title."""
+    if not value:
+        return None, None
+    artist, sep, title = value.partition(" - ")
+    if not sep:
+        return None, value.strip() or None
+    return artist.strip() or None, title.strip() or None
+
+
+@dataclass(frozen=True, slots=True)
+class RecentItem:
+    title: str | None = None
+    track_title: str | None = None
+    track_artist: str | None = None
+    started: datetime | None = None
+    artwork_id: str | None = None
+    artwork: str | None = None
+
+    @property
+    def artist_and_title(self) -> tuple[str | None, str | None]:
+        if self.track_title or self.track_artist:
+            return self.track_artist, self.track_title
+        return split_cast_title(self.title)
+
+    @classmethod
+    def parse(cls, value: Any, zone: tzinfo, links: Links) -> RecentItem | None:
+        raw = c.mapping(value)
+        if not raw:
+            return None
+        artwork_id = c.text(raw.get("artworkid"))
+        item = cls(
+            title=c.text(raw.get("title")),
+            track_title=c.text(raw.get("tracktitle")),
+            track_artist=c.text(raw.get("trackartist")),
+            started=c.local_datetime(raw.get("started"), zone),
+            artwork_id=artwork_id,
+            artwork=links.recent_artwork(artwork_id),
+        )
+        if not (item.title or item.track_title):
+            return None
+        return item
+
+
+def normalise_title(value: str | None) -> str:
+    """Case-, width- and whitespace-insensitive form used to compare titles."""
+    if not value:
+        return ""
+    folded = unicodedata.normalize("NFKC", value).casefold()
+    return " ".join(folded.split())
+
+
+# How far apart two *estimated* start times may be and still be the same play. Estimates come
+# from "fetched_at - pos" and move with request latency; an exact ``started`` is compared as is.
+ESTIMATE_TOLERANCE = timedelta(seconds=20)
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """One play of one item: what the announcer announces once.
+
+    The "same play" rule (see :meth:`same_as`): two observations are the same play when
+    artist and title match (after normalising case and whitespace), the file matches when both
+    know it, and the start time matches when both know it: exactly when the station reported it
+    (``recent[0].started`` or ``LASTPLAYED``), within ``ESTIMATE_TOLERANCE`` when it was
+    estimated from the playback position. A song played again later is therefore a new play, and
+    polling the same play again is not.
+    """
+
+    title: str
+    artist: str | None = None
+    album: str | None = None
+    year: str | None = None
+    started: datetime | None = None
+    started_exact: bool = False
+    file: str | None = None
+    duration: timedelta | None = None
+    live: bool = False
+    item_type: str | None = None
+
+    @property
+    def display(self) -> str:
+        return f"{self.artist} - {self.title}" if self.artist else self.title
+
+    def same_as(self, other: Play) -> bool:
+        if normalise_title(self.title) != normalise_title(other.title):
+            return False
+        if normalise_title(self.artist) != normalise_title(other.artist):
+            return False
+        if self.file and other.file and self.file != other.file:
+            return False
+        if self.started and other.started:
+            gap = abs(self.started - other.started)
+            if self.started_exact and other.started_exact:
+                return gap < timedelta(seconds=1)
+            return gap <= ESTIMATE_TOLERANCE
+        return True
+
+
+def _plausible_start(
+    last_played: datetime,
+    estimate: datetime | None,
+    fetched_at: datetime,
+    length: timedelta | None,
+) -> bool:
+    """Whether ``LASTPLAYED`` is this play's start (and not the time of an earlier play)."""
+    if last_played > fetched_at + ESTIMATE_TOLERANCE:
+        return False
+    if estimate is not None:
+        return abs(last_played - estimate) <= ESTIMATE_TOLERANCE
+    if length is not None:
+        return fetched_at - last_played <= length + ESTIMATE_TOLERANCE
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class StationInfo:
+    """The response of ``info``, plus when it was fetched."""
+
+    fetched_at: datetime
+    name: str | None = None
+    description: str | None = None
+    url: str | None = None
+    genre: str | None = None
+    autodj_title: str | None = None
+    autodj: bool | None = None
+    live: bool | None = None
+    now_playing: str | None = None
+    playback: Playback | None = None
+    current: Track | None = None
+    next_title: str | None = None
+    next_track: Track | None = None
+    previous_track: Track | None = None
+    listeners: int | None = None
+    links: Links = field(default_factory=Links)
+    recent: tuple[RecentItem, ...] = ()
+
+    @property
+    def on_air_title(self) -> str | None:
+        """What is on air: ``nowplaying`` (holds the live title) before ``autodj_title``."""
+        return (
+            self.now_playing
+            or self.autodj_title
+            or (self.current.cast_title if self.current else None)
+            or (self.recent[0].title if self.recent else None)
+        )
+
+    @property
+    def is_live(self) -> bool:
+        return bool(self.live)
+
+    @property
+    def listener_count(self) -> int | None:
+        if self.listeners is not None:
+            return self.listeners
+        return self.current.listeners if self.current else None
+
+    @property
+    def artwork(self) -> str | None:
+        """Artwork of the play on air: ``links.artwork``, else the newest recent item's."""
+        if self.links.artwork:
+            return self.links.artwork
+        return self.recent[0].artwork if self.recent else None
+
+    @property
+    def next_display(self) -> str | None:
+        if self.next_title:
+            return self.next_title
+        track = self.next_track
+        if track:
+            if track.cast_title:
+                return track.cast_title
+            if track.title:
+                return f"{track.artist} - {track.title}" if track.artist else track.title
+        return None
+
+    def _current_recent(self, artist: str | None, title: str) -> RecentItem | None:
+        if not self.recent:
+            return None
+        head = self.recent[0]
+        head_artist, head_title = head.artist_and_title
+        same_title = normalise_title(head_title) == normalise_title(title)
+        same_artist = (
+            not head_artist
+            or not artist
+            or (normalise_title(head_artist) == normalise_title(artist))
+        )
+        whole = normalise_title(head.title) == normalise_title(self.on_air_title)
+        return head if (same_title and same_artist) or whole else None
+
+    def current_play(self) -> Play | None:
+        """The play on air, or None when nothing (or ``n/a``) is on air."""
+        track = self.current
+        on_air = self.on_air_title
+        artist, title = split_cast_title(on_air)
+        if self.live and on_air:
+            track = None  # currenttrack_info describes the AutoDJ item, not the live show
+        elif track and track.title:
+            artist, title = track.artist, track.title
+            if on_air and normalise_title(on_air) not in {
+                normalise_title(track.cast_title),
+                normalise_title(f"{track.artist} - {track.title}"),
+                normalise_title(track.title),
+            }:
+                # nowplaying moved on while currenttrack_info lags: trust nowplaying.
+                artist, title = split_cast_title(on_air)
+                track = None
+        if not title:
+            return None
+        started: datetime | None = None
+        exact = False
+        head = self._current_recent(artist, title)
+        estimate: datetime | None = None
+        if self.playback and self.playback.position is not None and not self.live:
+            estimate = self.fetched_at - self.playback.position
+        if head and head.started:
+            started, exact = head.started, True
+        elif (
+            track
+            and track.last_played
+            and _plausible_start(track.last_played, estimate, self.fetched_at, track.duration)
+        ):
+            started, exact = track.last_played, True
+        else:
+            started = estimate
+        length = self.playback.length if self.playback else None
+        return Play(
+            title=title,
+            artist=artist,
+            album=track.album if track else None,
+            year=track.year if track else None,
+            started=started,
+            started_exact=exact,
+            file=track.filename if track else None,
+            duration=(track.duration if track and track.duration else length),
+            live=self.is_live,
+        )
+
+    @classmethod
+    def parse(cls, payload: Any, zone: tzinfo, fetched_at: datetime) -> StationInfo:
+        raw = _require_object(payload, "station info")
+        links = Links.parse(raw.get("links"))
+        recent = tuple(
+            item
+            for item in (RecentItem.parse(v, zone, links) for v in c.as_list(raw.get("recent")))
+            if item
+        )
+        return cls(
+            fetched_at=fetched_at,
+            name=c.text(raw.get("station_name")),
+            description=c.text(raw.get("station_description")),
+            url=c.text(raw.get("station_url")),
+            genre=c.text(raw.get("station_genre")),
+            autodj_title=c.text(raw.get("autodj_title")),
+            autodj=c.boolean(raw.get("autodj")),
+            live=c.boolean(raw.get("live")),
+            now_playing=c.text(raw.get("nowplaying")),
+            playback=Playback.parse(raw.get("playback")),
+            current=Track.parse(raw.get("currenttrack_info"), zone),
+            next_title=c.text(raw.get("nexttrack")),
+            next_track=Track.parse(raw.get("nexttrack_info"), zone),
+            previous_track=Track.parse(raw.get("prevtrack_info"), zone),
+            listeners=c.integer(raw.get("listeners")),
+            links=links,
+            recent=recent,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlaylistItem:
+    """One playlist entry. Every member arrives as a string."""
+
+    index: int | None = None
+    playlist_index: int | None = None
+    start_time: time | None = None
+    starts_at: datetime | None = None
+    cast_title: str | None = None
+    artist: str | None = None
+    title: str | None = None
+    album: str | None = None
+    year: str | None = None
+    genre: str | None = None
+    comment: str | None = None
+    duration: timedelta | None = None
+    filename: str | None = None
+    rating: int | None = None
+    play_count: int | None = None
+    intro: timedelta | None = None
+    outro: timedelta | None = None
+    bpm: str | None = None
+    ft_idx: int | None = None
+    item_type: str | None = None
+    pqueue: int | None = None
+    last_played: datetime | None = None
+    language: str | None = None
+    custom: tuple[str | None, ...] = ()
+
+    @property
+    def played(self) -> bool:
+        return (self.item_type or "").upper() == "TRACK_PLAYED"
+
+    @property
+    def file_name(self) -> str | None:
+        return c.file_base_name(self.filename)
+
+    @property
+    def display(self) -> str:
+        if self.title:
+            return f"{self.artist} - {self.title}" if self.artist else self.title
+        return self.cast_title or self.file_name or "(untitled)"
+
+    @classmethod
+    def parse(cls, value: Any, zone: tzinfo, now: datetime) -> PlaylistItem | None:
+        raw = c.mapping(value)
+        if not raw:
+            return None
+        start = c.clock_time(raw.get("STARTTIME"))
+        return cls(
+            index=c.integer(raw.get("INDEX")),
+            playlist_index=c.integer(raw.get("PLAYLISTINDEX")),
+            start_time=start,
+            starts_at=anchor_clock_time(start, zone, now) if start else None,
+            cast_title=c.text(raw.get("CASTTITLE")),
+            artist=c.text(raw.get("ARTIST")),
+            title=c.text(raw.get("TITLE")),
+            album=c.text(raw.get("ALBUM")),
+            year=c.text(raw.get("YEAR")),
+            genre=c.text(raw.get("GENRE")),
+            comment=c.text(raw.get("COMMENT")),
+            duration=c.duration(raw.get("DURATION")),
+            filename=c.text(raw.get("FILENAME")),
+            rating=c.integer(raw.get("RATING")),
+            play_count=c.integer(raw.get("PLAYCOUNT")),
+            intro=c.duration(raw.get("INTRO")),
+            outro=c.duration(raw.get("OUTRO")),
+            bpm=c.text(raw.get("BPM")),
+            ft_idx=c.integer(raw.get("FT_IDX")),
+            item_type=c.text(raw.get("ITEMTYPE")),
+            pqueue=c.integer(raw.get("PQUEUE")),
+            last_played=c.local_datetime(raw.get("LASTPLAYED"), zone),
+            language=c.text(raw.get("LANGUAGE")),
+            custom=tuple(c.text(raw.get(f"F{i}")) for i in range(1, 6)),
+        )
+
+
+def anchor_clock_time(value: time, zone: tzinfo, now: datetime) -> datetime:
+    """A date-less station clock time, placed on the day that puts it nearest to ``now``."""
+    local_now = now.astimezone(zone)
+    candidates = [
+        datetime.combine(local_now.date() + timedelta(days=shift), value, tzinfo=zone)
+        for shift in (-1, 0, 1)
+    ]
+    return min(candidates, key=lambda moment: abs(moment - local_now))
+
+
+@dataclass(frozen=True, slots=True)
+class Playlist:
+    items: tuple[PlaylistItem, ...] = ()
+    fetched_at: datetime | None = None
+
+    @classmethod
+    def parse(cls, payload: Any, zone: tzinfo, fetched_at: datetime) -> Playlist:
+        raw = _require_object(payload, "a playlist")
+        items = tuple(
+            item
+            for item in (
+                PlaylistItem.parse(v, zone, fetched_at) for v in c.as_list(raw.get("TRACK"))
+            )
+            if item
+        )
+        return cls(items=items, fetched_at=fetched_at)
+
+
+@dataclass(frozen=True, slots=True)
+class CountryCount:
+    country: str | None
+    iso: str | None
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class DayStats:
+    day: date
+    sessions: int = 0
+    unique: int = 0
+
+
+def _countries(value: Any, count_key: str) -> tuple[CountryCount, ...]:
+    out: list[CountryCount] = []
+    for entry in c.as_list(value):
+        raw = c.mapping(entry)
+        amount = c.integer(raw.get(count_key))
+        if amount is None:
+            continue
+        iso = c.text(raw.get("country_iso"))
+        out.append(CountryCount(c.text(raw.get("country")), iso.lower() if iso else None, amount))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Listener statistics. ``days`` is kept as sent; use :meth:`days_between` for a range."""
+
+    countries: tuple[CountryCount, ...] = ()
+    countries_tlh: tuple[CountryCount, ...] = ()
+    unique: tuple[CountryCount, ...] = ()
+    days: tuple[DayStats, ...] = ()
+    total_sessions: int | None = None
+    total_unique: int | None = None
+    total_tlh: int | None = None
+
+    def days_between(self, first: date, last: date) -> tuple[DayStats, ...]:
+        """Every day of the range once: days outside are dropped, missing days count as zero."""
+        by_day: dict[date, DayStats] = {}
+        for entry in self.days:
+            if first <= entry.day <= last:
+                seen = by_day.get(entry.day)
+                if seen is None:
+                    by_day[entry.day] = entry
+                else:
+                    by_day[entry.day] = DayStats(
+                        entry.day, seen.sessions + entry.sessions, seen.unique + entry.unique
+                    )
+        span = (last - first).days
+        return tuple(
+            by_day.get(first + timedelta(days=i), DayStats(first + timedelta(days=i)))
+            for i in range(span + 1)
+        )
+
+    @classmethod
+    def parse(cls, payload: Any) -> Stats:
+        raw = _require_object(payload, "statistics")
+        days: list[DayStats] = []
+        for entry in c.as_list(raw.get("days")):
+            item = c.mapping(entry)
+            day = c.iso_date(item.get("date"))
+            if day is None:
+                continue
+            days.append(
+                DayStats(
+                    day,
+                    max(0, c.integer(item.get("cnt")) or 0),
+                    max(0, c.integer(item.get("cnt_unique")) or 0),
+                )
+            )
+        return cls(
+            countries=_countries(raw.get("countries"), "cnt"),
+            countries_tlh=_countries(raw.get("countries_tlh"), "tlh"),
+            unique=_countries(raw.get("unique"), "uniq"),
+            days=tuple(days),
+            total_sessions=c.integer(raw.get("total_sessions")),
+            total_unique=c.integer(raw.get("total_unique")),
+            total_tlh=c.integer(raw.get("total_tlh")),
+        )

@@ -1,0 +1,52 @@
+"""Shared fixtures: a station simulator on loopback and one aiohttp session per test."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import aiohttp
+import pytest
+
+from bot.simulator import ManualClock, StationSimulator
+
+KEY = "sekrit-KEY-0123456789"
+
+
+async def wait_for(
+    condition: Callable[[], bool | Awaitable[bool]], within: float = 10.0, step: float = 0.01
+) -> None:
+    """Poll ``condition`` until it holds; fail the test after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        result = condition()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {within}s")
+        await asyncio.sleep(step)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+async def simulator(clock: ManualClock) -> AsyncIterator[StationSimulator]:
+    sim = StationSimulator(clock=clock)
+    sim.add_station(1, key=KEY, seed=3)
+    await sim.start()
+    try:
+        yield sim
+    finally:
+        await sim.stop()
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as client_session:
+        yield client_session

@@ -1,0 +1,142 @@
+"""`onair check` as a subprocess against `onair simulate` as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+KEY = "cli-test-key-987654"
+ONAIR = [sys.executable, "-m", "bot.cli"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def sim_url() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [*ONAIR, "simulate", "--port", "0", "--key", KEY, "--speed", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        assert match, f"simulate printed {line!r}"
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def admin(base: str, method: str, path: str, body: dict | None = None) -> None:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(
+        base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=5) as response:
+        assert response.status == 200
+
+
+def check(
+    base: str, *extra: str, key: str | None = KEY, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
+    args = [*ONAIR, "check", "--base-url", base, "--station", "1", *extra]
+    if key is not None:
+        args += ["--key", key]
+    return subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_check_success_summary(sim_url):
+    result = check(sim_url)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for label in (
+        "Station:",
+        "Now playing:",
+        "Listeners:",
+        "Next:",
+        "Recent (5 of 10)",
+        "Playlist:",
+        "Stats ",
+    ):
+        assert label in out
+    assert KEY not in out + result.stderr
+
+
+def test_check_key_from_environment_and_json(sim_url):
+    result = check(sim_url, "--json", key=None, env={"ONAIR_STATION_KEY": KEY})
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["current_play"]["title"]
+    assert len(body["info"]["recent"]) == 10
+    assert body["playlist"]["items"]
+
+
+def _assert_one_line_failure(result: subprocess.CompletedProcess[str], words: str) -> None:
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert words in lines[0]
+    assert KEY not in result.stderr and "wrong-key" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_check_wrong_key(sim_url):
+    _assert_one_line_failure(check(sim_url, key="wrong-key"), "refused the API key")
+
+
+def test_check_unknown_station(sim_url):
+    result = subprocess.run(
+        [*ONAIR, "check", "--base-url", sim_url, "--station", "4242", "--key", KEY],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    _assert_one_line_failure(result, "does not know this station")
+
+
+def test_check_html_body(sim_url):
+    admin(sim_url, "POST", "/_admin/fault", {"kind": "html", "times": 1})
+    _assert_one_line_failure(check(sim_url), "not valid JSON")
+
+
+def test_check_timeout(sim_url):
+    admin(sim_url, "POST", "/_admin/fault", {"kind": "delay", "seconds": 3, "times": 3})
+    try:
+        _assert_one_line_failure(check(sim_url, "--timeout", "0.5"), "did not answer in time")
+    finally:
+        admin(sim_url, "DELETE", "/_admin/fault")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check"],
+        ["check", "--base-url", "ftp://x", "--station", "1"],
+        ["check", "--base-url", "http://x", "--station", "abc"],
+        ["nonsense"],
+    ],
+)
+def test_bad_arguments_exit_64_with_usage(args):
+    result = subprocess.run([*ONAIR, *args], capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert result.returncode == 64
+    assert "usage:" in result.stderr
