@@ -70,7 +70,7 @@ class Programme:
         """Shuffle the library with ``seed``; a jingle every few tracks, one live show a cycle.
 
         Lengths are the library's divided by ``speed``, or drawn from ``track_seconds`` when given
-        (jingles then last a third of the shortest track, the live show three of the longest).
+        (jingles then last half the shortest track, the live show three of the longest).
         """
         rng = random.Random(seed)
         tracks = list(library)
@@ -97,7 +97,7 @@ def _length(
         return item.seconds / max(speed, 1e-6)
     low, high = window
     if item.kind == "jingle":
-        return max(0.5, low / 3)
+        return max(2.5, low / 2)
     if item.kind == "live":
         return high * 3
     return rng.uniform(low, high)

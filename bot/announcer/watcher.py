@@ -1,0 +1,179 @@
+"""One watch per station, scheduled by APScheduler; used alike by the bot and the console."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from ..station import Play, StationClient, StationError, StationInfo
+from .detector import PlayDetector
+from .policy import PollPolicy, PollSettings
+
+_LOGGER = logging.getLogger("onair.watch")
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """A new play detected on a station."""
+
+    play: Play
+    info: StationInfo
+    detected_at: float  # unix seconds
+
+    @property
+    def station_name(self) -> str | None:
+        return self.info.name
+
+
+@dataclass(slots=True)
+class StationStatus:
+    """What the status command and metrics show about one station."""
+
+    state: str = "starting"  # starting | ok | failing | unreachable
+    last_poll: datetime | None = None
+    next_poll: datetime | None = None
+    last_error: str | None = None
+    unreachable_since: datetime | None = None
+    polls: int = 0
+    errors: int = 0
+    announcements: int = 0
+    last_latency: float | None = None
+    history: list[str] = field(default_factory=list)
+
+
+AnnouncementListener = Callable[[Announcement], Awaitable[None]]
+ErrorListener = Callable[[StationError], Awaitable[None]]
+
+
+def job_id_for(client: StationClient) -> str:
+    """Stable per (base URL, station id, key): the key is hashed, never shown."""
+    digest = hashlib.sha256("\x00".join(client.identity).encode()).hexdigest()[:16]
+    return f"watch:{digest}"
+
+
+class StationWatch:
+    """Polls one station, detects new plays and hands them to its listeners."""
+
+    def __init__(
+        self,
+        client: StationClient,
+        *,
+        settings: PollSettings | None = None,
+        last_play: Play | None = None,
+    ) -> None:
+        self.client = client
+        self.detector = PlayDetector(last_play)
+        self.policy = PollPolicy(settings)
+        self.status = StationStatus()
+        self.listeners: list[AnnouncementListener] = []
+        self.error_listeners: list[ErrorListener] = []
+        self.job_id = job_id_for(client)
+
+    async def poll(self) -> float:
+        """Poll once; return the delay in seconds before the next poll."""
+        status = self.status
+        now = datetime.now(UTC)
+        status.last_poll = now
+        status.polls += 1
+        started = time.monotonic()
+        try:
+            info = await self.client.info(max_age=0)
+        except StationError as error:
+            return await self._failed(error, now)
+        self.policy.learn_latency(time.monotonic() - started)
+        status.last_latency = self.policy.latency
+        status.state = "ok"
+        status.unreachable_since = None
+        play = self.detector.observe(info)
+        if play is not None:
+            if play.started_exact:
+                self.policy.learn_change(play.started)
+            status.announcements += 1
+            announcement = Announcement(play, info, time.time())
+            for listener in list(self.listeners):
+                try:
+                    await listener(announcement)
+                except Exception:
+                    _LOGGER.exception("announcement listener failed for %s", play.display)
+        return self.policy.after_success(info)
+
+    async def _failed(self, error: StationError, now: datetime) -> float:
+        status = self.status
+        status.errors += 1
+        status.last_error = error.message
+        delay = self.policy.after_failure()
+        if self.policy.unreachable:
+            if status.unreachable_since is None:
+                status.unreachable_since = now
+            status.state = "unreachable"
+        else:
+            status.state = "failing"
+        _LOGGER.info("poll of %s failed (%s); next in %.0fs", self.job_id, error.message, delay)
+        for listener in list(self.error_listeners):
+            try:
+                await listener(error)
+            except Exception:
+                _LOGGER.exception("error listener failed")
+        return delay
+
+
+class WatchScheduler:
+    """Keeps one APScheduler job per watched station, re-armed after every poll."""
+
+    def __init__(self, scheduler: AsyncIOScheduler) -> None:
+        self.scheduler = scheduler
+        self.watches: dict[str, StationWatch] = {}
+
+    def add(self, watch: StationWatch, *, delay: float = 0.0) -> StationWatch:
+        existing = self.watches.get(watch.job_id)
+        if existing is not None:
+            return existing
+        self.watches[watch.job_id] = watch
+        self._arm(watch, delay)
+        return watch
+
+    def remove(self, job_id: str) -> StationWatch | None:
+        watch = self.watches.pop(job_id, None)
+        with contextlib.suppress(JobLookupError):
+            self.scheduler.remove_job(job_id)
+        return watch
+
+    def poll_now(self, job_id: str) -> None:
+        watch = self.watches.get(job_id)
+        if watch is not None:
+            self._arm(watch, 0.0)
+
+    def _arm(self, watch: StationWatch, delay: float) -> None:
+        when = datetime.now(UTC) + timedelta(seconds=delay)
+        watch.status.next_poll = when
+        self.scheduler.add_job(
+            self._run,
+            "date",
+            run_date=when,
+            args=[watch.job_id],
+            id=watch.job_id,
+            replace_existing=True,
+            misfire_grace_time=None,
+            coalesce=True,
+            max_instances=1,
+        )
+
+    async def _run(self, job_id: str) -> None:
+        watch = self.watches.get(job_id)
+        if watch is None:
+            return
+        try:
+            delay = await watch.poll()
+        except Exception:  # never let one station's bug stop its watch
+            _LOGGER.exception("watch %s crashed; retrying", job_id)
+            delay = watch.policy.after_failure()
+        if self.watches.get(job_id) is watch:
+            self._arm(watch, delay)

@@ -1,0 +1,173 @@
+"""Console modes: ``onair watch`` and ``onair demo``, on the bot's own watcher and scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import textwrap
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+import aiohttp
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from .announcer import Announcement, StationWatch, WatchScheduler
+from .station import StationClient, StationError
+from .summary import clock
+
+# A console line must stay on one line and print in any terminal: no control characters.
+_CONTROL = dict.fromkeys([*list(range(0, 32)), 127], " ")
+
+
+def announcement_json(announcement: Announcement) -> dict[str, Any]:
+    play, info = announcement.play, announcement.info
+    return {
+        "detected_at": round(announcement.detected_at, 3),
+        "title": play.title,
+        "artist": play.artist,
+        "album": play.album,
+        "year": play.year,
+        "started": play.started.isoformat() if play.started else None,
+        "started_exact": play.started_exact,
+        "duration": play.duration.total_seconds() if play.duration else None,
+        "live": play.live,
+        "artwork": info.artwork or info.links.station_logo,
+        "listen": info.links.listen,
+        "page": info.links.page,
+        "listeners": info.listener_count,
+        "next": info.next_display,
+        "station": info.name,
+    }
+
+
+def _clean(value: str | None) -> str:
+    return (value or "").translate(_CONTROL)
+
+
+def announcement_line(announcement: Announcement) -> str:
+    play = announcement.play
+    when = datetime.fromtimestamp(announcement.detected_at, UTC).astimezone()
+    badge = "LIVE" if play.live else "AutoDJ"
+    return f"{when:%H:%M:%S}  [{badge}] {_clean(play.display)} ({clock(play.duration)})"
+
+
+def announcement_card(announcement: Announcement, zone: tzinfo = UTC) -> str:
+    """A readable terminal card, the console twin of the Discord embed."""
+    play, info = announcement.play, announcement.info
+    width = 64
+    rule = "─" * (width - 2)
+    badge = "● LIVE" if play.live else "♪ AutoDJ"
+    lines = [f"{badge}  {_clean(info.name) or 'Station'}"]
+    lines += textwrap.wrap(_clean(play.title), width - 4) or ["?"]
+    if play.artist:
+        lines.append(f"by {_clean(play.artist)}")
+    if play.album:
+        lines.append(
+            f"from {_clean(play.album)}" + (f" ({_clean(play.year)})" if play.year else "")
+        )
+    started = play.started.astimezone(zone).strftime("%H:%M:%S") if play.started else "?"
+    listeners = info.listener_count
+    lines.append(
+        f"length {clock(play.duration)}  ·  started {started}  ·  "
+        f"listeners {listeners if listeners is not None else '?'}"
+    )
+    if info.next_display:
+        lines.append(f"up next: {_clean(info.next_display)}"[: width - 4])
+    if info.links.listen:
+        lines.append(f"listen: {info.links.listen}"[: width - 4])
+    body = "\n".join(f"│ {line[: width - 4]:<{width - 4}} │" for line in lines)
+    return f"┌{rule}┐\n{body}\n└{rule}┘"
+
+
+async def _run_until_stopped(stop: asyncio.Event, duration: float | None) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=duration)
+
+
+async def watch(
+    base_url: str,
+    station_id: str,
+    key: str | None,
+    *,
+    zone: tzinfo = UTC,
+    as_json: bool = False,
+    duration: float | None = None,
+) -> int:
+    """Print one line per new play until interrupted; errors go to stderr, one line each."""
+
+    async def on_play(announcement: Announcement) -> None:
+        if as_json:
+            line = json.dumps(announcement_json(announcement), ensure_ascii=False)
+        else:
+            line = announcement_line(announcement)
+        print(line, flush=True)
+
+    async def on_error(error: StationError) -> None:
+        print(f"onair watch: {error.message}", file=sys.stderr, flush=True)
+
+    stop = asyncio.Event()
+    scheduler = AsyncIOScheduler(timezone=UTC)
+    async with aiohttp.ClientSession() as session:
+        client = StationClient(base_url, station_id, key, session=session, zone=zone)
+        station_watch = StationWatch(client)
+        station_watch.listeners.append(on_play)
+        station_watch.error_listeners.append(on_error)
+        scheduler.start()
+        WatchScheduler(scheduler).add(station_watch)
+        try:
+            await _run_until_stopped(stop, duration)
+        finally:
+            scheduler.shutdown(wait=False)
+    return 0
+
+
+async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
+    """Offline demo: the simulator in-process with short tracks, watched and announced here."""
+    from .simulator import StationSimulator
+
+    simulator = StationSimulator()
+    simulator.add_station(
+        1, key="demo-key", seed=seed, track_seconds=(5.0, 9.0), name="OnAir Demo FM"
+    )
+    base = await simulator.start()
+    print(f"OnAir demo: station simulator on {base}, tracks of 5-9 s, running {duration:.0f} s.")
+    print(
+        "Each card below is what OnAir announces in Discord when a new track starts.\n", flush=True
+    )
+    stop = asyncio.Event()
+    scheduler = AsyncIOScheduler(timezone=UTC)
+    count = 0
+
+    async def on_play(announcement: Announcement) -> None:
+        nonlocal count
+        count += 1
+        print(announcement_card(announcement), flush=True)
+
+    async def on_error(error: StationError) -> None:
+        print(f"(station error: {error.message})", file=sys.stderr, flush=True)
+
+    try:
+        async with aiohttp.ClientSession() as session:
+            client = StationClient(base, 1, "demo-key", session=session)
+            station_watch = StationWatch(client)
+            station_watch.listeners.append(on_play)
+            station_watch.error_listeners.append(on_error)
+            scheduler.start()
+            WatchScheduler(scheduler).add(station_watch)
+            try:
+                await _run_until_stopped(stop, duration)
+            finally:
+                scheduler.shutdown(wait=False)
+            polls = station_watch.status.polls
+    finally:
+        await simulator.stop()
+    requests = simulator.counters["info"]
+    print(f"\n{count} announcements from {polls} polls ({requests} upstream info requests).")
+    return 0

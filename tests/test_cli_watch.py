@@ -1,0 +1,82 @@
+"""`onair watch --json` and `onair demo` as subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from bot.simulator import StationSimulator
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "watch-key-123"
+
+
+async def _read_lines(stream: asyncio.StreamReader, count: int, within: float) -> list[str]:
+    lines: list[str] = []
+    async with asyncio.timeout(within):
+        while len(lines) < count:
+            raw = await stream.readline()
+            if not raw:
+                break
+            lines.append(raw.decode())
+    return lines
+
+
+async def test_watch_json_prints_one_object_per_play_and_errors_to_stderr():
+    sim = StationSimulator()
+    sim.add_station(1, key=KEY, seed=5, track_seconds=(2.5, 3.5))
+    await sim.start()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "watch",
+        "--base-url",
+        sim.base_url,
+        "--station",
+        "1",
+        "--key",
+        KEY,
+        "--json",
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        lines = await _read_lines(proc.stdout, 3, within=30)
+        sim.inject("status", status=500, times=3)
+        err = await _read_lines(proc.stderr, 1, within=30)
+    finally:
+        proc.terminate()
+        await proc.wait()
+        await sim.stop()
+    assert len(lines) == 3
+    objects = [json.loads(line) for line in lines]
+    for obj in objects:
+        for key in ("detected_at", "title", "artist", "started", "artwork", "listen"):
+            assert key in obj
+        assert isinstance(obj["detected_at"], float)
+    assert len({(o["title"], o["started"]) for o in objects}) == 3  # no duplicates
+    assert err and err[0].startswith("onair watch:") and KEY not in err[0]
+
+
+async def test_demo_runs_offline_and_announces():
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.cli",
+        "demo",
+        "--duration",
+        "12",
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 0, err.decode()
+    text = out.decode()
+    assert text.count("┌") >= 2
+    assert "announcements from" in text
