@@ -50,3 +50,24 @@ async def simulator(clock: ManualClock) -> AsyncIterator[StationSimulator]:
 async def session() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as client_session:
         yield client_session
+
+
+@pytest.fixture
+async def live_simulator() -> AsyncIterator[StationSimulator]:
+    """A simulator on the real clock (Discord-level tests run the bot in real time)."""
+    sim = StationSimulator()
+    sim.add_station(1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm")
+    sim.add_station(2, key="station-key-SECRET-42", seed=4, name="Second Station")
+    await sim.start()
+    try:
+        yield sim
+    finally:
+        await sim.stop()
+
+
+@pytest.fixture
+async def onair(live_simulator: StationSimulator):  # type: ignore[no-untyped-def]
+    from .botenv import running_bot
+
+    async with running_bot(live_simulator) as env:
+        yield env

@@ -1,0 +1,59 @@
+"""Build everything in one place (settings, session, clients, scheduler, bot) and run it."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC
+from typing import Any
+
+import aiohttp
+import discord
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from .config import TOKEN_ENV, ConfigError, Settings, load_settings
+from .core import OnAirBot
+from .logs import setup_logging
+from .stations import StationRegistry
+
+EXIT_CONFIG = 78
+
+
+def create_bot(
+    settings: Settings, *, connector: aiohttp.BaseConnector | None = None, **options: Any
+) -> OnAirBot:
+    """The bot and its services. ``connector`` lets tests point discord.py at a fake Discord."""
+    session = aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=15, connect=5),
+        headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
+    )
+    registry = StationRegistry(settings, session)
+    scheduler = AsyncIOScheduler(
+        timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
+    )
+    if connector is not None:
+        options["connector"] = connector
+    return OnAirBot(settings, session=session, registry=registry, scheduler=scheduler, **options)
+
+
+async def run_bot(config_path: str) -> int:
+    try:
+        settings = load_settings(config_path)
+    except ConfigError as error:
+        print(f"onair: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    if not settings.token:
+        print(
+            f"onair: no Discord bot token: set {TOKEN_ENV} in the environment "
+            "(the token never goes into the config file). Try `onair demo` to see OnAir offline.",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
+    setup_logging(settings.log_level, secrets=[settings.token, *(s.key for s in settings.stations)])
+    bot = create_bot(settings)
+    try:
+        async with bot:
+            await bot.start(settings.token)
+    except discord.LoginFailure:
+        print(f"onair: Discord refused the bot token in {TOKEN_ENV}.", file=sys.stderr)
+        return EXIT_CONFIG
+    return 0

@@ -1,0 +1,356 @@
+"""Settings from TOML, secrets from the environment.
+
+Every key is declared once in ``SCHEMA`` (with its type and default); loading reports one clear
+problem at a time: a TOML syntax error with its line, an unknown key with the closest valid name,
+a bad value, or a missing secret.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .announcer import PollSettings
+
+TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+
+
+class ConfigError(Exception):
+    """A configuration problem, phrased for the person running the bot."""
+
+
+# Types used in the schema: each checks and converts a raw TOML value or raises ValueError.
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("expected a string")
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("expected a whole number")
+    return value
+
+
+def _snowflake(value: Any) -> int:
+    number = _int(value)
+    if number < 0:
+        raise ValueError("expected a Discord id (a positive number) or 0 for none")
+    return number
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError("expected a number of seconds, 0 or more")
+    return float(value)
+
+
+def _zone(value: Any) -> ZoneInfo:
+    try:
+        return ZoneInfo(_str(value))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {value!r} (use an IANA name like Europe/Berlin)"
+        ) from None
+
+
+def _url(value: Any) -> str:
+    url = _str(value).rstrip("/")
+    if not re.match(r"^https?://[^/\s?#]+", url):
+        raise ValueError("expected an http(s) URL like https://c5.radioboss.fm")
+    if "?" in url or "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        raise ValueError("the base URL must not carry a query or credentials")
+    return url
+
+
+def _slug(value: Any) -> str:
+    slug = _str(value)
+    if not _SLUG.match(slug):
+        raise ValueError("expected a short name of lower-case letters, digits, - or _")
+    return slug
+
+
+def _level(value: Any) -> str:
+    level = _str(value).upper()
+    if level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        raise ValueError("expected DEBUG, INFO, WARNING or ERROR")
+    return level
+
+
+def _mode(value: Any) -> str:
+    mode = _str(value)
+    if mode not in {"post", "card"}:
+        raise ValueError('expected "post" or "card"')
+    return mode
+
+
+def _regex(value: Any) -> str:
+    pattern = _str(value)
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"not a valid regular expression ({error})") from None
+    return pattern
+
+
+def _list_of(item: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
+    def convert(value: Any) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise ValueError("expected a list")
+        return tuple(item(v) for v in value)
+
+    return convert
+
+
+Field = tuple[Callable[[Any], Any], Any]  # converter, default (... = required)
+REQUIRED: Any = ...
+
+SCHEMA: dict[str, dict[str, Field]] = {
+    "bot": {
+        "dev_guild": (_snowflake, 0),
+        "default_station": (_str, ""),
+        "log_level": (_level, "INFO"),
+        "sync_commands": (_bool, True),
+        "cache_seconds": (_seconds, 5.0),
+    },
+    "database": {
+        "path": (_str, "onair.sqlite3"),
+        "history_days": (_int, 30),
+    },
+    "announcer": {
+        "min_interval": (_seconds, 2.0),
+        "max_interval": (_seconds, 30.0),
+        "steady_interval": (_seconds, 10.0),
+        "max_backoff": (_seconds, 300.0),
+        "concurrency": (_int, 8),
+    },
+    "stations": {
+        "id": (_slug, REQUIRED),
+        "name": (_str, REQUIRED),
+        "base_url": (_url, REQUIRED),
+        "station_id": (_int, REQUIRED),
+        "key_env": (_str, ""),
+        "timezone": (_zone, "UTC"),
+        "guilds": (_list_of(_snowflake), ()),
+    },
+    "guilds": {
+        "id": (_snowflake, REQUIRED),
+        "default_station": (_str, ""),
+    },
+    "subscriptions": {
+        "guild": (_snowflake, REQUIRED),
+        "channel": (_snowflake, REQUIRED),
+        "station": (_str, REQUIRED),
+        "mode": (_mode, "post"),
+        "mention_role": (_snowflake, 0),
+        "min_seconds": (_seconds, 0.0),
+        "skip_item_types": (_list_of(_str), ()),
+        "skip_pattern": (_regex, ""),
+        "announce_live": (_bool, True),
+    },
+}
+ARRAY_TABLES = {"stations", "guilds", "subscriptions"}
+
+
+@dataclass(frozen=True, slots=True)
+class StationConfig:
+    slug: str
+    name: str
+    base_url: str
+    station_id: int
+    key: str | None = field(default=None, repr=False)
+    key_env: str = ""
+    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+    guilds: tuple[int, ...] = ()
+
+    def visible_in(self, guild_id: int | None) -> bool:
+        return not self.guilds or (guild_id is not None and guild_id in self.guilds)
+
+
+@dataclass(frozen=True, slots=True)
+class GuildConfig:
+    id: int
+    default_station: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionConfig:
+    guild: int
+    channel: int
+    station: str
+    mode: str = "post"
+    mention_role: int = 0
+    min_seconds: float = 0.0
+    skip_item_types: tuple[str, ...] = ()
+    skip_pattern: str = ""
+    announce_live: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    token: str | None = field(default=None, repr=False)
+    dev_guild: int = 0
+    default_station: str = ""
+    log_level: str = "INFO"
+    sync_commands: bool = True
+    cache_seconds: float = 5.0
+    database_path: str = "onair.sqlite3"
+    history_days: int = 30
+    poll: PollSettings = field(default_factory=PollSettings)
+    concurrency: int = 8
+    stations: tuple[StationConfig, ...] = ()
+    guilds: tuple[GuildConfig, ...] = ()
+    subscriptions: tuple[SubscriptionConfig, ...] = ()
+
+    def station(self, slug: str) -> StationConfig | None:
+        return next((s for s in self.stations if s.slug == slug), None)
+
+
+def _closest(name: str, options: Mapping[str, Any] | list[str]) -> str:
+    matches = difflib.get_close_matches(name, list(options), n=1, cutoff=0.5)
+    return f"; did you mean '{matches[0]}'?" if matches else f"; valid keys: {', '.join(options)}"
+
+
+def _table(where: str, raw: Any, schema: dict[str, Field]) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"[{where}] must be a table")
+    for key in raw:
+        if key not in schema:
+            raise ConfigError(f"unknown key '{key}' in [{where}]{_closest(key, schema)}")
+    values: dict[str, Any] = {}
+    for key, (convert, default) in schema.items():
+        if key not in raw:
+            if default is REQUIRED:
+                raise ConfigError(f"[{where}] needs '{key}'")
+            values[key] = default
+            continue
+        try:
+            values[key] = convert(raw[key])
+        except ValueError as error:
+            raise ConfigError(f"bad value for '{key}' in [{where}]: {error}") from None
+    return values
+
+
+def parse_settings(
+    text: str, env: Mapping[str, str] | None = None, *, source: str = "config"
+) -> Settings:
+    """Parse TOML text into :class:`Settings`; secrets come from ``env``."""
+    env = os.environ if env is None else env
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source} is not valid TOML: {error}") from None
+    for section in raw:
+        if section not in SCHEMA:
+            raise ConfigError(f"unknown section [{section}] in {source}{_closest(section, SCHEMA)}")
+    tables = {
+        name: _table(name, raw.get(name, {}), SCHEMA[name])
+        for name in SCHEMA
+        if name not in ARRAY_TABLES
+    }
+    arrays: dict[str, list[dict[str, Any]]] = {}
+    for name in ARRAY_TABLES:
+        entries = raw.get(name, [])
+        if not isinstance(entries, list):
+            raise ConfigError(f"[{name}] must be written as [[{name}]] (an array of tables)")
+        arrays[name] = [
+            _table(f"{name}[{index}]", entry, SCHEMA[name]) for index, entry in enumerate(entries)
+        ]
+
+    stations: list[StationConfig] = []
+    for index, values in enumerate(arrays["stations"]):
+        key: str | None = None
+        if values["key_env"]:
+            key = env.get(values["key_env"]) or None
+            if key is None:
+                raise ConfigError(
+                    f"station '{values['id']}' reads its API key from ${values['key_env']}, "
+                    "which is not set"
+                )
+        if any(s.slug == values["id"] for s in stations):
+            raise ConfigError(
+                f"bad value for 'id' in [stations[{index}]]: '{values['id']}' is used twice"
+            )
+        stations.append(
+            StationConfig(
+                slug=values["id"],
+                name=values["name"],
+                base_url=values["base_url"],
+                station_id=values["station_id"],
+                key=key,
+                key_env=values["key_env"],
+                timezone=values["timezone"],
+                guilds=values["guilds"],
+            )
+        )
+    slugs = {s.slug for s in stations}
+
+    def known(slug: str, where: str) -> str:
+        if slug and slug not in slugs:
+            raise ConfigError(
+                f"{where} names station '{slug}', which is not defined"
+                + _closest(slug, sorted(slugs))
+            )
+        return slug
+
+    bot = tables["bot"]
+    known(bot["default_station"], "[bot] default_station")
+    guilds = tuple(
+        GuildConfig(v["id"], known(v["default_station"], f"[guilds[{i}]]"))
+        for i, v in enumerate(arrays["guilds"])
+    )
+    subscriptions = tuple(
+        SubscriptionConfig(**{**v, "station": known(v["station"], f"[subscriptions[{i}]]")})
+        for i, v in enumerate(arrays["subscriptions"])
+    )
+    announcer = tables["announcer"]
+    if announcer["min_interval"] > announcer["max_interval"]:
+        raise ConfigError("bad value in [announcer]: min_interval is above max_interval")
+    database = tables["database"]
+    return Settings(
+        token=env.get(TOKEN_ENV) or None,
+        dev_guild=bot["dev_guild"],
+        default_station=bot["default_station"],
+        log_level=bot["log_level"],
+        sync_commands=bot["sync_commands"],
+        cache_seconds=bot["cache_seconds"],
+        database_path=database["path"],
+        history_days=database["history_days"],
+        poll=PollSettings(
+            min_interval=announcer["min_interval"],
+            max_interval=announcer["max_interval"],
+            steady_interval=announcer["steady_interval"],
+            max_backoff=announcer["max_backoff"],
+        ),
+        concurrency=max(1, announcer["concurrency"]),
+        stations=tuple(stations),
+        guilds=guilds,
+        subscriptions=subscriptions,
+    )
+
+
+def load_settings(path: str | Path, env: Mapping[str, str] | None = None) -> Settings:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {file} not found (copy config.example.toml to start)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read config file {file}: {error}") from None
+    return parse_settings(text, env, source=str(file))

@@ -1,0 +1,124 @@
+"""``OnAirBot``: the discord.py bot, wired with services built elsewhere and passed in."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+import discord
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from discord import app_commands
+from discord.ext import commands
+
+from .config import Settings
+from .errors import OnAirError
+from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
+from .stations import StationRegistry
+
+_LOGGER = logging.getLogger("onair.bot")
+
+EXTENSIONS = (
+    "cogs.nowplaying",
+    "cogs.recent",
+    "cogs.playlist",
+    "cogs.stats",
+    "cogs.listen",
+    "cogs.station",
+)
+
+GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
+
+
+def user_message(error: BaseException) -> str | None:
+    """The message a user sees for a known error, or None for a bug."""
+    if isinstance(error, OnAirError):
+        return error.message
+    if isinstance(error, StationAuthError):
+        return "The station refused OnAir's API key. Please ask a server admin to check it."
+    if isinstance(error, StationNotFound):
+        return (
+            "The station server does not know this station. "
+            "Please ask a server admin to check its id."
+        )
+    if isinstance(error, StationUnavailable):
+        return "The station is not answering right now. Please try again in a minute."
+    if isinstance(error, StationError):
+        return (
+            "The station sent something OnAir could not read. "
+            f"Please try again later. ({error.message})"
+        )
+    if isinstance(error, app_commands.CheckFailure):
+        return "You can't use this command here."
+    if isinstance(error, app_commands.TransformerError):
+        return (
+            f"That value doesn't work here: {discord.utils.escape_mentions(str(error.value))[:100]}"
+        )
+    return None
+
+
+class OnAirTree(app_commands.CommandTree["OnAirBot"]):
+    """The one error handler of the command layer."""
+
+    async def on_error(
+        self, interaction: discord.Interaction[OnAirBot], error: app_commands.AppCommandError
+    ) -> None:
+        original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
+        message = user_message(original)
+        if message is None:
+            command = interaction.command.qualified_name if interaction.command else "?"
+            _LOGGER.error("command /%s failed", command, exc_info=original)
+            message = GENERIC_ERROR
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(message, ephemeral=True)
+            else:
+                await interaction.response.send_message(message, ephemeral=True)
+        except discord.HTTPException:
+            _LOGGER.warning("could not tell the user about an error (interaction expired?)")
+
+
+class OnAirBot(commands.Bot):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        session: aiohttp.ClientSession,
+        registry: StationRegistry,
+        scheduler: AsyncIOScheduler,
+        extensions: tuple[str, ...] = EXTENSIONS,
+        **options: Any,
+    ) -> None:
+        options.setdefault("intents", discord.Intents.none() | discord.Intents(guilds=True))
+        options.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        super().__init__(
+            command_prefix=commands.when_mentioned, tree_cls=OnAirTree, help_command=None, **options
+        )
+        self.settings = settings
+        self.session = session
+        self.registry = registry
+        self.scheduler = scheduler
+        self.initial_extensions = extensions
+        self.synced: list[app_commands.AppCommand] = []
+
+    async def setup_hook(self) -> None:
+        for extension in self.initial_extensions:
+            await self.load_extension(extension)
+        self.scheduler.start()
+        if self.settings.sync_commands:
+            if self.settings.dev_guild:
+                guild = discord.Object(self.settings.dev_guild)
+                self.tree.copy_global_to(guild=guild)
+                self.synced = await self.tree.sync(guild=guild)
+            else:
+                self.synced = await self.tree.sync()
+            _LOGGER.info("synced %d application commands", len(self.synced))
+
+    async def close(self) -> None:
+        try:
+            if self.scheduler.running:
+                self.scheduler.shutdown(wait=False)
+            await super().close()
+        finally:
+            if not self.session.closed:
+                await self.session.close()

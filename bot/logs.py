@@ -1,0 +1,41 @@
+"""Logging with a redaction filter on the root handlers: keys and tokens never reach a log."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from .station.redact import redact
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites every record's message with ``key=`` values and known secrets masked."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__()
+        self.secrets = tuple(s for s in secrets if s and len(s) >= 4)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message, *self.secrets)
+        if record.exc_info and record.exc_info[1] is not None:
+            formatted = logging.Formatter().formatException(record.exc_info)
+            cleaned_exc = redact(formatted, *self.secrets)
+            if cleaned_exc != formatted:
+                record.exc_info = None
+                cleaned = f"{cleaned}\n{cleaned_exc}"
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+def setup_logging(level: str = "INFO", *, secrets: Iterable[str | None] = ()) -> RedactingFilter:
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    redacting = RedactingFilter(secrets)
+    handler.addFilter(redacting)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("discord").setLevel(max(logging.INFO, logging.getLevelName(level)))
+    return redacting

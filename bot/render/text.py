@@ -1,0 +1,101 @@
+"""Text helpers for Discord output: escaping untrusted text, clipping, timestamps, bars, flags."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta
+
+ELLIPSIS = "…"
+_MARKDOWN = re.compile(r"([\\*_~`|>#\[\]])")
+_ORDERED = re.compile(r"^(\d+)\.(?=\s)")
+_ORDERED = re.compile(r"^(\d+)\.(?=\s)")
+_URL_SCHEMES = re.compile(r"(?i)\b(https?)://")
+# Bidi overrides/isolates can flip the rest of a message; zero-width and other format characters
+# can hide text. Everything in Unicode category Cf or Cc is dropped (tabs/newlines become spaces).
+_ZWSP = "\u200b"
+
+
+def _strip_controls(value: str) -> str:
+    out = []
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            out.append(" ")
+        elif category != "Cf":
+            out.append(char)
+    return "".join(out)
+
+
+def safe(value: str | None, *, limit: int | None = None, fallback: str = "") -> str:
+    """Untrusted station text made inert: one line, no markdown, no mentions, no links.
+
+    Markdown characters are backslash-escaped, every ``@`` is followed by a zero-width space (no
+    ``@everyone``, ``<@id>`` or ``<@&role>`` can form), bidi and zero-width characters are
+    removed, and the result is clipped to ``limit`` characters.
+    """
+    if not value:
+        return fallback
+    text = " ".join(_strip_controls(value).split())
+    if not text:
+        return fallback
+    text = _MARKDOWN.sub(r"\\\1", text)
+    if text[0] in "-+":
+        text = "\\" + text  # no list marker at the start of a line
+    text = _ORDERED.sub(r"\1\\.", text)
+    text = text.replace("@", "@" + _ZWSP)
+    text = _URL_SCHEMES.sub(lambda m: f"{m.group(1)}:{_ZWSP}//", text)
+    return clip(text, limit) if limit is not None else text
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, with an ellipsis when cut; never ends in a lone escape."""
+    if len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    cut = text[: limit - 1]
+    trailing = len(cut) - len(cut.rstrip("\\"))
+    if trailing % 2:
+        cut = cut[:-1]
+    return cut + ELLIPSIS
+
+
+def timestamp(moment: datetime | None, style: str = "R") -> str:
+    """Discord's ``<t:unix:style>`` (shown in each reader's own zone)."""
+    if moment is None:
+        return "?"
+    return f"<t:{int(moment.timestamp())}:{style}>"
+
+
+def duration(value: timedelta | None) -> str:
+    if value is None:
+        return "?"
+    total = max(0, int(value.total_seconds()))
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+def progress_bar(position: timedelta | None, length: timedelta | None, width: int = 16) -> str:
+    if position is None or not length or length.total_seconds() <= 0:
+        return ""
+    share = max(0.0, min(1.0, position / length))
+    done = round(share * width)
+    return "▰" * done + "▱" * (width - done)
+
+
+def flag(iso: str | None) -> str:
+    """Flag emoji from a two-letter country code; a globe for anything else."""
+    if not iso or len(iso) != 2 or not iso.isascii() or not iso.isalpha():
+        return "🌐"
+    return "".join(chr(0x1F1E6 + ord(c) - ord("a")) for c in iso.lower())
+
+
+def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
+    if not url or len(url) > 512 or any(c.isspace() for c in url):
+        return False
+    lowered = url.lower()
+    if https_only:
+        return lowered.startswith("https://") and len(lowered) > 8
+    return lowered.startswith(("http://", "https://")) and len(lowered) > 8

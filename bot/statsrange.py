@@ -1,0 +1,45 @@
+"""Turn the /stats options into a date range, or say exactly what is wrong with them."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from .errors import BadInput
+
+PERIODS = {"today": 1, "7d": 7, "30d": 30, "90d": 90}
+MAX_SPAN_DAYS = 366
+
+
+def _parse(value: str, label: str) -> date:
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        raise BadInput(
+            f"`{label}` must be a date written YYYY-MM-DD (for example 2026-03-01)."
+        ) from None
+
+
+def stats_range(
+    period: str | None, date_from: str | None, date_to: str | None, *, today: date
+) -> tuple[date, date]:
+    """``today`` is today's date in the station's zone."""
+    if date_from or date_to:
+        if period:
+            raise BadInput("Use either `period` or `from`/`to`, not both.")
+        first = _parse(date_from, "from") if date_from else None
+        last = _parse(date_to, "to") if date_to else today
+        if first is None:
+            first = last
+        if first > last:
+            raise BadInput(f"`from` ({first}) is after `to` ({last}); swap them.")
+        if last > today:
+            raise BadInput(f"{last} is in the future for this station (today is {today} there).")
+        if (last - first).days + 1 > MAX_SPAN_DAYS:
+            raise BadInput(
+                f"That range is {(last - first).days + 1} days; the most is {MAX_SPAN_DAYS}."
+            )
+        return first, last
+    days = PERIODS.get(period or "7d")
+    if days is None:
+        raise BadInput(f"`period` must be one of {', '.join(PERIODS)}.")
+    return today - timedelta(days=days - 1), today

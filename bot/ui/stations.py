@@ -1,0 +1,54 @@
+"""The ``station`` option shared by every command: autocomplete and resolution."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from ..stations import Snapshot
+from .reply import Reply, answer
+
+if TYPE_CHECKING:
+    from ..config import StationConfig
+    from ..core import OnAirBot
+
+
+def registry_of(interaction: discord.Interaction[Any]) -> Any:
+    bot: OnAirBot = interaction.client
+    return bot.registry
+
+
+async def station_autocomplete(
+    interaction: discord.Interaction[Any], current: str
+) -> list[app_commands.Choice[str]]:
+    stations = registry_of(interaction).visible(interaction.guild_id)
+    needle = current.casefold().strip()
+    choices = [
+        app_commands.Choice(name=s.name[:100], value=s.slug)
+        for s in stations
+        if not needle or needle in s.name.casefold() or needle in s.slug
+    ]
+    return choices[:25]
+
+
+def resolve_station(interaction: discord.Interaction[Any], name: str | None) -> StationConfig:
+    station: StationConfig = registry_of(interaction).resolve(interaction.guild_id, name)
+    return station
+
+
+async def answer_with_snapshot(
+    interaction: discord.Interaction[Any],
+    station: str | None,
+    render: Callable[[Snapshot, StationConfig], Reply],
+) -> None:
+    """Resolve the station, fetch its (possibly last known) info, render and answer once."""
+    config = resolve_station(interaction, station)
+
+    async def work() -> Reply:
+        snapshot = await registry_of(interaction).snapshot(config)
+        return render(snapshot, config)
+
+    await answer(interaction, work())

@@ -1,0 +1,37 @@
+"""/nowplaying: what is on air right now."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.core import OnAirBot
+from bot.render import station_embeds
+from bot.ui import Reply
+from bot.ui.stations import answer_with_snapshot, station_autocomplete
+
+
+class NowPlaying(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="nowplaying", description="What is on air right now")
+    @app_commands.describe(station="Which station (default: this server's)")
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def nowplaying(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        station: str | None = None,
+    ) -> None:
+        def render(snapshot, config):  # type: ignore[no-untyped-def]
+            embed, view = station_embeds.nowplaying(
+                snapshot.info, config.name, stale=snapshot.stale
+            )
+            return Reply(embed=embed, view=view)
+
+        await answer_with_snapshot(interaction, station, render)
+
+
+async def setup(bot: OnAirBot) -> None:
+    await bot.add_cog(NowPlaying(bot))

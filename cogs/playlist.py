@@ -1,0 +1,62 @@
+"""/playlist: the station's playlist, ten items a page."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.core import OnAirBot
+from bot.render import station_embeds
+from bot.station import StationError, StationInfo
+from bot.ui import Paginator, Reply, answer
+from bot.ui.stations import resolve_station, station_autocomplete
+
+PER_PAGE = 10
+
+
+class PlaylistCog(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(
+        name="playlist", description="The station's playlist: played, playing and upcoming"
+    )
+    @app_commands.describe(station="Which station")
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def playlist(
+        self, interaction: discord.Interaction[OnAirBot], station: str | None = None
+    ) -> None:
+        config = resolve_station(interaction, station)
+        client = self.bot.registry.client(config)
+
+        async def work() -> Reply:
+            playlist = await client.playlist()
+            info: StationInfo | None
+            try:
+                info = await client.info()
+            except StationError:
+                info = client.last_info  # marking the playing item is a nicety, not a must
+            rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC))
+            start = next((i for i, r in enumerate(rows) if r.state == "playing"), 0)
+            pages = max(1, -(-len(rows) // PER_PAGE))
+
+            def render(page: int) -> discord.Embed:
+                return station_embeds.playlist_page(
+                    rows, page, PER_PAGE, config.name, config.timezone
+                )
+
+            paginator = Paginator(render, pages, owner_id=interaction.user.id)
+            paginator.page = start // PER_PAGE
+            paginator._sync()
+            reply = Reply(embed=render(paginator.page), view=paginator if pages > 1 else None)
+            reply.on_sent.append(paginator.attach)
+            return reply
+
+        await answer(interaction, work())
+
+
+async def setup(bot: OnAirBot) -> None:
+    await bot.add_cog(PlaylistCog(bot))

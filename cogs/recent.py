@@ -1,0 +1,40 @@
+"""/recent: recently played tracks."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.core import OnAirBot
+from bot.render import station_embeds
+from bot.ui import Reply
+from bot.ui.stations import answer_with_snapshot, station_autocomplete
+
+
+class Recent(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="recent", description="Recently played tracks")
+    @app_commands.describe(
+        count="How many (1-20, default 10)", station="Which station (default: this server's)"
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def recent(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        count: app_commands.Range[int, 1, 20] = 10,
+        station: str | None = None,
+    ) -> None:
+        await answer_with_snapshot(
+            interaction,
+            station,
+            lambda snapshot, config: Reply(
+                embed=station_embeds.recent(snapshot.info, config.name, count)
+            ),
+        )
+
+
+async def setup(bot: OnAirBot) -> None:
+    await bot.add_cog(Recent(bot))

@@ -1,0 +1,63 @@
+"""/stats: listener statistics with a chart."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from datetime import datetime
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.core import OnAirBot
+from bot.render import station_embeds
+from bot.render.chart import render_stats_chart
+from bot.statsrange import PERIODS, stats_range
+from bot.ui import Reply, answer
+from bot.ui.stations import resolve_station, station_autocomplete
+
+CHART = "stats.png"
+
+
+class StatsCog(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="stats", description="Listener statistics for a period or dates")
+    @app_commands.describe(
+        period="today, 7d, 30d or 90d (default 7d)",
+        date_from="First day, YYYY-MM-DD",
+        date_to="Last day, YYYY-MM-DD (default today)",
+        station="Which station",
+    )
+    @app_commands.rename(date_from="from", date_to="to")
+    @app_commands.choices(period=[app_commands.Choice(name=p, value=p) for p in PERIODS])
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def stats(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        period: str | None = None,
+        date_from: str | None = None,
+        date_to: str | None = None,
+        station: str | None = None,
+    ) -> None:
+        config = resolve_station(interaction, station)
+        today = datetime.now(config.timezone).date()
+        first, last = stats_range(period, date_from, date_to, today=today)  # BadInput: ephemeral
+        client = self.bot.registry.client(config)
+
+        async def work() -> Reply:
+            stats = await client.stats(first, last)
+            days = stats.days_between(first, last)
+            png = await asyncio.to_thread(
+                render_stats_chart, days, f"{config.name}: listeners per day"
+            )
+            embed = station_embeds.stats_embed(stats, first, last, config.name, chart_name=CHART)
+            return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
+
+        await answer(interaction, work(), defer_now=True)
+
+
+async def setup(bot: OnAirBot) -> None:
+    await bot.add_cog(StatsCog(bot))

@@ -1,0 +1,88 @@
+"""The fake Discord, the station simulator and the real OnAirBot, wired as `onair run` does."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from bot.app import create_bot
+from bot.config import parse_settings
+from bot.core import OnAirBot
+from bot.simulator import StationSimulator
+
+from .fakediscord import FakeDiscord
+
+STATION_KEY = "station-key-SECRET-42"
+
+
+def config_text(
+    sim: StationSimulator, fake: FakeDiscord, *, extra: str = "", stations: int = 1
+) -> str:
+    guild = fake.guilds[0]
+    parts = [
+        "[bot]",
+        'default_station = "main"',
+        "cache_seconds = 5",
+        "",
+    ]
+    for index in range(stations):
+        slug = "main" if index == 0 else f"second{index}"
+        parts += [
+            "[[stations]]",
+            f'id = "{slug}"',
+            f'name = "{"Main FM" if index == 0 else f"Second {index} FM"}"',
+            f'base_url = "{sim.base_url}"',
+            f"station_id = {index + 1}",
+            'key_env = "ONAIR_TEST_STATION_KEY"',
+            'timezone = "Europe/Berlin"',
+            f"guilds = [{guild.id}]" if index else "guilds = []",
+            "",
+        ]
+    return "\n".join(parts) + extra
+
+
+@dataclass
+class BotEnv:
+    fake: FakeDiscord
+    sim: StationSimulator
+    bot: OnAirBot
+    task: asyncio.Task[None]
+
+    @property
+    def guild(self) -> Any:
+        return self.fake.guilds[0]
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    sim: StationSimulator,
+    *,
+    fake: FakeDiscord | None = None,
+    extra_config: str = "",
+    stations: int = 1,
+    **bot_options: Any,
+) -> AsyncIterator[BotEnv]:
+    own_fake = fake is None
+    fake = fake or FakeDiscord()
+    if own_fake:
+        await fake.start()
+    env = {"ONAIR_TEST_STATION_KEY": STATION_KEY, "ONAIR_DISCORD_TOKEN": fake.expected_token}
+    settings = parse_settings(config_text(sim, fake, extra=extra_config, stations=stations), env)
+    bot_options.setdefault("guild_ready_timeout", 0.05)
+    bot = create_bot(settings, connector=fake.connector(), **bot_options)
+    task: asyncio.Task[None] | None = None
+    try:
+        await bot.login(settings.token or "")
+        task = asyncio.create_task(bot.connect(reconnect=True))
+        await asyncio.wait_for(bot.wait_until_ready(), timeout=15)
+        yield BotEnv(fake, sim, bot, task)
+    finally:
+        await bot.close()
+        if task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(task, timeout=10)
+        if own_fake:
+            await fake.stop()

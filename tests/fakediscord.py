@@ -1,0 +1,894 @@
+"""A wire-level fake Discord (REST + gateway) on loopback, for the real discord.py client.
+
+discord.py runs untouched: a custom resolver sends discord.com, gateway.discord.gg and
+cdn.discordapp.com to this server (every other name is refused), and TLS is real, with a
+throw-away CA from trustme. Every request is recorded; unknown routes answer 404 and are recorded
+too. The fake can inject slash commands, autocomplete and component clicks, emulate rate limits
+(per-route buckets, a global limit, 5 messages per 5 s per channel), inject 403/404/5xx answers,
+and send RECONNECT or INVALID_SESSION on the gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import socket
+import ssl
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import trustme
+from aiohttp import web
+from aiohttp.abc import AbstractResolver
+
+DISCORD_EPOCH_MS = 1420070400000
+HOSTS = ("discord.com", "gateway.discord.gg", "cdn.discordapp.com")
+JSON = "application/json"
+_counter = itertools.count(1)
+
+
+def snowflake() -> int:
+    """A realistic id: its timestamp part is now."""
+    return ((int(time.time() * 1000) - DISCORD_EPOCH_MS) << 22) | (next(_counter) % 4096)
+
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    # Exactly application/json: discord.py treats "; charset=utf-8" as text.
+    return web.Response(
+        body=json.dumps(body).encode(),
+        status=status,
+        headers={"Content-Type": JSON, **(headers or {})},
+    )
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    json: Any = None
+    files: list[tuple[str, str, bytes]] = field(default_factory=list)
+    status: int = 0
+    at: float = 0.0
+
+    @property
+    def route(self) -> str:
+        return self.path.removeprefix("/api/v10")
+
+
+@dataclass
+class Failure:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    code: int
+    message: str
+    times: int | None
+
+
+class FakeResolver(AbstractResolver):
+    """Resolves Discord's hosts to the fake; refuses every other name."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    async def resolve(
+        self, host: str, port: int = 0, family: int = socket.AF_INET
+    ) -> list[dict[str, Any]]:
+        if host not in HOSTS:
+            raise OSError(f"fake resolver: {host} is not reachable in tests")
+        return [
+            {
+                "hostname": host,
+                "host": "127.0.0.1",
+                "port": self.port,
+                "family": socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass
+class Guild:
+    id: int
+    name: str
+    channels: list[int]
+    roles: list[int] = field(default_factory=list)
+    threads: list[int] = field(default_factory=list)
+
+
+class FakeDiscord:
+    def __init__(self, *, guild_count: int = 1, channels_per_guild: int = 2) -> None:
+        self.ca = trustme.CA()
+        self.bot_id = snowflake()
+        self.app_id = self.bot_id
+        self.owner_id = snowflake()
+        self.token: str | None = None
+        self.expected_token = "fake-token"
+        self.requests: list[Recorded] = []
+        self.guilds: list[Guild] = []
+        for index in range(guild_count):
+            guild = Guild(
+                snowflake(), f"Guild {index}", [snowflake() for _ in range(channels_per_guild)]
+            )
+            guild.roles = [guild.id, snowflake()]  # @everyone, "Listeners"
+            guild.threads = [snowflake()]
+            self.guilds.append(guild)
+        self.messages: dict[int, dict[str, Any]] = {}
+        self.channel_messages: dict[int, list[int]] = defaultdict(list)
+        self.failures: list[Failure] = []
+        self.rate_limits = False
+        self.global_limit = 50
+        self.channel_limit = (5, 5.0)
+        self.ratelimited: list[Recorded] = []
+        self._global_window: deque[float] = deque()
+        self._channel_windows: dict[int, deque[float]] = defaultdict(deque)
+        self.sockets: list[web.WebSocketResponse] = []
+        self.identified = asyncio.Event()
+        self.identify_count = 0
+        self.resume_count = 0
+        self.session_id = "fake-session"
+        self.sequence = 0
+        self.commands: list[dict[str, Any]] = []
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self._changed = asyncio.Event()
+        self._originals: dict[str, int] = {}
+
+    # Lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/", self._gateway)
+        app.router.add_route("*", "/{tail:.*}", self._rest)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ca.issue_cert(*HOSTS).configure_cert(context)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        for ws in list(self.sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def connector(self) -> aiohttp.TCPConnector:
+        """A new connector for one discord.py client: fake DNS, trusted fake CA."""
+        context = ssl.create_default_context()
+        self.ca.configure_trust(context)
+        return aiohttp.TCPConnector(resolver=FakeResolver(self.port), ssl=context)
+
+    # Recording helpers -----------------------------------------------------------------
+
+    def sent(self, method: str | None = None, pattern: str | None = None) -> list[Recorded]:
+        regex = re.compile(pattern) if pattern else None
+        return [
+            r
+            for r in self.requests
+            if (method is None or r.method == method) and (regex is None or regex.search(r.route))
+        ]
+
+    async def wait_for(self, predicate: Callable[[], Any], within: float = 10.0) -> Any:
+        deadline = time.monotonic() + within
+        while True:
+            result = predicate()
+            if result:
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"fake Discord: condition not met within {within}s")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout=min(remaining, 0.25))
+
+    async def wait_request(
+        self, method: str, pattern: str, *, count: int = 1, within: float = 10.0
+    ) -> list[Recorded]:
+        found: list[Recorded] = await self.wait_for(
+            lambda: (lambda hits: hits if len(hits) >= count else None)(self.sent(method, pattern)),
+            within,
+        )
+        return found
+
+    def fail(
+        self,
+        method: str,
+        pattern: str,
+        status: int,
+        *,
+        code: int = 0,
+        message: str = "",
+        times: int | None = 1,
+    ) -> None:
+        self.failures.append(Failure(method, re.compile(pattern), status, code, message, times))
+
+    # Objects ---------------------------------------------------------------------------
+
+    def user(self, user_id: int, name: str = "listener", bot: bool = False) -> dict[str, Any]:
+        return {
+            "id": str(user_id),
+            "username": name,
+            "discriminator": "0",
+            "global_name": name,
+            "avatar": None,
+            "bot": bot,
+            "public_flags": 0,
+        }
+
+    def _channel(self, guild: Guild, channel_id: int, position: int) -> dict[str, Any]:
+        return {
+            "id": str(channel_id),
+            "type": 0,
+            "guild_id": str(guild.id),
+            "name": f"channel-{position}",
+            "position": position,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+            "rate_limit_per_user": 0,
+            "topic": None,
+            "last_message_id": None,
+        }
+
+    def _thread(self, guild: Guild, thread_id: int) -> dict[str, Any]:
+        return {
+            "id": str(thread_id),
+            "type": 11,
+            "guild_id": str(guild.id),
+            "parent_id": str(guild.channels[0]),
+            "owner_id": str(self.owner_id),
+            "name": "now-playing-thread",
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "message_count": 0,
+            "member_count": 1,
+            "thread_metadata": {
+                "archived": False,
+                "auto_archive_duration": 1440,
+                "archive_timestamp": "2026-01-01T00:00:00+00:00",
+                "locked": False,
+            },
+            "flags": 0,
+        }
+
+    def _guild_payload(self, guild: Guild) -> dict[str, Any]:
+        return {
+            "id": str(guild.id),
+            "name": guild.name,
+            "icon": None,
+            "owner_id": str(self.owner_id),
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "features": [],
+            "mfa_level": 0,
+            "system_channel_flags": 0,
+            "premium_tier": 0,
+            "nsfw_level": 0,
+            "preferred_locale": "en-US",
+            "unavailable": False,
+            "member_count": 3,
+            "large": False,
+            "joined_at": "2026-01-01T00:00:00+00:00",
+            "roles": [
+                {
+                    "id": str(guild.roles[0]),
+                    "name": "@everyone",
+                    "permissions": "1071698660929",
+                    "position": 0,
+                    "color": 0,
+                    "hoist": False,
+                    "managed": False,
+                    "mentionable": False,
+                    "flags": 0,
+                },
+                {
+                    "id": str(guild.roles[1]),
+                    "name": "Listeners",
+                    "permissions": "0",
+                    "position": 1,
+                    "color": 0,
+                    "hoist": False,
+                    "managed": False,
+                    "mentionable": True,
+                    "flags": 0,
+                },
+            ],
+            "emojis": [],
+            "stickers": [],
+            "channels": [self._channel(guild, cid, i) for i, cid in enumerate(guild.channels)],
+            "threads": [self._thread(guild, tid) for tid in guild.threads],
+            "members": [
+                {
+                    "user": self.user(self.bot_id, "OnAir", bot=True),
+                    "roles": [],
+                    "joined_at": "2026-01-01T00:00:00+00:00",
+                    "deaf": False,
+                    "mute": False,
+                    "flags": 0,
+                }
+            ],
+            "voice_states": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+        }
+
+    def message(
+        self,
+        channel_id: int,
+        body: dict[str, Any],
+        *,
+        message_id: int | None = None,
+        webhook: bool = False,
+        flags: int = 0,
+    ) -> dict[str, Any]:
+        mid = message_id or snowflake()
+        data = {
+            "id": str(mid),
+            "channel_id": str(channel_id),
+            "author": self.user(self.bot_id, "OnAir", bot=True),
+            "content": body.get("content") or "",
+            "timestamp": "2026-01-01T00:00:00+00:00",
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [
+                {
+                    "id": str(snowflake()),
+                    "filename": a.get("filename", "file"),
+                    "size": 1,
+                    "url": f"https://cdn.discordapp.com/attachments/{channel_id}/{mid}/file",
+                    "proxy_url": "https://cdn.discordapp.com/x",
+                }
+                for a in body.get("attachments") or []
+            ],
+            "embeds": body.get("embeds") or [],
+            "components": body.get("components") or [],
+            "pinned": False,
+            "type": 0,
+            "flags": flags | int(body.get("flags") or 0),
+        }
+        if webhook:
+            data["webhook_id"] = str(self.app_id)
+        self.messages[mid] = data
+        self.channel_messages[channel_id].append(mid)
+        return data
+
+    # Gateway ---------------------------------------------------------------------------
+
+    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        self.sequence += 1
+        payload = {"op": 0, "t": event, "s": self.sequence, "d": data}
+        for ws in list(self.sockets):
+            if not ws.closed:
+                await ws.send_str(json.dumps(payload))
+
+    async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self.sockets.append(ws)
+        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 45000}}))
+        try:
+            async for msg in ws:
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                data = json.loads(msg.data)
+                op = data.get("op")
+                if op == 1:
+                    await ws.send_str(json.dumps({"op": 11}))
+                elif op == 2:
+                    self.identify_count += 1
+                    self.token = data["d"]["token"]
+                    await self._ready(ws)
+                elif op == 6:
+                    self.resume_count += 1
+                    self.sequence += 1
+                    await ws.send_str(
+                        json.dumps({"op": 0, "t": "RESUMED", "s": self.sequence, "d": {}})
+                    )
+                    self.identified.set()
+                    self._changed.set()
+        finally:
+            if ws in self.sockets:
+                self.sockets.remove(ws)
+        return ws
+
+    async def _ready(self, ws: web.WebSocketResponse) -> None:
+        self.sequence += 1
+        ready = {
+            "v": 10,
+            "user": self.user(self.bot_id, "OnAir", bot=True),
+            "guilds": [{"id": str(g.id), "unavailable": True} for g in self.guilds],
+            "session_id": self.session_id,
+            "resume_gateway_url": f"wss://gateway.discord.gg:{self.port}",
+            "application": {"id": str(self.app_id), "flags": 0},
+            "shard": [0, 1],
+        }
+        await ws.send_str(json.dumps({"op": 0, "t": "READY", "s": self.sequence, "d": ready}))
+        for guild in self.guilds:
+            self.sequence += 1
+            await ws.send_str(
+                json.dumps(
+                    {
+                        "op": 0,
+                        "t": "GUILD_CREATE",
+                        "s": self.sequence,
+                        "d": self._guild_payload(guild),
+                    }
+                )
+            )
+        self.identified.set()
+        self._changed.set()
+
+    async def reconnect(self) -> None:
+        """op 7: the client must reconnect and resume."""
+        self.identified.clear()
+        for ws in list(self.sockets):
+            await ws.send_str(json.dumps({"op": 7, "d": None}))
+
+    async def invalid_session(self, resumable: bool = False) -> None:
+        self.identified.clear()
+        for ws in list(self.sockets):
+            await ws.send_str(json.dumps({"op": 9, "d": resumable}))
+
+    async def remove_guild(self, guild: Guild) -> None:
+        await self.dispatch("GUILD_DELETE", {"id": str(guild.id)})
+
+    # Interactions ----------------------------------------------------------------------
+
+    def _interaction(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        *,
+        guild: Guild | None,
+        channel_id: int | None,
+        user_id: int | None,
+        permissions: int,
+        message: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        guild = guild or self.guilds[0]
+        channel_id = channel_id or guild.channels[0]
+        user_id = user_id or self.owner_id
+        iid = snowflake()
+        payload: dict[str, Any] = {
+            "id": str(iid),
+            "application_id": str(self.app_id),
+            "type": kind,
+            "token": f"itoken-{iid}",
+            "version": 1,
+            "guild_id": str(guild.id),
+            "channel_id": str(channel_id),
+            "channel": self._channel(guild, channel_id, 0),
+            "member": {
+                "user": self.user(user_id),
+                "roles": [],
+                "permissions": str(permissions),
+                "joined_at": "2026-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            },
+            "data": data,
+            "app_permissions": "1071698660929",
+            "locale": "en-US",
+            "guild_locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": str(guild.id)},
+            "context": 0,
+            "attachment_size_limit": 8 * 1024 * 1024,
+        }
+        if message is not None:
+            payload["message"] = message
+        return payload
+
+    def _command(self, name: str) -> dict[str, Any]:
+        for command in self.commands:
+            if command["name"] == name:
+                return command
+        raise AssertionError(
+            f"command /{name} was not synced; synced: {[c['name'] for c in self.commands]}"
+        )
+
+    async def slash(
+        self,
+        name: str,
+        options: dict[str, Any] | None = None,
+        *,
+        sub: list[str] | None = None,
+        guild: Guild | None = None,
+        channel_id: int | None = None,
+        user_id: int | None = None,
+        permissions: int = 0x6FFFFFFFF,
+        resolved: dict[str, Any] | None = None,
+    ) -> str:
+        """Inject a slash command; returns the interaction id."""
+        command = self._command(name)
+        built = [
+            {"name": key, "type": _option_type(command, sub, key), "value": value}
+            for key, value in (options or {}).items()
+        ]
+        for part in reversed(sub or []):
+            built = [{"name": part, "type": 1, "options": built}]
+        data: dict[str, Any] = {"id": command["id"], "name": name, "type": 1, "options": built}
+        if resolved:
+            data["resolved"] = resolved
+        payload = self._interaction(
+            2, data, guild=guild, channel_id=channel_id, user_id=user_id, permissions=permissions
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return payload["id"]
+
+    async def autocomplete(
+        self,
+        name: str,
+        focused: str,
+        value: str,
+        others: dict[str, Any] | None = None,
+        *,
+        guild: Guild | None = None,
+    ) -> str:
+        command = self._command(name)
+        options = [
+            {"name": k, "type": _option_type(command, None, k), "value": v}
+            for k, v in (others or {}).items()
+        ]
+        options.append({"name": focused, "type": 3, "value": value, "focused": True})
+        data = {"id": command["id"], "name": name, "type": 1, "options": options}
+        payload = self._interaction(
+            4, data, guild=guild, channel_id=None, user_id=None, permissions=0
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return payload["id"]
+
+    async def click(
+        self,
+        message: dict[str, Any],
+        custom_id: str,
+        *,
+        user_id: int | None = None,
+        guild: Guild | None = None,
+    ) -> str:
+        data = {"custom_id": custom_id, "component_type": 2}
+        payload = self._interaction(
+            3,
+            data,
+            guild=guild,
+            channel_id=int(message["channel_id"]),
+            user_id=user_id,
+            permissions=0,
+            message=message,
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return payload["id"]
+
+    async def response(self, interaction_id: str, within: float = 10.0) -> Recorded:
+        hits = await self.wait_request("POST", rf"^/interactions/{interaction_id}/", within=within)
+        return hits[0]
+
+    async def final_message(self, interaction_id: str, within: float = 10.0) -> dict[str, Any]:
+        """The message a command ended with: its callback message, or the follow-up to a defer."""
+        callback = await self.response(interaction_id, within)
+        body = callback.json or {}
+        if body.get("type") == 4:
+            return body["data"]
+        if body.get("type") == 5:
+            hits = await self.wait_request(
+                "POST", rf"^/webhooks/{self.app_id}/itoken-{interaction_id}", within=within
+            )
+            return hits[0].json
+        return body
+
+    # REST ------------------------------------------------------------------------------
+
+    async def _record(self, request: web.Request) -> Recorded:
+        record = Recorded(
+            request.method,
+            request.path,
+            dict(request.query),
+            dict(request.headers),
+            at=time.monotonic(),
+        )
+        content_type = request.headers.get("Content-Type", "")
+        if content_type.startswith("multipart/"):
+            reader = await request.multipart()
+            async for part in reader:
+                if part.name == "payload_json":
+                    record.json = json.loads(await part.text())
+                else:
+                    record.files.append(
+                        (part.name or "", part.filename or "", bytes(await part.read()))
+                    )
+        elif request.can_read_body:
+            raw = await request.read()
+            if raw:
+                try:
+                    record.json = json.loads(raw)
+                except ValueError:
+                    record.json = raw.decode(errors="replace")
+        return record
+
+    def _limited(self, record: Recorded) -> web.Response | None:
+        if not self.rate_limits:
+            return None
+        now = time.monotonic()
+        window = self._global_window
+        while window and now - window[0] >= 1.0:
+            window.popleft()
+        if len(window) >= self.global_limit:
+            retry = max(0.01, 1.0 - (now - window[0]))
+            return _json(
+                {"message": "You are being rate limited.", "retry_after": retry, "global": True},
+                429,
+                {"Via": "1.1 google", "X-RateLimit-Global": "true", "Retry-After": str(retry)},
+            )
+        window.append(now)
+        match = re.match(r"^/channels/(\d+)/messages$", record.route)
+        if match and record.method == "POST":
+            channel = int(match.group(1))
+            limit, period = self.channel_limit
+            slots = self._channel_windows[channel]
+            while slots and now - slots[0] >= period:
+                slots.popleft()
+            if len(slots) >= limit:
+                retry = max(0.01, period - (now - slots[0]))
+                return _json(
+                    {
+                        "message": "You are being rate limited.",
+                        "retry_after": retry,
+                        "global": False,
+                    },
+                    429,
+                    {
+                        "Via": "1.1 google",
+                        "X-RateLimit-Bucket": f"msg-{channel}",
+                        "X-RateLimit-Limit": str(limit),
+                        "X-RateLimit-Remaining": "0",
+                        "X-RateLimit-Reset-After": f"{retry:.3f}",
+                        "X-RateLimit-Scope": "user",
+                    },
+                )
+            slots.append(now)
+        return None
+
+    def _bucket_headers(self, record: Recorded) -> dict[str, str]:
+        match = re.match(r"^/channels/(\d+)/messages$", record.route)
+        if not (self.rate_limits and match and record.method == "POST"):
+            return {}
+        channel = int(match.group(1))
+        limit, period = self.channel_limit
+        slots = self._channel_windows[channel]
+        remaining = max(0, limit - len(slots))
+        reset_after = period - (time.monotonic() - slots[0]) if slots else period
+        return {
+            "X-RateLimit-Bucket": f"msg-{channel}",
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": str(remaining),
+            "X-RateLimit-Reset-After": f"{max(0.0, reset_after):.3f}",
+        }
+
+    async def _rest(self, request: web.Request) -> web.StreamResponse:
+        record = await self._record(request)
+        self.requests.append(record)
+        try:
+            response = self._limited(record)
+            if response is not None:
+                self.ratelimited.append(record)
+            else:
+                response = self._injected(record) or await self._route(record)
+                if 200 <= response.status < 300:
+                    for key, value in self._bucket_headers(record).items():
+                        response.headers[key] = value
+            record.status = response.status
+            return response
+        finally:
+            self._changed.set()
+
+    def _injected(self, record: Recorded) -> web.Response | None:
+        for failure in self.failures:
+            if failure.method == record.method and failure.pattern.search(record.route):
+                if failure.times is not None:
+                    failure.times -= 1
+                    if failure.times <= 0:
+                        self.failures.remove(failure)
+                body = {"message": failure.message or "error", "code": failure.code}
+                return _json(body, failure.status)
+        return None
+
+    async def _route(self, r: Recorded) -> web.Response:
+        route, method = r.route, r.method
+        if route == "/users/@me" and method == "GET":
+            if r.headers.get("Authorization", "") != f"Bot {self.expected_token}":
+                return _json({"message": "401: Unauthorized", "code": 0}, 401)
+            return _json(self.user(self.bot_id, "OnAir", bot=True))
+        if route == "/oauth2/applications/@me" and method == "GET":
+            return _json(
+                {
+                    "id": str(self.app_id),
+                    "name": "OnAir",
+                    "description": "",
+                    "icon": None,
+                    "bot_public": True,
+                    "bot_require_code_grant": False,
+                    "owner": self.user(self.owner_id, "owner"),
+                    "verify_key": "0" * 64,
+                    "flags": 0,
+                    "interactions_endpoint_url": None,
+                }
+            )
+        if route in ("/gateway/bot", "/gateway"):
+            return _json(
+                {
+                    "url": f"wss://gateway.discord.gg:{self.port}",
+                    "shards": 1,
+                    "session_start_limit": {
+                        "total": 1000,
+                        "remaining": 999,
+                        "reset_after": 0,
+                        "max_concurrency": 1,
+                    },
+                }
+            )
+        match = re.match(r"^/applications/(\d+)(?:/guilds/(\d+))?/commands$", route)
+        if match and method == "PUT":
+            out = []
+            for command in r.json or []:
+                command = {
+                    **command,
+                    "id": str(snowflake()),
+                    "application_id": str(self.app_id),
+                    "version": "1",
+                }
+                if match.group(2):
+                    command["guild_id"] = match.group(2)
+                out.append(command)
+            self.commands = out
+            return _json(out)
+        if match and method == "GET":
+            return _json(self.commands)
+        match = re.match(r"^/interactions/(\d+)/([^/]+)/callback$", route)
+        if match and method == "POST":
+            return self._callback(int(match.group(1)), r)
+        match = re.match(r"^/webhooks/(\d+)/([^/]+)(?:/messages/(@original|\d+))?$", route)
+        if match:
+            return self._webhook(match.group(2), match.group(3), r)
+        match = re.match(r"^/channels/(\d+)$", route)
+        if match and method == "GET":
+            channel_id = int(match.group(1))
+            for guild in self.guilds:
+                for index, cid in enumerate(guild.channels):
+                    if cid == channel_id:
+                        return _json(self._channel(guild, cid, index))
+                if channel_id in guild.threads:
+                    return _json(self._thread(guild, channel_id))
+            return _json({"message": "Unknown Channel", "code": 10003}, 404)
+        match = re.match(r"^/channels/(\d+)/messages(?:/(\d+))?$", route)
+        if match:
+            return self._channel_messages(int(match.group(1)), match.group(2), r)
+        return _json(
+            {"message": "404: Not Found (fake Discord does not know this route)", "code": 0}, 404
+        )
+
+    def _known_channel(self, channel_id: int) -> bool:
+        return any(channel_id in g.channels or channel_id in g.threads for g in self.guilds)
+
+    def _channel_messages(
+        self, channel_id: int, message_id: str | None, r: Recorded
+    ) -> web.Response:
+        if not self._known_channel(channel_id):
+            return _json({"message": "Unknown Channel", "code": 10003}, 404)
+        if message_id is None and r.method == "POST":
+            return _json(self.message(channel_id, r.json or {}))
+        if message_id is None and r.method == "GET":
+            limit = int(r.query.get("limit", 50))
+            ids = self.channel_messages[channel_id][-limit:]
+            return _json([self.messages[i] for i in reversed(ids)])
+        mid = int(message_id or 0)
+        if mid not in self.messages:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        if r.method == "PATCH":
+            self.messages[mid].update(
+                {
+                    k: v
+                    for k, v in (r.json or {}).items()
+                    if k in ("content", "embeds", "components")
+                }
+            )
+            return _json(self.messages[mid])
+        if r.method == "DELETE":
+            self.messages.pop(mid, None)
+            if mid in self.channel_messages[channel_id]:
+                self.channel_messages[channel_id].remove(mid)
+            return web.Response(status=204)
+        if r.method == "GET":
+            return _json(self.messages[mid])
+        return _json({"message": "405", "code": 0}, 405)
+
+    def user_message(self, channel_id: int) -> dict[str, Any]:
+        """Someone else writes in a channel (buries a card)."""
+        data = self.message(channel_id, {"content": "chatter"})
+        data["author"] = self.user(self.owner_id)
+        return data
+
+    def _callback(self, interaction_id: int, r: Recorded) -> web.Response:
+        body = r.json or {}
+        kind = body.get("type")
+        data = body.get("data") or {}
+        channel = self.guilds[0].channels[0]
+        message_id = snowflake()
+        resource: dict[str, Any] = {"type": kind}
+        if kind in (4, 7):
+            resource["message"] = self.message(channel, data, message_id=message_id, webhook=True)
+        elif kind == 5:
+            resource["message"] = self.message(
+                channel,
+                {"content": "", "flags": data.get("flags", 0)},
+                message_id=message_id,
+                webhook=True,
+                flags=128,
+            )
+        self._originals[str(interaction_id)] = message_id
+        return _json(
+            {
+                "interaction": {
+                    "id": str(interaction_id),
+                    "type": 2,
+                    "response_message_id": str(message_id),
+                    "response_message_loading": kind == 5,
+                    "response_message_ephemeral": bool(int(data.get("flags", 0) or 0) & 64),
+                },
+                "resource": resource,
+            }
+        )
+
+    def _webhook(self, token: str, message: str | None, r: Recorded) -> web.Response:
+        channel = self.guilds[0].channels[0]
+        interaction_id = token.removeprefix("itoken-")
+        if message is None and r.method == "POST":
+            return _json(self.message(channel, r.json or {}, webhook=True))
+        mid = self._originals.get(interaction_id) if message == "@original" else int(message or 0)
+        if mid is None or mid not in self.messages:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        if r.method == "PATCH":
+            self.messages[mid].update(
+                {
+                    k: v
+                    for k, v in (r.json or {}).items()
+                    if k in ("content", "embeds", "components")
+                }
+            )
+        if r.method == "DELETE":
+            self.messages.pop(mid, None)
+            return web.Response(status=204)
+        return _json(self.messages[mid])
+
+
+def _option_type(command: dict[str, Any], sub: list[str] | None, name: str) -> int:
+    options = command.get("options") or []
+    for part in sub or []:
+        options = next((o.get("options") or [] for o in options if o["name"] == part), [])
+    for option in options:
+        if option["name"] == name:
+            return int(option["type"])
+    raise AssertionError(f"option {name!r} not in command {command['name']}")
