@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from zoneinfo import ZoneInfo
 
 import aiohttp
 import pytest
@@ -56,8 +57,11 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
 async def live_simulator() -> AsyncIterator[StationSimulator]:
     """A simulator on the real clock (Discord-level tests run the bot in real time)."""
     sim = StationSimulator()
-    sim.add_station(1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm")
-    sim.add_station(2, key="station-key-SECRET-42", seed=4, name="Second Station")
+    berlin = ZoneInfo("Europe/Berlin")  # the zone the test config gives these stations
+    sim.add_station(
+        1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm", zone=berlin
+    )
+    sim.add_station(2, key="station-key-SECRET-42", seed=4, name="Second Station", zone=berlin)
     await sim.start()
     try:
         yield sim

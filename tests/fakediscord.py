@@ -600,6 +600,10 @@ class FakeDiscord:
             return hits[0].json
         return body
 
+    def original(self, interaction_id: str) -> dict[str, Any]:
+        """The stored message that answered an interaction (as Discord would return it)."""
+        return self.messages[self._originals[str(interaction_id)]]
+
     # REST ------------------------------------------------------------------------------
 
     async def _record(self, request: web.Request) -> Recorded:

@@ -2,17 +2,328 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.simulator import Programme
+from bot.simulator.library import LibraryItem
+
+from .botenv import STATION_KEY, running_bot
+
+EPHEMERAL = 64
+
+
+def _all_text(fake) -> str:
+    return "\n".join(repr(r.json) + repr(r.query) + repr(r.headers) for r in fake.requests)
+
 
 async def test_bot_logs_in_and_syncs(onair):
     names = sorted(c["name"] for c in onair.fake.commands)
     assert names == ["listen", "nowplaying", "playlist", "recent", "station", "stats"]
     assert onair.fake.token == "fake-token"
+    assert onair.fake.sent("PUT", r"^/applications/\d+/commands$")  # global sync by default
 
 
 async def test_nowplaying_wire_body(onair):
     iid = await onair.fake.slash("nowplaying")
     message = await onair.fake.final_message(iid)
     embed = message["embeds"][0]
-    assert embed["title"]
-    assert message["allowed_mentions"]["parse"] == []
-    print(message)
+    airing = onair.sim.station(1).programme.at(onair.sim.clock())
+    assert embed["title"] == airing.item.title
+    fields = {f["name"]: f["value"] for f in embed["fields"]}
+    assert {"Progress", "Started", "On air", "Listeners", "Up next"} <= set(fields)
+    assert "<t:" in fields["Started"]
+    assert embed["thumbnail"]["url"].startswith(
+        "https://c9.radioboss.fm/artwork/1/current.png?onair="
+    )
+    labels = [b["label"] for row in message["components"] for b in row["components"]]
+    assert labels == ["Listen", "Web player", "M3U", "PLS"]
+    assert all(
+        b["url"].startswith("https://") for row in message["components"] for b in row["components"]
+    )
+    assert message["allowed_mentions"] == {"parse": []}
+    assert STATION_KEY not in _all_text(onair.fake)
+
+
+async def test_nowplaying_uses_cache_for_repeated_calls(onair):
+    before = onair.sim.counters["info"]
+    ids = [await onair.fake.slash("nowplaying") for _ in range(5)]
+    for iid in ids:
+        await onair.fake.final_message(iid)
+    assert onair.sim.counters["info"] - before <= 1
+
+
+async def test_recent_count_and_artwork(onair):
+    iid = await onair.fake.slash("recent", {"count": 3})
+    embed = (await onair.fake.final_message(iid))["embeds"][0]
+    assert embed["description"].count("\n") == 2
+    assert "ARTID" not in embed["thumbnail"]["url"]
+    assert embed["footer"]["text"].startswith("3 of 10")
+
+
+async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
+    command = next(c for c in onair.fake.commands if c["name"] == "recent")
+    count = next(o for o in command["options"] if o["name"] == "count")
+    assert (count["min_value"], count["max_value"]) == (1, 20)
+
+
+async def test_listen_has_every_link_and_mount(onair):
+    iid = await onair.fake.slash("listen")
+    message = await onair.fake.final_message(iid)
+    names = [f["name"] for f in message["embeds"][0]["fields"]]
+    assert "Mount /stream" in names and "Mount /lofi" in names and "PLS" in names
+    buttons = [b for row in message["components"] for b in row["components"]]
+    assert all(len(row["components"]) <= 5 for row in message["components"])
+    assert len(buttons) == len(names)
+
+
+async def test_station_card(onair):
+    iid = await onair.fake.slash("station")
+    embed = (await onair.fake.final_message(iid))["embeds"][0]
+    assert embed["title"] == "OnAir Radio"
+    assert "Genre" in [f["name"] for f in embed["fields"]]
+
+
+async def test_stats_defers_and_attaches_chart(onair):
+    iid = await onair.fake.slash("stats", {"period": "30d"})
+    callback = await onair.fake.response(iid)
+    assert callback.json["type"] == 5  # deferred first
+    follow = await onair.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{iid}")
+    body = follow[0].json
+    embed = body["embeds"][0]
+    assert embed["image"]["url"] == "attachment://stats.png"
+    fields = {f["name"]: f["value"] for f in embed["fields"]}
+    assert {"Sessions", "Unique listeners", "Listening hours", "Peak day", "Top countries"} <= set(
+        fields
+    )
+    assert "🇩🇪" in fields["Top countries"]
+    name, filename, data = follow[0].files[0]
+    assert filename == "stats.png" and data.startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"from": "2026-13-01"}, "YYYY-MM-DD"),
+        ({"from": "2026-03-10", "to": "2026-03-01"}, "after"),
+        ({"from": "2020-01-01", "to": "2022-01-01"}, "the most is 366"),
+        ({"from": "2999-01-01", "to": "2999-01-02"}, "in the future"),
+        ({"period": "7d", "from": "2026-01-01"}, "either"),
+    ],
+)
+async def test_stats_bad_dates_are_ephemeral_and_named(onair, options, words):
+    before = onair.sim.counters["stats"]
+    iid = await onair.fake.slash("stats", options)
+    callback = await onair.fake.response(iid)
+    assert callback.json["type"] == 4
+    assert callback.json["data"]["flags"] & EPHEMERAL
+    assert words in callback.json["data"]["content"]
+    assert onair.sim.counters["stats"] == before
+
+
+async def test_station_down_shows_last_known_state_then_friendly_error(onair):
+    await onair.fake.final_message(await onair.fake.slash("nowplaying"))
+    onair.sim.inject("status", status=503)
+    client = onair.bot.registry.clients["main"]
+    client._cache.clear()
+    message = await onair.fake.final_message(await onair.fake.slash("nowplaying"), within=30)
+    fields = {f["name"]: f["value"] for f in message["embeds"][0]["fields"]}
+    assert "as of <t:" in fields["Note"]
+    client.last_info = None
+    client._cache.clear()
+    iid = await onair.fake.slash("station")
+    reply = await onair.fake.final_message(iid, within=30)
+    assert "not answering" in reply["content"]
+    onair.sim.faults.clear()
+
+
+async def test_bad_key_and_unknown_station_messages(onair):
+    onair.sim.station(1).key = "rotated"
+    iid = await onair.fake.slash("recent")
+    reply = await onair.fake.final_message(iid)
+    assert reply["flags"] & EPHEMERAL and "ask a server admin" in reply["content"]
+    iid = await onair.fake.slash("nowplaying", {"station": "nope"})
+    reply = await onair.fake.final_message(iid)
+    assert reply["flags"] & EPHEMERAL and "don't know that station" in reply["content"]
+
+
+async def test_autocomplete_lists_stations_visible_in_guild(live_simulator):
+    async with running_bot(live_simulator, stations=2) as env:
+        iid = await env.fake.autocomplete("nowplaying", "station", "")
+        callback = await env.fake.response(iid)
+        assert callback.json["type"] == 8
+        choices = callback.json["data"]["choices"]
+        assert [c["value"] for c in choices] == ["main", "second1"]
+        iid = await env.fake.autocomplete("nowplaying", "station", "sec")
+        callback = await env.fake.response(iid)
+        assert [c["value"] for c in callback.json["data"]["choices"]] == ["second1"]
+        other = env.fake.guilds[0]
+        msg = await env.fake.final_message(
+            await env.fake.slash("nowplaying", {"station": "second1"}, guild=other)
+        )
+        assert msg["embeds"][0]["author"]["name"] == "Second Station"
+
+
+async def test_playlist_paginates_1000_items_only_for_invoker(onair):
+    onair.sim.playlist_size = 1000
+    iid = await onair.fake.slash("playlist")
+    message = await onair.fake.final_message(iid)
+    embed = message["embeds"][0]
+    assert "/100" in embed["footer"]["text"]
+    buttons = message["components"][0]["components"]
+    assert [b["label"] for b in buttons][0] == "⏮" and "/100" in buttons[2]["label"]
+    assert embed["description"].count("\n") == 9  # ten items a page
+    target = onair.fake.original(iid)
+    page_before = buttons[2]["label"]
+
+    click = await onair.fake.click(target, "pg:next")
+    update = await onair.fake.response(click)
+    assert update.json["type"] == 7
+    new_label = update.json["data"]["components"][0]["components"][2]["label"]
+    assert new_label != page_before
+
+    stranger = await onair.fake.click(target, "pg:last", user_id=4242424242424242)
+    refused = await onair.fake.response(stranger)
+    assert refused.json["type"] == 4 and refused.json["data"]["flags"] & EPHEMERAL
+    assert "Only the person" in refused.json["data"]["content"]
+
+    last = await onair.fake.click(target, "pg:last")
+    update = await onair.fake.response(last)
+    assert update.json["data"]["components"][0]["components"][2]["label"] == "100/100"
+    assert update.json["data"]["components"][0]["components"][3]["disabled"] is True
+
+
+async def test_paginator_disables_itself_on_timeout(onair):
+    from bot.ui import Paginator
+
+    onair.sim.playlist_size = 40
+    original_init = Paginator.__init__
+
+    def short(self, *args, **kwargs):  # a real Paginator with a short timeout
+        kwargs["timeout"] = 0.3
+        original_init(self, *args, **kwargs)
+
+    Paginator.__init__ = short  # type: ignore[method-assign]
+    try:
+        iid = await onair.fake.slash("playlist")
+        await onair.fake.final_message(iid)
+        edits = await onair.fake.wait_request(
+            "PATCH", rf"^/webhooks/\d+/itoken-{iid}/messages/@original", within=10
+        )
+    finally:
+        Paginator.__init__ = original_init  # type: ignore[method-assign]
+    buttons = edits[0].json["components"][0]["components"]
+    assert all(b["disabled"] for b in buttons)
+
+
+async def test_playlist_marks_played_playing_upcoming_in_station_zone(onair):
+    iid = await onair.fake.slash("playlist")
+    embed = (await onair.fake.final_message(iid))["embeds"][0]
+    text = embed["description"]
+    assert "▶" in text and "Europe/Berlin" in embed["footer"]["text"]
+    airing = onair.sim.station(1).programme.at(onair.sim.clock())
+    local = datetime.fromtimestamp(airing.started, ZoneInfo("Europe/Berlin")).strftime("%H:%M")
+    playing_line = next(line for line in text.splitlines() if "▶" in line)
+    assert local in playing_line
+
+
+HOSTILE = (
+    "@everyone <@123456789012345678> <@&987654321098765432> **bold** [x](https://evil.example) "
+    + "A" * 5000
+)
+
+
+async def test_hostile_titles_are_escaped_and_never_ping(live_simulator):
+    item = LibraryItem(
+        "@here DJ ||spoiler||", HOSTILE, 30.0, album="`code` ~~strike~~ \u202eRTL", year="2026"
+    )
+    live_simulator.station(1).programme = Programme(
+        [(item, 30.0)], epoch=live_simulator.clock() - 1
+    )
+    async with running_bot(live_simulator) as env:
+        message = await env.fake.final_message(await env.fake.slash("nowplaying"))
+    embed = message["embeds"][0]
+    blob = repr(message)
+    assert "@everyone" not in blob.replace("@\u200beveryone", "")
+    assert (
+        "<@123" not in blob
+        and "<@&987" not in blob
+        and "@here" not in blob.replace("@\u200bhere", "")
+    )
+    assert "\\*\\*bold\\*\\*" in embed["title"] or len(embed["title"]) <= 256
+    assert len(embed["title"]) <= 256
+    assert "\u202e" not in blob
+    assert message["allowed_mentions"] == {"parse": []}
+
+
+async def test_discord_429_route_and_global_are_obeyed(onair):
+    channel = onair.bot.get_channel(onair.guild.channels[0])
+    onair.fake.rate_limits = True
+    onair.fake.channel_limit = (2, 0.5)
+    sends = [channel.send(f"m{i}") for i in range(6)]
+    await asyncio.gather(*sends)
+    posted = [r for r in onair.fake.sent("POST", r"^/channels/\d+/messages$") if r.status == 200]
+    assert len(posted) == 6
+    onair.fake.global_limit = 3
+    await asyncio.gather(*(channel.send(f"g{i}") for i in range(8)))
+    posted = [r for r in onair.fake.sent("POST", r"^/channels/\d+/messages$") if r.status == 200]
+    assert len(posted) == 14
+    assert any(r.status == 0 or r in onair.fake.ratelimited for r in onair.fake.ratelimited)
+    assert len(onair.fake.ratelimited) >= 1  # 429s were answered, retried and nothing was lost
+
+
+async def test_forbidden_and_unknown_channel_raise_cleanly(onair):
+    import discord
+
+    channel = onair.bot.get_channel(onair.guild.channels[0])
+    onair.fake.fail(
+        "POST", r"^/channels/\d+/messages$", 403, code=50013, message="Missing Permissions"
+    )
+    with pytest.raises(discord.Forbidden) as forbidden:
+        await channel.send("x")
+    assert forbidden.value.code == 50013
+    onair.fake.fail("POST", r"^/channels/\d+/messages$", 404, code=10003, message="Unknown Channel")
+    with pytest.raises(discord.NotFound):
+        await channel.send("x")
+    await channel.send("still works")
+
+
+async def test_gateway_reconnect_mid_session(onair):
+    await onair.fake.reconnect()
+    await onair.fake.wait_for(
+        lambda: onair.fake.resume_count + onair.fake.identify_count >= 2, within=20
+    )
+    await onair.fake.identified.wait()
+    message = await onair.fake.final_message(await onair.fake.slash("nowplaying"))
+    assert message["embeds"]
+
+
+async def test_invalid_session_reidentifies(onair):
+    await onair.fake.invalid_session(resumable=False)
+    await onair.fake.wait_for(lambda: onair.fake.identify_count >= 2, within=30)
+    message = await onair.fake.final_message(await onair.fake.slash("station"), within=15)
+    assert message["embeds"]
+
+
+async def test_unexpected_error_gets_generic_message_and_log(onair, caplog, monkeypatch):
+    from bot.render import station_embeds
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(station_embeds, "station_embed", broken)
+    reply = await onair.fake.final_message(await onair.fake.slash("station"))
+    assert reply["flags"] & EPHEMERAL and "something went wrong" in reply["content"]
+    assert "boom" in caplog.text
+
+
+async def test_key_never_in_discord_traffic_or_logs(onair, caplog):
+    onair.sim.inject("status", status=500, times=10)
+    onair.bot.registry.clients["main"]._cache.clear()
+    await onair.fake.final_message(await onair.fake.slash("recent"), within=30)
+    onair.sim.faults.clear()
+    assert STATION_KEY not in _all_text(onair.fake)
+    assert STATION_KEY not in caplog.text

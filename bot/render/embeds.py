@@ -82,7 +82,8 @@ class EmbedBuilder:
         return self
 
     def image(self, url: str | None) -> EmbedBuilder:
-        self.image_url = url if is_http_url(url, https_only=True) else None
+        attached = bool(url) and str(url).startswith("attachment://")
+        self.image_url = url if attached or is_http_url(url, https_only=True) else None
         return self
 
     def thumbnail(self, url: str | None) -> EmbedBuilder:

@@ -1,0 +1,94 @@
+"""Config loading: the example parses, and each startup problem gets one clear message."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, parse_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = (ROOT / "config.example.toml").read_text()
+
+
+def test_example_config_parses_and_documents_every_key():
+    settings = parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"})
+    assert settings.stations[0].slug == "main" and settings.stations[0].key == "k"
+    assert settings.subscriptions[0].mode == "post"
+    from bot.config import SCHEMA
+
+    for section, keys in SCHEMA.items():
+        for key in keys:
+            assert f"\n{key} = " in EXAMPLE, (
+                f"{section}.{key} is not documented in config.example.toml"
+            )
+
+
+def test_key_is_not_in_repr():
+    settings = parse_settings(
+        EXAMPLE, {"ONAIR_KEY_MAIN": "very-secret", "ONAIR_DISCORD_TOKEN": "tok-secret"}
+    )
+    assert "very-secret" not in repr(settings) and "tok-secret" not in repr(settings)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[bot\nx=1", "not valid TOML"),
+        ("[bot]\ndefault_statoin = 'main'", "did you mean 'default_station'"),
+        ("[bots]\n", "did you mean 'bot'"),
+        ("[announcer]\nmin_interval = 'fast'", "bad value for 'min_interval'"),
+        ("[[stations]]\nid='a'\nname='A'\nbase_url='ftp://x'\nstation_id=1", "http(s) URL"),
+        (
+            "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\ntimezone='Mars/Base'",
+            "time zone",
+        ),
+        (
+            "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\nkey_env='NOPE_NOT_SET'",
+            "not set",
+        ),
+        ("[[subscriptions]]\nguild=1\nchannel=2\nstation='zzz'", "not defined"),
+        ("[[subscriptions]]\nguild=1\nchannel=2\nstation='x'\nmode='loud'", '"post" or "card"'),
+    ],
+)
+def test_bad_configs_get_one_clear_message(text, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, {})
+    assert message in str(caught.value)
+
+
+def test_toml_error_names_the_line():
+    with pytest.raises(ConfigError, match="line 3"):
+        parse_settings("[bot]\nlog_level = 'INFO'\nthis is not toml\n", {})
+
+
+def _run(config: str, tmp_path, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "config.toml"
+    path.write_text(config)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ONAIR_")}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "run", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=env,
+    )
+
+
+def test_run_without_token_says_so(tmp_path):
+    result = _run(EXAMPLE, tmp_path, {"ONAIR_KEY_MAIN": "k"})
+    assert result.returncode == 78
+    assert "ONAIR_DISCORD_TOKEN" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_run_with_bad_config_says_what(tmp_path):
+    result = _run("[bot]\nlog_levl = 'INFO'\n", tmp_path, {"ONAIR_DISCORD_TOKEN": "x"})
+    assert result.returncode == 78
+    assert "did you mean 'log_level'" in result.stderr and "Traceback" not in result.stderr
