@@ -100,7 +100,7 @@ async def test_stats_defers_and_attaches_chart(onair):
         fields
     )
     assert "🇩🇪" in fields["Top countries"]
-    name, filename, data = follow[0].files[0]
+    _, filename, data = follow[0].files[0]
     assert filename == "stats.png" and data.startswith(b"\x89PNG")
 
 
@@ -174,7 +174,7 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     embed = message["embeds"][0]
     assert "/100" in embed["footer"]["text"]
     buttons = message["components"][0]["components"]
-    assert [b["label"] for b in buttons][0] == "⏮" and "/100" in buttons[2]["label"]
+    assert buttons[0]["label"] == "⏮" and "/100" in buttons[2]["label"]
     assert embed["description"].count("\n") == 9  # ten items a page
     target = onair.fake.original(iid)
     page_before = buttons[2]["label"]
