@@ -14,6 +14,7 @@ from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .logs import setup_logging
 from .stations import StationRegistry
+from .storage import Storage
 
 EXIT_CONFIG = 78
 
@@ -27,12 +28,20 @@ def create_bot(
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )
     registry = StationRegistry(settings, session)
+    storage = Storage(settings.database_path)
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )
     if connector is not None:
         options["connector"] = connector
-    return OnAirBot(settings, session=session, registry=registry, scheduler=scheduler, **options)
+    return OnAirBot(
+        settings,
+        session=session,
+        registry=registry,
+        storage=storage,
+        scheduler=scheduler,
+        **options,
+    )
 
 
 async def run_bot(config_path: str) -> int:

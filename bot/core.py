@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import discord
@@ -15,6 +15,10 @@ from .config import Settings
 from .errors import OnAirError
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
 from .stations import StationRegistry
+from .storage import Storage
+
+if TYPE_CHECKING:
+    from .announcer.service import AnnouncerService
 
 _LOGGER = logging.getLogger("onair.bot")
 
@@ -25,6 +29,8 @@ EXTENSIONS = (
     "cogs.stats",
     "cogs.listen",
     "cogs.station",
+    "cogs.history",
+    "cogs.announcer",
 )
 
 GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
@@ -85,6 +91,7 @@ class OnAirBot(commands.Bot):
         *,
         session: aiohttp.ClientSession,
         registry: StationRegistry,
+        storage: Storage,
         scheduler: AsyncIOScheduler,
         extensions: tuple[str, ...] = EXTENSIONS,
         **options: Any,
@@ -97,14 +104,17 @@ class OnAirBot(commands.Bot):
         self.settings = settings
         self.session = session
         self.registry = registry
+        self.storage = storage
         self.scheduler = scheduler
+        self.announcer: AnnouncerService | None = None  # set by the announcer cog
         self.initial_extensions = extensions
         self.synced: list[app_commands.AppCommand] = []
 
     async def setup_hook(self) -> None:
+        await self.storage.open()
+        self.scheduler.start()
         for extension in self.initial_extensions:
             await self.load_extension(extension)
-        self.scheduler.start()
         if self.settings.sync_commands:
             if self.settings.dev_guild:
                 guild = discord.Object(self.settings.dev_guild)
@@ -120,5 +130,6 @@ class OnAirBot(commands.Bot):
                 self.scheduler.shutdown(wait=False)
             await super().close()
         finally:
+            await self.storage.close()
             if not self.session.closed:
                 await self.session.close()

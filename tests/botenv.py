@@ -19,13 +19,21 @@ STATION_KEY = "station-key-SECRET-42"
 
 
 def config_text(
-    sim: StationSimulator, fake: FakeDiscord, *, extra: str = "", stations: int = 1
+    sim: StationSimulator,
+    fake: FakeDiscord,
+    *,
+    extra: str = "",
+    stations: int = 1,
+    db_path: str = ":memory:",
 ) -> str:
     guild = fake.guilds[0]
     parts = [
         "[bot]",
         'default_station = "main"',
         "cache_seconds = 5",
+        "",
+        "[database]",
+        f'path = "{db_path}"',
         "",
     ]
     for index in range(stations):
@@ -63,6 +71,7 @@ async def running_bot(
     fake: FakeDiscord | None = None,
     extra_config: str = "",
     stations: int = 1,
+    db_path: str = ":memory:",
     **bot_options: Any,
 ) -> AsyncIterator[BotEnv]:
     own_fake = fake is None
@@ -70,7 +79,9 @@ async def running_bot(
     if own_fake:
         await fake.start()
     env = {"ONAIR_TEST_STATION_KEY": STATION_KEY, "ONAIR_DISCORD_TOKEN": fake.expected_token}
-    settings = parse_settings(config_text(sim, fake, extra=extra_config, stations=stations), env)
+    settings = parse_settings(
+        config_text(sim, fake, extra=extra_config, stations=stations, db_path=db_path), env
+    )
     bot_options.setdefault("guild_ready_timeout", 0.05)
     bot = create_bot(settings, connector=fake.connector(), **bot_options)
     task: asyncio.Task[None] | None = None

@@ -76,9 +76,17 @@ class StationWatch:
         self.listeners: list[AnnouncementListener] = []
         self.error_listeners: list[ErrorListener] = []
         self.job_id = job_id_for(client)
+        self.busy = False
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
+        self.busy = True
+        try:
+            return await self._poll()
+        finally:
+            self.busy = False
+
+    async def _poll(self) -> float:
         status = self.status
         now = datetime.now(UTC)
         status.last_poll = now

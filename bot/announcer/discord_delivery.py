@@ -1,0 +1,103 @@
+"""Delivering announcements with discord.py: post or card mode, role pings, clean failures."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import discord
+
+from ..config import StationConfig
+from ..render import station_embeds
+from ..storage import Subscription
+from .service import DeliveryError
+from .watcher import Announcement
+
+PERMANENT = {
+    403: "OnAir may not post there (Missing Permissions)",
+    404: "the channel no longer exists",
+}
+
+
+class DiscordDeliverer:
+    """Sends through the bot's own client, so discord.py's rate limiter governs every call."""
+
+    def __init__(self, client: discord.Client, *, tries: int = 3) -> None:
+        self.client = client
+        self.tries = tries
+
+    async def _channel(self, channel_id: int) -> Any:
+        channel = self.client.get_channel(channel_id)
+        if channel is None:
+            try:
+                channel = await self.client.fetch_channel(channel_id)
+            except discord.NotFound:
+                raise DeliveryError(PERMANENT[404], permanent=True) from None
+            except discord.Forbidden:
+                raise DeliveryError(PERMANENT[403], permanent=True) from None
+        if not isinstance(channel, discord.abc.Messageable):
+            raise DeliveryError("the target is not a text channel or thread", permanent=True)
+        return channel
+
+    async def deliver(
+        self, sub: Subscription, announcement: Announcement, station: StationConfig
+    ) -> int | None:
+        embed, view = station_embeds.announcement(
+            announcement.info, announcement.play, station.name
+        )
+        content = f"<@&{sub.mention_role}>" if sub.mention_role else None
+        mentions = (
+            discord.AllowedMentions(
+                everyone=False, users=False, roles=[discord.Object(sub.mention_role)]
+            )
+            if sub.mention_role
+            else discord.AllowedMentions.none()
+        )
+        last_error: discord.HTTPException | None = None
+        for attempt in range(self.tries):
+            try:
+                channel = await self._channel(sub.channel_id)
+                if sub.mode == "card":
+                    return await self._card(channel, sub, embed, view, content, mentions)
+                kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions}
+                if view is not None:
+                    kwargs["view"] = view
+                message = await channel.send(content, **kwargs)
+                return int(message.id)
+            except discord.HTTPException as error:
+                if error.status in PERMANENT:
+                    raise DeliveryError(PERMANENT[error.status], permanent=True) from None
+                last_error = error
+                await asyncio.sleep(0.5 * 2**attempt)
+        raise DeliveryError(f"Discord kept failing ({last_error})", permanent=False)
+
+    async def _card(
+        self,
+        channel: Any,
+        sub: Subscription,
+        embed: discord.Embed,
+        view: discord.ui.View | None,
+        content: str | None,
+        mentions: discord.AllowedMentions,
+    ) -> int:
+        """Edit the card in place while it is the newest message; else re-post it at the bottom."""
+        card_id = sub.card_message_id
+        if card_id:
+            newest = [m async for m in channel.history(limit=1)]
+            if newest and newest[0].id == card_id:
+                try:
+                    await channel.get_partial_message(card_id).edit(
+                        content=content, embed=embed, view=view, allowed_mentions=mentions
+                    )
+                    return card_id
+                except discord.NotFound:
+                    pass  # deleted by someone: post a new card
+        kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions}
+        if view is not None:
+            kwargs["view"] = view
+        message = await channel.send(content, **kwargs)
+        if card_id:
+            with contextlib.suppress(discord.HTTPException):
+                await channel.get_partial_message(card_id).delete()
+        return int(message.id)

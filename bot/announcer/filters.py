@@ -1,0 +1,35 @@
+"""Per-subscription filters: which plays a channel wants announced."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..station import Play
+from ..storage import Subscription
+
+
+@lru_cache(maxsize=512)
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error:
+        return None
+
+
+def skip_reason(sub: Subscription, play: Play, item_type: str | None = None) -> str | None:
+    """Why ``sub`` does not want ``play`` announced, or None when it does."""
+    if play.live and not sub.announce_live:
+        return "live shows off"
+    too_short = play.duration is not None and play.duration.total_seconds() < sub.min_seconds
+    if sub.min_seconds and not play.live and too_short:
+        return "shorter than the minimum"
+    if item_type and item_type.upper() in {t.upper() for t in sub.skip_item_types}:
+        return f"item type {item_type}"
+    if sub.skip_pattern:
+        regex = _compiled(sub.skip_pattern)
+        if regex is not None and any(
+            regex.search(text) for text in (play.display, play.file or "") if text
+        ):
+            return "matches the skip pattern"
+    return None

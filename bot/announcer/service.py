@@ -1,0 +1,203 @@
+"""The announcer: one watch per distinct station, fan-out of each new play to its subscriptions.
+
+Discord-agnostic: delivery goes through a :class:`Deliverer`, so the same service runs in the
+bot (discord.py) and in tests and benchmarks. Delivery is bounded in concurrency, per-channel
+isolated, and recorded in storage only after a successful send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Protocol
+
+from ..config import Settings, StationConfig
+from ..station import Play, StationError
+from ..stations import StationRegistry
+from ..storage import Storage, Subscription
+from .filters import skip_reason
+from .watcher import Announcement, StationWatch, WatchScheduler, job_id_for
+
+_LOGGER = logging.getLogger("onair.announcer")
+
+
+class DeliveryError(Exception):
+    """A send failed. ``permanent`` failures (403, 404) pause the subscription."""
+
+    def __init__(self, reason: str, *, permanent: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+
+
+class Deliverer(Protocol):
+    async def deliver(
+        self, sub: Subscription, announcement: Announcement, station: StationConfig
+    ) -> int | None:
+        """Post (or edit) the announcement; return the message id used (for card mode)."""
+
+
+class AnnouncerService:
+    def __init__(
+        self,
+        settings: Settings,
+        registry: StationRegistry,
+        storage: Storage,
+        watches: WatchScheduler,
+        deliverer: Deliverer,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.storage = storage
+        self.watches = watches
+        self.deliverer = deliverer
+        self._limit = asyncio.Semaphore(settings.concurrency)
+        self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._slugs_by_job: dict[str, list[str]] = {}
+        self.delivered = 0
+        self.skipped = 0
+        self.failed = 0
+
+    # Lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.import_config_subscriptions()
+        await self.refresh()
+
+    async def stop(self) -> None:
+        for job_id in list(self._slugs_by_job):
+            self.watches.remove(job_id)
+        self._slugs_by_job.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def idle(self) -> None:
+        """Wait until every fan-out in flight has finished (tests and benchmarks)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def import_config_subscriptions(self) -> None:
+        """Subscriptions from the config file are the source of truth until the setup commands."""
+        keep = []
+        for config in self.settings.subscriptions:
+            await self.storage.upsert_subscription(
+                Subscription(
+                    id=0,
+                    guild_id=config.guild,
+                    channel_id=config.channel,
+                    station=config.station,
+                    mode=config.mode,
+                    mention_role=config.mention_role,
+                    min_seconds=config.min_seconds,
+                    skip_item_types=config.skip_item_types,
+                    skip_pattern=config.skip_pattern,
+                    announce_live=config.announce_live,
+                )
+            )
+            keep.append((config.channel, config.station))
+        await self.storage.remove_subscriptions_not_in(keep)
+
+    async def refresh(self) -> None:
+        """Add a watch for every station with an active subscription; remove the others."""
+        subs = await self.storage.subscriptions()
+        wanted: dict[str, list[str]] = defaultdict(list)
+        for slug in sorted({s.station for s in subs if s.paused_reason is None}):
+            station = self.settings.station(slug)
+            if station is None:
+                continue
+            wanted[job_id_for(self.registry.client(station))].append(slug)
+        for job_id in list(self._slugs_by_job):
+            if job_id not in wanted:
+                self.watches.remove(job_id)
+                del self._slugs_by_job[job_id]
+        for job_id, slugs in wanted.items():
+            self._slugs_by_job[job_id] = slugs
+            if job_id in self.watches.watches:
+                continue
+            station = self.settings.station(slugs[0])
+            assert station is not None
+            watch = StationWatch(self.registry.client(station), settings=self.settings.poll)
+            watch.listeners.append(self._listener(job_id))
+            self.watches.add(watch)
+
+    def _listener(self, job_id: str):  # type: ignore[no-untyped-def]
+        async def on_play(announcement: Announcement) -> None:
+            for slug in self._slugs_by_job.get(job_id, []):
+                task = asyncio.create_task(self._fan_out(slug, announcement))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+        return on_play
+
+    # Fan-out ----------------------------------------------------------------------------
+
+    async def _item_type(
+        self, station: StationConfig, play: Play, subs: Iterable[Subscription]
+    ) -> str | None:
+        """ITEMTYPE is only in the playlist: fetched only when some channel filters on it."""
+        if not any(s.skip_item_types for s in subs):
+            return None
+        try:
+            playlist = await self.registry.client(station).playlist()
+        except StationError:
+            return None
+        for item in playlist.items:
+            if item.title and item.title.casefold() == play.title.casefold():
+                return item.item_type
+        return None
+
+    async def _fan_out(self, slug: str, announcement: Announcement) -> None:
+        station = self.settings.station(slug)
+        if station is None:
+            return
+        async with self._station_locks[slug]:
+            play = announcement.play
+            try:
+                await self.storage.record_play(
+                    slug, play, announcement.info.listener_count, datetime.now(UTC)
+                )
+            except Exception:
+                _LOGGER.exception("could not record a play in the history")
+            subs = [s for s in await self.storage.subscriptions(slug) if s.paused_reason is None]
+            item_type = await self._item_type(station, play, subs)
+            await asyncio.gather(
+                *(self._deliver(sub, announcement, station, item_type) for sub in subs)
+            )
+
+    async def _deliver(
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        item_type: str | None,
+    ) -> None:
+        play = announcement.play
+        if sub.last_play is not None and play.same_as(sub.last_play):
+            return  # announced before a restart
+        reason = skip_reason(sub, play, item_type)
+        if reason is not None:
+            self.skipped += 1
+            return
+        async with self._limit:
+            try:
+                message_id = await self.deliverer.deliver(sub, announcement, station)
+            except DeliveryError as error:
+                self.failed += 1
+                if error.permanent:
+                    _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, error.reason)
+                    await self.storage.pause(sub.id, error.reason)
+                else:
+                    _LOGGER.warning("announcement to %s failed: %s", sub.channel_id, error.reason)
+                return
+            except Exception:
+                self.failed += 1
+                _LOGGER.exception("announcement to %s failed", sub.channel_id)
+                return
+        self.delivered += 1
+        await self.storage.mark_announced(sub.id, play, message_id)

@@ -1,0 +1,62 @@
+"""/history: what played at a time, or when a song last played."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.core import OnAirBot
+from bot.errors import BadInput
+from bot.history import parse_moment
+from bot.render import station_embeds
+from bot.render.text import safe
+from bot.ui import Reply, answer
+from bot.ui.stations import resolve_station, station_autocomplete
+
+
+class History(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(
+        name="history", description="What played at a time, or search the history"
+    )
+    @app_commands.describe(
+        at='A time like "14:32", "yesterday 22:10" or "2026-11-20 14:32" (station time)',
+        search="Words from a title, artist or album",
+        station="Which station",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def history(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        at: str | None = None,
+        search: app_commands.Range[str, 1, 100] | None = None,
+        station: str | None = None,
+    ) -> None:
+        config = resolve_station(interaction, station)
+        moment = parse_moment(at, datetime.now(config.timezone)) if at else None
+        if moment is None and not search:
+            moment = datetime.now(config.timezone)
+        if moment is not None and search:
+            raise BadInput("Use either `at` or `search`, not both.")
+        storage = self.bot.storage
+
+        async def work() -> Reply:
+            if moment is not None:
+                entries = await storage.play_at(config.slug, moment)
+                heading = f"On air at {moment:%Y-%m-%d %H:%M} ({config.name})"
+            else:
+                entries = await storage.search_plays(config.slug, search or "")
+                heading = f'Plays matching "{safe(search, limit=80)}" ({config.name})'
+            rows = [(e.started, e.title, e.artist) for e in entries]
+            return Reply(embed=station_embeds.history_embed(rows, heading, config.timezone))
+
+        await answer(interaction, work())
+
+
+async def setup(bot: OnAirBot) -> None:
+    await bot.add_cog(History(bot))

@@ -1,0 +1,215 @@
+"""The announcer in the bot, through real discord.py and the fake Discord, on a manual clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+
+from .botenv import running_bot
+from .conftest import wait_for
+from .fakediscord import FakeDiscord
+
+# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
+SLOTS = [
+    (TRACKS[0], 20.0),
+    (JINGLES[0], 5.0),
+    (TRACKS[1], 20.0),
+    (LIVE_SHOW, 60.0),
+    (TRACKS[2], 20.0),
+]
+
+
+@pytest.fixture
+async def sim():
+    clock = ManualClock()
+    simulator = StationSimulator(clock=clock)
+    simulator.add_station(
+        1,
+        key="station-key-SECRET-42",
+        programme=Programme(SLOTS, epoch=clock() - 1.0),
+        public_url="https://c9.radioboss.fm",
+    )
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+@pytest.fixture
+async def fake():
+    server = FakeDiscord(channels_per_guild=3)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:
+    guild = fake.guilds[0]
+    lines = [
+        "[[subscriptions]]",
+        f"guild = {guild.id}",
+        f"channel = {guild.channels[channel_index]}",
+        'station = "main"',
+    ]
+    for key, value in options.items():
+        lines.append(
+            f"{key} = {value!r}".replace("'", '"')
+            if isinstance(value, str)
+            else f"{key} = {str(value).lower() if isinstance(value, bool) else value}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
+    channel = fake.guilds[0].channels[channel_index]
+    return [r for r in fake.sent("POST", rf"^/channels/{channel}/messages$") if r.status == 200]
+
+
+async def poll(env) -> None:
+    """Run the station's watch job now and wait for its fan-out to finish."""
+    announcer = env.bot.announcer
+    watch = next(iter(announcer.watches.watches.values()))
+    await wait_for(lambda: not watch.busy, within=10)
+    before = watch.status.polls
+    announcer.watches.poll_now(watch.job_id)
+    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await announcer.idle()
+
+
+async def test_announces_each_play_once_with_embed_and_buttons(sim, fake):
+    async with running_bot(sim, fake=fake, extra_config=subscription(fake)) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        body = posts(fake)[0].json
+        embed = body["embeds"][0]
+        assert embed["title"] == TRACKS[0].title
+        assert embed["image"]["url"].startswith(
+            "https://c9.radioboss.fm/artwork/1/current.png?onair="
+        )
+        assert [b["label"] for b in body["components"][0]["components"]] == ["Listen", "Web player"]
+        assert body["allowed_mentions"] == {"parse": []}
+        await poll(env)
+        await poll(env)
+        assert len(posts(fake)) == 1  # same play: nothing new
+        sim.clock.advance(21)  # the jingle
+        await poll(env)
+        sim.clock.advance(5)
+        await poll(env)
+        titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
+        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+
+
+async def test_restart_does_not_repeat_and_downtime_posts_once(sim, fake, tmp_path):
+    db = str(tmp_path / "onair.sqlite3")
+    config = subscription(fake)
+    async with running_bot(sim, fake=fake, extra_config=config, db_path=db):
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+    async with running_bot(sim, fake=fake, extra_config=config, db_path=db) as env:
+        await poll(env)
+        assert len(posts(fake)) == 1  # already announced before the restart
+    sim.clock.advance(30)  # jingle and the next track started while the bot was down
+    async with running_bot(sim, fake=fake, extra_config=config, db_path=db) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 2)
+        await poll(env)
+        assert len(posts(fake)) == 2
+        assert posts(fake)[1].json["embeds"][0]["title"] == TRACKS[1].title
+
+
+async def test_filters_min_seconds_pattern_and_live(sim, fake):
+    config = (
+        subscription(fake, 0, min_seconds=10)
+        + subscription(fake, 1, skip_pattern="Harbour|Station ID", announce_live=False)
+        + subscription(fake, 2)
+    )
+    async with running_bot(sim, fake=fake, extra_config=config) as env:
+        await fake.wait_for(lambda: len(posts(fake, 0)) == 1 and len(posts(fake, 2)) == 1)
+        for step in (21, 5, 20):  # jingle, track, live show
+            sim.clock.advance(step)
+            await poll(env)
+    titles = {i: [p.json["embeds"][0]["title"] for p in posts(fake, i)] for i in range(3)}
+    assert titles[2] == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title, LIVE_SHOW.title]
+    assert titles[0] == [TRACKS[0].title, TRACKS[1].title, LIVE_SHOW.title]  # no 5-s jingle
+    assert titles[1] == [TRACKS[1].title]  # pattern and live filtered
+    live = posts(fake, 2)[-1].json["embeds"][0]
+    assert live["author"]["name"].startswith("🔴 LIVE")
+
+
+async def test_forbidden_channel_is_paused_others_go_on(sim, fake):
+    config = subscription(fake, 0) + subscription(fake, 1)
+    bad = fake.guilds[0].channels[0]
+    fake.fail(
+        "POST",
+        rf"^/channels/{bad}/messages$",
+        403,
+        code=50013,
+        message="Missing Permissions",
+        times=None,
+    )
+    async with running_bot(sim, fake=fake, extra_config=config) as env:
+        await fake.wait_for(lambda: len(posts(fake, 1)) == 1)
+        await env.bot.announcer.idle()
+        subs = await env.bot.storage.subscriptions()
+        paused = {s.channel_id: s.paused_reason for s in subs}
+        assert "Missing Permissions" in (paused[bad] or "")
+        attempts = len(fake.sent("POST", rf"^/channels/{bad}/messages$"))
+        sim.clock.advance(21)
+        await poll(env)
+        assert len(posts(fake, 1)) == 2
+        assert len(fake.sent("POST", rf"^/channels/{bad}/messages$")) == attempts  # not retried
+
+
+async def test_card_mode_edits_in_place_and_reposts_when_buried(sim, fake):
+    async with running_bot(sim, fake=fake, extra_config=subscription(fake, 0, mode="card")) as env:
+        channel = fake.guilds[0].channels[0]
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        sim.clock.advance(21)
+        await poll(env)
+        edits = fake.sent("PATCH", rf"^/channels/{channel}/messages/\d+$")
+        assert len(edits) == 1 and edits[0].json["embeds"][0]["title"] == JINGLES[0].title
+        assert len(posts(fake)) == 1
+        fake.user_message(channel)  # someone talks: the card is buried
+        sim.clock.advance(5)
+        await poll(env)
+        assert len(posts(fake)) == 2
+        assert fake.sent("DELETE", rf"^/channels/{channel}/messages/\d+$")
+
+
+async def test_role_mention_pings_only_that_role(sim, fake):
+    role = fake.guilds[0].roles[1]
+    async with running_bot(sim, fake=fake, extra_config=subscription(fake, 0, mention_role=role)):
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+    body = posts(fake)[0].json
+    assert body["content"] == f"<@&{role}>"
+    assert body["allowed_mentions"] == {"parse": [], "roles": [str(role)]} or body[
+        "allowed_mentions"
+    ]["roles"] == [role]
+
+
+async def test_station_fault_midstream_then_one_announcement(sim, fake):
+    async with running_bot(sim, fake=fake, extra_config=subscription(fake)) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        for kind in ("truncated", "html", "json_null"):
+            sim.inject(kind, times=1)
+            await poll(env)
+        sim.inject("status", status=403, times=1)
+        await poll(env)
+        sim.clock.advance(21)
+        await poll(env)
+        await poll(env)
+        assert [p.json["embeds"][0]["title"] for p in posts(fake)] == [
+            TRACKS[0].title,
+            JINGLES[0].title,
+        ]
+
+
+async def test_history_lookups(sim, fake):
+    async with running_bot(sim, fake=fake, extra_config=subscription(fake)) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        sim.clock.advance(21)
+        await poll(env)
+        message = await fake.final_message(await fake.slash("history", {"search": "station id"}))
+        assert JINGLES[0].title in message["embeds"][0]["description"]
+        assert "<t:" in message["embeds"][0]["description"]
+        message = await fake.final_message(await fake.slash("history"))
+        assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
+        reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
+        assert reply["flags"] & 64 and "time" in reply["content"]
