@@ -12,7 +12,7 @@ from discord.ext import commands
 
 from bot.core import OnAirBot
 from bot.render import station_embeds
-from bot.render.chart import render_stats_chart
+from bot.render.chart import render_stats_chart, warm_up
 from bot.statsrange import PERIODS, stats_range
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
@@ -23,6 +23,11 @@ CHART = "stats.png"
 class StatsCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
+        self._warm_up: asyncio.Future[None] | None = None
+
+    async def cog_load(self) -> None:
+        # Off the loop and not awaited: start-up does not wait for matplotlib.
+        self._warm_up = asyncio.ensure_future(asyncio.to_thread(warm_up))
 
     @app_commands.command(name="stats", description="Listener statistics for a period or dates")
     @app_commands.describe(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 import discord
@@ -14,6 +15,29 @@ from ..storage import Subscription
 from .service import DeliveryError
 from .watcher import Announcement
 
+
+class RateGate:
+    """A token bucket under Discord's global limit (50 requests/s), so a large fan-out does not
+    run into 429s (which Discord counts toward a temporary ban) but paces itself instead."""
+
+    def __init__(self, rate: float = 48.0) -> None:
+        self.rate = rate
+        self.tokens = rate
+        self.updated = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                self.tokens = min(self.rate, self.tokens + (now - self.updated) * self.rate)
+                self.updated = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
 PERMANENT = {
     403: "OnAir may not post there (Missing Permissions)",
     404: "the channel no longer exists",
@@ -23,13 +47,17 @@ PERMANENT = {
 class DiscordDeliverer:
     """Sends through the bot's own client, so discord.py's rate limiter governs every call."""
 
-    def __init__(self, client: discord.Client, *, tries: int = 3) -> None:
+    def __init__(
+        self, client: discord.Client, *, tries: int = 3, gate: RateGate | None = None
+    ) -> None:
         self.client = client
         self.tries = tries
+        self.gate = gate or RateGate()
 
     async def _channel(self, channel_id: int) -> Any:
         channel = self.client.get_channel(channel_id)
         if channel is None:
+            await self.gate.acquire()
             try:
                 channel = await self.client.fetch_channel(channel_id)
             except discord.NotFound:
@@ -63,6 +91,7 @@ class DiscordDeliverer:
                 kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions}
                 if view is not None:
                     kwargs["view"] = view
+                await self.gate.acquire()
                 message = await channel.send(content, **kwargs)
                 return int(message.id)
             except discord.HTTPException as error:
@@ -84,9 +113,11 @@ class DiscordDeliverer:
         """Edit the card in place while it is the newest message; else re-post it at the bottom."""
         card_id = sub.card_message_id
         if card_id:
+            await self.gate.acquire()
             newest = [m async for m in channel.history(limit=1)]
             if newest and newest[0].id == card_id:
                 try:
+                    await self.gate.acquire()
                     await channel.get_partial_message(card_id).edit(
                         content=content, embed=embed, view=view, allowed_mentions=mentions
                     )
@@ -96,8 +127,10 @@ class DiscordDeliverer:
         kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions}
         if view is not None:
             kwargs["view"] = view
+        await self.gate.acquire()
         message = await channel.send(content, **kwargs)
         if card_id:
+            await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
         return int(message.id)

@@ -22,6 +22,7 @@ from .filters import skip_reason
 from .watcher import Announcement, StationWatch, WatchScheduler, job_id_for
 
 _LOGGER = logging.getLogger("onair.announcer")
+STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
 
 
 class DeliveryError(Exception):
@@ -116,6 +117,7 @@ class AnnouncerService:
             if job_id not in wanted:
                 self.watches.remove(job_id)
                 del self._slugs_by_job[job_id]
+        new = 0
         for job_id, slugs in wanted.items():
             self._slugs_by_job[job_id] = slugs
             if job_id in self.watches.watches:
@@ -124,7 +126,9 @@ class AnnouncerService:
             assert station is not None
             watch = StationWatch(self.registry.client(station), settings=self.settings.poll)
             watch.listeners.append(self._listener(job_id))
-            self.watches.add(watch)
+            # Spread first polls (20 ms apart) so 500 stations do not answer in one loop turn.
+            self.watches.add(watch, delay=new * STARTUP_SPREAD)
+            new += 1
 
     def _listener(self, job_id: str):  # type: ignore[no-untyped-def]
         async def on_play(announcement: Announcement) -> None:

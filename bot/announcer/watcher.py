@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -180,6 +181,8 @@ class WatchScheduler:
             return
         try:
             delay = await watch.poll()
+        except asyncio.CancelledError:
+            return  # the scheduler is shutting down
         except Exception:  # never let one station's bug stop its watch
             _LOGGER.exception("watch %s crashed; retrying", job_id)
             delay = watch.policy.after_failure()

@@ -56,9 +56,25 @@ def _play_lines(play: Play) -> tuple[str, str]:
     return title, "\n".join(details)
 
 
-def nowplaying(
-    info: StationInfo, station_name: str, *, stale: bool
-) -> tuple[discord.Embed, discord.ui.View | None]:
+Rendered = tuple[discord.Embed, discord.ui.View | None]
+# Rendering is pure: one snapshot is rendered once however many users ask for it at the same
+# time (500 concurrent /nowplaying share one cached StationInfo, and so one embed and view).
+_RENDERED: dict[tuple[int, str, bool], tuple[StationInfo, Rendered]] = {}
+
+
+def nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
+    key = (id(info), station_name, stale)
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is info:
+        return hit[1]
+    result = _render_nowplaying(info, station_name, stale=stale)
+    if len(_RENDERED) >= 64:
+        _RENDERED.clear()
+    _RENDERED[key] = (info, result)
+    return result
+
+
+def _render_nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
     play = info.current_play()
     name = _station_name(info, station_name)
     if play is None:

@@ -17,6 +17,8 @@ _ZWSP = "\u200b"
 
 
 def _strip_controls(value: str) -> str:
+    if value.isprintable():
+        return value  # no control, format or separator characters other than plain spaces
     out = []
     for char in value:
         category = unicodedata.category(char)
@@ -92,10 +94,12 @@ def flag(iso: str | None) -> str:
     return "".join(chr(0x1F1E6 + ord(c) - ord("a")) for c in iso.lower())
 
 
+_HTTP_URL = re.compile(r"(?i)^https?://\S+$")
+_HTTPS_URL = re.compile(r"(?i)^https://\S+$")
+
+
 def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
-    if not url or len(url) > 512 or any(c.isspace() for c in url):
+    """An absolute http(s) URL without spaces, short enough for Discord (512)."""
+    if not url or len(url) > 512:
         return False
-    lowered = url.lower()
-    if https_only:
-        return lowered.startswith("https://") and len(lowered) > 8
-    return lowered.startswith(("http://", "https://")) and len(lowered) > 8
+    return bool((_HTTPS_URL if https_only else _HTTP_URL).match(url))

@@ -165,6 +165,7 @@ class StationSimulator:
     ) -> SimStation | web.StreamResponse:
         """Count, apply latency and faults, check the station and key."""
         self.counters[endpoint] += 1
+        self.counters[f"{endpoint}:{request.match_info.get('sid', '')}"] += 1
         self.counters["total"] += 1
         if self.latency:
             await asyncio.sleep(self.latency)
