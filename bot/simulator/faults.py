@@ -17,6 +17,7 @@ FAULT_KINDS = frozenset(
         "huge",  # 200 with a 10 MB body
         "drop",  # close the connection without an answer
         "error_json",  # 200 with {"error": "Invalid API key"}
+        "redirect",  # 302 to `body` (a URL)
     }
 )
 

@@ -204,6 +204,8 @@ class StationSimulator:
             return _json(None)
         if kind == "empty":
             return web.Response(body=b"", content_type="application/json")
+        if kind == "redirect":
+            raise web.HTTPFound(location=fault.body or "/")
         if kind == "error_json":
             return _json({"error": "Invalid API key"})
         if kind == "huge":

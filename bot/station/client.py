@@ -120,6 +120,7 @@ class StationClient:
         max_bytes: int = 2 * 1024 * 1024,
         zone: tzinfo = UTC,
         user_agent: str = "OnAir/0.1 (+https://github.com/onair-bot)",
+        redirect_guard: Callable[[URL], None] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.station_id = str(station_id).strip()
@@ -135,6 +136,8 @@ class StationClient:
         self._cache: dict[tuple[str, ...], _Entry] = {}
         self._inflight: dict[tuple[str, ...], asyncio.Future[Any]] = {}
         self.last_info: StationInfo | None = None
+        # When set, redirects are followed by hand and each target must pass the guard.
+        self.redirect_guard = redirect_guard
         self.last_latency: float | None = None
 
     def __repr__(self) -> str:
@@ -299,14 +302,30 @@ class StationClient:
             sock_read=self.timeout.sock_read,
         )
         failure: str
+        guard = self.redirect_guard
         try:
-            async with self._session.get(
-                url, timeout=timeout, headers=self._headers, max_redirects=3
-            ) as response:
-                status = response.status
-                if 200 <= status < 300:
-                    return self._decode(await self._read_capped(response))
-                retry_after = _retry_after(response.headers)
+            for _hop in range(4):
+                async with self._session.get(
+                    url,
+                    timeout=timeout,
+                    headers=self._headers,
+                    max_redirects=3,
+                    allow_redirects=guard is None,
+                ) as response:
+                    status = response.status
+                    if 200 <= status < 300:
+                        return self._decode(await self._read_capped(response))
+                    retry_after = _retry_after(response.headers)
+                    location = response.headers.get("Location")
+                if guard is None or status not in (301, 302, 303, 307, 308) or not location:
+                    break
+                url = url.join(URL(location))
+                if not self._redirect_allowed(guard, url):
+                    raise StationResponseError(
+                        "The station redirected to an address OnAir does not contact."
+                    )
+            else:
+                raise StationResponseError("The station redirected too many times.")
         except StationError:
             raise
         except TimeoutError:
@@ -323,6 +342,14 @@ class StationClient:
         if failure == "timeout":
             raise _Retry(StationUnavailable("The station did not answer in time."), failure)
         raise _Retry(StationUnavailable(), failure)
+
+    @staticmethod
+    def _redirect_allowed(guard: Callable[[URL], None], url: URL) -> bool:
+        try:
+            guard(url)
+        except Exception:
+            return False
+        return True
 
     @staticmethod
     def _status_error(status: int, retry_after: float | None) -> Any:
