@@ -26,7 +26,7 @@ from bot.announcer.service import AnnouncerService
 from bot.config import Settings, StationConfig
 from bot.simulator import StationSimulator
 from bot.stations import StationRegistry
-from bot.storage import Storage, Subscription
+from bot.storage import SqliteStorage, Subscription
 
 from .common import LoopLag, cpu_seconds, emit, rss_mb
 
@@ -71,7 +71,7 @@ async def main() -> None:
     )
     settings = Settings(stations=stations)
     db_dir = tempfile.mkdtemp(prefix="onair-scale-")
-    storage = await Storage(os.path.join(db_dir, "scale.sqlite3")).open()
+    storage = await SqliteStorage(os.path.join(db_dir, "scale.sqlite3")).open()
     for index in range(args.subscriptions):
         station = stations[index % len(stations)]
         await storage.upsert_subscription(

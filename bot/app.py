@@ -14,7 +14,7 @@ from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .logs import setup_logging
 from .stations import StationRegistry
-from .storage import Storage
+from .storage import create_storage
 
 EXIT_CONFIG = 78
 
@@ -28,7 +28,7 @@ def create_bot(
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )
     registry = StationRegistry(settings, session)
-    storage = Storage(settings.database_path)
+    storage = create_storage(settings.database_url or settings.database_path)
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )

@@ -129,6 +129,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
     },
     "database": {
         "path": (_str, "onair.sqlite3"),
+        "url": (_str, ""),
         "history_days": (_int, 30),
     },
     "announcer": {
@@ -209,6 +210,7 @@ class Settings:
     sync_commands: bool = True
     cache_seconds: float = 5.0
     database_path: str = "onair.sqlite3"
+    database_url: str = field(default="", repr=False)
     history_days: int = 30
     poll: PollSettings = field(default_factory=PollSettings)
     concurrency: int = 8
@@ -329,6 +331,7 @@ def parse_settings(
         sync_commands=bot["sync_commands"],
         cache_seconds=bot["cache_seconds"],
         database_path=database["path"],
+        database_url=env.get("ONAIR_DATABASE_URL") or database["url"],
         history_days=database["history_days"],
         poll=PollSettings(
             min_interval=announcer["min_interval"],

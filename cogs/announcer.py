@@ -35,7 +35,7 @@ class Announcer(commands.Cog):
             self.bot.scheduler.remove_job("history:prune")
 
     async def _prune(self) -> None:
-        await self.bot.storage.prune_history(self.bot.settings.history_days)
+        await self.bot.storage.prune(self.bot.settings.history_days)
 
     @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:

@@ -188,10 +188,14 @@ class AnnouncerService:
         if reason is not None:
             self.skipped += 1
             return
+        key = play.claim_key
+        if not await self.storage.claim(sub.id, key):
+            return  # another process (or an earlier run) announced it in this channel
         async with self._limit:
             try:
                 message_id = await self.deliverer.deliver(sub, announcement, station)
             except DeliveryError as error:
+                await self.storage.release(sub.id, key)
                 self.failed += 1
                 if error.permanent:
                     _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, error.reason)
@@ -200,6 +204,7 @@ class AnnouncerService:
                     _LOGGER.warning("announcement to %s failed: %s", sub.channel_id, error.reason)
                 return
             except Exception:
+                await self.storage.release(sub.id, key)
                 self.failed += 1
                 _LOGGER.exception("announcement to %s failed", sub.channel_id)
                 return

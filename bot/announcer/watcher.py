@@ -78,6 +78,7 @@ class StationWatch:
         self.error_listeners: list[ErrorListener] = []
         self.job_id = job_id_for(client)
         self.busy = False
+        self.poll_again = False  # a poll was asked for while one was running
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
@@ -172,12 +173,17 @@ class WatchScheduler:
             replace_existing=True,
             misfire_grace_time=None,
             coalesce=True,
-            max_instances=1,
+            # Exclusivity is kept by the watch itself (see _run): APScheduler's own instance
+            # count is released a loop turn late and would drop a poll asked for just then.
+            max_instances=2,
         )
 
     async def _run(self, job_id: str) -> None:
         watch = self.watches.get(job_id)
         if watch is None:
+            return
+        if watch.busy:
+            watch.poll_again = True
             return
         try:
             delay = await watch.poll()
@@ -186,5 +192,7 @@ class WatchScheduler:
         except Exception:  # never let one station's bug stop its watch
             _LOGGER.exception("watch %s crashed; retrying", job_id)
             delay = watch.policy.after_failure()
+        if watch.poll_again:
+            watch.poll_again, delay = False, 0.0
         if self.watches.get(job_id) is watch:
             self._arm(watch, delay)

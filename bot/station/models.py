@@ -292,6 +292,25 @@ class Play:
     def display(self) -> str:
         return f"{self.artist} - {self.title}" if self.artist else self.title
 
+    @property
+    def claim_key(self) -> str:
+        """A stable text key for "this play" shared by processes that observed it separately.
+
+        Exact starts are used as they are; estimated ones are rounded to 5 minutes (estimates
+        from different processes differ by the request latency).
+        """
+        started = ""
+        if self.started is not None:
+            stamp = int(self.started.timestamp())
+            started = str(stamp if self.started_exact else stamp - stamp % 300)
+        parts = (
+            normalise_title(self.artist),
+            normalise_title(self.title),
+            started,
+            self.file or "",
+        )
+        return "|".join(parts)
+
     def same_as(self, other: Play) -> bool:
         if normalise_title(self.title) != normalise_title(other.title):
             return False

@@ -1,0 +1,113 @@
+"""What storage holds, as frozen dataclasses (the rest of the code never sees rows)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ..station import Play
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    id: int
+    guild_id: int
+    channel_id: int
+    station: str
+    mode: str = "post"
+    mention_role: int = 0
+    min_seconds: float = 0.0
+    skip_item_types: tuple[str, ...] = ()
+    skip_pattern: str = ""
+    announce_live: bool = True
+    paused_reason: str | None = None
+    card_message_id: int | None = None
+    last_play: Play | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    started: datetime
+    title: str
+    artist: str | None
+    album: str | None
+
+
+def play_to_json(play: Play) -> str:
+    return json.dumps(
+        {
+            "title": play.title,
+            "artist": play.artist,
+            "started": play.started.isoformat() if play.started else None,
+            "exact": play.started_exact,
+            "file": play.file,
+        }
+    )
+
+
+def play_from_json(raw: str | None) -> Play | None:
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+        started = datetime.fromisoformat(data["started"]) if data.get("started") else None
+        return Play(
+            title=data["title"],
+            artist=data.get("artist"),
+            started=started,
+            started_exact=bool(data.get("exact")),
+            file=data.get("file"),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+SUB_COLUMNS = (
+    "id, guild_id, channel_id, station, mode, mention_role, min_seconds, skip_item_types, "
+    "skip_pattern, announce_live, paused_reason, card_message_id, last_play"
+)
+
+
+def subscription_from_row(row: Sequence[Any]) -> Subscription:
+    return Subscription(
+        id=row[0],
+        guild_id=row[1],
+        channel_id=row[2],
+        station=row[3],
+        mode=row[4],
+        mention_role=row[5],
+        min_seconds=row[6],
+        skip_item_types=tuple(json.loads(row[7] or "[]")),
+        skip_pattern=row[8],
+        announce_live=bool(row[9]),
+        paused_reason=row[10],
+        card_message_id=row[11],
+        last_play=play_from_json(row[12]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GuildStation:
+    """A station a guild added itself; its key is stored encrypted (``key_cipher``)."""
+
+    guild_id: int
+    slug: str
+    name: str
+    base_url: str
+    station_id: int
+    key_cipher: bytes | None
+    timezone: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class GuildSettings:
+    guild_id: int
+    timezone: str = "UTC"
+    default_station: str = ""
+
+
+def history_entry(row: Sequence[Any]) -> HistoryEntry:
+    return HistoryEntry(datetime.fromtimestamp(row[0], UTC), row[1], row[2], row[3])

@@ -1,0 +1,65 @@
+"""SQLite backend (embedded default) through aiosqlite, which runs every call in its own thread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import aiosqlite
+
+from .base import Row, Storage
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if isinstance(value, str) else value
+
+
+class SqliteStorage(Storage):
+    dialect: ClassVar[dict[str, str]] = {
+        "id": "INTEGER PRIMARY KEY AUTOINCREMENT",
+        "real": "REAL",
+        "blob": "BLOB",
+    }
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db: aiosqlite.Connection | None = None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError("storage is not open")
+        return self._db
+
+    async def open(self) -> SqliteStorage:
+        self._db = await aiosqlite.connect(self.path)
+        await self.db.execute("PRAGMA journal_mode=WAL")
+        await self.db.execute("PRAGMA synchronous=NORMAL")
+        # Unicode-aware LOWER() so /history search matches "Северный" as "северный".
+        await self.db.create_function("lower", 1, _lower, deterministic=True)
+        await self.db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+        )
+        async with self.db.execute("SELECT MAX(version) FROM schema_version") as cursor:
+            row = await cursor.fetchone()
+        current = (row[0] if row else None) or 0
+        for version, script in enumerate(self.migration_scripts(), start=1):
+            if version > current:
+                await self.db.executescript(script)
+                await self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        await self.db.commit()
+        return self
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        cursor = await self.db.execute(sql, tuple(params))
+        await self.db.commit()
+        return cursor.rowcount
+
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        async with self.db.execute(sql, tuple(params)) as cursor:
+            return list(await cursor.fetchall())

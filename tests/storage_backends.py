@@ -1,0 +1,36 @@
+"""Storage fixtures for both backends: SQLite always, PostgreSQL when a server is reachable."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bot.storage import PostgresStorage, SqliteStorage, Storage
+
+POSTGRES_ENV = "ONAIR_TEST_POSTGRES_URL"
+TABLES = ("claims", "subscriptions", "plays", "guild_stations", "guild_settings", "schema_version")
+
+
+async def reset_postgres(url: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(url, timeout=5)
+    try:
+        for table in TABLES:
+            await connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+    finally:
+        await connection.close()
+
+
+async def open_backend(kind: str, tmp_path) -> Storage:  # type: ignore[no-untyped-def]
+    if kind == "sqlite":
+        return await SqliteStorage(str(tmp_path / "onair.sqlite3")).open()
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV} (scripts/start-postgres prints one)")
+    try:
+        await reset_postgres(url)
+    except (OSError, Exception) as error:  # asyncpg raises its own errors for refused logins
+        pytest.skip(f"no PostgreSQL server at {POSTGRES_ENV}: {type(error).__name__}")
+    return await PostgresStorage(url).open()

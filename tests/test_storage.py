@@ -1,0 +1,103 @@
+"""The storage suite, run on SQLite and on PostgreSQL (the same interface, the same answers)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.station import Play
+from bot.storage import GuildSettings, GuildStation, Subscription
+
+from .storage_backends import open_backend
+
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def storage(request, tmp_path):
+    store = await open_backend(request.param, tmp_path)
+    yield store
+    await store.close()
+
+
+def sub(channel: int, station: str = "main", guild: int = 1, **kw) -> Subscription:
+    return Subscription(0, guild_id=guild, channel_id=channel, station=station, **kw)
+
+
+async def test_subscriptions_upsert_and_filters(storage):
+    first = await storage.upsert_subscription(
+        sub(10, skip_item_types=("JINGLE",), min_seconds=12.5)
+    )
+    again = await storage.upsert_subscription(sub(10, mode="card"))
+    assert first.id == again.id and again.mode == "card"
+    await storage.upsert_subscription(sub(11, station="other", guild=2))
+    assert [s.channel_id for s in await storage.subscriptions("main")] == [10]
+    assert [s.channel_id for s in await storage.subscriptions(guild_id=2)] == [11]
+    assert (
+        await storage.upsert_subscription(sub(12, skip_item_types=("AD",)))
+    ).skip_item_types == ("AD",)
+
+
+async def test_last_play_pause_and_claims(storage):
+    s = await storage.upsert_subscription(sub(10))
+    play = Play("Song", "Artist", started=T0, started_exact=True, file="a.mp3")
+    await storage.mark_announced(s.id, play, card_message_id=99)
+    (stored,) = await storage.subscriptions()
+    assert stored.last_play is not None and stored.last_play.same_as(play)
+    assert stored.card_message_id == 99
+    await storage.pause(s.id, "Missing Permissions")
+    assert (await storage.subscriptions())[0].paused_reason == "Missing Permissions"
+    assert await storage.claim(s.id, play.claim_key)
+    assert not await storage.claim(s.id, play.claim_key)
+    await storage.release(s.id, play.claim_key)
+    assert await storage.claim(s.id, play.claim_key)
+
+
+async def test_concurrent_claims_have_one_winner(storage):
+    s = await storage.upsert_subscription(sub(10))
+    results = await asyncio.gather(*(storage.claim(s.id, "k") for _ in range(20)))
+    assert results.count(True) == 1
+
+
+async def test_history_lookup_search_and_prune(storage):
+    titles = ["Северный ветер", "Harbour Lights", "50% Off_Sale"]
+    for minute, title in enumerate(titles):
+        play = Play(title, "Artist", album="Album", started=T0 + timedelta(minutes=minute * 4))
+        await storage.record_play("main", play, 10, T0)
+    at = await storage.play_at("main", T0 + timedelta(minutes=5))
+    assert [e.title for e in at] == ["Harbour Lights", "Северный ветер"]
+    assert [e.title for e in await storage.search_plays("main", "СЕВЕРНЫЙ")] == ["Северный ветер"]
+    assert [e.title for e in await storage.search_plays("main", "50%")] == ["50% Off_Sale"]
+    assert [e.title for e in await storage.search_plays("main", "_")] == ["50% Off_Sale"]
+    assert await storage.search_plays("other", "Harbour") == []
+    removed = await storage.prune(1, now=T0 + timedelta(days=2))
+    assert removed == 3
+
+
+async def test_guild_stations_settings_and_purge(storage):
+    station = GuildStation(
+        1, "mine", "My FM", "https://c1.radioboss.fm", 7, b"cipher", "Europe/Berlin"
+    )
+    await storage.save_guild_station(station)
+    await storage.save_guild_station(
+        GuildStation(2, "theirs", "Their FM", "https://c2.radioboss.fm", 8, None)
+    )
+    assert await storage.guild_stations(1) == [station]
+    await storage.save_guild_settings(GuildSettings(1, "Europe/Berlin", "mine"))
+    assert (await storage.guild_settings(1)).default_station == "mine"
+    assert (await storage.guild_settings(3)).timezone == "UTC"
+    s = await storage.upsert_subscription(sub(10, guild=1))
+    await storage.claim(s.id, "k")
+    await storage.purge_guild(1)
+    assert await storage.guild_stations(1) == []
+    assert await storage.subscriptions(guild_id=1) == []
+    assert (await storage.guild_settings(1)).default_station == ""
+    assert [g.slug for g in await storage.guild_stations()] == ["theirs"]  # other guild untouched
+
+
+async def test_migrations_are_idempotent(storage, tmp_path):
+    await storage.close()
+    again = await storage.open()
+    assert await again.subscriptions() == []
