@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import random
 import time
-from collections import Counter
 from datetime import UTC
 
 import aiohttp
@@ -64,7 +63,6 @@ async def baseline_poller(
 def score(airings, announced: list[tuple[float, str]], end: float) -> dict[str, float | int | None]:
     latencies: list[float] = []
     missed = 0
-    counts = Counter(title for _, title in announced)
     used: set[int] = set()
     for airing in airings:
         if airing.ends > end:
@@ -81,7 +79,10 @@ def score(airings, announced: list[tuple[float, str]], end: float) -> dict[str, 
             continue
         used.add(match)
         latencies.append(max(0.0, announced[match][0] - airing.started))
-    duplicates = sum(max(0, n - 1) for n in counts.values()) - 0
+    # Announcements that match no play (a play announced twice leaves one unmatched).
+    last_end = max((a.ends for a in airings if a.ends <= end), default=end)
+    in_window = [a for a in announced if a[0] < last_end]
+    duplicates = len(in_window) - len(used)
     return {
         "p50_ms": ms(percentile(latencies, 0.5)),
         "p95_ms": ms(percentile(latencies, 0.95)),

@@ -9,10 +9,13 @@ from typing import Any
 import aiohttp
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from yarl import URL
 
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
+from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
+from .netguard import GuardedResolver, policy_for
 from .stations import StationRegistry
 from .storage import create_storage
 
@@ -23,7 +26,18 @@ def create_bot(
     settings: Settings, *, connector: aiohttp.BaseConnector | None = None, **options: Any
 ) -> OnAirBot:
     """The bot and its services. ``connector`` lets tests point discord.py at a fake Discord."""
+    policy = policy_for(
+        settings.allowed_station_hosts,
+        allow_http=settings.allow_http_station_urls,
+        allow_private=settings.allow_private_station_urls,
+    )
+    trusted = frozenset(URL(s.base_url).host or "" for s in settings.stations)
+    # The one session for every station request; its resolver refuses internal addresses
+    # for any host but the owner's own config stations (checked at connect time).
     session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(
+            resolver=GuardedResolver(policy, trusted_hosts=trusted), limit=200, ttl_dns_cache=60
+        ),
         timeout=aiohttp.ClientTimeout(total=15, connect=5),
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )
@@ -34,12 +48,17 @@ def create_bot(
     )
     if connector is not None:
         options["connector"] = connector
+    if settings.shard_count:
+        options.setdefault("shard_count", settings.shard_count)
+        if settings.shard_ids:
+            options.setdefault("shard_ids", list(settings.shard_ids))
     return OnAirBot(
         settings,
         session=session,
         registry=registry,
         storage=storage,
         scheduler=scheduler,
+        keybox=KeyBox(settings.secret_key),
         **options,
     )
 
@@ -57,8 +76,15 @@ async def run_bot(config_path: str) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    setup_logging(settings.log_level, secrets=[settings.token, *(s.key for s in settings.stations)])
-    bot = create_bot(settings)
+    setup_logging(
+        settings.log_level,
+        secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
+    )
+    try:
+        bot = create_bot(settings)
+    except KeyBoxError as error:
+        print(f"onair: {error.message}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         async with bot:
             await bot.start(settings.token)

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from .announcer import PollSettings
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
+SECRET_ENV = "ONAIR_SECRET_KEY"
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
@@ -126,6 +127,15 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "log_level": (_level, "INFO"),
         "sync_commands": (_bool, True),
         "cache_seconds": (_seconds, 5.0),
+        "shard_count": (_int, 0),
+        "shard_ids": (_list_of(_int), ()),
+        "allowed_station_hosts": (_list_of(_str), ("*.radioboss.fm",)),
+        "allow_http_station_urls": (_bool, False),
+        "allow_private_station_urls": (_bool, False),
+    },
+    "metrics": {
+        "port": (_int, 0),
+        "host": (_str, "127.0.0.1"),
     },
     "database": {
         "path": (_str, "onair.sqlite3"),
@@ -177,8 +187,11 @@ class StationConfig:
     key_env: str = ""
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     guilds: tuple[int, ...] = ()
+    owner_guild: int = 0  # set for a station a guild added itself (only that guild sees it)
 
     def visible_in(self, guild_id: int | None) -> bool:
+        if self.owner_guild:
+            return guild_id == self.owner_guild
         return not self.guilds or (guild_id is not None and guild_id in self.guilds)
 
 
@@ -214,12 +227,26 @@ class Settings:
     history_days: int = 30
     poll: PollSettings = field(default_factory=PollSettings)
     concurrency: int = 8
+    shard_count: int = 0
+    shard_ids: tuple[int, ...] = ()
+    allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
+    allow_http_station_urls: bool = False
+    allow_private_station_urls: bool = False
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = 0
+    secret_key: str | None = field(default=None, repr=False)
     stations: tuple[StationConfig, ...] = ()
     guilds: tuple[GuildConfig, ...] = ()
     subscriptions: tuple[SubscriptionConfig, ...] = ()
 
     def station(self, slug: str) -> StationConfig | None:
         return next((s for s in self.stations if s.slug == slug), None)
+
+    def handles_guild(self, guild_id: int) -> bool:
+        """Whether this process's shards include the guild (Discord's shard formula)."""
+        if not self.shard_count or not self.shard_ids:
+            return True
+        return (guild_id >> 22) % self.shard_count in self.shard_ids
 
 
 def _closest(name: str, options: Mapping[str, Any] | list[str]) -> str:
@@ -323,6 +350,13 @@ def parse_settings(
     if announcer["min_interval"] > announcer["max_interval"]:
         raise ConfigError("bad value in [announcer]: min_interval is above max_interval")
     database = tables["database"]
+    metrics = tables["metrics"]
+    if metrics["host"] not in ("127.0.0.1", "::1", "localhost"):
+        raise ConfigError("bad value for 'host' in [metrics]: metrics are served on loopback only")
+    if bot["shard_ids"] and not bot["shard_count"]:
+        raise ConfigError("bad value in [bot]: shard_ids needs shard_count")
+    if any(not 0 <= i < bot["shard_count"] for i in bot["shard_ids"]):
+        raise ConfigError("bad value for 'shard_ids' in [bot]: each must be below shard_count")
     return Settings(
         token=env.get(TOKEN_ENV) or None,
         dev_guild=bot["dev_guild"],
@@ -340,6 +374,14 @@ def parse_settings(
             max_backoff=announcer["max_backoff"],
         ),
         concurrency=max(1, announcer["concurrency"]),
+        shard_count=bot["shard_count"],
+        shard_ids=bot["shard_ids"],
+        allowed_station_hosts=bot["allowed_station_hosts"],
+        allow_http_station_urls=bot["allow_http_station_urls"],
+        allow_private_station_urls=bot["allow_private_station_urls"],
+        metrics_host=metrics["host"],
+        metrics_port=metrics["port"],
+        secret_key=env.get(SECRET_ENV) or None,
         stations=tuple(stations),
         guilds=guilds,
         subscriptions=subscriptions,

@@ -13,6 +13,9 @@ from discord.ext import commands
 
 from .config import Settings
 from .errors import OnAirError
+from .keybox import KeyBox
+from .logs import count_discord_429s, guard_discord_logs
+from .metrics import Metrics, MetricsServer
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
 from .stations import StationRegistry
 from .storage import Storage
@@ -31,6 +34,7 @@ EXTENSIONS = (
     "cogs.station",
     "cogs.history",
     "cogs.announcer",
+    "cogs.admin",
 )
 
 GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
@@ -55,12 +59,28 @@ def user_message(error: BaseException) -> str | None:
             f"Please try again later. ({error.message})"
         )
     if isinstance(error, app_commands.CheckFailure):
-        return "You can't use this command here."
+        return str(error) or "You can't use this command here."
     if isinstance(error, app_commands.TransformerError):
         return (
             f"That value doesn't work here: {discord.utils.escape_mentions(str(error.value))[:100]}"
         )
     return None
+
+
+async def report_error(interaction: discord.Interaction[Any], error: BaseException) -> None:
+    """Tell the user what went wrong, once, privately; log a traceback for anything unexpected."""
+    message = user_message(error)
+    if message is None:
+        command = interaction.command.qualified_name if interaction.command else "?"
+        _LOGGER.error("interaction /%s failed", command, exc_info=error)
+        message = GENERIC_ERROR
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(message, ephemeral=True)
+        else:
+            await interaction.response.send_message(message, ephemeral=True)
+    except discord.HTTPException:
+        _LOGGER.warning("could not tell the user about an error (interaction expired?)")
 
 
 class OnAirTree(app_commands.CommandTree["OnAirBot"]):
@@ -70,21 +90,12 @@ class OnAirTree(app_commands.CommandTree["OnAirBot"]):
         self, interaction: discord.Interaction[OnAirBot], error: app_commands.AppCommandError
     ) -> None:
         original = error.original if isinstance(error, app_commands.CommandInvokeError) else error
-        message = user_message(original)
-        if message is None:
-            command = interaction.command.qualified_name if interaction.command else "?"
-            _LOGGER.error("command /%s failed", command, exc_info=original)
-            message = GENERIC_ERROR
-        try:
-            if interaction.response.is_done():
-                await interaction.followup.send(message, ephemeral=True)
-            else:
-                await interaction.response.send_message(message, ephemeral=True)
-        except discord.HTTPException:
-            _LOGGER.warning("could not tell the user about an error (interaction expired?)")
+        await report_error(interaction, original)
 
 
-class OnAirBot(commands.Bot):
+class OnAirBot(commands.AutoShardedBot):
+    """AutoSharded: one process runs the shards it is given (or all that Discord recommends)."""
+
     def __init__(
         self,
         settings: Settings,
@@ -93,11 +104,13 @@ class OnAirBot(commands.Bot):
         registry: StationRegistry,
         storage: Storage,
         scheduler: AsyncIOScheduler,
+        keybox: KeyBox,
         extensions: tuple[str, ...] = EXTENSIONS,
         **options: Any,
     ) -> None:
         options.setdefault("intents", discord.Intents.none() | discord.Intents(guilds=True))
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        guard_discord_logs()
         super().__init__(
             command_prefix=commands.when_mentioned, tree_cls=OnAirTree, help_command=None, **options
         )
@@ -106,13 +119,21 @@ class OnAirBot(commands.Bot):
         self.registry = registry
         self.storage = storage
         self.scheduler = scheduler
+        self.keybox = keybox
+        self.metrics = Metrics()
+        self._metrics_server: MetricsServer | None = None
         self.announcer: AnnouncerService | None = None  # set by the announcer cog
         self.initial_extensions = extensions
         self.synced: list[app_commands.AppCommand] = []
 
     async def setup_hook(self) -> None:
         await self.storage.open()
+        await self.registry.load(self.storage, self.keybox)
         self.scheduler.start()
+        if self.settings.metrics_port:
+            self._start_metrics_gauges()
+            self._metrics_server = MetricsServer(self.metrics, self._healthy)
+            await self._metrics_server.start(self.settings.metrics_host, self.settings.metrics_port)
         for extension in self.initial_extensions:
             await self.load_extension(extension)
         if self.settings.sync_commands:
@@ -124,8 +145,28 @@ class OnAirBot(commands.Bot):
                 self.synced = await self.tree.sync()
             _LOGGER.info("synced %d application commands", len(self.synced))
 
+    def _healthy(self) -> bool:
+        return self.is_ready() and not self.is_closed()
+
+    def _start_metrics_gauges(self) -> None:
+        def watches() -> list[Any]:
+            return list(self.announcer.watches.watches.values()) if self.announcer else []
+
+        self.metrics.gauges["watched_stations"] = lambda: len(watches())
+        self.metrics.gauges["polls_total"] = lambda: sum(w.status.polls for w in watches())
+        self.metrics.gauges["poll_errors_total"] = lambda: sum(w.status.errors for w in watches())
+        self.metrics.gauges["stations_unreachable"] = lambda: sum(
+            w.status.state == "unreachable" for w in watches()
+        )
+        self.metrics.gauges["subscriptions"] = lambda: (
+            self.announcer.subscription_count if self.announcer else 0
+        )
+        count_discord_429s(self.metrics)
+
     async def close(self) -> None:
         try:
+            if self._metrics_server is not None:
+                await self._metrics_server.stop()
             if self.scheduler.running:
                 self.scheduler.shutdown(wait=False)
             await super().close()

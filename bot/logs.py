@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from typing import Any
 
 from .station.redact import redact
 
@@ -39,3 +40,39 @@ def setup_logging(level: str = "INFO", *, secrets: Iterable[str | None] = ()) ->
     root.setLevel(level)
     logging.getLogger("discord").setLevel(max(logging.INFO, logging.getLevelName(level)))
     return redacting
+
+
+class ModalContentFilter(logging.Filter):
+    """discord.py logs every gateway event at DEBUG, modal submissions included, and those
+    carry what users typed (a station key). Such records keep their event name only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "INTERACTION_CREATE" in message and "'type': 5," in message:
+            record.msg = "WebSocket Event: INTERACTION_CREATE (modal submission; contents withheld)"
+            record.args = None
+        return True
+
+
+def guard_discord_logs() -> None:
+    """Attach the modal filter to discord.py's gateway logger once (a logger-level filter applies
+    whatever handlers the application or a test installs)."""
+    gateway = logging.getLogger("discord.gateway")
+    if not any(isinstance(f, ModalContentFilter) for f in gateway.filters):
+        gateway.addFilter(ModalContentFilter())
+
+
+class _RateLimitCounter(logging.Filter):
+    def __init__(self, metrics: Any) -> None:
+        super().__init__()
+        self.metrics = metrics
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "rate limited" in str(record.msg).lower():
+            self.metrics.inc("discord_429_total")
+        return True
+
+
+def count_discord_429s(metrics: Any) -> None:
+    """discord.py logs each 429 it handles; count them for the metrics endpoint."""
+    logging.getLogger("discord.http").addFilter(_RateLimitCounter(metrics))

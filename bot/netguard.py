@@ -20,6 +20,12 @@ from yarl import URL
 from .errors import OnAirError
 
 
+def policy_for(
+    allowed_hosts: tuple[str, ...], *, allow_http: bool, allow_private: bool
+) -> HostPolicy:
+    return HostPolicy(allowed_hosts, https_only=not allow_http, allow_private=allow_private)
+
+
 class UrlRefused(OnAirError):
     """The URL or an address it leads to is not allowed."""
 
@@ -104,15 +110,23 @@ class GuardedResolver(AbstractResolver):
     """Resolves like aiohttp, then drops every address the policy refuses (checked at connect
     time, so DNS rebinding after validation cannot reach an internal address)."""
 
-    def __init__(self, policy: HostPolicy, inner: AbstractResolver | None = None) -> None:
+    def __init__(
+        self,
+        policy: HostPolicy,
+        inner: AbstractResolver | None = None,
+        *,
+        trusted_hosts: frozenset[str] = frozenset(),
+    ) -> None:
         self.policy = policy
         self.inner = inner or ThreadedResolver()
+        # Hosts of the owner's own config stations: trusted as configured (may be internal).
+        self.trusted_hosts = trusted_hosts
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         results = await self.inner.resolve(host, port, family)
-        if self.policy.allow_private:
+        if self.policy.allow_private or host.lower() in self.trusted_hosts:
             return results
         allowed = [r for r in results if address_refused(str(r["host"])) is None]
         if not allowed:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import aiohttp
+from yarl import URL
 
 from .config import Settings, StationConfig
 from .errors import UnknownStation
+from .keybox import KeyBox
+from .netguard import HostPolicy, check_target, policy_for
 from .station import (
     CacheTimes,
     StationClient,
@@ -16,6 +21,19 @@ from .station import (
     StationResponseError,
     StationUnavailable,
 )
+from .storage import GuildStation, Storage
+
+_LOGGER = logging.getLogger("onair.stations")
+
+
+def guild_slug(guild_id: int, slug: str) -> str:
+    """Guild stations live in one namespace with the config's: prefix them with the guild."""
+    return f"g{guild_id}-{slug}"
+
+
+def short_slug(station: StationConfig) -> str:
+    prefix = f"g{station.owner_guild}-"
+    return station.slug.removeprefix(prefix) if station.owner_guild else station.slug
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,32 +43,91 @@ class Snapshot:
     info: StationInfo
     stale: bool = False
 
-    def age_seconds(self, now: datetime | None = None) -> float:
-        return ((now or datetime.now(UTC)) - self.info.fetched_at).total_seconds()
-
 
 class StationRegistry:
-    """Owns one :class:`StationClient` per configured station, all on the bot's one session."""
+    """One :class:`StationClient` per station (config and guild-added), all on one session."""
 
     def __init__(self, settings: Settings, session: aiohttp.ClientSession) -> None:
         self.settings = settings
         self.session = session
-        cache = CacheTimes(info=settings.cache_seconds)
+        self.policy: HostPolicy = policy_for(
+            settings.allowed_station_hosts,
+            allow_http=settings.allow_http_station_urls,
+            allow_private=settings.allow_private_station_urls,
+        )
+        self._cache = CacheTimes(info=settings.cache_seconds)
+        self._stations: dict[str, StationConfig] = {s.slug: s for s in settings.stations}
         self.clients: dict[str, StationClient] = {
-            station.slug: StationClient(
-                station.base_url,
-                station.station_id,
-                station.key,
-                session=session,
-                zone=station.timezone,
-                cache=cache,
-            )
-            for station in settings.stations
+            s.slug: self._client(s, guarded=False) for s in settings.stations
         }
         self._defaults = {g.id: g.default_station for g in settings.guilds if g.default_station}
 
+    def _client(self, station: StationConfig, *, guarded: bool) -> StationClient:
+        def guard(url: URL) -> None:
+            check_target(url, self.policy)
+
+        return StationClient(
+            station.base_url,
+            station.station_id,
+            station.key,
+            session=self.session,
+            zone=station.timezone,
+            cache=self._cache,
+            redirect_guard=guard if guarded else None,
+        )
+
+    def guest_client(self, base_url: str, station_id: int, key: str | None) -> StationClient:
+        """A client for validating a station a guild is adding (guarded like guild stations)."""
+        probe = StationConfig("probe", "probe", base_url, station_id, key=key)
+        return self._client(probe, guarded=True)
+
+    # Guild stations ---------------------------------------------------------------------
+
+    async def load(self, storage: Storage, keybox: KeyBox) -> None:
+        for stored in await storage.guild_stations():
+            key = keybox.decrypt(stored.key_cipher) if stored.key_cipher else None
+            if stored.key_cipher and key is None:
+                _LOGGER.warning("cannot decrypt the key of a station of guild %s", stored.guild_id)
+            self.add_guild_station(stored, key)
+        for guild in await storage.all_guild_settings():
+            if guild.default_station:
+                self._defaults[guild.guild_id] = guild.default_station
+
+    def add_guild_station(self, stored: GuildStation, key: str | None) -> StationConfig:
+        try:
+            zone = ZoneInfo(stored.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = ZoneInfo("UTC")
+        station = StationConfig(
+            slug=guild_slug(stored.guild_id, stored.slug),
+            name=stored.name,
+            base_url=stored.base_url,
+            station_id=stored.station_id,
+            key=key,
+            timezone=zone,
+            owner_guild=stored.guild_id,
+        )
+        self._stations[station.slug] = station
+        self.clients[station.slug] = self._client(station, guarded=True)
+        return station
+
+    def remove_guild_station(self, slug: str) -> None:
+        self._stations.pop(slug, None)
+        self.clients.pop(slug, None)
+
+    def set_default(self, guild_id: int, slug: str) -> None:
+        if slug:
+            self._defaults[guild_id] = slug
+        else:
+            self._defaults.pop(guild_id, None)
+
+    # Lookups ----------------------------------------------------------------------------
+
+    def station(self, slug: str) -> StationConfig | None:
+        return self._stations.get(slug)
+
     def visible(self, guild_id: int | None) -> list[StationConfig]:
-        return [s for s in self.settings.stations if s.visible_in(guild_id)]
+        return [s for s in self._stations.values() if s.visible_in(guild_id)]
 
     def resolve(self, guild_id: int | None, name: str | None) -> StationConfig:
         """The station a command asked for, else the guild's default, else the only one."""
@@ -58,13 +135,18 @@ class StationRegistry:
         if name:
             wanted = name.strip().casefold()
             for station in visible:
-                if wanted in (station.slug.casefold(), station.name.casefold()):
+                names = (
+                    station.slug.casefold(),
+                    short_slug(station).casefold(),
+                    station.name.casefold(),
+                )
+                if wanted in names:
                     return station
             raise UnknownStation(
                 "I don't know that station here. Pick one from the list as you type."
             )
         for slug in (self._defaults.get(guild_id or 0), self.settings.default_station):
-            default = next((s for s in visible if s.slug == slug), None)
+            default = next((s for s in visible if slug and slug in (s.slug, short_slug(s))), None)
             if default is not None:
                 return default
         if len(visible) == 1:

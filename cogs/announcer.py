@@ -21,6 +21,7 @@ class Announcer(commands.Cog):
             WatchScheduler(bot.scheduler),
             DiscordDeliverer(bot),
         )
+        self.service.metrics = bot.metrics
         bot.announcer = self.service
 
     async def cog_load(self) -> None:
@@ -39,7 +40,11 @@ class Announcer(commands.Cog):
 
     @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:
+        """The bot left (or was removed from) a guild: purge everything of it."""
         await self.bot.storage.purge_guild(guild.id)
+        for station in self.bot.registry.visible(guild.id):
+            if station.owner_guild == guild.id:
+                self.bot.registry.remove_guild_station(station.slug)
         await self.service.refresh()
 
 

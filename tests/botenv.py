@@ -25,12 +25,14 @@ def config_text(
     extra: str = "",
     stations: int = 1,
     db_path: str = ":memory:",
+    bot_extra: str = "",
 ) -> str:
     guild = fake.guilds[0]
     parts = [
         "[bot]",
         'default_station = "main"',
         "cache_seconds = 5",
+        bot_extra,
         "",
         "[database]",
         f'path = "{db_path}"',
@@ -72,6 +74,8 @@ async def running_bot(
     extra_config: str = "",
     stations: int = 1,
     db_path: str = ":memory:",
+    env_extra: dict[str, str] | None = None,
+    bot_extra: str = "",
     **bot_options: Any,
 ) -> AsyncIterator[BotEnv]:
     own_fake = fake is None
@@ -79,8 +83,12 @@ async def running_bot(
     if own_fake:
         await fake.start()
     env = {"ONAIR_TEST_STATION_KEY": STATION_KEY, "ONAIR_DISCORD_TOKEN": fake.expected_token}
+    env.update(env_extra or {})
     settings = parse_settings(
-        config_text(sim, fake, extra=extra_config, stations=stations, db_path=db_path), env
+        config_text(
+            sim, fake, extra=extra_config, stations=stations, db_path=db_path, bot_extra=bot_extra
+        ),
+        env,
     )
     bot_options.setdefault("guild_ready_timeout", 0.05)
     bot = create_bot(settings, connector=fake.connector(), **bot_options)

@@ -583,6 +583,40 @@ class FakeDiscord:
         await self.dispatch("INTERACTION_CREATE", payload)
         return payload["id"]
 
+    async def submit_modal(
+        self,
+        custom_id: str,
+        values: dict[str, str],
+        *,
+        user_id: int | None = None,
+        guild: Guild | None = None,
+        permissions: int = 0x6FFFFFFFF,
+    ) -> str:
+        """Inject a MODAL_SUBMIT (type 5) with the given text input values."""
+        rows = [
+            {"type": 1, "components": [{"type": 4, "custom_id": key, "value": value}]}
+            for key, value in values.items()
+        ]
+        payload = self._interaction(
+            5,
+            {"custom_id": custom_id, "components": rows},
+            guild=guild,
+            channel_id=None,
+            user_id=user_id,
+            permissions=permissions,
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return str(payload["id"])
+
+    def resolved_channel(self, channel_id: int, guild: Guild | None = None) -> dict[str, Any]:
+        guild = guild or self.guilds[0]
+        if channel_id in guild.threads:
+            data = self._thread(guild, channel_id)
+        else:
+            data = self._channel(guild, channel_id, guild.channels.index(channel_id))
+        data["permissions"] = "1071698660929"
+        return {"channels": {str(channel_id): data}}
+
     async def response(self, interaction_id: str, within: float = 10.0) -> Recorded:
         hits = await self.wait_request("POST", rf"^/interactions/{interaction_id}/", within=within)
         return hits[0]

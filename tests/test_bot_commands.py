@@ -22,7 +22,16 @@ def _all_text(fake) -> str:
 
 async def test_bot_logs_in_and_syncs(onair):
     names = sorted(c["name"] for c in onair.fake.commands)
-    assert names == ["history", "listen", "nowplaying", "playlist", "recent", "station", "stats"]
+    assert names == [
+        "history",
+        "listen",
+        "nowplaying",
+        "onair",
+        "playlist",
+        "recent",
+        "station",
+        "stats",
+    ]
     assert onair.fake.token == "fake-token"
     assert onair.fake.sent("PUT", r"^/applications/\d+/commands$")  # global sync by default
 

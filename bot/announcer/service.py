@@ -12,7 +12,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..config import Settings, StationConfig
 from ..station import Play, StationError
@@ -62,6 +62,8 @@ class AnnouncerService:
         self.delivered = 0
         self.skipped = 0
         self.failed = 0
+        self.subscription_count = 0
+        self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
 
     # Lifecycle --------------------------------------------------------------------------
 
@@ -106,10 +108,13 @@ class AnnouncerService:
 
     async def refresh(self) -> None:
         """Add a watch for every station with an active subscription; remove the others."""
-        subs = await self.storage.subscriptions()
+        subs = [
+            s for s in await self.storage.subscriptions() if self.settings.handles_guild(s.guild_id)
+        ]
+        self.subscription_count = len(subs)
         wanted: dict[str, list[str]] = defaultdict(list)
         for slug in sorted({s.station for s in subs if s.paused_reason is None}):
-            station = self.settings.station(slug)
+            station = self.registry.station(slug)
             if station is None:
                 continue
             wanted[job_id_for(self.registry.client(station))].append(slug)
@@ -122,7 +127,7 @@ class AnnouncerService:
             self._slugs_by_job[job_id] = slugs
             if job_id in self.watches.watches:
                 continue
-            station = self.settings.station(slugs[0])
+            station = self.registry.station(slugs[0])
             assert station is not None
             watch = StationWatch(self.registry.client(station), settings=self.settings.poll)
             watch.listeners.append(self._listener(job_id))
@@ -157,7 +162,7 @@ class AnnouncerService:
         return None
 
     async def _fan_out(self, slug: str, announcement: Announcement) -> None:
-        station = self.settings.station(slug)
+        station = self.registry.station(slug)
         if station is None:
             return
         async with self._station_locks[slug]:
@@ -168,7 +173,11 @@ class AnnouncerService:
                 )
             except Exception:
                 _LOGGER.exception("could not record a play in the history")
-            subs = [s for s in await self.storage.subscriptions(slug) if s.paused_reason is None]
+            subs = [
+                s
+                for s in await self.storage.subscriptions(slug)
+                if s.paused_reason is None and self.settings.handles_guild(s.guild_id)
+            ]
             item_type = await self._item_type(station, play, subs)
             await asyncio.gather(
                 *(self._deliver(sub, announcement, station, item_type) for sub in subs)
@@ -209,4 +218,9 @@ class AnnouncerService:
                 _LOGGER.exception("announcement to %s failed", sub.channel_id)
                 return
         self.delivered += 1
+        if self.metrics is not None:
+            self.metrics.inc("announcements_total")
+            if play.started is not None and play.started_exact:
+                delay = (datetime.now(UTC) - play.started).total_seconds()
+                self.metrics.observe_delay(max(0.0, delay))
         await self.storage.mark_announced(sub.id, play, message_id)

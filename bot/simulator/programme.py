@@ -84,9 +84,10 @@ class Programme:
             if with_live and position == len(tracks) // 2:
                 slots.append((LIVE_SHOW, _length(LIVE_SHOW, rng, speed, track_seconds)))
         programme = cls(slots, epoch=0.0)
-        # Start part-way into the twelfth item so that `recent` already has ten plays.
-        start = programme.airing(11)
-        programme.epoch = now - start.started - 0.3 * start.seconds
+        # Start part-way into an item at least eleven plays in (so `recent` has ten), both
+        # chosen by the seed: stations made with different seeds do not switch in lock-step.
+        start = programme.airing(11 + rng.randrange(len(slots)))
+        programme.epoch = now - start.started - rng.uniform(0.1, 0.6) * start.seconds
         return programme
 
 

@@ -1,0 +1,240 @@
+"""/onair admin commands through the real discord.py: permissions, the key modal, SSRF refusals,
+announcement setup, status, guild isolation and purge, and two processes sharing one database."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+from cryptography.fernet import Fernet
+
+from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
+from bot.storage import Subscription
+
+from .botenv import running_bot
+from .conftest import wait_for
+from .fakediscord import FakeDiscord
+from .storage_backends import POSTGRES_ENV, reset_postgres
+
+EPHEMERAL = 64
+GUILD_KEY = "guild-typed-KEY-77777"
+SECRET = Fernet.generate_key().decode()
+
+
+@pytest.fixture
+async def guild_sim():
+    sim = StationSimulator()
+    sim.add_station(1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm")
+    sim.add_station(5, key=GUILD_KEY, seed=5, name="Guild Radio")
+    await sim.start()
+    yield sim
+    await sim.stop()
+
+
+@pytest.fixture
+async def fake():
+    server = FakeDiscord(guild_count=2, channels_per_guild=2)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def start_add(env, name: str, base_url: str, station_id: int, **kw) -> tuple[str, dict]:
+    options = {"name": name, "base_url": base_url, "station_id": station_id}
+    iid = await env.fake.slash("onair", options, sub=["station", "add"], **kw)
+    callback = await env.fake.response(iid)
+    return iid, callback.json
+
+
+# The development override (off by default) that lets guild stations live on loopback.
+DEV_OVERRIDE = "allow_private_station_urls = true\n"
+
+
+@pytest.fixture
+def dev_bot(guild_sim, fake, caplog):
+    caplog.set_level(logging.DEBUG)
+
+    def start(**kw):
+        return running_bot(
+            guild_sim,
+            fake=fake,
+            env_extra={"ONAIR_SECRET_KEY": SECRET, **kw.pop("env", {})},
+            bot_extra=DEV_OVERRIDE,
+            **kw,
+        )
+
+    return start
+
+
+async def test_member_without_manage_server_is_refused(dev_bot):
+    async with dev_bot() as env:
+        iid = await env.fake.slash("onair", {}, sub=["status"], permissions=0x800 | 0x400)
+        reply = (await env.fake.response(iid)).json
+        assert reply["type"] == 4 and reply["data"]["flags"] & EPHEMERAL
+        assert "Manage Server" in reply["data"]["content"]
+        command = next(c for c in env.fake.commands if c["name"] == "onair")
+        assert int(command["default_member_permissions"]) == 0x20
+
+
+async def test_station_add_with_modal_key_is_validated_encrypted_and_never_echoed(
+    dev_bot, caplog, guild_sim
+):
+    async with dev_bot() as env:
+        iid, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
+        assert callback["type"] == 9  # modal
+        modal = callback["data"]
+        field_id = modal["components"][0]["components"][0]["custom_id"]
+        before = guild_sim.counters["info:5"]
+        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: GUILD_KEY})
+        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+        text = follow[0].json["content"]
+        assert "Added **Guild Radio**" in text and "the key works" in text
+        assert guild_sim.counters["info:5"] == before + 1  # validated with a live info call
+        stored = await env.bot.storage.guild_stations(env.guild.id)
+        assert stored[0].key_cipher and GUILD_KEY.encode() not in stored[0].key_cipher
+        everything = "\n".join(
+            repr(r.json) + repr(r.query) + repr(r.headers) for r in env.fake.requests
+        )
+        assert GUILD_KEY not in everything
+        assert GUILD_KEY not in caplog.text
+        message = await env.fake.final_message(
+            await env.fake.slash("nowplaying", {"station": "guild-radio"})
+        )
+        assert message["embeds"][0]["author"]["name"] == "Guild Radio"
+        # The other guild never sees it.
+        other = env.fake.guilds[1]
+        iid = await env.fake.autocomplete("nowplaying", "station", "", guild=other)
+        values = [c["value"] for c in (await env.fake.response(iid)).json["data"]["choices"]]
+        assert all("guild-radio" not in v for v in values)
+
+
+async def test_wrong_key_is_refused_and_nothing_saved(dev_bot, guild_sim):
+    async with dev_bot() as env:
+        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
+        modal = callback["data"]
+        field_id = modal["components"][0]["components"][0]["custom_id"]
+        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: "not-the-key"})
+        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+        assert "refused the API key" in follow[0].json["content"]
+        assert "not-the-key" not in follow[0].json["content"]
+        assert await env.bot.storage.guild_stations(env.guild.id) == []
+
+
+async def test_without_secret_key_guild_keys_are_not_stored(guild_sim, fake):
+    async with running_bot(guild_sim, fake=fake, bot_extra=DEV_OVERRIDE) as env:
+        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
+        modal = callback["data"]
+        field_id = modal["components"][0]["components"][0]["custom_id"]
+        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: GUILD_KEY})
+        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+        assert "ONAIR_SECRET_KEY" in follow[0].json["content"]
+        assert await env.bot.storage.guild_stations() == []
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("http://c5.radioboss.fm", "https"),
+        ("https://127.0.0.1:8443", "loopback"),
+        ("https://169.254.169.254", "link-local"),
+        ("https://evil.example", "only contacts"),
+        ("https://admin:pw@c5.radioboss.fm", "password"),
+    ],
+)
+async def test_hostile_station_urls_refused_by_default(guild_sim, fake, url, words):
+    async with running_bot(guild_sim, fake=fake, env_extra={"ONAIR_SECRET_KEY": SECRET}) as env:
+        _, callback = await start_add(env, "Evil", url, 5)
+        assert callback["type"] == 4 and callback["data"]["flags"] & EPHEMERAL
+        assert words in callback["data"]["content"]
+        assert env.bot.registry.policy.allow_private is False
+
+
+async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
+    async with dev_bot() as env:
+        fake = env.fake
+        channel = env.guild.channels[1]
+        iid = await fake.slash(
+            "onair",
+            {"channel": str(channel), "mode": "card"},
+            sub=["announce"],
+            resolved=fake.resolved_channel(channel),
+        )
+        reply = (await fake.response(iid)).json["data"]
+        assert "will be announced" in reply["content"] and reply["flags"] & EPHEMERAL
+        await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
+        status = await fake.final_message(await fake.slash("onair", {}, sub=["status"]))
+        text = repr(status["embeds"][0])
+        assert "state: **ok**" in text and f"<#{channel}> (card)" in text
+        preview = await fake.final_message(await fake.slash("onair", {}, sub=["preview"]))
+        assert preview["flags"] & EPHEMERAL and preview["embeds"][0]["title"]
+        iid = await fake.slash(
+            "onair",
+            {"channel": str(channel)},
+            sub=["unannounce"],
+            resolved=fake.resolved_channel(channel),
+        )
+        assert "Stopped" in (await fake.response(iid)).json["data"]["content"]
+        assert await env.bot.storage.subscriptions(guild_id=env.guild.id) == []
+        assert env.bot.announcer.watches.watches == {}  # no subscription left: no polling
+        await env.bot.storage.upsert_subscription(Subscription(0, env.guild.id, channel, "main"))
+        await fake.remove_guild(env.guild)
+        await fake.wait_for(lambda: env.bot.get_guild(env.guild.id) is None)
+        await env.bot.announcer.idle()
+        await wait_for(_purged(env), within=10)
+
+
+def _purged(env):
+    async def check() -> bool:
+        return not await env.bot.storage.subscriptions(guild_id=env.guild.id)
+
+    return check
+
+
+async def test_two_processes_on_one_database_announce_each_play_once(tmp_path):
+    clock = ManualClock()
+    sim = StationSimulator(clock=clock)
+    slots = [(TRACKS[0], 20.0), (JINGLES[0], 5.0), (TRACKS[1], 20.0)]
+    sim.add_station(1, key="station-key-SECRET-42", programme=Programme(slots, epoch=clock() - 1))
+    await sim.start()
+    fake = FakeDiscord()
+    await fake.start()
+    url = os.environ.get(POSTGRES_ENV)
+    env_extra: dict[str, str] = {}
+    if url:
+        await reset_postgres(url)
+        env_extra["ONAIR_DATABASE_URL"] = url
+    db = str(tmp_path / "shared.sqlite3")
+    guild = fake.guilds[0]
+    config = (
+        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\nstation = "main"\n'
+    )
+    try:
+        async with (
+            running_bot(
+                sim, fake=fake, extra_config=config, db_path=db, env_extra=env_extra
+            ) as one,
+            running_bot(
+                sim, fake=fake, extra_config=config, db_path=db, env_extra=env_extra
+            ) as two,
+        ):
+            for step in (0, 21, 5):
+                clock.advance(step)
+                for env in (one, two):
+                    announcer = env.bot.announcer
+                    watch = next(iter(announcer.watches.watches.values()))
+                    await wait_for(lambda w=watch: not w.busy)
+                    before = watch.status.polls
+                    announcer.watches.poll_now(watch.job_id)
+                    await wait_for(lambda w=watch, b=before: w.status.polls > b and not w.busy)
+                    await announcer.idle()
+        posts = [
+            r
+            for r in fake.sent("POST", rf"^/channels/{guild.channels[0]}/messages$")
+            if r.status == 200
+        ]
+        titles = [p.json["embeds"][0]["title"] for p in posts]
+        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+    finally:
+        await fake.stop()
+        await sim.stop()
