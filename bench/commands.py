@@ -87,6 +87,7 @@ async def main() -> None:
             "burst_p50_ms": ms(percentile(latencies, 0.5)),
             "burst_p99_ms": ms(percentile(latencies, 0.99)),
             "burst_seconds": round(burst_seconds, 3),
+            "rest_connections": len(fake.connections),
             "stats_90d_seconds": round(chart_seconds, 3),
             "loop_lag_during_chart_ms": ms(lag.worst),
             "goals": {"upstream_info_requests": 1, "p99_ms": 25, "loop_lag_ms": 20},

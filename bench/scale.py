@@ -24,6 +24,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.announcer import WatchScheduler
 from bot.announcer.service import AnnouncerService
 from bot.config import Settings, StationConfig
+from bot.heap import freeze_startup_heap
 from bot.simulator import StationSimulator
 from bot.stations import StationRegistry
 from bot.storage import SqliteStorage, Subscription
@@ -89,6 +90,7 @@ async def main() -> None:
             settings, registry, storage, WatchScheduler(scheduler), deliverer
         )
         await service.refresh()  # subscriptions were stored directly (no config file)
+        freeze_startup_heap()  # as OnAirBot.setup_hook does
         lag = LoopLag().start()
         started = time.monotonic()
         peak_rss = rss_mb()

@@ -21,7 +21,15 @@ import aiohttp
 
 from . import summary
 from .serialize import to_jsonable
-from .station import RetryPolicy, StationClient, StationError, redact_url
+from .station import (
+    Playlist,
+    RetryPolicy,
+    StationClient,
+    StationError,
+    StationInfo,
+    Stats,
+    redact_url,
+)
 
 EXIT_STATION = 2
 EXIT_USAGE = 64
@@ -173,7 +181,7 @@ async def _check(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_check(info, playlist, stats, first: str, last: str) -> str:  # type: ignore[no-untyped-def]
+def render_check(info: StationInfo, playlist: Playlist, stats: Stats, first: str, last: str) -> str:
     lines = summary.now_playing_lines(info)
     lines += summary.recent_lines(info)
     lines += summary.playlist_lines(playlist, datetime.now(UTC))

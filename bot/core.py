@@ -13,6 +13,7 @@ from discord.ext import commands
 
 from .config import Settings
 from .errors import OnAirError
+from .heap import freeze_startup_heap
 from .keybox import KeyBox
 from .logs import count_discord_429s, guard_discord_logs
 from .metrics import Metrics, MetricsServer
@@ -144,6 +145,7 @@ class OnAirBot(commands.AutoShardedBot):
             else:
                 self.synced = await self.tree.sync()
             _LOGGER.info("synced %d application commands", len(self.synced))
+        freeze_startup_heap()
 
     def _healthy(self) -> bool:
         return self.is_ready() and not self.is_closed()

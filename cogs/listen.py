@@ -6,8 +6,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.config import StationConfig
 from bot.core import OnAirBot
 from bot.render import station_embeds
+from bot.stations import Snapshot
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 
@@ -24,7 +26,7 @@ class Listen(commands.Cog):
         interaction: discord.Interaction[OnAirBot],
         station: str | None = None,
     ) -> None:
-        def render(snapshot, config):  # type: ignore[no-untyped-def]
+        def render(snapshot: Snapshot, config: StationConfig) -> Reply:
             embed, view = station_embeds.listen_embed(snapshot.info, config.name)
             return Reply(embed=embed, view=view)
 

@@ -146,6 +146,7 @@ class FakeDiscord:
         self.port = 0
         self._changed = asyncio.Event()
         self._originals: dict[str, int] = {}
+        self.connections: set[int] = set()  # distinct client connections seen (keep-alive check)
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -729,6 +730,7 @@ class FakeDiscord:
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         record = await self._record(request)
         self.requests.append(record)
+        self.connections.add(id(request.transport))
         try:
             response = self._limited(record)
             if response is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -135,7 +135,7 @@ class AnnouncerService:
             self.watches.add(watch, delay=new * STARTUP_SPREAD)
             new += 1
 
-    def _listener(self, job_id: str):  # type: ignore[no-untyped-def]
+    def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
                 task = asyncio.create_task(self._fan_out(slug, announcement))

@@ -60,7 +60,6 @@ class EmbedBuilder:
         self.author_url: str | None = None
         self.image_url: str | None = None
         self.thumbnail_url: str | None = None
-        self.timestamp: discord.utils.datetime.datetime | None = None  # type: ignore[name-defined]
 
     def field(self, name: str, value: str | None, *, inline: bool = True) -> EmbedBuilder:
         if len(self.fields) >= FIELDS or not value or not name:
