@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .announcer import PollSettings
+from .storage.models import Subscription
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
 SECRET_ENV = "ONAIR_SECRET_KEY"
@@ -202,19 +203,6 @@ class GuildConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class SubscriptionConfig:
-    guild: int
-    channel: int
-    station: str
-    mode: str = "post"
-    mention_role: int = 0
-    min_seconds: float = 0.0
-    skip_item_types: tuple[str, ...] = ()
-    skip_pattern: str = ""
-    announce_live: bool = True
-
-
-@dataclass(frozen=True, slots=True)
 class Settings:
     token: str | None = field(default=None, repr=False)
     dev_guild: int = 0
@@ -237,7 +225,7 @@ class Settings:
     secret_key: str | None = field(default=None, repr=False)
     stations: tuple[StationConfig, ...] = ()
     guilds: tuple[GuildConfig, ...] = ()
-    subscriptions: tuple[SubscriptionConfig, ...] = ()
+    subscriptions: tuple[Subscription, ...] = ()  # from the config file (id 0 until stored)
 
     def station(self, slug: str) -> StationConfig | None:
         return next((s for s in self.stations if s.slug == slug), None)
@@ -343,7 +331,12 @@ def parse_settings(
         for i, v in enumerate(arrays["guilds"])
     )
     subscriptions = tuple(
-        SubscriptionConfig(**{**v, "station": known(v["station"], f"[subscriptions[{i}]]")})
+        Subscription(
+            0,
+            guild_id=v.pop("guild"),
+            channel_id=v.pop("channel"),
+            **{**v, "station": known(v["station"], f"[subscriptions[{i}]]")},
+        )
         for i, v in enumerate(arrays["subscriptions"])
     )
     announcer = tables["announcer"]

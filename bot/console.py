@@ -14,7 +14,8 @@ from typing import Any
 import aiohttp
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from .announcer import Announcement, StationWatch, WatchScheduler
+from .announcer import Announcement, StationStatus, StationWatch, WatchScheduler
+from .announcer.watcher import AnnouncementListener, ErrorListener
 from .station import StationClient, StationError
 from .summary import clock
 
@@ -91,6 +92,33 @@ async def _run_until_stopped(stop: asyncio.Event, duration: float | None) -> Non
         await asyncio.wait_for(stop.wait(), timeout=duration)
 
 
+async def watch_station(
+    base_url: str,
+    station_id: str,
+    key: str | None,
+    on_play: AnnouncementListener,
+    on_error: ErrorListener,
+    *,
+    zone: tzinfo = UTC,
+    duration: float | None = None,
+) -> StationStatus:
+    """Watch one station with the bot's own watch and scheduler until stopped (or ``duration``)."""
+    stop = asyncio.Event()
+    scheduler = AsyncIOScheduler(timezone=UTC)
+    async with aiohttp.ClientSession() as session:
+        client = StationClient(base_url, station_id, key, session=session, zone=zone)
+        station_watch = StationWatch(client)
+        station_watch.listeners.append(on_play)
+        station_watch.error_listeners.append(on_error)
+        scheduler.start()
+        WatchScheduler(scheduler).add(station_watch)
+        try:
+            await _run_until_stopped(stop, duration)
+        finally:
+            scheduler.shutdown(wait=False)
+    return station_watch.status
+
+
 async def watch(
     base_url: str,
     station_id: str,
@@ -112,19 +140,7 @@ async def watch(
     async def on_error(error: StationError) -> None:
         print(f"onair watch: {error.message}", file=sys.stderr, flush=True)
 
-    stop = asyncio.Event()
-    scheduler = AsyncIOScheduler(timezone=UTC)
-    async with aiohttp.ClientSession() as session:
-        client = StationClient(base_url, station_id, key, session=session, zone=zone)
-        station_watch = StationWatch(client)
-        station_watch.listeners.append(on_play)
-        station_watch.error_listeners.append(on_error)
-        scheduler.start()
-        WatchScheduler(scheduler).add(station_watch)
-        try:
-            await _run_until_stopped(stop, duration)
-        finally:
-            scheduler.shutdown(wait=False)
+    await watch_station(base_url, station_id, key, on_play, on_error, zone=zone, duration=duration)
     return 0
 
 
@@ -141,8 +157,6 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
     print(
         "Each card below is what OnAir announces in Discord when a new track starts.\n", flush=True
     )
-    stop = asyncio.Event()
-    scheduler = AsyncIOScheduler(timezone=UTC)
     count = 0
 
     async def on_play(announcement: Announcement) -> None:
@@ -154,20 +168,9 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
         print(f"(station error: {error.message})", file=sys.stderr, flush=True)
 
     try:
-        async with aiohttp.ClientSession() as session:
-            client = StationClient(base, 1, "demo-key", session=session)
-            station_watch = StationWatch(client)
-            station_watch.listeners.append(on_play)
-            station_watch.error_listeners.append(on_error)
-            scheduler.start()
-            WatchScheduler(scheduler).add(station_watch)
-            try:
-                await _run_until_stopped(stop, duration)
-            finally:
-                scheduler.shutdown(wait=False)
-            polls = station_watch.status.polls
+        status = await watch_station(base, "1", "demo-key", on_play, on_error, duration=duration)
     finally:
         await simulator.stop()
     requests = simulator.counters["info"]
-    print(f"\n{count} announcements from {polls} polls ({requests} upstream info requests).")
+    print(f"\n{count} announcements from {status.polls} polls ({requests} upstream info requests).")
     return 0

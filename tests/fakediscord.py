@@ -848,13 +848,7 @@ class FakeDiscord:
         if mid not in self.messages:
             return _json({"message": "Unknown Message", "code": 10008}, 404)
         if r.method == "PATCH":
-            self.messages[mid].update(
-                {
-                    k: v
-                    for k, v in (r.json or {}).items()
-                    if k in ("content", "embeds", "components")
-                }
-            )
+            self._edit(mid, r.json)
             return _json(self.messages[mid])
         if r.method == "DELETE":
             self.messages.pop(mid, None)
@@ -864,6 +858,10 @@ class FakeDiscord:
         if r.method == "GET":
             return _json(self.messages[mid])
         return _json({"message": "405", "code": 0}, 405)
+
+    def _edit(self, message_id: int, body: Any) -> None:
+        editable = ("content", "embeds", "components")
+        self.messages[message_id].update({k: v for k, v in (body or {}).items() if k in editable})
 
     def user_message(self, channel_id: int) -> dict[str, Any]:
         """Someone else writes in a channel (buries a card)."""
@@ -911,13 +909,7 @@ class FakeDiscord:
         if mid is None or mid not in self.messages:
             return _json({"message": "Unknown Message", "code": 10008}, 404)
         if r.method == "PATCH":
-            self.messages[mid].update(
-                {
-                    k: v
-                    for k, v in (r.json or {}).items()
-                    if k in ("content", "embeds", "components")
-                }
-            )
+            self._edit(mid, r.json)
         if r.method == "DELETE":
             self.messages.pop(mid, None)
             return web.Response(status=204)

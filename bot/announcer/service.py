@@ -89,21 +89,8 @@ class AnnouncerService:
         """Subscriptions from the config file are the source of truth until the setup commands."""
         keep = []
         for config in self.settings.subscriptions:
-            await self.storage.upsert_subscription(
-                Subscription(
-                    id=0,
-                    guild_id=config.guild,
-                    channel_id=config.channel,
-                    station=config.station,
-                    mode=config.mode,
-                    mention_role=config.mention_role,
-                    min_seconds=config.min_seconds,
-                    skip_item_types=config.skip_item_types,
-                    skip_pattern=config.skip_pattern,
-                    announce_live=config.announce_live,
-                )
-            )
-            keep.append((config.channel, config.station))
+            await self.storage.upsert_subscription(config)
+            keep.append((config.channel_id, config.station))
         await self.storage.remove_subscriptions_not_in(keep)
 
     async def refresh(self) -> None:

@@ -19,6 +19,11 @@ _CLOCK24 = re.compile(r"^\s*(\d{1,2}):(\d{2})(?::(\d{2}))?\s*$")
 
 def text(value: Any) -> str | None:
     """A trimmed string, or None for missing markers (``""``, ``"n/a"``, ``{}``, ``[]``, null)."""
+    if type(value) is str:  # the common case first: every poll parses a few hundred of these
+        stripped = value.strip()
+        if len(stripped) <= 4 and stripped.lower() in _MISSING:
+            return None
+        return stripped
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
