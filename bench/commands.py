@@ -68,12 +68,26 @@ async def main() -> None:
         upstream = sim.counters["info"] - before
 
         await fake.final_message(await fake.slash("stats", {"period": "7d"}))  # first use
+        charts = env.bot.get_cog("StatsCog").charts  # the cog's own renderer
+        windows: list[tuple[float, float]] = []
+        real_render = charts.render
+
+        async def timed_render(*args: object) -> bytes:
+            started = time.perf_counter()
+            try:
+                return await real_render(*args)
+            finally:
+                windows.append((started, time.perf_counter()))
+
+        charts.render = timed_render
         lag = LoopLag().start()
         chart_started = time.perf_counter()
         iid = await fake.slash("stats", {"period": "90d"})
         await fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{iid}", within=60)
         chart_seconds = time.perf_counter() - chart_started
         await lag.stop()
+        charts.render = real_render
+        render_lag = max((lag.worst_between(a, b) for a, b in windows), default=0.0)
     await sim.stop()
     await fake.stop()
     emit(
@@ -89,7 +103,8 @@ async def main() -> None:
             "burst_seconds": round(burst_seconds, 3),
             "rest_connections": len(fake.connections),
             "stats_90d_seconds": round(chart_seconds, 3),
-            "loop_lag_during_chart_ms": ms(lag.worst),
+            "loop_lag_during_render_ms": ms(render_lag),
+            "loop_lag_whole_stats_command_ms": ms(lag.worst),
             "goals": {"upstream_info_requests": 1, "p99_ms": 25, "loop_lag_ms": 20},
         }
     )

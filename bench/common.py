@@ -41,6 +41,7 @@ class LoopLag:
         self.interval = interval
         self.worst = 0.0
         self.samples: list[float] = []
+        self.timed: list[tuple[float, float]] = []  # (perf_counter at wake-up, lag)
         self.spikes: list[tuple[float, float]] = []  # (seconds since start, lag) over 20 ms
         self._started = time.perf_counter()
         self._task: asyncio.Task[None] | None = None
@@ -51,9 +52,16 @@ class LoopLag:
             await asyncio.sleep(self.interval)
             lag = time.perf_counter() - start - self.interval
             self.samples.append(lag)
+            self.timed.append((time.perf_counter(), lag))
             if lag > 0.02:
                 self.spikes.append((round(start - self._started, 2), round(lag * 1000, 1)))
             self.worst = max(self.worst, lag)
+
+    def worst_between(self, start: float, end: float) -> float:
+        """Worst lag of the wake-ups that fell in [start, end] (perf_counter times)."""
+        return max(
+            (lag for at, lag in self.timed if start <= at <= end + self.interval), default=0.0
+        )
 
     def start(self) -> LoopLag:
         self._task = asyncio.create_task(self._run())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 from datetime import datetime
 
@@ -12,7 +11,7 @@ from discord.ext import commands
 
 from bot.core import OnAirBot
 from bot.render import station_embeds
-from bot.render.chart import render_stats_chart, warm_up
+from bot.render.chart import ChartRenderer
 from bot.statsrange import PERIODS, stats_range
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
@@ -23,11 +22,10 @@ CHART = "stats.png"
 class StatsCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
-        self._warm_up: asyncio.Future[None] | None = None
+        self.charts = ChartRenderer()  # its worker process starts on the first /stats
 
-    async def cog_load(self) -> None:
-        # Off the loop and not awaited: start-up does not wait for matplotlib.
-        self._warm_up = asyncio.ensure_future(asyncio.to_thread(warm_up))
+    async def cog_unload(self) -> None:
+        self.charts.close()
 
     @app_commands.command(name="stats", description="Listener statistics for a period or dates")
     @app_commands.describe(
@@ -55,9 +53,7 @@ class StatsCog(commands.Cog):
         async def work() -> Reply:
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
-            png = await asyncio.to_thread(
-                render_stats_chart, days, f"{config.name}: listeners per day"
-            )
+            png = await self.charts.render(days, f"{config.name}: listeners per day")
             embed = station_embeds.stats_embed(stats, first, last, config.name, chart_name=CHART)
             return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
 
