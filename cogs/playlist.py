@@ -49,9 +49,8 @@ class PlaylistCog(commands.Cog):
                 )
 
             paginator = Paginator(render, pages, owner_id=interaction.user.id)
-            paginator.page = start // PER_PAGE
-            paginator._sync()
-            reply = Reply(embed=render(paginator.page), view=paginator if pages > 1 else None)
+            first = paginator.start_at(start // PER_PAGE)  # open on the page that is playing
+            reply = Reply(embed=first, view=paginator if pages > 1 else None)
             reply.on_sent.append(paginator.attach)
             return reply
 

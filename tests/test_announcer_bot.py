@@ -213,3 +213,30 @@ async def test_history_lookups(sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
         reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
         assert reply["flags"] & 64 and "time" in reply["content"]
+
+
+async def test_thread_as_target(sim, fake):
+    guild = fake.guilds[0]
+    thread = guild.threads[0]
+    config = f'[[subscriptions]]\nguild = {guild.id}\nchannel = {thread}\nstation = "main"\n'
+    async with running_bot(sim, fake=fake, extra_config=config):
+        hits = await fake.wait_request("POST", rf"^/channels/{thread}/messages$")
+    assert hits[0].json["embeds"][0]["title"] == TRACKS[0].title
+
+
+async def test_deleted_channel_is_paused_with_reason(sim, fake):
+    gone = fake.guilds[0].channels[0]
+    fake.fail(
+        "POST",
+        rf"^/channels/{gone}/messages$",
+        404,
+        code=10003,
+        message="Unknown Channel",
+        times=None,
+    )
+    async with running_bot(sim, fake=fake, extra_config=subscription(fake, 0)) as env:
+        await fake.wait_request("POST", rf"^/channels/{gone}/messages$")
+        await env.bot.announcer.idle()
+        (sub,) = await env.bot.storage.subscriptions()
+        assert sub.paused_reason == "the channel no longer exists"
+        assert not env.bot.announcer.watches.watches  # its only channel paused: no more polling

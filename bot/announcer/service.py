@@ -166,9 +166,11 @@ class AnnouncerService:
                 if s.paused_reason is None and self.settings.handles_guild(s.guild_id)
             ]
             item_type = await self._item_type(station, play, subs)
-            await asyncio.gather(
+            results = await asyncio.gather(
                 *(self._deliver(sub, announcement, station, item_type) for sub in subs)
             )
+        if any(paused for paused in results):
+            await self.refresh()  # a paused channel may have been the station's last one
 
     async def _deliver(
         self,
@@ -176,17 +178,18 @@ class AnnouncerService:
         announcement: Announcement,
         station: StationConfig,
         item_type: str | None,
-    ) -> None:
+    ) -> bool:
+        """Deliver to one subscription; True when it had to be paused."""
         play = announcement.play
         if sub.last_play is not None and play.same_as(sub.last_play):
-            return  # announced before a restart
+            return False  # announced before a restart
         reason = skip_reason(sub, play, item_type)
         if reason is not None:
             self.skipped += 1
-            return
+            return False
         key = play.claim_key
         if not await self.storage.claim(sub.id, key):
-            return  # another process (or an earlier run) announced it in this channel
+            return False  # another process (or an earlier run) announced it in this channel
         async with self._limit:
             try:
                 message_id = await self.deliverer.deliver(sub, announcement, station)
@@ -196,14 +199,14 @@ class AnnouncerService:
                 if error.permanent:
                     _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, error.reason)
                     await self.storage.pause(sub.id, error.reason)
-                else:
-                    _LOGGER.warning("announcement to %s failed: %s", sub.channel_id, error.reason)
-                return
+                    return True
+                _LOGGER.warning("announcement to %s failed: %s", sub.channel_id, error.reason)
+                return False
             except Exception:
                 await self.storage.release(sub.id, key)
                 self.failed += 1
                 _LOGGER.exception("announcement to %s failed", sub.channel_id)
-                return
+                return False
         self.delivered += 1
         if self.metrics is not None:
             self.metrics.inc("announcements_total")
@@ -211,3 +214,4 @@ class AnnouncerService:
                 delay = (datetime.now(UTC) - play.started).total_seconds()
                 self.metrics.observe_delay(max(0.0, delay))
         await self.storage.mark_announced(sub.id, play, message_id)
+        return False

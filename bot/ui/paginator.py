@@ -25,8 +25,11 @@ class Paginator(discord.ui.View):
         self.interaction: discord.Interaction[Any] | None = None
         self._sync()
 
-    def first_page(self) -> discord.Embed:
-        return self.render(0)
+    def start_at(self, page: int) -> discord.Embed:
+        """Open on ``page`` (clamped) and return its embed."""
+        self.page = max(0, min(page, self.page_count - 1))
+        self._sync()
+        return self.render(self.page)
 
     def attach(self, interaction: discord.Interaction[Any]) -> None:
         """Remember the command's interaction so the view can disable itself on timeout."""
