@@ -71,10 +71,13 @@ class AnnouncerService:
         await self.import_config_subscriptions()
         await self.refresh()
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop watching; let announcements in flight finish (up to ``grace`` seconds)."""
         for job_id in list(self._slugs_by_job):
             self.watches.remove(job_id)
         self._slugs_by_job.clear()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -193,6 +196,9 @@ class AnnouncerService:
         async with self._limit:
             try:
                 message_id = await self.deliverer.deliver(sub, announcement, station)
+            except asyncio.CancelledError:
+                await self.storage.release(sub.id, key)  # not sent: a later run may announce it
+                raise
             except DeliveryError as error:
                 await self.storage.release(sub.id, key)
                 self.failed += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, datetime, tzinfo
 
 import discord
 
@@ -325,11 +325,3 @@ def history_embed(
         f"Times shown in your own time zone · station zone {getattr(zone, 'key', str(zone))}"
     )
     return builder.build()
-
-
-def as_of(moment: datetime) -> str:
-    return timestamp(moment)
-
-
-def days_ago(days: int, today: date) -> date:
-    return today - timedelta(days=days)
