@@ -200,3 +200,19 @@ def test_any_json_gives_a_model_or_response_error(value):
             _ = (model.links.listen, model.artwork, model.next_display, model.listener_count)
         if isinstance(model, Stats):
             model.days_between(date(2026, 1, 1), date(2026, 1, 10))
+
+
+def test_parse_memo_gives_the_same_models_as_a_fresh_parse():
+    from bot.simulator import StationSimulator
+
+    sim = StationSimulator(clock=lambda: 1_790_000_000.0)
+    station = sim.add_station(1, track_seconds=(5, 9))
+    memo: dict = {}
+    base = 1_790_000_000.0
+    for step in range(40):  # crosses several track changes
+        body = station.info(base + step * 0.7)
+        if step % 7 == 3:
+            station.quirks = {"string_numbers"} if step % 2 else set()
+        with_memo = StationInfo.parse(body, UTC, NOW, memo=memo)
+        assert with_memo == StationInfo.parse(body, UTC, NOW)
+    assert memo  # the memo was used

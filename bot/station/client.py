@@ -28,7 +28,7 @@ from .errors import (
     StationResponseError,
     StationUnavailable,
 )
-from .models import Playlist, StationInfo, Stats
+from .models import ParseMemo, Playlist, StationInfo, Stats
 from .redact import redact
 
 _LOGGER = logging.getLogger("onair.station")
@@ -136,6 +136,7 @@ class StationClient:
         self._cache: dict[tuple[str, ...], _Entry] = {}
         self._inflight: dict[tuple[str, ...], asyncio.Future[Any]] = {}
         self.last_info: StationInfo | None = None
+        self._parse_memo: ParseMemo = {}
         # When set, redirects are followed by hand and each target must pass the guard.
         self.redirect_guard = redirect_guard
         self.last_latency: float | None = None
@@ -195,7 +196,7 @@ class StationClient:
         started = time.monotonic()
         payload = await self._request(f"api/info/{self.station_id}")
         self.last_latency = time.monotonic() - started
-        info = StationInfo.parse(payload, self.zone, datetime.now(UTC))
+        info = StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
         self.last_info = info
         return info
 
