@@ -20,19 +20,24 @@ ARTID = "ARTID"
 T = TypeVar("T")
 
 
-ParseMemo = dict[str, tuple[Any, Any]]
+ParseMemo = dict[str, tuple[str, Any]]
 
 
 def _memoised(memo: ParseMemo | None, name: str, raw: Any, build: Callable[[], T]) -> T:
-    """``build()``, or the value built last time when the raw input is equal to last time's."""
-    if memo is not None:
-        hit = memo.get(name)
-        if hit is not None and hit[0] == raw:
-            cached: T = hit[1]
-            return cached
+    """``build()``, or the value built last time when the raw input reads the same as last time.
+
+    The memo keeps ``repr(raw)``, a string, not the raw JSON: strings are invisible to the
+    garbage collector, so 500 stations' memos do not lengthen full collections.
+    """
+    if memo is None:
+        return build()
+    fingerprint = repr(raw)
+    hit = memo.get(name)
+    if hit is not None and hit[0] == fingerprint:
+        cached: T = hit[1]
+        return cached
     value = build()
-    if memo is not None:
-        memo[name] = (raw, value)
+    memo[name] = (fingerprint, value)
     return value
 
 
