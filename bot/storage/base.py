@@ -83,6 +83,11 @@ MIGRATIONS: tuple[str, ...] = (
         default_station TEXT NOT NULL DEFAULT ''
     );
     """,
+    # Every play's fan-out looks subscriptions up by station, status and purges by guild.
+    """
+    CREATE INDEX subscriptions_station ON subscriptions (station);
+    CREATE INDEX subscriptions_guild ON subscriptions (guild_id);
+    """,
 )
 
 
