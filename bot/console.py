@@ -16,8 +16,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from .announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from .announcer.watcher import AnnouncementListener, ErrorListener
+from .render.text import duration
 from .station import StationClient, StationError
-from .summary import clock
 
 # A console line must stay on one line and print in any terminal: no control characters.
 _CONTROL = dict.fromkeys([*list(range(0, 32)), 127], " ")
@@ -52,7 +52,7 @@ def announcement_line(announcement: Announcement) -> str:
     play = announcement.play
     when = datetime.fromtimestamp(announcement.detected_at, UTC).astimezone()
     badge = "LIVE" if play.live else "AutoDJ"
-    return f"{when:%H:%M:%S}  [{badge}] {_clean(play.display)} ({clock(play.duration)})"
+    return f"{when:%H:%M:%S}  [{badge}] {_clean(play.display)} ({duration(play.duration)})"
 
 
 def announcement_card(announcement: Announcement, zone: tzinfo = UTC) -> str:
@@ -72,7 +72,7 @@ def announcement_card(announcement: Announcement, zone: tzinfo = UTC) -> str:
     started = play.started.astimezone(zone).strftime("%H:%M:%S") if play.started else "?"
     listeners = info.listener_count
     lines.append(
-        f"length {clock(play.duration)}  ·  started {started}  ·  "
+        f"length {duration(play.duration)}  ·  started {started}  ·  "
         f"listeners {listeners if listeners is not None else '?'}"
     )
     if info.next_display:

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from .render.text import duration
 from .station import Playlist, StationInfo, Stats
-
-
-def clock(value: timedelta | None) -> str:
-    """``m:ss`` (or ``h:mm:ss``) for a duration; ``?`` when unknown."""
-    if value is None:
-        return "?"
-    total = int(value.total_seconds())
-    hours, rest = divmod(total, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
 
 
 def now_playing_lines(info: StationInfo) -> list[str]:
@@ -27,7 +18,7 @@ def now_playing_lines(info: StationInfo) -> list[str]:
         extra = f" [{play.album}{', ' + play.year if play.year else ''}]" if play.album else ""
         position = info.playback.position if info.playback else None
         lines.append(f"Now playing: {play.display}{extra}")
-        lines.append(f"             {clock(position)} / {clock(play.duration)}  ({badge})")
+        lines.append(f"             {duration(position)} / {duration(play.duration)}  ({badge})")
     listeners = info.listener_count
     lines.append(f"Listeners:   {listeners if listeners is not None else '?'}")
     lines.append(f"Next:        {info.next_display or '-'}")
@@ -55,7 +46,7 @@ def playlist_lines(playlist: Playlist, now: datetime, count: int = 3) -> list[st
     lines = [f"Playlist:    {len(playlist.items)} items, next {min(count, len(upcoming))}:"]
     for item in upcoming[:count]:
         start = item.starts_at.strftime("%H:%M:%S") if item.starts_at else "?"
-        lines.append(f"  {start}  {item.display} ({clock(item.duration)})")
+        lines.append(f"  {start}  {item.display} ({duration(item.duration)})")
     return lines
 
 

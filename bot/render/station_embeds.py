@@ -14,14 +14,9 @@ from .text import duration, flag, progress_bar, safe, timestamp
 NO_TITLE = "Nothing on air right now"
 
 
-def play_key(play: Play) -> str:
-    started = play.started.isoformat() if play.started else ""
-    return f"{play.artist}|{play.title}|{started}|{play.file}"
-
-
 def artwork_for(info: StationInfo, play: Play | None) -> str | None:
     """The play's artwork (https, cache-busted per play), else the station logo."""
-    key = play_key(play) if play else info.fetched_at.isoformat()
+    key = play.claim_key if play else info.fetched_at.isoformat()
     for candidate in (info.links.artwork, info.recent[0].artwork if info.recent else None):
         busted = cache_busted(candidate, key)
         if busted:

@@ -174,14 +174,10 @@ class Storage(ABC):
             params.append(station)
         return await self.execute(query, params)
 
-    async def remove_subscriptions_not_in(
-        self, keep: Sequence[tuple[int, str]], *, only_stations: Sequence[str] | None = None
-    ) -> None:
-        """Drop subscriptions missing from ``keep`` (limited to ``only_stations`` when given)."""
+    async def remove_subscriptions_not_in(self, keep: Sequence[tuple[int, str]]) -> None:
+        """Drop subscriptions missing from ``keep``."""
         wanted = set(keep)
         for sub in await self.subscriptions():
-            if only_stations is not None and sub.station not in only_stations:
-                continue
             if (sub.channel_id, sub.station) not in wanted:
                 await self.execute("DELETE FROM subscriptions WHERE id = ?", (sub.id,))
 
