@@ -42,7 +42,10 @@ def create_bot(
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )
     registry = StationRegistry(settings, session)
-    storage = create_storage(settings.database_url or settings.database_path)
+    storage = create_storage(
+        settings.database_url or settings.database_path,
+        lock_timeout=settings.database_lock_timeout,
+    )
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )
