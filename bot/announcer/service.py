@@ -142,6 +142,13 @@ class AnnouncerService:
         self._slugs_by_job.clear()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
+        if self._tasks:
+            _LOGGER.info(
+                "%d announcement(s) still sending after %.0fs: cancelled, their unsent "
+                "deliveries stay pending for the next run",
+                len(self._tasks),
+                grace,
+            )
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -328,6 +335,12 @@ class AnnouncerService:
                 ),
                 return_exceptions=True,
             )
+        except asyncio.CancelledError:
+            # Shutting down: give back every lease not settled (sends cancelled before they
+            # started included); rows already sent or closed are left as they are.
+            for sub_id in claimed:
+                await self._release(announcement_id, sub_id)
+            raise
         finally:
             self._inflight -= keys
         paused = False
@@ -351,46 +364,46 @@ class AnnouncerService:
         """Send to one subscription under its lease; True when it had to be paused."""
         play = announcement.play
         nonce = delivery_nonce(sub.id, play.claim_key)
-        async with self._limit:
-            try:
+        try:
+            async with self._limit:
                 message_id = await self.deliverer.deliver(sub, announcement, station, nonce=nonce)
-            except asyncio.CancelledError:
-                await self._release(announcement_id, sub.id)  # unsent: stays pending
-                raise
-            except DeliveryError as error:
-                self.failed += 1
-                if error.permanent:
-                    reason = error.reason
-                    _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, reason)
-                    await self._retrying(
-                        f"pausing the subscription of channel {sub.channel_id}",
-                        lambda: self._fail_and_pause(announcement_id, sub, reason),
-                        until=None,
-                    )
-                    return True
-                if attempts >= MAX_ATTEMPTS:
-                    _LOGGER.warning(
-                        "announcement to %s failed %d times, giving up: %s",
-                        sub.channel_id,
-                        attempts,
-                        error.reason,
-                    )
-                    await self._finish(announcement_id, sub.id, FAILED)
-                else:
-                    _LOGGER.warning(
-                        "announcement to %s failed (try %d of %d, retried later): %s",
-                        sub.channel_id,
-                        attempts,
-                        MAX_ATTEMPTS,
-                        error.reason,
-                    )
-                    await self._release(announcement_id, sub.id)
-                return False
-            except Exception:
-                self.failed += 1
-                _LOGGER.exception("announcement to %s failed", sub.channel_id)
+        except asyncio.CancelledError:
+            await self._release(announcement_id, sub.id)  # unsent: stays pending
+            raise
+        except DeliveryError as error:
+            self.failed += 1
+            if error.permanent:
+                reason = error.reason
+                _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, reason)
+                await self._retrying(
+                    f"pausing the subscription of channel {sub.channel_id}",
+                    lambda: self._fail_and_pause(announcement_id, sub, reason),
+                    until=None,
+                )
+                return True
+            if attempts >= MAX_ATTEMPTS:
+                _LOGGER.warning(
+                    "announcement to %s failed %d times, giving up: %s",
+                    sub.channel_id,
+                    attempts,
+                    error.reason,
+                )
+                await self._finish(announcement_id, sub.id, FAILED)
+            else:
+                _LOGGER.warning(
+                    "announcement to %s failed (try %d of %d, retried later): %s",
+                    sub.channel_id,
+                    attempts,
+                    MAX_ATTEMPTS,
+                    error.reason,
+                )
                 await self._release(announcement_id, sub.id)
-                return False
+            return False
+        except Exception:
+            self.failed += 1
+            _LOGGER.exception("announcement to %s failed", sub.channel_id)
+            await self._release(announcement_id, sub.id)
+            return False
         self.delivered += 1
         if self.metrics is not None:
             self.metrics.inc("announcements_total")
