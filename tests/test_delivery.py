@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -23,12 +24,14 @@ from bot.announcer import snapshot
 from bot.announcer.watcher import Announcement
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 from bot.station import StationClient
+from bot.storage import Subscription
 
 from .botenv import STATION_KEY, config_text, running_bot
 from .fakediscord import FakeDiscord, Recorded
 from .run_against_fake import CA_ENV, PORT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
+BERLIN = ZoneInfo("Europe/Berlin")  # the zone tests/botenv.py gives the station
 CHANNELS = 20
 POST = re.compile(r"^/channels/(\d+)/messages$")
 # One long track, so the play on air stays the same across kills and restarts.
@@ -40,7 +43,7 @@ async def sim() -> AsyncIterator[StationSimulator]:
     clock = ManualClock()
     simulator = StationSimulator(clock=clock)
     simulator.add_station(
-        1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0), seed=3
+        1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0), seed=3, zone=BERLIN
     )
     await simulator.start()
     yield simulator
@@ -405,3 +408,56 @@ async def test_announcement_snapshot_round_trips(simulator, session):
     assert snapshot.load(snapshot.dump(announcement)) == announcement
     with pytest.raises(ValueError):
         snapshot.load('{"play": {}}')
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
+    sim, fake, tmp_path, backend, session
+):
+    """Another process recorded the play, leased its deliveries and died: on PostgreSQL (shared
+    by several processes) the lease runs out and this process delivers; on SQLite (one process)
+    the lease is released at start-up."""
+    from .conftest import wait_for
+    from .storage_backends import POSTGRES_ENV, open_backend
+
+    storage = await open_backend(backend, tmp_path)
+    channels = fake.guilds[0].channels[:2]
+    client = StationClient(sim.base_url, 1, STATION_KEY, session=session, zone=BERLIN)
+    info = await client.info()
+    play = info.current_play()
+    assert play is not None
+    try:
+        subs = [
+            await storage.upsert_subscription(Subscription(0, fake.guilds[0].id, c, "main"))
+            for c in channels
+        ]
+        ann = await storage.enqueue_announcement(
+            "main",
+            play.claim_key,
+            snapshot.dump(Announcement(play, info, time.time())),
+            detected_at=time.time(),
+            expires_at=time.time() + 900,
+            subscription_ids=[s.id for s in subs],
+        )
+        leased = await storage.claim_deliveries(
+            ann, [s.id for s in subs], owner="dead", lease_until=time.time() + 1.5, now=time.time()
+        )
+        assert len(leased) == 2
+    finally:
+        await storage.close()
+    env_extra = {"ONAIR_DATABASE_URL": os.environ[POSTGRES_ENV]} if backend == "postgres" else {}
+    async with running_bot(
+        sim,
+        fake=fake,
+        extra_config="[announcer]\ndelivery_lease = 1\n" + subscriptions(fake, 2),
+        db_path=str(tmp_path / "onair.sqlite3"),
+        env_extra=env_extra,
+    ) as env:
+        await fake.wait_for(lambda: all(messages_with(fake, play.title)[c] for c in channels))
+
+        async def done() -> bool:
+            return await env.bot.storage.deliveries(ann) == {s.id: "sent" for s in subs}
+
+        await wait_for(done, within=20)
+    counts = messages_with(fake, play.title)
+    assert [counts[c] for c in channels] == [1, 1]

@@ -252,12 +252,13 @@ class AnnouncerService:
             if not targets:
                 return
             payload = snapshot.dump(announcement)
+            play_key = await self._known_key(slug, play, until)
             announcement_id = await self._retrying(
                 f"recording the play {play.display!r} of station {slug} "
                 f"for {len(targets)} channel(s)",
                 lambda: self.storage.enqueue_announcement(
                     slug,
-                    play.claim_key,
+                    play_key,
                     payload,
                     detected_at=announcement.detected_at,
                     expires_at=until,
@@ -275,9 +276,27 @@ class AnnouncerService:
                     len(targets),
                 )
                 return
-            paused = await self._drain(announcement_id, station, announcement, targets, until)
+            paused = await self._drain(
+                announcement_id, play_key, station, announcement, targets, until
+            )
         if paused:
             await self.refresh()  # a paused channel may have been the station's last one
+
+    async def _known_key(self, slug: str, play: Play, until: float) -> str:
+        """The key this play was recorded under already (by an earlier run or another process,
+        whose estimate of an inexact start may round differently), else its own."""
+        recent = await self._retrying(
+            f"reading the recent plays of station {slug}",
+            lambda: self.storage.recent_announcements(slug),
+            until=until,
+        )
+        for key, payload in recent or []:
+            try:
+                if snapshot.load_play(payload).same_as(play):
+                    return key
+            except ValueError:
+                continue
+        return play.claim_key
 
     async def _record_history(self, slug: str, announcement: Announcement) -> None:
         """Best effort: /history misses a play rather than holding the announcement up."""
@@ -301,6 +320,7 @@ class AnnouncerService:
     async def _drain(
         self,
         announcement_id: int,
+        play_key: str,
         station: StationConfig,
         announcement: Announcement,
         subs: Sequence[Subscription],
@@ -329,7 +349,9 @@ class AnnouncerService:
         try:
             results = await asyncio.gather(
                 *(
-                    self._deliver(announcement_id, sub, claimed[sub.id], announcement, station)
+                    self._deliver(
+                        announcement_id, play_key, sub, claimed[sub.id], announcement, station
+                    )
                     for sub in free
                     if sub.id in claimed
                 ),
@@ -356,6 +378,7 @@ class AnnouncerService:
     async def _deliver(
         self,
         announcement_id: int,
+        play_key: str,
         sub: Subscription,
         attempts: int,
         announcement: Announcement,
@@ -363,7 +386,7 @@ class AnnouncerService:
     ) -> bool:
         """Send to one subscription under its lease; True when it had to be paused."""
         play = announcement.play
-        nonce = delivery_nonce(sub.id, play.claim_key)
+        nonce = delivery_nonce(sub.id, play_key)
         try:
             async with self._limit:
                 message_id = await self.deliverer.deliver(sub, announcement, station, nonce=nonce)
@@ -559,20 +582,30 @@ class AnnouncerService:
             )
             resumed += len(targets)
             self._spawn(
-                self._resume(announcement_id, station, announcement, targets, first.expires_at)
+                self._resume(
+                    announcement_id,
+                    first.play_key,
+                    station,
+                    announcement,
+                    targets,
+                    first.expires_at,
+                )
             )
         return resumed
 
     async def _resume(
         self,
         announcement_id: int,
+        play_key: str,
         station: StationConfig,
         announcement: Announcement,
         subs: Sequence[Subscription],
         until: float,
     ) -> None:
         async with self._station_locks[station.slug]:
-            paused = await self._drain(announcement_id, station, announcement, subs, until)
+            paused = await self._drain(
+                announcement_id, play_key, station, announcement, subs, until
+            )
         if paused:
             await self.refresh()
 

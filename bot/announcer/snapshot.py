@@ -41,6 +41,15 @@ def load(payload: str) -> Announcement:
         raise ValueError(f"unreadable announcement payload ({error})") from None
 
 
+def load_play(payload: str) -> Play:
+    """Only the play of a payload (cheaper than :func:`load`)."""
+    try:
+        play: Play = _build(Play, json.loads(payload)["play"])
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"unreadable announcement payload ({error})") from None
+    return play
+
+
 @cache
 def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)

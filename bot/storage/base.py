@@ -289,6 +289,15 @@ class Storage(ABC):
         assert row is not None
         return int(row[0])
 
+    async def recent_announcements(self, station: str, count: int = 4) -> list[tuple[str, str]]:
+        """(play key, payload) of the station's newest recorded plays."""
+        rows = await self.fetch(
+            "SELECT play_key, payload FROM announcements WHERE station = ? "
+            "ORDER BY detected_at DESC, id DESC LIMIT ?",
+            (station, count),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     async def announcement_payload(self, announcement_id: int) -> str | None:
         row = await self.fetchone(
             "SELECT payload FROM announcements WHERE id = ?", (announcement_id,)
