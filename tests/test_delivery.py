@@ -461,3 +461,52 @@ async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
         await wait_for(done, within=20)
     counts = messages_with(fake, play.title)
     assert [counts[c] for c in channels] == [1, 1]
+
+
+async def test_card_mode_is_idempotent_when_a_crash_hides_the_send(sim, fake, tmp_path):
+    """A card edit or re-post whose "sent" mark was lost (the state a crash leaves: delivery
+    pending, channel still pointing at the old card) is retried without a second card."""
+    db = tmp_path / "onair.sqlite3"
+    config = subscriptions(fake, 1).replace('station = "main"', 'station = "main"\nmode = "card"')
+    channel = fake.guilds[0].channels[0]
+
+    def cards() -> list[dict[str, Any]]:
+        return [
+            fake.messages[m] for m in fake.channel_messages[channel] if fake.messages[m]["embeds"]
+        ]
+
+    async def replay_last_delivery(env: Any, card_before: int | None) -> None:
+        """Undo the last "sent" mark as a crash right after the send would have."""
+        storage = env.bot.storage
+        (ann,) = await storage.fetch("SELECT MAX(id) FROM announcements")
+        await storage.execute(
+            "UPDATE deliveries SET state = 'pending', owner = NULL, lease_until = NULL "
+            "WHERE announcement_id = ?",
+            (ann[0],),
+        )
+        await storage.execute(
+            "UPDATE subscriptions SET card_message_id = ?, last_play = NULL", (card_before,)
+        )
+        assert await env.bot.announcer.sweep() == 1
+        await env.bot.announcer.idle()
+        assert await storage.deliveries(ann[0]) == {1: "sent"}
+
+    async with running_bot(sim, fake=fake, extra_config=config, db_path=str(db)) as env:
+        await fake.wait_for(lambda: len(cards()) == 1)
+        await env.bot.announcer.idle()
+        first = int(cards()[0]["id"])
+        # The card is the newest message: the jingle edits it; the edit is repeated.
+        sim.clock.advance(3600)
+        await poll(env)
+        await env.bot.announcer.idle()
+        await replay_last_delivery(env, first)
+        assert [c["embeds"][0]["title"] for c in cards()] == [JINGLES[0].title]
+        # Buried card: the next play re-posts it (and deletes the old); the re-post is repeated.
+        fake.user_message(channel)
+        sim.clock.advance(5)
+        await poll(env)
+        await env.bot.announcer.idle()
+        await replay_last_delivery(env, first)
+        assert [c["embeds"][0]["title"] for c in cards()] == [TRACKS[1].title]
+        (stored,) = await env.bot.storage.subscriptions("main")
+        assert stored.card_message_id == int(cards()[0]["id"])
