@@ -145,6 +145,22 @@ async def test_history_lookup_search_and_prune(storage):
     assert removed == 3
 
 
+async def test_prune_drops_settled_outbox_rows_after_a_day(storage):
+    s = await storage.upsert_subscription(sub(10))
+    old = await storage.enqueue_announcement(
+        "main", "old", "{}", detected_at=T0.timestamp(), expires_at=0, subscription_ids=[s.id]
+    )
+    recent = T0 + timedelta(hours=30)
+    new = await storage.enqueue_announcement(
+        "main", "new", "{}", detected_at=recent.timestamp(), expires_at=0, subscription_ids=[s.id]
+    )
+    await storage.prune(30, now=T0 + timedelta(hours=36))
+    assert await storage.announcement_payload(old) is None
+    assert await storage.deliveries(old) == {}
+    assert await storage.deliveries(new) == {s.id: "pending"}
+    assert [key for key, _ in await storage.recent_announcements("main")] == ["new"]
+
+
 async def test_guild_stations_settings_and_purge(storage):
     station = GuildStation(
         1, "mine", "My FM", "https://c1.radioboss.fm", 7, b"cipher", "Europe/Berlin"

@@ -105,7 +105,6 @@ class AnnouncerService:
         # Who holds a lease: unique per process and run (host, pid, random).
         self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
         self._inflight: set[tuple[int, int]] = set()  # (announcement, subscription) being sent
-        self._wake = asyncio.Event()
         self._sweeper_task: asyncio.Task[None] | None = None
         self.delivered = 0
         self.skipped = 0
@@ -520,9 +519,7 @@ class AnnouncerService:
                         describe(error),
                         interval,
                     )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=interval)
-            self._wake.clear()
+            await asyncio.sleep(interval)
 
     async def sweep(self) -> int:
         """One pass; returns how many deliveries it resumed."""

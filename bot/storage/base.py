@@ -452,17 +452,23 @@ class Storage(ABC):
         )
         return [history_entry(row) for row in rows]
 
-    async def prune(self, keep_days: int, now: datetime | None = None) -> int:
-        cutoff = ((now or datetime.now(UTC)) - timedelta(days=keep_days)).timestamp()
+    async def prune(
+        self, keep_days: int, now: datetime | None = None, *, outbox_hours: float = 24.0
+    ) -> int:
+        """Drop history older than ``keep_days`` and outbox rows older than ``outbox_hours``
+        (long settled: a play is delivered or dropped within its maximum age)."""
+        moment = now or datetime.now(UTC)
+        cutoff = (moment - timedelta(days=keep_days)).timestamp()
         removed = await self.execute("DELETE FROM plays WHERE started < ?", (cutoff,))
+        outbox_cutoff = (moment - timedelta(hours=outbox_hours)).timestamp()
         await self.execute_atomic(
             [
                 (
                     "DELETE FROM deliveries WHERE announcement_id IN "
                     "(SELECT id FROM announcements WHERE detected_at < ?)",
-                    (cutoff,),
+                    (outbox_cutoff,),
                 ),
-                ("DELETE FROM announcements WHERE detected_at < ?", (cutoff,)),
+                ("DELETE FROM announcements WHERE detected_at < ?", (outbox_cutoff,)),
             ]
         )
         return removed
