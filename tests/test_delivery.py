@@ -27,6 +27,7 @@ from bot.station import StationClient
 from bot.storage import Subscription
 
 from .botenv import STATION_KEY, config_text, running_bot
+from .conftest import wait_for
 from .fakediscord import FakeDiscord, Recorded
 from .run_against_fake import CA_ENV, PORT_ENV
 
@@ -174,15 +175,6 @@ async def all_sent(db: Path) -> bool:
     return await asyncio.to_thread(delivery_states, db) == {"sent": CHANNELS}
 
 
-async def wait_until(condition: Any, within: float, fake: FakeDiscord) -> None:
-    deadline = time.monotonic() + within
-    while not await condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within}s")
-        with contextlib.suppress(AssertionError):
-            await fake.wait_for(lambda: False, within=0.1)
-
-
 async def crash_mid_fan_out(
     signum: int, sim: StationSimulator, fake: FakeDiscord, tmp_path: Path, allow: int
 ) -> tuple[Child, int, float]:
@@ -213,11 +205,14 @@ async def crash_mid_fan_out(
     return child, code, seconds
 
 
-async def restart_and_finish(child: Child, fake: FakeDiscord, tmp_path: Path) -> tuple[int, float]:
+async def restart_and_finish(
+    child: Child, tmp_path: Path, signum: int = signal.SIGTERM
+) -> tuple[int, float]:
+    """Restart, wait until every delivery is sent, stop with ``signum``."""
     await child.start()
     try:
-        await wait_until(lambda: all_sent(tmp_path / "onair.sqlite3"), 60, fake)
-        return await child.stop(signal.SIGTERM)
+        await wait_for(lambda: all_sent(tmp_path / "onair.sqlite3"), within=60)
+        return await child.stop(signum)
     finally:
         await child.kill_quietly()
 
@@ -230,7 +225,7 @@ async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(sim, f
     missing = [c for c, n in before.items() if n == 0]
     assert missing, "the kill came after every channel had the play: nothing was tested"
     assert max(before.values()) == 1
-    code, _ = await restart_and_finish(child, fake, tmp_path)
+    code, _ = await restart_and_finish(child, tmp_path, signal.SIGINT)  # Ctrl+C
     assert code == 0, child.output()
     after = messages_with(fake, title)
     assert after == {channel: 1 for channel in fake.guilds[0].channels}, after
@@ -256,7 +251,7 @@ async def test_sigterm_mid_fan_out_exits_0_quickly_and_restart_serves_every_chan
     assert seconds < 15  # a hung shutdown, not a slow one: the grace for sends in flight is 3 s
     title = TRACKS[0].title
     assert any(n == 0 for n in messages_with(fake, title).values())
-    code, seconds = await restart_and_finish(child, fake, tmp_path)
+    code, seconds = await restart_and_finish(child, tmp_path)
     assert code == 0
     print(f"SIGTERM when idle: exit 0 after {seconds:.2f}s")
     assert messages_with(fake, title) == {channel: 1 for channel in fake.guilds[0].channels}
@@ -281,16 +276,10 @@ def hold_write_lock(db: Path) -> sqlite3.Connection:
 async def poll(env: Any) -> None:
     announcer = env.bot.announcer
     watch = next(iter(announcer.watches.watches.values()))
-    await fake_wait(lambda: not watch.busy)
+    await wait_for(lambda: not watch.busy)
     before = watch.status.polls
     announcer.watches.poll_now(watch.job_id)
-    await fake_wait(lambda: watch.status.polls > before)
-
-
-async def fake_wait(condition: Any, within: float = 20.0) -> None:
-    from .conftest import wait_for
-
-    await wait_for(condition, within=within)
+    await wait_for(lambda: watch.status.polls > before)
 
 
 async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
@@ -313,7 +302,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
         try:
             sim.clock.advance(3600)  # the jingle
             await poll(env)
-            await fake_wait(lambda: "storage failed recording the play" in caplog.text)
+            await wait_for(lambda: "storage failed recording the play" in caplog.text)
             assert messages_with(fake, JINGLES[0].title)[channels[0]] == 0
         finally:
             lock.rollback()
@@ -332,7 +321,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
         try:
             sim.clock.advance(5)  # the next track
             await poll(env)
-            await fake_wait(lambda: "storage failed marking the announcement" in caplog.text)
+            await wait_for(lambda: "storage failed marking the announcement" in caplog.text)
         finally:
             fake.hold = None
             for conn in locks:
@@ -378,7 +367,7 @@ async def test_stale_pending_delivery_is_dropped_not_posted(sim, fake, tmp_path,
         )
     posts_before = len([r for r in fake.sent("POST") if is_post(r)])
     async with running_bot(sim, fake=fake, extra_config=config, db_path=str(db)) as env:
-        await fake_wait(lambda: "went stale" in caplog.text)
+        await wait_for(lambda: "went stale" in caplog.text)
         assert await env.bot.storage.deliveries(stale) == {sub.id: "dropped"}
     assert len([r for r in fake.sent("POST") if is_post(r)]) == posts_before
 
@@ -417,7 +406,6 @@ async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
     """Another process recorded the play, leased its deliveries and died: on PostgreSQL (shared
     by several processes) the lease runs out and this process delivers; on SQLite (one process)
     the lease is released at start-up."""
-    from .conftest import wait_for
     from .storage_backends import POSTGRES_ENV, open_backend
 
     storage = await open_backend(backend, tmp_path)
