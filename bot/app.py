@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import signal
 import sys
+import time
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
@@ -20,6 +26,8 @@ from .stations import StationRegistry
 from .storage import create_storage
 
 EXIT_CONFIG = 78
+STOP_TIMEOUT = 8.0  # seconds the gateway may take to close after the services have stopped
+_LOGGER = logging.getLogger("onair.app")
 
 
 def create_bot(
@@ -42,7 +50,10 @@ def create_bot(
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )
     registry = StationRegistry(settings, session)
-    storage = create_storage(settings.database_url or settings.database_path)
+    storage = create_storage(
+        settings.database_url or settings.database_path,
+        lock_timeout=settings.database_lock_timeout,
+    )
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )
@@ -63,7 +74,11 @@ def create_bot(
     )
 
 
-async def run_bot(config_path: str) -> int:
+async def run_bot(
+    config_path: str, *, discord_connector: Callable[[], aiohttp.BaseConnector] | None = None
+) -> int:
+    """``onair run``. ``discord_connector`` makes the connector discord.py uses (tests point it
+    at a fake Discord); by default discord.py makes its own."""
     try:
         settings = load_settings(config_path)
     except ConfigError as error:
@@ -81,14 +96,44 @@ async def run_bot(config_path: str) -> int:
         secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
     )
     try:
-        bot = create_bot(settings)
+        bot = create_bot(
+            settings, connector=discord_connector() if discord_connector is not None else None
+        )
     except KeyBoxError as error:
         print(f"onair: {error.message}", file=sys.stderr)
         return EXIT_CONFIG
     try:
         async with bot:
-            await bot.start(settings.token)
+            await run_until_signalled(bot, settings.token)
     except discord.LoginFailure:
         print(f"onair: Discord refused the bot token in {TOKEN_ENV}.", file=sys.stderr)
         return EXIT_CONFIG
     return 0
+
+
+async def run_until_signalled(bot: OnAirBot, token: str) -> None:
+    """Run until the bot stops or SIGTERM/SIGINT arrives (``docker stop``, ``systemctl stop``,
+    Ctrl+C); then stop gracefully: polling stops, sends in flight finish or give their
+    delivery back (it stays pending for the next run), the gateway and sessions close."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop.set)
+    runner = asyncio.create_task(bot.start(token))
+    waiter = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if runner.done():
+            runner.result()  # the bot stopped by itself (or failed to log in: raise that)
+            return
+        started = time.monotonic()
+        _LOGGER.info("signal received: stopping")
+        await bot.close()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(runner, timeout=STOP_TIMEOUT)
+        _LOGGER.info("stopped in %.2fs", time.monotonic() - started)
+    finally:
+        waiter.cancel()
+        for signum in signals:
+            loop.remove_signal_handler(signum)

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -208,7 +208,12 @@ async def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    discord_connector: Callable[[], aiohttp.BaseConnector] | None = None,
+) -> int:
+    """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
     args = build_parser().parse_args(argv)
     if args.command == "check":
         runner = _check(args)
@@ -225,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from .app import run_bot
 
-        runner = run_bot(args.config)
+        runner = run_bot(args.config, discord_connector=discord_connector)
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(runner)
     return 130

@@ -142,6 +142,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "path": (_str, "onair.sqlite3"),
         "url": (_str, ""),
         "history_days": (_int, 30),
+        "lock_timeout": (_seconds, 5.0),
     },
     "announcer": {
         "min_interval": (_seconds, 2.0),
@@ -149,6 +150,8 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "steady_interval": (_seconds, 10.0),
         "max_backoff": (_seconds, 300.0),
         "concurrency": (_int, 8),
+        "max_delivery_age": (_seconds, 900.0),
+        "delivery_lease": (_seconds, 30.0),
     },
     "stations": {
         "id": (_slug, REQUIRED),
@@ -213,8 +216,11 @@ class Settings:
     database_path: str = "onair.sqlite3"
     database_url: str = field(default="", repr=False)
     history_days: int = 30
+    database_lock_timeout: float = 5.0
     poll: PollSettings = field(default_factory=PollSettings)
     concurrency: int = 8
+    max_delivery_age: float = 900.0  # a play not delivered by then (or by its end) is dropped
+    delivery_lease: float = 30.0  # a send in flight holds its delivery this long, renewed
     shard_count: int = 0
     shard_ids: tuple[int, ...] = ()
     allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
@@ -360,6 +366,7 @@ def parse_settings(
         database_path=database["path"],
         database_url=env.get("ONAIR_DATABASE_URL") or database["url"],
         history_days=database["history_days"],
+        database_lock_timeout=database["lock_timeout"],
         poll=PollSettings(
             min_interval=announcer["min_interval"],
             max_interval=announcer["max_interval"],
@@ -367,6 +374,8 @@ def parse_settings(
             max_backoff=announcer["max_backoff"],
         ),
         concurrency=max(1, announcer["concurrency"]),
+        max_delivery_age=announcer["max_delivery_age"],
+        delivery_lease=max(1.0, announcer["delivery_lease"]),
         shard_count=bot["shard_count"],
         shard_ids=bot["shard_ids"],
         allowed_station_hosts=bot["allowed_station_hosts"],

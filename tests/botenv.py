@@ -26,6 +26,7 @@ def config_text(
     stations: int = 1,
     db_path: str = ":memory:",
     bot_extra: str = "",
+    database_extra: str = "",
 ) -> str:
     guild = fake.guilds[0]
     parts = [
@@ -36,6 +37,7 @@ def config_text(
         "",
         "[database]",
         f'path = "{db_path}"',
+        database_extra,
         "",
     ]
     for index in range(stations):
@@ -76,6 +78,7 @@ async def running_bot(
     db_path: str = ":memory:",
     env_extra: dict[str, str] | None = None,
     bot_extra: str = "",
+    database_extra: str = "",
     **bot_options: Any,
 ) -> AsyncIterator[BotEnv]:
     own_fake = fake is None
@@ -86,7 +89,13 @@ async def running_bot(
     env.update(env_extra or {})
     settings = parse_settings(
         config_text(
-            sim, fake, extra=extra_config, stations=stations, db_path=db_path, bot_extra=bot_extra
+            sim,
+            fake,
+            extra=extra_config,
+            stations=stations,
+            db_path=db_path,
+            bot_extra=bot_extra,
+            database_extra=database_extra,
         ),
         env,
     )

@@ -19,7 +19,7 @@ import socket
 import ssl
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,9 @@ class FakeDiscord:
             self.guilds.append(guild)
         self.messages: dict[int, dict[str, Any]] = {}
         self.channel_messages: dict[int, list[int]] = defaultdict(list)
+        self.nonces: dict[tuple[int, str], tuple[float, int]] = {}  # (author, nonce) -> first
+        # Awaited before a REST request is answered: a test can hold requests (a slow Discord).
+        self.hold: Callable[[Recorded], Awaitable[None]] | None = None
         self.failures: list[Failure] = []
         self.rate_limits = False
         self.global_limit = 50
@@ -732,6 +735,8 @@ class FakeDiscord:
         self.requests.append(record)
         self.connections.add(id(request.transport))
         try:
+            if self.hold is not None:
+                await self.hold(record)
             response = self._limited(record)
             if response is not None:
                 self.ratelimited.append(record)
@@ -839,7 +844,7 @@ class FakeDiscord:
         if not self._known_channel(channel_id):
             return _json({"message": "Unknown Channel", "code": 10003}, 404)
         if message_id is None and r.method == "POST":
-            return _json(self.message(channel_id, r.json or {}))
+            return self._post_with_nonce(channel_id, r.json or {})
         if message_id is None and r.method == "GET":
             limit = int(r.query.get("limit", 50))
             ids = self.channel_messages[channel_id][-limit:]
@@ -858,6 +863,34 @@ class FakeDiscord:
         if r.method == "GET":
             return _json(self.messages[mid])
         return _json({"message": "405", "code": 0}, 405)
+
+    def _post_with_nonce(self, channel_id: int, body: dict[str, Any]) -> web.Response:
+        """Create a message, honouring Discord's nonce: an integer or a string of at most 25
+        characters (else 400, 50035); with ``enforce_nonce`` the same author sending the same
+        nonce within a few minutes gets the first message back instead of a second one."""
+        nonce = body.get("nonce")
+        if nonce is not None and (
+            isinstance(nonce, bool)
+            or not isinstance(nonce, int | str)
+            or (isinstance(nonce, str) and len(nonce) > 25)
+        ):
+            error = {"code": "BASE_TYPE_BAD_LENGTH", "message": "Must be 25 or fewer in length."}
+            return _json(
+                {
+                    "code": 50035,
+                    "message": "Invalid Form Body",
+                    "errors": {"nonce": {"_errors": [error]}},
+                },
+                400,
+            )
+        key = (self.bot_id, str(nonce))
+        first = self.nonces.get(key) if nonce is not None and body.get("enforce_nonce") else None
+        if first is not None and time.monotonic() - first[0] < 300 and first[1] in self.messages:
+            return _json(self.messages[first[1]])
+        data = self.message(channel_id, body)
+        if nonce is not None:
+            self.nonces[key] = (time.monotonic(), int(data["id"]))
+        return _json(data)
 
     def _edit(self, message_id: int, body: Any) -> None:
         editable = ("content", "embeds", "components")

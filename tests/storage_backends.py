@@ -9,7 +9,16 @@ import pytest
 from bot.storage import PostgresStorage, SqliteStorage, Storage
 
 POSTGRES_ENV = "ONAIR_TEST_POSTGRES_URL"
-TABLES = ("claims", "subscriptions", "plays", "guild_stations", "guild_settings", "schema_version")
+TABLES = (
+    "claims",
+    "announcements",
+    "deliveries",
+    "subscriptions",
+    "plays",
+    "guild_stations",
+    "guild_settings",
+    "schema_version",
+)
 
 
 async def reset_postgres(url: str) -> None:

@@ -49,15 +49,84 @@ async def test_last_play_pause_and_claims(storage):
     assert stored.card_message_id == 99
     await storage.pause(s.id, "Missing Permissions")
     assert (await storage.subscriptions())[0].paused_reason == "Missing Permissions"
-    assert await storage.claim(s.id, play.claim_key)
-    assert not await storage.claim(s.id, play.claim_key)
-    await storage.release(s.id, play.claim_key)
-    assert await storage.claim(s.id, play.claim_key)
+
+
+async def enqueue(storage, key: str = "k", subs=(), expires: float = 2e9) -> int:
+    return await storage.enqueue_announcement(
+        "main", key, '{"x": 1}', detected_at=1e9, expires_at=expires, subscription_ids=subs
+    )
+
+
+async def test_outbox_records_a_play_once_and_leases_each_delivery(storage):
+    a = await storage.upsert_subscription(sub(10))
+    b = await storage.upsert_subscription(sub(11))
+    first = await enqueue(storage, subs=[a.id, b.id])
+    assert await enqueue(storage, subs=[a.id, b.id]) == first  # seen again: same play, no new rows
+    assert await storage.deliveries(first) == {a.id: "pending", b.id: "pending"}
+    assert await storage.announcement_payload(first) == '{"x": 1}'
+    leased = await storage.claim_deliveries(
+        first, [a.id, b.id], owner="p1", lease_until=100, now=50
+    )
+    assert leased == {a.id: 1, b.id: 1}
+    # A live lease keeps everyone else out; a lease that ran out is taken over.
+    assert await storage.claim_deliveries(first, [a.id], owner="p2", lease_until=200, now=99) == {}
+    assert await storage.due_deliveries(now=99) == []
+    due = await storage.due_deliveries(now=101)
+    assert [(d.subscription_id, d.attempts) for d in due] == [(a.id, 1), (b.id, 1)]
+    assert await storage.renew_leases("p1", 300) == 2
+    assert await storage.due_deliveries(now=101) == []
+    play = Play("Song", "Artist", started=T0, started_exact=True)
+    await storage.delivery_sent(first, a.id, play, 555, now=102)
+    await storage.release_delivery(first, b.id, "p2", now=102)  # not p2's lease: no effect
+    assert await storage.due_deliveries(now=102) == []
+    await storage.release_delivery(first, b.id, "p1", now=102)
+    assert [d.subscription_id for d in await storage.due_deliveries(now=102)] == [b.id]
+    assert await storage.deliveries(first) == {a.id: "sent", b.id: "pending"}
+    stored = {s.id: s for s in await storage.subscriptions()}
+    assert stored[a.id].card_message_id == 555 and stored[a.id].last_play == play
+    assert await storage.claim_deliveries(first, [a.id], owner="p2", lease_until=400, now=103) == {}
+    await storage.finish_delivery(first, b.id, "dropped", now=104)
+    assert await storage.deliveries(first) == {a.id: "sent", b.id: "dropped"}
+    assert await storage.due_deliveries(now=105) == []
+
+
+async def test_release_all_leases_after_a_crash(storage):
+    a = await storage.upsert_subscription(sub(10))
+    ann = await enqueue(storage, subs=[a.id])
+    await storage.claim_deliveries(ann, [a.id], owner="dead", lease_until=1e12, now=1)
+    assert await storage.due_deliveries(now=2) == []
+    assert await storage.release_all_leases() == 1
+    assert [d.subscription_id for d in await storage.due_deliveries(now=2)] == [a.id]
+
+
+async def test_enqueue_is_atomic(storage):
+    """One failing statement leaves nothing behind: no play without its deliveries."""
+    a = await storage.upsert_subscription(sub(10))
+    with pytest.raises(Exception) as raised:
+        await storage.execute_atomic(
+            [
+                (
+                    "INSERT INTO announcements (station, play_key, payload, detected_at, "
+                    "expires_at) VALUES (?, ?, ?, ?, ?)",
+                    ("main", "k", "{}", 1.0, 2.0),
+                ),
+                ("INSERT INTO no_such_table VALUES (?)", (a.id,)),
+            ]
+        )
+    assert storage.is_storage_error(raised.value)
+    assert await storage.fetch("SELECT id FROM announcements") == []
 
 
 async def test_concurrent_claims_have_one_winner(storage):
     s = await storage.upsert_subscription(sub(10))
-    results = await asyncio.gather(*(storage.claim(s.id, "k") for _ in range(20)))
+    ann = await enqueue(storage, subs=[s.id])
+    results = await asyncio.gather(
+        *(
+            storage.claim_deliveries(ann, [s.id], owner=f"p{i}", lease_until=100, now=1)
+            for i in range(20)
+        )
+    )
+    results = [bool(r) for r in results]
     assert results.count(True) == 1
 
 
@@ -76,6 +145,22 @@ async def test_history_lookup_search_and_prune(storage):
     assert removed == 3
 
 
+async def test_prune_drops_settled_outbox_rows_after_a_day(storage):
+    s = await storage.upsert_subscription(sub(10))
+    old = await storage.enqueue_announcement(
+        "main", "old", "{}", detected_at=T0.timestamp(), expires_at=0, subscription_ids=[s.id]
+    )
+    recent = T0 + timedelta(hours=30)
+    new = await storage.enqueue_announcement(
+        "main", "new", "{}", detected_at=recent.timestamp(), expires_at=0, subscription_ids=[s.id]
+    )
+    await storage.prune(30, now=T0 + timedelta(hours=36))
+    assert await storage.announcement_payload(old) is None
+    assert await storage.deliveries(old) == {}
+    assert await storage.deliveries(new) == {s.id: "pending"}
+    assert [key for key, _ in await storage.recent_announcements("main")] == ["new"]
+
+
 async def test_guild_stations_settings_and_purge(storage):
     station = GuildStation(
         1, "mine", "My FM", "https://c1.radioboss.fm", 7, b"cipher", "Europe/Berlin"
@@ -89,8 +174,9 @@ async def test_guild_stations_settings_and_purge(storage):
     assert (await storage.guild_settings(1)).default_station == "mine"
     assert (await storage.guild_settings(3)).timezone == "UTC"
     s = await storage.upsert_subscription(sub(10, guild=1))
-    await storage.claim(s.id, "k")
+    ann = await enqueue(storage, subs=[s.id])
     await storage.purge_guild(1)
+    assert await storage.deliveries(ann) == {}
     assert await storage.guild_stations(1) == []
     assert await storage.subscriptions(guild_id=1) == []
     assert (await storage.guild_settings(1)).default_station == ""

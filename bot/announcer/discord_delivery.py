@@ -69,8 +69,11 @@ class DiscordDeliverer:
         return channel
 
     async def deliver(
-        self, sub: Subscription, announcement: Announcement, station: StationConfig
+        self, sub: Subscription, announcement: Announcement, station: StationConfig, *, nonce: str
     ) -> int | None:
+        """Post or edit. ``nonce`` goes with every post (discord.py then sets ``enforce_nonce``):
+        a post repeated within Discord's nonce window, by a retry here or by the next run after
+        a crash, returns the first message instead of creating a second one."""
         embed, view = station_embeds.announcement(
             announcement.info, announcement.play, station.name
         )
@@ -87,8 +90,12 @@ class DiscordDeliverer:
             try:
                 channel = await self._channel(sub.channel_id)
                 if sub.mode == "card":
-                    return await self._card(channel, sub, embed, view, content, mentions)
-                kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions}
+                    return await self._card(channel, sub, embed, view, content, mentions, nonce)
+                kwargs: dict[str, Any] = {
+                    "embed": embed,
+                    "allowed_mentions": mentions,
+                    "nonce": nonce,
+                }
                 if view is not None:
                     kwargs["view"] = view
                 await self.gate.acquire()
@@ -109,8 +116,13 @@ class DiscordDeliverer:
         view: discord.ui.View | None,
         content: str | None,
         mentions: discord.AllowedMentions,
+        nonce: str,
     ) -> int:
-        """Edit the card in place while it is the newest message; else re-post it at the bottom."""
+        """Edit the card in place while it is the newest message; else re-post it at the bottom.
+
+        Idempotent on retry: an edit repeated writes the same card again, a re-post carries the
+        play's nonce (Discord returns the first post), and deleting the old card twice is a
+        404 that is ignored."""
         card_id = sub.card_message_id
         if card_id:
             await self.gate.acquire()
@@ -124,12 +136,12 @@ class DiscordDeliverer:
                     return card_id
                 except discord.NotFound:
                     pass  # deleted by someone: post a new card
-        kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions}
+        kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
         if view is not None:
             kwargs["view"] = view
         await self.gate.acquire()
         message = await channel.send(content, **kwargs)
-        if card_id:
+        if card_id and card_id != message.id:
             await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()

@@ -1,28 +1,68 @@
 """The announcer: one watch per distinct station, fan-out of each new play to its subscriptions.
 
 Discord-agnostic: delivery goes through a :class:`Deliverer`, so the same service runs in the
-bot (discord.py) and in tests and benchmarks. Delivery is bounded in concurrency, per-channel
-isolated, and recorded in storage only after a successful send.
+bot (discord.py) and in tests and benchmarks.
+
+Delivery goes through a durable outbox so a play reaches every channel once across crashes:
+a detected play is recorded with one pending delivery per channel in one transaction *before*
+any send; each send holds a lease on its delivery (renewed while the process lives) and carries
+a nonce derived from (subscription, play), so Discord returns the first message instead of a
+second one if a crash fell between the send and its "sent" mark. Deliveries whose lease ran
+out are taken up again by a sweep (at start-up and every ``delivery_lease / 3`` seconds) until
+the play is stale (``max_delivery_age``, or the end of the track), then dropped and logged.
+Storage failures are retried with backoff and logged as one warning line each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
+import os
+import secrets
+import socket
+import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..config import Settings, StationConfig
 from ..station import Play, StationError
 from ..stations import StationRegistry
-from ..storage import Storage, Subscription
+from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
+from . import snapshot
 from .filters import skip_reason
 from .watcher import Announcement, StationWatch, WatchScheduler, job_id_for
 
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
+MAX_ATTEMPTS = 5  # sends of one delivery (each already retried inside the deliverer)
+MIN_WINDOW = 60.0  # a play is deliverable at least this long, even when its track ends sooner
+RETRY_FIRST, RETRY_MAX = 0.2, 30.0  # storage retry backoff (seconds)
+T = TypeVar("T")
+
+
+def delivery_nonce(subscription_id: int, play_key: str) -> str:
+    """Discord's message nonce for one play in one channel: deterministic, 25 characters."""
+    digest = hashlib.sha256(f"{subscription_id}\x00{play_key}".encode()).hexdigest()
+    return "oa" + digest[:23]
+
+
+def expires_at(play: Play, detected_at: float, max_age: float) -> float:
+    """Until when a play may still be posted: ``max_age`` after detection, or the end of the
+    track when its length is known (but never less than a minute, or ``max_age`` if shorter)."""
+    limit = detected_at + max_age
+    if play.started is not None and play.duration:
+        end = (play.started + play.duration).timestamp()
+        limit = min(limit, max(end, detected_at + min(MIN_WINDOW, max_age)))
+    return limit
+
+
+def describe(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class DeliveryError(Exception):
@@ -36,9 +76,12 @@ class DeliveryError(Exception):
 
 class Deliverer(Protocol):
     async def deliver(
-        self, sub: Subscription, announcement: Announcement, station: StationConfig
+        self, sub: Subscription, announcement: Announcement, station: StationConfig, *, nonce: str
     ) -> int | None:
-        """Post (or edit) the announcement; return the message id used (for card mode)."""
+        """Post (or edit) the announcement; return the message id used (for card mode).
+
+        ``nonce`` is the same for every attempt of one play in one channel: a deliverer that
+        can (Discord can) makes a repeated send return the first message."""
 
 
 class AnnouncerService:
@@ -59,9 +102,15 @@ class AnnouncerService:
         self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: set[asyncio.Task[None]] = set()
         self._slugs_by_job: dict[str, list[str]] = {}
+        # Who holds a lease: unique per process and run (host, pid, random).
+        self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._inflight: set[tuple[int, int]] = set()  # (announcement, subscription) being sent
+        self._sweeper_task: asyncio.Task[None] | None = None
         self.delivered = 0
         self.skipped = 0
         self.failed = 0
+        self.dropped = 0
+        self.storage_errors = 0
         self.subscription_count = 0
         self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
 
@@ -69,15 +118,36 @@ class AnnouncerService:
 
     async def start(self) -> None:
         await self.import_config_subscriptions()
+        if self.storage.single_process:
+            released = await self.storage.release_all_leases()
+            if released:
+                _LOGGER.info(
+                    "%d delivery(ies) left in flight by the last run are pending", released
+                )
         await self.refresh()
+        self._sweeper_task = asyncio.create_task(self._sweeper())
 
-    async def stop(self, grace: float = 5.0) -> None:
-        """Stop watching; let announcements in flight finish (up to ``grace`` seconds)."""
+    async def stop(self, grace: float = 3.0) -> None:
+        """Stop watching; let announcements in flight finish (up to ``grace`` seconds), then
+        cancel the rest: a cancelled send gives its lease back and stays pending for the next
+        run."""
+        if self._sweeper_task is not None:
+            self._sweeper_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper_task
+            self._sweeper_task = None
         for job_id in list(self._slugs_by_job):
             self.watches.remove(job_id)
         self._slugs_by_job.clear()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
+        if self._tasks:
+            _LOGGER.info(
+                "%d announcement(s) still sending after %.0fs: cancelled, their unsent "
+                "deliveries stay pending for the next run",
+                len(self._tasks),
+                grace,
+            )
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -128,9 +198,7 @@ class AnnouncerService:
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
-                task = asyncio.create_task(self._fan_out(slug, announcement))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._spawn(self._fan_out(slug, announcement))
 
         return on_play
 
@@ -155,69 +223,396 @@ class AnnouncerService:
         station = self.registry.station(slug)
         if station is None:
             return
+        play = announcement.play
+        until = expires_at(play, announcement.detected_at, self.settings.max_delivery_age)
         async with self._station_locks[slug]:
-            play = announcement.play
-            try:
-                await self.storage.record_play(
-                    slug, play, announcement.info.listener_count, datetime.now(UTC)
-                )
-            except Exception:
-                _LOGGER.exception("could not record a play in the history")
+            await self._record_history(slug, announcement)
+            stored = await self._retrying(
+                f"reading the channels of station {slug}",
+                lambda: self.storage.subscriptions(slug),
+                until=until,
+            )
+            if stored is None:
+                return
             subs = [
                 s
-                for s in await self.storage.subscriptions(slug)
+                for s in stored
                 if s.paused_reason is None and self.settings.handles_guild(s.guild_id)
             ]
             item_type = await self._item_type(station, play, subs)
-            results = await asyncio.gather(
-                *(self._deliver(sub, announcement, station, item_type) for sub in subs)
+            targets = []
+            for sub in subs:
+                if sub.last_play is not None and play.same_as(sub.last_play):
+                    continue  # announced before a restart
+                if skip_reason(sub, play, item_type) is not None:
+                    self.skipped += 1
+                    continue
+                targets.append(sub)
+            if not targets:
+                return
+            payload = snapshot.dump(announcement)
+            play_key = await self._known_key(slug, play, until)
+            announcement_id = await self._retrying(
+                f"recording the play {play.display!r} of station {slug} "
+                f"for {len(targets)} channel(s)",
+                lambda: self.storage.enqueue_announcement(
+                    slug,
+                    play_key,
+                    payload,
+                    detected_at=announcement.detected_at,
+                    expires_at=until,
+                    subscription_ids=[s.id for s in targets],
+                ),
+                until=until,
             )
-        if any(paused for paused in results):
+            if announcement_id is None:
+                self._dropped(len(targets))
+                _LOGGER.error(
+                    "dropped the play %r of station %s for %d channel(s): storage did not "
+                    "recover before the play went stale",
+                    play.display,
+                    slug,
+                    len(targets),
+                )
+                return
+            paused = await self._drain(
+                announcement_id, play_key, station, announcement, targets, until
+            )
+        if paused:
             await self.refresh()  # a paused channel may have been the station's last one
+
+    async def _known_key(self, slug: str, play: Play, until: float) -> str:
+        """The key this play was recorded under already (by an earlier run or another process,
+        whose estimate of an inexact start may round differently), else its own."""
+        recent = await self._retrying(
+            f"reading the recent plays of station {slug}",
+            lambda: self.storage.recent_announcements(slug),
+            until=until,
+        )
+        for key, payload in recent or []:
+            try:
+                if snapshot.load_play(payload).same_as(play):
+                    return key
+            except ValueError:
+                continue
+        return play.claim_key
+
+    async def _record_history(self, slug: str, announcement: Announcement) -> None:
+        """Best effort: /history misses a play rather than holding the announcement up."""
+        try:
+            await self.storage.record_play(
+                slug,
+                announcement.play,
+                announcement.info.listener_count,
+                datetime.fromtimestamp(announcement.detected_at, UTC),
+            )
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            _LOGGER.warning(
+                "could not record %r in the history of %s (%s)",
+                announcement.play.display,
+                slug,
+                describe(error),
+            )
+
+    async def _drain(
+        self,
+        announcement_id: int,
+        play_key: str,
+        station: StationConfig,
+        announcement: Announcement,
+        subs: Sequence[Subscription],
+        until: float,
+    ) -> bool:
+        """Lease and send the pending deliveries of one play; True when a channel was paused."""
+        free = [s for s in subs if (announcement_id, s.id) not in self._inflight]
+        if not free:
+            return False
+        lease = self.settings.delivery_lease
+        claimed = await self._retrying(
+            f"leasing {len(free)} delivery(ies) of announcement {announcement_id}",
+            lambda: self.storage.claim_deliveries(
+                announcement_id,
+                [s.id for s in free],
+                owner=self.owner,
+                lease_until=time.time() + lease,
+                now=time.time(),
+            ),
+            until=until,
+        )
+        if not claimed:
+            return False  # delivered already, or being delivered by another process
+        keys = {(announcement_id, sub_id) for sub_id in claimed}
+        self._inflight |= keys
+        try:
+            results = await asyncio.gather(
+                *(
+                    self._deliver(
+                        announcement_id, play_key, sub, claimed[sub.id], announcement, station
+                    )
+                    for sub in free
+                    if sub.id in claimed
+                ),
+                return_exceptions=True,
+            )
+        except asyncio.CancelledError:
+            # Shutting down: give back every lease not settled (sends cancelled before they
+            # started included); rows already sent or closed are left as they are.
+            for sub_id in claimed:
+                await self._release(announcement_id, sub_id)
+            raise
+        finally:
+            self._inflight -= keys
+        paused = False
+        for result in results:
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+            if isinstance(result, BaseException):
+                _LOGGER.error("a delivery crashed", exc_info=result)
+            elif result:
+                paused = True
+        return paused
 
     async def _deliver(
         self,
+        announcement_id: int,
+        play_key: str,
         sub: Subscription,
+        attempts: int,
         announcement: Announcement,
         station: StationConfig,
-        item_type: str | None,
     ) -> bool:
-        """Deliver to one subscription; True when it had to be paused."""
+        """Send to one subscription under its lease; True when it had to be paused."""
         play = announcement.play
-        if sub.last_play is not None and play.same_as(sub.last_play):
-            return False  # announced before a restart
-        reason = skip_reason(sub, play, item_type)
-        if reason is not None:
-            self.skipped += 1
+        nonce = delivery_nonce(sub.id, play_key)
+        try:
+            async with self._limit:
+                message_id = await self.deliverer.deliver(sub, announcement, station, nonce=nonce)
+        except asyncio.CancelledError:
+            await self._release(announcement_id, sub.id)  # unsent: stays pending
+            raise
+        except DeliveryError as error:
+            self.failed += 1
+            if error.permanent:
+                reason = error.reason
+                _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, reason)
+                await self._retrying(
+                    f"pausing the subscription of channel {sub.channel_id}",
+                    lambda: self._fail_and_pause(announcement_id, sub, reason),
+                    until=None,
+                )
+                return True
+            if attempts >= MAX_ATTEMPTS:
+                _LOGGER.warning(
+                    "announcement to %s failed %d times, giving up: %s",
+                    sub.channel_id,
+                    attempts,
+                    error.reason,
+                )
+                await self._finish(announcement_id, sub.id, FAILED)
+            else:
+                _LOGGER.warning(
+                    "announcement to %s failed (try %d of %d, retried later): %s",
+                    sub.channel_id,
+                    attempts,
+                    MAX_ATTEMPTS,
+                    error.reason,
+                )
+                await self._release(announcement_id, sub.id)
             return False
-        key = play.claim_key
-        if not await self.storage.claim(sub.id, key):
-            return False  # another process (or an earlier run) announced it in this channel
-        async with self._limit:
-            try:
-                message_id = await self.deliverer.deliver(sub, announcement, station)
-            except asyncio.CancelledError:
-                await self.storage.release(sub.id, key)  # not sent: a later run may announce it
-                raise
-            except DeliveryError as error:
-                await self.storage.release(sub.id, key)
-                self.failed += 1
-                if error.permanent:
-                    _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, error.reason)
-                    await self.storage.pause(sub.id, error.reason)
-                    return True
-                _LOGGER.warning("announcement to %s failed: %s", sub.channel_id, error.reason)
-                return False
-            except Exception:
-                await self.storage.release(sub.id, key)
-                self.failed += 1
-                _LOGGER.exception("announcement to %s failed", sub.channel_id)
-                return False
+        except Exception:
+            self.failed += 1
+            _LOGGER.exception("announcement to %s failed", sub.channel_id)
+            await self._release(announcement_id, sub.id)
+            return False
         self.delivered += 1
         if self.metrics is not None:
             self.metrics.inc("announcements_total")
             if play.started is not None and play.started_exact:
                 delay = (datetime.now(UTC) - play.started).total_seconds()
                 self.metrics.observe_delay(max(0.0, delay))
-        await self.storage.mark_announced(sub.id, play, message_id)
+        await self._retrying(
+            f"marking the announcement in channel {sub.channel_id} as sent",
+            lambda: self.storage.delivery_sent(
+                announcement_id, sub.id, play, message_id, now=time.time()
+            ),
+            until=None,  # sent already: keep trying (a repeat after a crash reuses the nonce)
+        )
         return False
+
+    async def _fail_and_pause(self, announcement_id: int, sub: Subscription, reason: str) -> None:
+        await self.storage.finish_delivery(announcement_id, sub.id, FAILED, now=time.time())
+        await self.storage.pause(sub.id, reason)
+
+    async def _release(self, announcement_id: int, sub_id: int) -> None:
+        """Best effort: a lease not given back simply runs out."""
+        try:
+            await self.storage.release_delivery(
+                announcement_id, sub_id, self.owner, now=time.time()
+            )
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            _LOGGER.warning(
+                "could not release the delivery to subscription %d (%s); it is retried when "
+                "its lease runs out",
+                sub_id,
+                describe(error),
+            )
+
+    async def _finish(self, announcement_id: int, sub_id: int, state: str) -> None:
+        await self._retrying(
+            f"closing a delivery to subscription {sub_id}",
+            lambda: self.storage.finish_delivery(announcement_id, sub_id, state, now=time.time()),
+            until=None,
+        )
+
+    def _dropped(self, count: int) -> None:
+        self.dropped += count
+        if self.metrics is not None:
+            self.metrics.inc("announcements_dropped_total", count)
+
+    async def _retrying(
+        self, what: str, operation: Callable[[], Awaitable[T]], *, until: float | None
+    ) -> T | None:
+        """``operation()``, retried with backoff while storage fails; None past ``until``."""
+        delay = RETRY_FIRST
+        tries = 0
+        while True:
+            try:
+                return await operation()
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    raise
+                tries += 1
+                if until is not None and time.time() + delay > until:
+                    _LOGGER.error(
+                        "storage failed %s %d times, giving up: %s", what, tries, describe(error)
+                    )
+                    return None
+                _LOGGER.warning(
+                    "storage failed %s (%s); try %d, again in %.1fs",
+                    what,
+                    describe(error),
+                    tries,
+                    delay,
+                )
+                self.storage_errors += 1
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX)
+
+    # Recovery ---------------------------------------------------------------------------
+
+    async def _sweeper(self) -> None:
+        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones."""
+        interval = self.settings.delivery_lease / 3
+        while True:
+            try:
+                await self.sweep()
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    _LOGGER.exception("looking for pending announcements failed")
+                else:
+                    _LOGGER.warning(
+                        "could not look for pending announcements (%s); again in %.0fs",
+                        describe(error),
+                        interval,
+                    )
+            await asyncio.sleep(interval)
+
+    async def sweep(self) -> int:
+        """One pass; returns how many deliveries it resumed."""
+        now = time.time()
+        if self._inflight:
+            await self.storage.renew_leases(self.owner, now + self.settings.delivery_lease)
+        due: dict[int, list[Delivery]] = defaultdict(list)
+        for item in await self.storage.due_deliveries(now):
+            if (item.announcement_id, item.subscription_id) not in self._inflight:
+                due[item.announcement_id].append(item)
+        subs_by_station: dict[str, dict[int, Subscription]] = {}
+        resumed = 0
+        for announcement_id, items in due.items():
+            first = items[0]
+            if first.expires_at < now:
+                for item in items:
+                    await self._finish(announcement_id, item.subscription_id, DROPPED)
+                self._dropped(len(items))
+                _LOGGER.warning(
+                    "dropped announcement %d of station %s for %d channel(s): not delivered "
+                    "before it went stale",
+                    announcement_id,
+                    first.station,
+                    len(items),
+                )
+                continue
+            station = self.registry.station(first.station)
+            if station is None:
+                continue  # not a station this process knows; it expires or another takes it
+            if first.station not in subs_by_station:
+                subs_by_station[first.station] = {
+                    s.id: s for s in await self.storage.subscriptions(first.station)
+                }
+            subs = subs_by_station[first.station]
+            targets = []
+            for item in items:
+                sub = subs.get(item.subscription_id)
+                if sub is None or sub.paused_reason is not None:
+                    await self._finish(announcement_id, item.subscription_id, DROPPED)
+                elif self.settings.handles_guild(sub.guild_id):
+                    targets.append(sub)
+            if not targets:
+                continue
+            payload = await self.storage.announcement_payload(announcement_id)
+            try:
+                announcement = snapshot.load(payload or "")
+            except ValueError as error:
+                _LOGGER.warning("dropping announcement %d: %s", announcement_id, error)
+                for sub in targets:
+                    await self._finish(announcement_id, sub.id, DROPPED)
+                continue
+            _LOGGER.info(
+                "resuming announcement %d (%r) in %d channel(s)",
+                announcement_id,
+                announcement.play.display,
+                len(targets),
+            )
+            resumed += len(targets)
+            self._spawn(
+                self._resume(
+                    announcement_id,
+                    first.play_key,
+                    station,
+                    announcement,
+                    targets,
+                    first.expires_at,
+                )
+            )
+        return resumed
+
+    async def _resume(
+        self,
+        announcement_id: int,
+        play_key: str,
+        station: StationConfig,
+        announcement: Announcement,
+        subs: Sequence[Subscription],
+        until: float,
+    ) -> None:
+        async with self._station_locks[station.slug]:
+            paused = await self._drain(
+                announcement_id, play_key, station, announcement, subs, until
+            )
+        if paused:
+            await self.refresh()
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        """Every fan-out's exception is retrieved here: none is left for the loop to report."""
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _LOGGER.error("an announcement task failed", exc_info=task.exception())

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .base import Storage
+from .base import DROPPED, FAILED, PENDING, SENT, Storage
 from .models import (
+    Delivery,
     GuildSettings,
     GuildStation,
     HistoryEntry,
@@ -15,14 +16,19 @@ from .postgres import PostgresStorage
 from .sqlite import SqliteStorage
 
 
-def create_storage(url_or_path: str) -> Storage:
+def create_storage(url_or_path: str, *, lock_timeout: float = 5.0) -> Storage:
     """``postgres://`` or ``postgresql://`` URLs give PostgreSQL; anything else is a SQLite path."""
     if url_or_path.startswith(("postgres://", "postgresql://")):
         return PostgresStorage(url_or_path)
-    return SqliteStorage(url_or_path)
+    return SqliteStorage(url_or_path, lock_timeout=lock_timeout)
 
 
 __all__ = [
+    "DROPPED",
+    "FAILED",
+    "PENDING",
+    "SENT",
+    "Delivery",
     "GuildSettings",
     "GuildStation",
     "HistoryEntry",

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from ..station import Play
 from .models import (
     SUB_COLUMNS,
+    Delivery,
     GuildSettings,
     GuildStation,
     HistoryEntry,
@@ -88,13 +89,52 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX subscriptions_station ON subscriptions (station);
     CREATE INDEX subscriptions_guild ON subscriptions (guild_id);
     """,
+    # The delivery outbox (replaces claims): a detected play is recorded once (announcements)
+    # with one row per channel it goes to (deliveries), in one transaction, before any send. A
+    # delivery is a lease (owner + lease_until): one that is not renewed expires and is taken up
+    # again, by the next run or by another process, until the announcement's expires_at.
+    """
+    DROP TABLE claims;
+    CREATE TABLE announcements (
+        id {id},
+        station TEXT NOT NULL,
+        play_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        detected_at {real} NOT NULL,
+        expires_at {real} NOT NULL,
+        UNIQUE (station, play_key)
+    );
+    CREATE TABLE deliveries (
+        announcement_id BIGINT NOT NULL,
+        subscription_id BIGINT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        owner TEXT,
+        lease_until {real},
+        attempts INTEGER NOT NULL DEFAULT 0,
+        message_id BIGINT,
+        updated_at {real} NOT NULL,
+        PRIMARY KEY (announcement_id, subscription_id)
+    );
+    CREATE INDEX deliveries_state ON deliveries (state, lease_until);
+    CREATE INDEX deliveries_subscription ON deliveries (subscription_id);
+    CREATE INDEX announcements_detected ON announcements (detected_at);
+    """,
 )
+
+# Delivery states: pending (to send; leased while a process sends it), sent, failed (permanent
+# error or out of attempts), dropped (older than its announcement's maximum age, or its channel
+# is gone or paused).
+PENDING, SENT, FAILED, DROPPED = "pending", "sent", "failed", "dropped"
+Statement = tuple[str, Sequence[Any]]
 
 
 class Storage(ABC):
-    """Subscriptions, announcement claims, play history, guild stations and settings."""
+    """Subscriptions, the delivery outbox, play history, guild stations and settings."""
 
     dialect: ClassVar[dict[str, str]] = {}
+    # True when only one process can use the database (SQLite): leases left by an earlier run
+    # are then certainly dead and are released at start-up instead of waiting for them to expire.
+    single_process: ClassVar[bool] = False
 
     # Primitives --------------------------------------------------------------------------
 
@@ -110,6 +150,19 @@ class Storage(ABC):
 
     @abstractmethod
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    @abstractmethod
+    async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
+        """Run statements in one transaction (all or none); return each one's changed rows."""
+
+    @abstractmethod
+    async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one writing statement with ``RETURNING``, commit, and return its rows."""
+
+    @abstractmethod
+    def is_storage_error(self, error: BaseException) -> bool:
+        """Whether ``error`` is the database failing (locked, read-only, full, gone): worth
+        retrying, unlike a bug in the caller."""
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         rows = await self.fetch(sql, params)
@@ -195,20 +248,167 @@ class Storage(ABC):
             "UPDATE subscriptions SET paused_reason = ? WHERE id = ?", (reason, sub_id)
         )
 
-    async def claim(self, sub_id: int, play_key: str) -> bool:
-        """Exactly one process may announce a play in a channel: the first to insert wins."""
-        changed = await self.execute(
-            "INSERT INTO claims (subscription_id, play_key, claimed_at) VALUES (?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            (sub_id, play_key, datetime.now(UTC).timestamp()),
-        )
-        return changed == 1
+    # Delivery outbox ---------------------------------------------------------------------
 
-    async def release(self, sub_id: int, play_key: str) -> None:
-        """Give a claim back after a failed send, so a later attempt may announce the play."""
-        await self.execute(
-            "DELETE FROM claims WHERE subscription_id = ? AND play_key = ?", (sub_id, play_key)
+    async def enqueue_announcement(
+        self,
+        station: str,
+        play_key: str,
+        payload: str,
+        *,
+        detected_at: float,
+        expires_at: float,
+        subscription_ids: Sequence[int],
+    ) -> int:
+        """Record a play once per station and a pending delivery per channel, atomically.
+
+        Idempotent: a play already recorded (same station and key, e.g. seen again after a
+        restart or by another process) keeps its id, and channels that already have a delivery
+        row keep it, whatever its state. Returns the announcement id.
+        """
+        statements: list[Statement] = [
+            (
+                "INSERT INTO announcements (station, play_key, payload, detected_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (station, play_key) DO NOTHING",
+                (station, play_key, payload, detected_at, expires_at),
+            )
+        ]
+        statements += [
+            (
+                "INSERT INTO deliveries (announcement_id, subscription_id, state, updated_at) "
+                "SELECT id, ?, ?, ? FROM announcements WHERE station = ? AND play_key = ? "
+                "ON CONFLICT DO NOTHING",
+                (sub_id, PENDING, detected_at, station, play_key),
+            )
+            for sub_id in subscription_ids
+        ]
+        await self.execute_atomic(statements)
+        row = await self.fetchone(
+            "SELECT id FROM announcements WHERE station = ? AND play_key = ?", (station, play_key)
         )
+        assert row is not None
+        return int(row[0])
+
+    async def recent_announcements(self, station: str, count: int = 4) -> list[tuple[str, str]]:
+        """(play key, payload) of the station's newest recorded plays."""
+        rows = await self.fetch(
+            "SELECT play_key, payload FROM announcements WHERE station = ? "
+            "ORDER BY detected_at DESC, id DESC LIMIT ?",
+            (station, count),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    async def announcement_payload(self, announcement_id: int) -> str | None:
+        row = await self.fetchone(
+            "SELECT payload FROM announcements WHERE id = ?", (announcement_id,)
+        )
+        return str(row[0]) if row else None
+
+    async def claim_deliveries(
+        self,
+        announcement_id: int,
+        subscription_ids: Sequence[int],
+        *,
+        owner: str,
+        lease_until: float,
+        now: float,
+    ) -> dict[int, int]:
+        """Lease the pending, unleased (or expired) deliveries among ``subscription_ids``.
+
+        Returns {subscription id: attempts so far} of those this call leased: a row is leased by
+        one caller only, however many processes ask at once.
+        """
+        if not subscription_ids:
+            return {}
+        marks = ", ".join("?" for _ in subscription_ids)
+        rows = await self.write_fetch(
+            "UPDATE deliveries SET owner = ?, lease_until = ?, attempts = attempts + 1, "
+            "updated_at = ? WHERE announcement_id = ? AND state = ? "
+            f"AND subscription_id IN ({marks}) AND (lease_until IS NULL OR lease_until < ?) "
+            "RETURNING subscription_id, attempts",
+            (owner, lease_until, now, announcement_id, PENDING, *subscription_ids, now),
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    async def delivery_sent(
+        self,
+        announcement_id: int,
+        sub_id: int,
+        play: Play,
+        message_id: int | None,
+        *,
+        now: float,
+    ) -> None:
+        """The send succeeded: the delivery is done and the channel remembers the play."""
+        await self.execute_atomic(
+            [
+                (
+                    "UPDATE deliveries SET state = ?, message_id = ?, owner = NULL, "
+                    "lease_until = NULL, updated_at = ? "
+                    "WHERE announcement_id = ? AND subscription_id = ?",
+                    (SENT, message_id, now, announcement_id, sub_id),
+                ),
+                (
+                    "UPDATE subscriptions SET last_play = ?, "
+                    "card_message_id = COALESCE(?, card_message_id) WHERE id = ?",
+                    (play_to_json(play), message_id, sub_id),
+                ),
+            ]
+        )
+
+    async def release_delivery(
+        self, announcement_id: int, sub_id: int, owner: str, *, now: float
+    ) -> None:
+        """Give a lease back unsent: the delivery stays pending and is taken up again."""
+        await self.execute(
+            "UPDATE deliveries SET owner = NULL, lease_until = NULL, updated_at = ? "
+            "WHERE announcement_id = ? AND subscription_id = ? AND owner = ? AND state = ?",
+            (now, announcement_id, sub_id, owner, PENDING),
+        )
+
+    async def finish_delivery(
+        self, announcement_id: int, sub_id: int, state: str, *, now: float
+    ) -> None:
+        """End a delivery without a send (``failed`` or ``dropped``)."""
+        await self.execute(
+            "UPDATE deliveries SET state = ?, owner = NULL, lease_until = NULL, updated_at = ? "
+            "WHERE announcement_id = ? AND subscription_id = ? AND state = ?",
+            (state, now, announcement_id, sub_id, PENDING),
+        )
+
+    async def renew_leases(self, owner: str, lease_until: float) -> int:
+        """Keep this owner's deliveries leased while it is alive (sends still in flight)."""
+        return await self.execute(
+            "UPDATE deliveries SET lease_until = ? WHERE owner = ? AND state = ?",
+            (lease_until, owner, PENDING),
+        )
+
+    async def release_all_leases(self) -> int:
+        """Start-up of a single-process database: every lease found belongs to a dead run."""
+        return await self.execute(
+            "UPDATE deliveries SET owner = NULL, lease_until = NULL "
+            "WHERE state = ? AND owner IS NOT NULL",
+            (PENDING,),
+        )
+
+    async def due_deliveries(self, now: float, limit: int = 1000) -> list[Delivery]:
+        """Pending deliveries nobody holds a live lease on, oldest play first."""
+        rows = await self.fetch(
+            "SELECT d.announcement_id, d.subscription_id, a.station, a.play_key, a.expires_at, "
+            "d.attempts FROM deliveries d JOIN announcements a ON a.id = d.announcement_id "
+            "WHERE d.state = ? AND (d.lease_until IS NULL OR d.lease_until < ?) "
+            "ORDER BY a.detected_at, d.announcement_id, d.subscription_id LIMIT ?",
+            (PENDING, now, limit),
+        )
+        return [Delivery(r[0], r[1], r[2], r[3], float(r[4]), int(r[5])) for r in rows]
+
+    async def deliveries(self, announcement_id: int) -> dict[int, str]:
+        """{subscription id: state} of one announcement (status and tests)."""
+        rows = await self.fetch(
+            "SELECT subscription_id, state FROM deliveries WHERE announcement_id = ?",
+            (announcement_id,),
+        )
+        return {int(r[0]): str(r[1]) for r in rows}
 
     # History ----------------------------------------------------------------------------
 
@@ -252,10 +452,25 @@ class Storage(ABC):
         )
         return [history_entry(row) for row in rows]
 
-    async def prune(self, keep_days: int, now: datetime | None = None) -> int:
-        cutoff = ((now or datetime.now(UTC)) - timedelta(days=keep_days)).timestamp()
+    async def prune(
+        self, keep_days: int, now: datetime | None = None, *, outbox_hours: float = 24.0
+    ) -> int:
+        """Drop history older than ``keep_days`` and outbox rows older than ``outbox_hours``
+        (long settled: a play is delivered or dropped within its maximum age)."""
+        moment = now or datetime.now(UTC)
+        cutoff = (moment - timedelta(days=keep_days)).timestamp()
         removed = await self.execute("DELETE FROM plays WHERE started < ?", (cutoff,))
-        await self.execute("DELETE FROM claims WHERE claimed_at < ?", (cutoff,))
+        outbox_cutoff = (moment - timedelta(hours=outbox_hours)).timestamp()
+        await self.execute_atomic(
+            [
+                (
+                    "DELETE FROM deliveries WHERE announcement_id IN "
+                    "(SELECT id FROM announcements WHERE detected_at < ?)",
+                    (outbox_cutoff,),
+                ),
+                ("DELETE FROM announcements WHERE detected_at < ?", (outbox_cutoff,)),
+            ]
+        )
         return removed
 
     # Guild stations and settings ---------------------------------------------------------
@@ -328,7 +543,7 @@ class Storage(ABC):
     async def purge_guild(self, guild_id: int) -> None:
         """The bot left the guild: nothing of it stays behind."""
         await self.execute(
-            "DELETE FROM claims WHERE subscription_id IN "
+            "DELETE FROM deliveries WHERE subscription_id IN "
             "(SELECT id FROM subscriptions WHERE guild_id = ?)",
             (guild_id,),
         )

@@ -29,6 +29,18 @@ class Subscription:
 
 
 @dataclass(frozen=True, slots=True)
+class Delivery:
+    """A pending delivery of one recorded play (an announcement) to one subscription."""
+
+    announcement_id: int
+    subscription_id: int
+    station: str
+    play_key: str
+    expires_at: float  # unix seconds; past it the play is stale and is not posted
+    attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryEntry:
     started: datetime
     title: str

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from .base import Row, Storage
+from .base import Row, Statement, Storage
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -65,3 +65,22 @@ class PostgresStorage(Storage):
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         records = await self._pool.fetch(to_dollar(sql), *params)
         return [tuple(record) for record in records]
+
+    async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
+        counts = []
+        async with self._pool.acquire() as connection, connection.transaction():
+            for sql, params in statements:
+                status: str = await connection.execute(to_dollar(sql), *params)
+                tail = status.rsplit(" ", 1)[-1]
+                counts.append(int(tail) if tail.isdigit() else 0)
+        return counts
+
+    async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await self.fetch(sql, params)  # each pool call is its own transaction
+
+    def is_storage_error(self, error: BaseException) -> bool:
+        import asyncpg
+
+        return isinstance(
+            error, asyncpg.PostgresError | asyncpg.InterfaceError | OSError | TimeoutError
+        )

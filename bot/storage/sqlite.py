@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import sqlite3
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import aiosqlite
 
-from .base import Row, Storage
+from .base import Row, Statement, Storage
 
 
 def _lower(value: str | None) -> str | None:
@@ -20,10 +23,14 @@ class SqliteStorage(Storage):
         "real": "REAL",
         "blob": "BLOB",
     }
+    single_process: ClassVar[bool] = True
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, lock_timeout: float = 5.0) -> None:
         self.path = path
+        self.lock_timeout = lock_timeout  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
+        # One connection: a transaction must not interleave with other coroutines' writes.
+        self._write = asyncio.Lock()
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -32,7 +39,7 @@ class SqliteStorage(Storage):
         return self._db
 
     async def open(self) -> SqliteStorage:
-        self._db = await aiosqlite.connect(self.path)
+        self._db = await aiosqlite.connect(self.path, timeout=self.lock_timeout)
         await self.db.execute("PRAGMA journal_mode=WAL")
         await self.db.execute("PRAGMA synchronous=NORMAL")
         # Unicode-aware LOWER() so /history search matches "Северный" as "северный".
@@ -56,9 +63,40 @@ class SqliteStorage(Storage):
             self._db = None
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cursor = await self.db.execute(sql, tuple(params))
-        await self.db.commit()
-        return cursor.rowcount
+        return (await self.execute_atomic([(sql, params)]))[0]
+
+    async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
+        async with self._write:
+            try:
+                counts = []
+                for sql, params in statements:
+                    cursor = await self.db.execute(sql, tuple(params))
+                    counts.append(cursor.rowcount)
+                await self.db.commit()
+            except BaseException:
+                if self._db is not None:
+                    await asyncio.shield(self._rollback())
+                raise
+            return counts
+
+    async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        async with self._write:
+            try:
+                async with self.db.execute(sql, tuple(params)) as cursor:
+                    rows: list[Row] = list(await cursor.fetchall())
+                await self.db.commit()
+            except BaseException:
+                if self._db is not None:
+                    await asyncio.shield(self._rollback())
+                raise
+            return rows
+
+    async def _rollback(self) -> None:
+        with contextlib.suppress(sqlite3.Error, ValueError):
+            await self.db.rollback()  # nothing to roll back, or the connection is closing
+
+    def is_storage_error(self, error: BaseException) -> bool:
+        return isinstance(error, sqlite3.Error | OSError)
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         async with self.db.execute(sql, tuple(params)) as cursor:
