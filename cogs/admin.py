@@ -44,7 +44,8 @@ class StationKeyModal(discord.ui.Modal, title="Station API key"):
     """The key is typed here, never in a visible command option, and never shown again."""
 
     key: discord.ui.TextInput[Any] = discord.ui.TextInput(
-        label="API key (leave empty if the station needs none)",
+        label="API key",  # Discord allows 45 characters here and 100 in the placeholder
+        placeholder="Leave empty if the station needs no key",
         required=False,
         max_length=200,
         style=discord.TextStyle.short,
