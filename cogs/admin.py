@@ -24,6 +24,18 @@ from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
 
 NEED_MANAGE = "You need the **Manage Server** permission to change OnAir's settings here."
+NOT_YOUR_FORM = (
+    "This form was opened by someone else (or in another server); "
+    "run `/onair station add` yourself to add a station."
+)
+
+
+def can_manage(interaction: discord.Interaction[Any]) -> bool:
+    """Manage Server (or Administrator) in the guild the interaction came from."""
+    permissions = interaction.permissions
+    return interaction.guild_id is not None and bool(
+        permissions.manage_guild or permissions.administrator
+    )
 
 
 def make_slug(name: str) -> str:
@@ -41,23 +53,53 @@ def _zone(name: str) -> ZoneInfo:
 
 
 class StationKeyModal(discord.ui.Modal, title="Station API key"):
-    """The key is typed here, never in a visible command option, and never shown again."""
+    """The key is typed here, never in a visible command option, and never shown again.
 
+    The custom id is discord.py's random default (a fixed one would let two guilds' pending
+    forms for the same name replace each other), and only the user who opened the form, in the
+    guild they opened it in, can submit it; Manage Server is checked again on submit.
+    """
+
+    # Discord allows 45 characters in a label and 100 in a placeholder.
     key: discord.ui.TextInput[Any] = discord.ui.TextInput(
-        label="API key",  # Discord allows 45 characters here and 100 in the placeholder
+        label="API key",
         placeholder="Leave empty if the station needs no key",
         required=False,
         max_length=200,
         style=discord.TextStyle.short,
     )
 
-    def __init__(self, cog: Admin, *, name: str, base_url: str, station_id: int, zone: str) -> None:
-        super().__init__(custom_id=f"onair:key:{make_slug(name)}", timeout=600)
+    def __init__(
+        self,
+        cog: Admin,
+        *,
+        name: str,
+        base_url: str,
+        station_id: int,
+        zone: str,
+        user_id: int,
+        guild_id: int,
+    ) -> None:
+        super().__init__(timeout=600)
         self.cog = cog
         self.name = name
         self.base_url = base_url
         self.station_id = station_id
         self.zone = zone
+        self.user_id = user_id
+        self.guild_id = guild_id
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        """Refuse (privately) a submit by anyone else, from elsewhere, or without Manage Server."""
+        refusal = None
+        if interaction.user.id != self.user_id or interaction.guild_id != self.guild_id:
+            refusal = NOT_YOUR_FORM
+        elif not can_manage(interaction):
+            refusal = NEED_MANAGE
+        if refusal is None:
+            return True
+        await interaction.response.send_message(refusal, ephemeral=True)
+        return False
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -88,10 +130,7 @@ class Admin(
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
         """Checked in code too: a guild may have changed the commands' default permissions."""
-        permissions = interaction.permissions
-        if interaction.guild_id is None or not (
-            permissions.manage_guild or permissions.administrator
-        ):
+        if not can_manage(interaction):
             raise app_commands.CheckFailure(NEED_MANAGE)
         return True
 
@@ -116,7 +155,15 @@ class Admin(
     ) -> None:
         url = check_url(base_url, self.bot.registry.policy)  # UrlRefused: a clear ephemeral reply
         _zone(timezone)
-        modal = StationKeyModal(self, name=name, base_url=url, station_id=station_id, zone=timezone)
+        modal = StationKeyModal(
+            self,
+            name=name,
+            base_url=url,
+            station_id=station_id,
+            zone=timezone,
+            user_id=interaction.user.id,
+            guild_id=interaction.guild_id or 0,
+        )
         await interaction.response.send_modal(modal)
 
     async def add_station(
