@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections import defaultdict
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -27,6 +29,10 @@ NEED_MANAGE = "You need the **Manage Server** permission to change OnAir's setti
 NOT_YOUR_FORM = (
     "This form was opened by someone else (or in another server); "
     "run `/onair station add` yourself to add a station."
+)
+NOT_A_MEMBER = (
+    "OnAir is not a member of this server (only its commands were installed), so it cannot "
+    "announce here or keep a station for it. Please invite the bot to the server first."
 )
 
 
@@ -126,6 +132,8 @@ class Admin(
 
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
+        # One add at a time per guild, so concurrent submits cannot pass the station limit.
+        self._adding: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         super().__init__()
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
@@ -133,6 +141,18 @@ class Admin(
         if not can_manage(interaction):
             raise app_commands.CheckFailure(NEED_MANAGE)
         return True
+
+    def _refusal(self, guild_id: int, slug: str, owned: list[str]) -> str | None:
+        """Why this guild cannot add a station (not a member, or at its limit), else None."""
+        if self.bot.get_guild(guild_id) is None:
+            return NOT_A_MEMBER
+        limit = self.bot.settings.max_guild_stations
+        if slug not in owned and len(owned) >= limit:
+            return (
+                f"This server already has {len(owned)} stations, the most OnAir keeps for one "
+                "server; remove one with `/onair station remove` first."
+            )
+        return None
 
     # Stations ---------------------------------------------------------------------------
 
@@ -153,6 +173,13 @@ class Admin(
         station_id: app_commands.Range[int, 1, 10**9],
         timezone: str = "UTC",
     ) -> None:
+        guild_id = interaction.guild_id or 0
+        owned = [
+            short_slug(s) for s in self.bot.registry.visible(guild_id) if s.owner_guild == guild_id
+        ]
+        refusal = self._refusal(guild_id, make_slug(name), owned)
+        if refusal is not None:
+            raise BadInput(refusal)
         url = check_url(base_url, self.bot.registry.policy)  # UrlRefused: a clear ephemeral reply
         _zone(timezone)
         modal = StationKeyModal(
@@ -162,7 +189,7 @@ class Admin(
             station_id=station_id,
             zone=timezone,
             user_id=interaction.user.id,
-            guild_id=interaction.guild_id or 0,
+            guild_id=guild_id,
         )
         await interaction.response.send_modal(modal)
 
@@ -177,17 +204,27 @@ class Admin(
     ) -> str:
         """Validate with a live `info` call, then store (key encrypted). Returns the reply."""
         guild_id = interaction.guild_id or 0
+        async with self._adding[guild_id]:
+            return await self._add_station(guild_id, name, base_url, station_id, zone, key)
+
+    async def _add_station(
+        self, guild_id: int, name: str, base_url: str, station_id: int, zone: str, key: str
+    ) -> str:
         if key and not self.bot.keybox.available:
             return (
                 "This OnAir host has no encryption secret set, so it cannot store station keys "
                 "safely. Please ask the bot's owner to set ONAIR_SECRET_KEY."
             )
+        slug = make_slug(name)
+        owned = [s.slug for s in await self.bot.storage.guild_stations(guild_id)]
+        refusal = self._refusal(guild_id, slug, owned)
+        if refusal is not None:
+            return refusal
         client = self.bot.registry.guest_client(base_url, station_id, key or None)
         try:
             info = await client.info(max_age=0)
         except StationError as error:
             return f"I could not add the station: {error.message}"
-        slug = make_slug(name)
         stored = GuildStation(
             guild_id,
             slug,

@@ -1,6 +1,7 @@
-"""The station key modal through the real discord.py and the strict fake Discord: labels that
-Discord accepts, a form bound to its user and guild (random custom id), Manage Server checked
-again on submit."""
+"""The station key modal and the limits on adding stations, through the real discord.py and the
+strict fake Discord: labels that Discord accepts, a form bound to its user and guild (random
+custom id), Manage Server checked again on submit, no stations for guilds the bot is not in, and
+a per-guild station limit."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from cryptography.fernet import Fernet
 from bot.simulator import StationSimulator
 
 from .botenv import running_bot
-from .fakediscord import FakeDiscord, snowflake
+from .fakediscord import FakeDiscord, Guild, snowflake
 
 EPHEMERAL = 64
 KEY_A = "guild-A-KEY-11111"
@@ -150,3 +151,48 @@ async def test_submit_without_manage_server_is_refused(sim, fake):
         assert reply["flags"] & EPHEMERAL and "Manage Server" in reply["content"]
         assert await env.bot.storage.guild_stations() == []
         assert sim.counters.get("info:5", 0) == before  # the key was not even tried
+
+
+async def test_guild_the_bot_is_not_in_cannot_add_stations(sim, fake):
+    stranger = Guild(snowflake(), "Commands only", [snowflake()])
+    stranger.roles = [stranger.id]
+    async with bot(sim, fake) as env:
+        assert env.bot.get_guild(stranger.id) is None
+        callback = await open_form(env, "Radio A", 5, guild=stranger)
+        assert callback["type"] == 4 and callback["data"]["flags"] & EPHEMERAL
+        assert "not a member of this server" in callback["data"]["content"]
+        # Nor by submitting a form opened while the bot was still a member.
+        form = (await open_form(env, "Radio A", 5))["data"]
+        await fake.remove_guild(env.guild)
+        await fake.wait_for(lambda: env.bot.get_guild(env.guild.id) is None)
+        reply = await submit(env, form, KEY_A)
+        assert "not a member of this server" in reply["content"], reply
+        assert await env.bot.storage.guild_stations() == []
+
+
+async def test_station_limit_per_guild(sim, fake):
+    async with bot(sim, fake, "max_guild_stations = 2\n") as env:
+        for name in ("One", "Two"):
+            form = (await open_form(env, name, 5))["data"]
+            assert "the key works" in (await submit(env, form, KEY_A))["content"]
+        refused = await open_form(env, "Three", 5)
+        assert refused["type"] == 4 and refused["data"]["flags"] & EPHEMERAL
+        assert "already has 2 stations" in refused["data"]["content"]
+        # Re-adding an existing name (a key change) is not a new station.
+        form = (await open_form(env, "Two", 5))["data"]
+        assert "the key works" in (await submit(env, form, KEY_A))["content"]
+        # The other guild has its own allowance.
+        form = (await open_form(env, "Three", 6, guild=fake.guilds[1]))["data"]
+        assert "the key works" in (await submit(env, form, KEY_B, guild=fake.guilds[1]))["content"]
+        assert len(await env.bot.storage.guild_stations(env.guild.id)) == 2
+
+
+async def test_station_limit_defaults_to_ten(sim, fake):
+    async with bot(sim, fake) as env:
+        assert env.bot.settings.max_guild_stations == 10
+        for index in range(10):
+            form = (await open_form(env, f"Station {index}", 5))["data"]
+            assert "the key works" in (await submit(env, form, KEY_A))["content"]
+        refused = await open_form(env, "Eleventh", 5)
+        assert "already has 10 stations" in refused["data"]["content"]
+        assert len(await env.bot.storage.guild_stations(env.guild.id)) == 10
