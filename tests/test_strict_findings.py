@@ -69,3 +69,17 @@ async def test_announcement_with_hostless_links_is_posted_not_lost(hostless_sim)
 )
 def test_is_http_url_needs_a_host(url, ok):
     assert is_http_url(url) is ok
+
+
+async def test_a_station_with_an_empty_name_does_not_break_autocomplete(live_simulator):
+    blank = (
+        '[[stations]]\nid = "blank"\nname = ""\n'
+        f'base_url = "{live_simulator.base_url}"\nstation_id = 2\n'
+    )
+    async with running_bot(live_simulator, extra_config=blank) as env:
+        iid = await env.fake.autocomplete("nowplaying", "station", "")
+        answer = await env.fake.response(iid)
+        await env.fake.wait_for(lambda: answer.status != 0)
+        assert answer.status == 200, answer.response
+        choices = answer.json["data"]["choices"]
+        assert {"name": "blank", "value": "blank"} in choices
