@@ -21,6 +21,9 @@ INVALID_FORM_BODY = 50035
 EMPTY_MESSAGE = 50006
 ALREADY_ACKNOWLEDGED = 40060
 UNKNOWN_INTERACTION = 10062
+UNKNOWN_WEBHOOK = 10015
+NOT_AUTHOR = 50005
+ENTITY_TOO_LARGE = 40005
 
 # Interaction types (what Discord sends) ----------------------------------------------------
 PING = 1
@@ -81,6 +84,7 @@ OPTION_TYPES = frozenset(range(1, 12))
 
 # Limits --------------------------------------------------------------------------------------
 CONTENT_MAX = 2000
+UPLOAD_MAX = 10 * 1024 * 1024  # bytes of files in one request (a server without boosts)
 EMBEDS_MAX = 10
 EMBED_TOTAL_MAX = 6000
 EMBED_TITLE_MAX = 256
@@ -163,6 +167,21 @@ def already_acknowledged() -> Rejection:
 
 def unknown_interaction() -> Rejection:
     return Rejection(404, {"code": UNKNOWN_INTERACTION, "message": "Unknown interaction"})
+
+
+def unknown_webhook() -> Rejection:
+    """A follow-up (webhook) before the interaction was answered: its webhook does not exist."""
+    return Rejection(404, {"code": UNKNOWN_WEBHOOK, "message": "Unknown Webhook"})
+
+
+def not_author() -> Rejection:
+    return Rejection(
+        403, {"code": NOT_AUTHOR, "message": "Cannot edit a message authored by another user"}
+    )
+
+
+def too_large() -> Rejection:
+    return Rejection(413, {"code": ENTITY_TOO_LARGE, "message": "Request entity too large"})
 
 
 def rejection(errors: FormErrors) -> Rejection | None:

@@ -801,11 +801,13 @@ class FakeDiscord:
 
     def _validate(self, r: Recorded) -> web.Response | None:
         """The first route rule that matches checks the body; None lets the request through."""
+        if self.strict and sum(len(data) for _, _, data in r.files) > rules.UPLOAD_MAX:
+            return _json(rules.too_large().body, 413)
         for method, pattern, check in self._rules():
             match = pattern.match(r.route)
             if match and r.method == method:
                 found = check(r, match)
-                if found is not None and (self.strict or found.status != 400):
+                if found is not None and self.strict:
                     return _json(found.body, found.status)
                 return None
         return None
@@ -820,7 +822,7 @@ class FakeDiscord:
             ("POST", _CALLBACK, self._check_callback),
             ("POST", _CHANNEL_MESSAGES, self._check_create),
             ("PATCH", _CHANNEL_MESSAGE, self._check_edit),
-            ("POST", _WEBHOOK, self._check_create),
+            ("POST", _WEBHOOK, self._check_follow_up),
             ("PATCH", _WEBHOOK_MESSAGE, self._check_edit),
         ]
 
@@ -851,9 +853,18 @@ class FakeDiscord:
             return rules.empty_message()
         return None
 
+    def _check_follow_up(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        token = match.group(2)
+        interaction = self.interactions.get(token.removeprefix("itoken-"))
+        if token.startswith("itoken-") and (interaction is None or not interaction.acknowledged):
+            return rules.unknown_webhook()
+        return self._check_create(r, match)
+
     def _check_edit(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
         body = r.json or {}
         current = self._target(r, match)
+        if current is not None and current["author"]["id"] != str(self.bot_id):
+            return rules.not_author()
         uploads = list(r.filenames)
         if current is not None and "attachments" not in body:
             uploads += [a.get("filename", "") for a in current.get("attachments") or []]

@@ -20,6 +20,7 @@ from .fakediscord import RECORD_ENV, FakeDiscord
 
 Body = dict[str, Any]
 Mutation = Callable[[Any], None]
+JSON_TYPE = "application/json"
 
 
 @pytest.fixture
@@ -761,3 +762,36 @@ async def test_requests_are_recorded_as_json_lines(fake, http, tmp_path, monkeyp
     ]
     assert upload["command"] == "/nowplaying station:main"
     assert unknown["status"] == 404 and "response_id" not in unknown
+
+
+async def test_follow_up_needs_an_answered_interaction(fake, http):
+    iid = fake.pending_interaction(2)
+    follow_up = f"/webhooks/{fake.app_id}/itoken-{iid}"
+    status, body = await call(http, "POST", follow_up, {"content": "too early"})
+    assert (status, body) == (404, {"code": 10015, "message": "Unknown Webhook"})
+    await call(http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", {"type": 5})
+    status, _ = await call(http, "POST", follow_up, {"content": "now"})
+    assert status == 200
+
+
+async def test_only_the_bots_own_messages_can_be_edited(fake, http):
+    channel = fake.guilds[0].channels[0]
+    theirs = fake.user_message(channel)
+    status, body = await call(
+        http, "PATCH", f"/channels/{channel}/messages/{theirs['id']}", {"content": "mine now"}
+    )
+    assert (status, body["code"]) == (403, 50005)
+    assert fake.messages[int(theirs["id"])]["content"] == "chatter"
+
+
+async def test_uploads_above_10_mib_are_refused(fake, http):
+    channel = fake.guilds[0].channels[0]
+    for size, expected in ((rules.UPLOAD_MAX, 200), (rules.UPLOAD_MAX + 1, 413)):
+        form = aiohttp.FormData()
+        form.add_field("payload_json", json.dumps({"content": "file"}), content_type=JSON_TYPE)
+        form.add_field("files[0]", b"\0" * size, filename="big.bin")
+        url = f"https://discord.com/api/v10/channels/{channel}/messages"
+        async with http.post(url, data=form) as response:
+            assert response.status == expected
+            if expected == 413:
+                assert (await response.json())["code"] == 40005
