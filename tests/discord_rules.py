@@ -319,7 +319,9 @@ def check_message(
     embeds = _array(errors, (*path, "embeds"), body.get("embeds"), EMBEDS_MAX)
     for index, embed in enumerate(embeds):
         check_embed(embed, errors, (*path, "embeds", index), uploaded)
-    check_components(body.get("components"), errors, (*path, "components"))
+    flags = body.get("flags")
+    if not (isinstance(flags, int) and flags & IS_COMPONENTS_V2):  # v2 layouts: not modelled
+        check_components(body.get("components"), errors, (*path, "components"))
     if body.get("allowed_mentions") is not None:
         check_allowed_mentions(body["allowed_mentions"], errors, (*path, "allowed_mentions"))
     _integer(errors, (*path, "flags"), body.get("flags"), 0, (1 << 31) - 1)
