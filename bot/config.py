@@ -133,6 +133,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "allowed_station_hosts": (_list_of(_str), ("*.radioboss.fm",)),
         "allow_http_station_urls": (_bool, False),
         "allow_private_station_urls": (_bool, False),
+        "max_guild_stations": (_int, 10),
     },
     "metrics": {
         "port": (_int, 0),
@@ -226,6 +227,7 @@ class Settings:
     allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
     allow_http_station_urls: bool = False
     allow_private_station_urls: bool = False
+    max_guild_stations: int = 10
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 0
     secret_key: str | None = field(default=None, repr=False)
@@ -352,6 +354,8 @@ def parse_settings(
     metrics = tables["metrics"]
     if metrics["host"] not in ("127.0.0.1", "::1", "localhost"):
         raise ConfigError("bad value for 'host' in [metrics]: metrics are served on loopback only")
+    if bot["max_guild_stations"] < 0:
+        raise ConfigError("bad value for 'max_guild_stations' in [bot]: must be 0 or more")
     if bot["shard_ids"] and not bot["shard_count"]:
         raise ConfigError("bad value in [bot]: shard_ids needs shard_count")
     if any(not 0 <= i < bot["shard_count"] for i in bot["shard_ids"]):
@@ -381,6 +385,7 @@ def parse_settings(
         allowed_station_hosts=bot["allowed_station_hosts"],
         allow_http_station_urls=bot["allow_http_station_urls"],
         allow_private_station_urls=bot["allow_private_station_urls"],
+        max_guild_stations=bot["max_guild_stations"],
         metrics_host=metrics["host"],
         metrics_port=metrics["port"],
         secret_key=env.get(SECRET_ENV) or None,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections import defaultdict
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -24,6 +26,22 @@ from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
 
 NEED_MANAGE = "You need the **Manage Server** permission to change OnAir's settings here."
+NOT_YOUR_FORM = (
+    "This form was opened by someone else (or in another server); "
+    "run `/onair station add` yourself to add a station."
+)
+NOT_A_MEMBER = (
+    "OnAir is not a member of this server (only its commands were installed), so it cannot "
+    "announce here or keep a station for it. Please invite the bot to the server first."
+)
+
+
+def can_manage(interaction: discord.Interaction[Any]) -> bool:
+    """Manage Server (or Administrator) in the guild the interaction came from."""
+    permissions = interaction.permissions
+    return interaction.guild_id is not None and bool(
+        permissions.manage_guild or permissions.administrator
+    )
 
 
 def make_slug(name: str) -> str:
@@ -41,22 +59,53 @@ def _zone(name: str) -> ZoneInfo:
 
 
 class StationKeyModal(discord.ui.Modal, title="Station API key"):
-    """The key is typed here, never in a visible command option, and never shown again."""
+    """The key is typed here, never in a visible command option, and never shown again.
 
+    The custom id is discord.py's random default (a fixed one would let two guilds' pending
+    forms for the same name replace each other), and only the user who opened the form, in the
+    guild they opened it in, can submit it; Manage Server is checked again on submit.
+    """
+
+    # Discord allows 45 characters in a label and 100 in a placeholder.
     key: discord.ui.TextInput[Any] = discord.ui.TextInput(
-        label="API key (leave empty if the station needs none)",
+        label="API key",
+        placeholder="Leave empty if the station needs no key",
         required=False,
         max_length=200,
         style=discord.TextStyle.short,
     )
 
-    def __init__(self, cog: Admin, *, name: str, base_url: str, station_id: int, zone: str) -> None:
-        super().__init__(custom_id=f"onair:key:{make_slug(name)}", timeout=600)
+    def __init__(
+        self,
+        cog: Admin,
+        *,
+        name: str,
+        base_url: str,
+        station_id: int,
+        zone: str,
+        user_id: int,
+        guild_id: int,
+    ) -> None:
+        super().__init__(timeout=600)
         self.cog = cog
         self.name = name
         self.base_url = base_url
         self.station_id = station_id
         self.zone = zone
+        self.user_id = user_id
+        self.guild_id = guild_id
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        """Refuse (privately) a submit by anyone else, from elsewhere, or without Manage Server."""
+        refusal = None
+        if interaction.user.id != self.user_id or interaction.guild_id != self.guild_id:
+            refusal = NOT_YOUR_FORM
+        elif not can_manage(interaction):
+            refusal = NEED_MANAGE
+        if refusal is None:
+            return True
+        await interaction.response.send_message(refusal, ephemeral=True)
+        return False
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -83,16 +132,27 @@ class Admin(
 
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
+        # One add at a time per guild, so concurrent submits cannot pass the station limit.
+        self._adding: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         super().__init__()
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
         """Checked in code too: a guild may have changed the commands' default permissions."""
-        permissions = interaction.permissions
-        if interaction.guild_id is None or not (
-            permissions.manage_guild or permissions.administrator
-        ):
+        if not can_manage(interaction):
             raise app_commands.CheckFailure(NEED_MANAGE)
         return True
+
+    def _refusal(self, guild_id: int, slug: str, owned: list[str]) -> str | None:
+        """Why this guild cannot add a station (not a member, or at its limit), else None."""
+        if self.bot.get_guild(guild_id) is None:
+            return NOT_A_MEMBER
+        limit = self.bot.settings.max_guild_stations
+        if slug not in owned and len(owned) >= limit:
+            return (
+                f"This server already has {len(owned)} stations, the most OnAir keeps for one "
+                "server; remove one with `/onair station remove` first."
+            )
+        return None
 
     # Stations ---------------------------------------------------------------------------
 
@@ -113,9 +173,24 @@ class Admin(
         station_id: app_commands.Range[int, 1, 10**9],
         timezone: str = "UTC",
     ) -> None:
+        guild_id = interaction.guild_id or 0
+        owned = [
+            short_slug(s) for s in self.bot.registry.visible(guild_id) if s.owner_guild == guild_id
+        ]
+        refusal = self._refusal(guild_id, make_slug(name), owned)
+        if refusal is not None:
+            raise BadInput(refusal)
         url = check_url(base_url, self.bot.registry.policy)  # UrlRefused: a clear ephemeral reply
         _zone(timezone)
-        modal = StationKeyModal(self, name=name, base_url=url, station_id=station_id, zone=timezone)
+        modal = StationKeyModal(
+            self,
+            name=name,
+            base_url=url,
+            station_id=station_id,
+            zone=timezone,
+            user_id=interaction.user.id,
+            guild_id=guild_id,
+        )
         await interaction.response.send_modal(modal)
 
     async def add_station(
@@ -129,17 +204,27 @@ class Admin(
     ) -> str:
         """Validate with a live `info` call, then store (key encrypted). Returns the reply."""
         guild_id = interaction.guild_id or 0
+        async with self._adding[guild_id]:
+            return await self._add_station(guild_id, name, base_url, station_id, zone, key)
+
+    async def _add_station(
+        self, guild_id: int, name: str, base_url: str, station_id: int, zone: str, key: str
+    ) -> str:
         if key and not self.bot.keybox.available:
             return (
                 "This OnAir host has no encryption secret set, so it cannot store station keys "
                 "safely. Please ask the bot's owner to set ONAIR_SECRET_KEY."
             )
+        slug = make_slug(name)
+        owned = [s.slug for s in await self.bot.storage.guild_stations(guild_id)]
+        refusal = self._refusal(guild_id, slug, owned)
+        if refusal is not None:
+            return refusal
         client = self.bot.registry.guest_client(base_url, station_id, key or None)
         try:
             info = await client.info(max_age=0)
         except StationError as error:
             return f"I could not add the station: {error.message}"
-        slug = make_slug(name)
         stored = GuildStation(
             guild_id,
             slug,

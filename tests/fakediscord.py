@@ -6,14 +6,25 @@ throw-away CA from trustme. Every request is recorded; unknown routes answer 404
 too. The fake can inject slash commands, autocomplete and component clicks, emulate rate limits
 (per-route buckets, a global limit, 5 messages per 5 s per channel), inject 403/404/5xx answers,
 and send RECONNECT or INVALID_SESSION on the gateway.
+
+It is as strict as Discord: every request body is checked against Discord's documented shapes and
+limits (tests/discord_rules.py) and a violation is answered as Discord answers it (400, code 50035
+with the errors by field path; 50006 for an empty message; 40060 for a second answer to one
+interaction), so discord.py raises ``HTTPException`` and the bot's own error paths run.
+
+When ``ONAIR_FAKE_DISCORD_RECORD`` names a file, every recorded request is also appended to it as
+one JSON line in the input shape of the discord-look tool (method, path, json, files, at, command,
+user, response_id).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
+import os
 import re
 import socket
 import ssl
@@ -28,9 +39,12 @@ import trustme
 from aiohttp import web
 from aiohttp.abc import AbstractResolver
 
+from . import discord_rules as rules
+
 DISCORD_EPOCH_MS = 1420070400000
 HOSTS = ("discord.com", "gateway.discord.gg", "cdn.discordapp.com")
 JSON = "application/json"
+RECORD_ENV = "ONAIR_FAKE_DISCORD_RECORD"
 _counter = itertools.count(1)
 
 
@@ -58,6 +72,12 @@ class Recorded:
     files: list[tuple[str, str, bytes]] = field(default_factory=list)
     status: int = 0
     at: float = 0.0
+    wall: float = 0.0  # time.time() of the request, for the JSONL recording
+    response: Any = None  # the JSON the fake answered
+
+    @property
+    def filenames(self) -> list[str]:
+        return [name for _, name, _ in self.files]
 
     @property
     def route(self) -> str:
@@ -101,6 +121,16 @@ class FakeResolver(AbstractResolver):
 
 
 @dataclass
+class Interaction:
+    """What the fake remembers of an interaction it sent: its type and who invoked what."""
+
+    kind: int
+    user: str
+    command: str = ""
+    acknowledged: bool = False
+
+
+@dataclass
 class Guild:
     id: int
     name: str
@@ -110,7 +140,11 @@ class Guild:
 
 
 class FakeDiscord:
-    def __init__(self, *, guild_count: int = 1, channels_per_guild: int = 2) -> None:
+    def __init__(
+        self, *, guild_count: int = 1, channels_per_guild: int = 2, strict: bool = True
+    ) -> None:
+        self.strict = strict  # only the tests of the rules themselves turn this off
+        self.interactions: dict[str, Interaction] = {}
         self.ca = trustme.CA()
         self.bot_id = snowflake()
         self.app_id = self.bot_id
@@ -505,7 +539,16 @@ class FakeDiscord:
         }
         if message is not None:
             payload["message"] = message
+        self.interactions[str(iid)] = Interaction(kind, "listener")
         return payload
+
+    def pending_interaction(self, kind: int = 2, guild: Guild | None = None) -> str:
+        """An interaction of ``kind`` the bot never sees: for posting callbacks by hand."""
+        data = {"id": "0", "name": "test", "type": 1} if kind in (2, 4) else {"custom_id": "x"}
+        payload = self._interaction(
+            kind, data, guild=guild, channel_id=None, user_id=None, permissions=0
+        )
+        return str(payload["id"])
 
     def _command(self, name: str) -> dict[str, Any]:
         for command in self.commands:
@@ -541,6 +584,8 @@ class FakeDiscord:
         payload = self._interaction(
             2, data, guild=guild, channel_id=channel_id, user_id=user_id, permissions=permissions
         )
+        words = [f"/{name}", *(sub or []), *(f"{k}:{v}" for k, v in (options or {}).items())]
+        self.interactions[payload["id"]].command = " ".join(words)
         await self.dispatch("INTERACTION_CREATE", payload)
         return payload["id"]
 
@@ -651,6 +696,7 @@ class FakeDiscord:
             dict(request.query),
             dict(request.headers),
             at=time.monotonic(),
+            wall=time.time(),
         )
         content_type = request.headers.get("Content-Type", "")
         if content_type.startswith("multipart/"):
@@ -741,14 +787,147 @@ class FakeDiscord:
             if response is not None:
                 self.ratelimited.append(record)
             else:
-                response = self._injected(record) or await self._route(record)
+                response = self._injected(record) or self._validate(record)
+                if response is None:
+                    response = await self._route(record)
                 if 200 <= response.status < 300:
                     for key, value in self._bucket_headers(record).items():
                         response.headers[key] = value
             record.status = response.status
+            if isinstance(response, web.Response) and response.body:
+                with contextlib.suppress(ValueError, TypeError):
+                    record.response = json.loads(bytes(response.body))  # type: ignore[arg-type]
+            self._write_record(record)
             return response
         finally:
             self._changed.set()
+
+    # Validation (every request, as strict as Discord) ---------------------------------------
+
+    def _validate(self, r: Recorded) -> web.Response | None:
+        """The first route rule that matches checks the body; None lets the request through."""
+        if self.strict and sum(len(data) for _, _, data in r.files) > rules.UPLOAD_MAX:
+            return _json(rules.too_large().body, 413)
+        for method, pattern, check in self._rules():
+            match = pattern.match(r.route)
+            if match and r.method == method:
+                found = check(r, match)
+                if found is not None and self.strict:
+                    return _json(found.body, found.status)
+                return None
+        return None
+
+    def _rules(
+        self,
+    ) -> list[
+        tuple[str, re.Pattern[str], Callable[[Recorded, re.Match[str]], rules.Rejection | None]]
+    ]:
+        return [
+            ("PUT", _COMMANDS, self._check_commands),
+            ("POST", _CALLBACK, self._check_callback),
+            ("POST", _CHANNEL_MESSAGES, self._check_create),
+            ("PATCH", _CHANNEL_MESSAGE, self._check_edit),
+            ("POST", _WEBHOOK, self._check_follow_up),
+            ("PATCH", _WEBHOOK_MESSAGE, self._check_edit),
+        ]
+
+    def _check_commands(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        errors = rules.FormErrors()
+        rules.check_commands(r.json, errors)
+        return rules.rejection(errors)
+
+    def _check_callback(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        interaction = self.interactions.get(match.group(1))
+        if interaction is None:
+            return rules.unknown_interaction()
+        if interaction.acknowledged:
+            return rules.already_acknowledged()
+        found = rules.check_callback(
+            r.json, interaction.kind, rules.FormErrors(), uploads=r.filenames
+        )
+        if found is None or not self.strict:
+            interaction.acknowledged = True
+        return found
+
+    def _check_create(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        errors = rules.FormErrors()
+        rules.check_message(r.json, errors, uploads=r.filenames)
+        if errors:
+            return rules.rejection(errors)
+        if rules.is_empty(r.json or {}, r.filenames):
+            return rules.empty_message()
+        return None
+
+    def _check_follow_up(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        token = match.group(2)
+        interaction = self.interactions.get(token.removeprefix("itoken-"))
+        if token.startswith("itoken-") and (interaction is None or not interaction.acknowledged):
+            return rules.unknown_webhook()
+        return self._check_create(r, match)
+
+    def _check_edit(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        body = r.json or {}
+        current = self._target(r, match)
+        if current is not None and current["author"]["id"] != str(self.bot_id):
+            return rules.not_author()
+        uploads = list(r.filenames)
+        if current is not None and "attachments" not in body:
+            uploads += [a.get("filename", "") for a in current.get("attachments") or []]
+        errors = rules.FormErrors()
+        rules.check_message(body, errors, uploads=uploads)
+        if errors:
+            return rules.rejection(errors)
+        if current is not None and isinstance(body, dict):
+            after = {**current, **{k: v for k, v in body.items() if v is not None}}
+            if "attachments" not in body:
+                after["attachments"] = current.get("attachments")
+            if rules.is_empty(after, r.filenames):
+                return rules.empty_message()
+        return None
+
+    def _target(self, r: Recorded, match: re.Match[str]) -> dict[str, Any] | None:
+        """The stored message an edit targets (None when unknown: the route answers 404)."""
+        message = match.group(match.lastindex or 0)
+        if message == "@original":
+            token = match.group(2)
+            mid = self._originals.get(token.removeprefix("itoken-"))
+        else:
+            mid = int(message)
+        return self.messages.get(mid) if mid is not None else None
+
+    # Recording to a file (discord-look's input) ---------------------------------------------
+
+    def _write_record(self, r: Recorded) -> None:
+        target = os.environ.get(RECORD_ENV)
+        if not target:
+            return
+        line: dict[str, Any] = {
+            "method": r.method,
+            "path": r.path,
+            "json": r.json,
+            "at": r.wall,
+            "status": r.status,
+        }
+        if r.files:
+            line["files"] = [
+                {"filename": name, "base64": base64.b64encode(data).decode()}
+                for _, name, data in r.files
+            ]
+        token = re.match(r"^/(?:interactions/\d+|webhooks/\d+)/itoken-(\d+)", r.route)
+        callback = _CALLBACK.match(r.route)
+        interaction = self.interactions.get(
+            callback.group(1) if callback else token.group(1) if token else ""
+        )
+        if interaction is not None:
+            line["user"] = interaction.user
+            if interaction.command:
+                line["command"] = interaction.command
+        created = r.response if isinstance(r.response, dict) else {}
+        created = created.get("resource", {}).get("message") or created
+        if r.method == "POST" and 200 <= r.status < 300 and created.get("id"):
+            line["response_id"] = str(created["id"])
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
 
     def _injected(self, record: Recorded) -> web.Response | None:
         for failure in self.failures:
@@ -831,9 +1010,7 @@ class FakeDiscord:
         match = re.match(r"^/channels/(\d+)/messages(?:/(\d+))?$", route)
         if match:
             return self._channel_messages(int(match.group(1)), match.group(2), r)
-        return _json(
-            {"message": "404: Not Found (fake Discord does not know this route)", "code": 0}, 404
-        )
+        return _json({"message": "404: Not Found", "code": 0}, 404)
 
     def _known_channel(self, channel_id: int) -> bool:
         return any(channel_id in g.channels or channel_id in g.threads for g in self.guilds)
@@ -947,6 +1124,14 @@ class FakeDiscord:
             self.messages.pop(mid, None)
             return web.Response(status=204)
         return _json(self.messages[mid])
+
+
+_COMMANDS = re.compile(r"^/applications/(\d+)(?:/guilds/(\d+))?/commands$")
+_CALLBACK = re.compile(r"^/interactions/(\d+)/([^/]+)/callback$")
+_CHANNEL_MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
+_CHANNEL_MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
+_WEBHOOK = re.compile(r"^/webhooks/(\d+)/([^/]+)$")
+_WEBHOOK_MESSAGE = re.compile(r"^/webhooks/(\d+)/([^/]+)/messages/(@original|\d+)$")
 
 
 def _option_type(command: dict[str, Any], sub: list[str] | None, name: str) -> int:

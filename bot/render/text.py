@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 ELLIPSIS = "…"
 _MARKDOWN = re.compile(r"([\\*_~`|>#\[\]])")
@@ -99,7 +100,16 @@ _HTTPS_URL = re.compile(r"(?i)^https://\S+$")
 
 
 def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
-    """An absolute http(s) URL without spaces, short enough for Discord (512)."""
-    if not url or len(url) > 512:
+    """An absolute http(s) URL with a host, without spaces, short enough for Discord (512).
+
+    Discord refuses the whole message for one URL it finds malformed (``https://:8443/x``), so
+    a station's odd link must be left out, not sent.
+    """
+    if not url or len(url) > 512 or not url.isprintable():
         return False
-    return bool((_HTTPS_URL if https_only else _HTTP_URL).match(url))
+    if not (_HTTPS_URL if https_only else _HTTP_URL).match(url):
+        return False
+    try:
+        return bool(urlsplit(url).hostname)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return False

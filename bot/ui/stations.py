@@ -27,11 +27,16 @@ async def station_autocomplete(
     stations = registry_of(interaction).visible(interaction.guild_id)
     needle = current.casefold().strip()
     choices = [
-        app_commands.Choice(name=s.name[:100], value=s.slug)
+        app_commands.Choice(name=choice_name(s), value=s.slug)
         for s in stations
         if not needle or needle in s.name.casefold() or needle in s.slug
     ]
     return choices[:25]
+
+
+def choice_name(station: StationConfig) -> str:
+    """1-100 characters: Discord refuses the whole list for one empty or blank name."""
+    return " ".join(station.name.split())[:100] or station.slug[:100]
 
 
 def resolve_station(interaction: discord.Interaction[Any], name: str | None) -> StationConfig:

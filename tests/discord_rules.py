@@ -1,0 +1,903 @@
+"""Discord's documented request shapes and limits, checked by the fake Discord on every request.
+
+Written from Discord's developer documentation (messages, embeds, components, interactions,
+application commands) and checked against the limits in Discord's published OpenAPI description.
+A violation is answered the way Discord answers it: HTTP 400 with code 50035 "Invalid Form Body"
+and the errors nested by field path (``{"embeds": {"0": {"title": {"_errors": [...]}}}}``), or
+one of the plain JSON errors below (empty message, interaction already acknowledged). discord.py
+turns both into ``discord.HTTPException``, so the bot's own error paths run in tests.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+# Error codes (JSON "code") ---------------------------------------------------------------
+INVALID_FORM_BODY = 50035
+EMPTY_MESSAGE = 50006
+ALREADY_ACKNOWLEDGED = 40060
+UNKNOWN_INTERACTION = 10062
+UNKNOWN_WEBHOOK = 10015
+NOT_AUTHOR = 50005
+ENTITY_TOO_LARGE = 40005
+
+# Interaction types (what Discord sends) ----------------------------------------------------
+PING = 1
+APPLICATION_COMMAND = 2
+MESSAGE_COMPONENT = 3
+AUTOCOMPLETE = 4
+MODAL_SUBMIT = 5
+
+# Interaction callback types (what the bot answers) ----------------------------------------
+PONG = 1
+CHANNEL_MESSAGE = 4
+DEFERRED_CHANNEL_MESSAGE = 5
+DEFERRED_UPDATE_MESSAGE = 6
+UPDATE_MESSAGE = 7
+AUTOCOMPLETE_RESULT = 8
+MODAL = 9
+LAUNCH_ACTIVITY = 12
+
+ALLOWED_CALLBACKS: dict[int, frozenset[int]] = {
+    PING: frozenset({PONG}),
+    APPLICATION_COMMAND: frozenset(
+        {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, MODAL, LAUNCH_ACTIVITY}
+    ),
+    MESSAGE_COMPONENT: frozenset(
+        {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE, MODAL}
+    ),
+    AUTOCOMPLETE: frozenset({AUTOCOMPLETE_RESULT}),
+    MODAL_SUBMIT: frozenset(
+        {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE}
+    ),
+}
+
+# Component types and button styles --------------------------------------------------------
+ACTION_ROW = 1
+BUTTON = 2
+STRING_SELECT = 3
+TEXT_INPUT = 4
+SELECT_MENUS = frozenset({3, 5, 6, 7, 8})  # string, user, role, mentionable, channel
+BUTTON_STYLES = frozenset({1, 2, 3, 4, 5, 6})
+LINK_STYLE = 5
+PREMIUM_STYLE = 6
+TEXT_INPUT_STYLES = frozenset({1, 2})
+
+# Message flags a bot may set -----------------------------------------------------------------
+SUPPRESS_EMBEDS = 1 << 2
+EPHEMERAL = 1 << 6
+SUPPRESS_NOTIFICATIONS = 1 << 12
+IS_COMPONENTS_V2 = 1 << 15
+
+# Application command types and option types -------------------------------------------------
+CHAT_INPUT = 1
+USER_COMMAND = 2
+MESSAGE_COMMAND = 3
+SUB_COMMAND = 1
+SUB_COMMAND_GROUP = 2
+STRING_OPTION = 3
+OPTION_TYPES = frozenset(range(1, 12))
+
+# Limits --------------------------------------------------------------------------------------
+CONTENT_MAX = 2000
+UPLOAD_MAX = 10 * 1024 * 1024  # bytes of files in one request (a server without boosts)
+EMBEDS_MAX = 10
+EMBED_TOTAL_MAX = 6000
+EMBED_TITLE_MAX = 256
+EMBED_DESCRIPTION_MAX = 4096
+EMBED_FIELDS_MAX = 25
+FIELD_NAME_MAX = 256
+FIELD_VALUE_MAX = 1024
+FOOTER_TEXT_MAX = 2048
+AUTHOR_NAME_MAX = 256
+URL_MAX = 2048
+ACTION_ROWS_MAX = 5
+ROW_WIDTH_MAX = 5
+BUTTON_LABEL_MAX = 80
+BUTTON_URL_MAX = 512
+CUSTOM_ID_MAX = 100
+SELECT_OPTIONS_MAX = 25
+SELECT_OPTION_TEXT_MAX = 100
+SELECT_PLACEHOLDER_MAX = 150
+SELECT_VALUES_MAX = 25
+MODAL_TITLE_MAX = 45
+MODAL_ROWS_MAX = 5
+TEXT_INPUT_LABEL_MAX = 45
+TEXT_INPUT_PLACEHOLDER_MAX = 100
+TEXT_INPUT_VALUE_MAX = 4000
+CHOICES_MAX = 25
+CHOICE_NAME_MAX = 100
+CHOICE_STRING_VALUE_MAX = 100
+COMMAND_NAME_MAX = 32
+COMMAND_DESCRIPTION_MAX = 100
+COMMAND_OPTIONS_MAX = 25
+COMMAND_TOTAL_MAX = 4000
+STRING_OPTION_LENGTH_MAX = 6000
+CHAT_INPUT_COMMANDS_MAX = 100
+CONTEXT_COMMANDS_MAX = 15  # each of user and message commands
+MENTION_IDS_MAX = 100
+MENTION_PARSE = frozenset({"roles", "users", "everyone"})
+NAME_PUNCTUATION = frozenset("-_'")
+DEVANAGARI = ((0x0900, 0x097F), (0xA8E0, 0xA8FF), (0x11B00, 0x11B5F))
+THAI = ((0x0E00, 0x0E7F),)
+
+Path = tuple[str | int, ...]
+
+
+@dataclass
+class FormErrors:
+    """Collects violations and renders Discord's nested ``errors`` object."""
+
+    tree: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, path: Path, code: str, message: str) -> None:
+        node = self.tree
+        for part in path:
+            node = node.setdefault(str(part), {})
+        node.setdefault("_errors", []).append({"code": code, "message": message})
+
+    def __bool__(self) -> bool:
+        return bool(self.tree)
+
+    def body(self) -> dict[str, Any]:
+        return {"code": INVALID_FORM_BODY, "message": "Invalid Form Body", "errors": self.tree}
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """What the fake answers instead of performing the request."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def empty_message() -> Rejection:
+    return Rejection(400, {"code": EMPTY_MESSAGE, "message": "Cannot send an empty message"})
+
+
+def already_acknowledged() -> Rejection:
+    return Rejection(
+        400, {"code": ALREADY_ACKNOWLEDGED, "message": "Interaction has already been acknowledged."}
+    )
+
+
+def unknown_interaction() -> Rejection:
+    return Rejection(404, {"code": UNKNOWN_INTERACTION, "message": "Unknown interaction"})
+
+
+def unknown_webhook() -> Rejection:
+    """A follow-up (webhook) before the interaction was answered: its webhook does not exist."""
+    return Rejection(404, {"code": UNKNOWN_WEBHOOK, "message": "Unknown Webhook"})
+
+
+def not_author() -> Rejection:
+    return Rejection(
+        403, {"code": NOT_AUTHOR, "message": "Cannot edit a message authored by another user"}
+    )
+
+
+def too_large() -> Rejection:
+    return Rejection(413, {"code": ENTITY_TOO_LARGE, "message": "Request entity too large"})
+
+
+def rejection(errors: FormErrors) -> Rejection | None:
+    return Rejection(400, errors.body()) if errors else None
+
+
+# Primitive checks ------------------------------------------------------------------------------
+
+
+def _text(
+    errors: FormErrors,
+    path: Path,
+    value: Any,
+    maximum: int,
+    *,
+    minimum: int = 0,
+    required: bool = False,
+) -> int:
+    """Check a string field's type and length; returns its length (0 when absent)."""
+    if value is None:
+        if required:
+            errors.add(path, "BASE_TYPE_REQUIRED", "This field is required")
+        return 0
+    if not isinstance(value, str):
+        errors.add(path, "BASE_TYPE_STRING", "Must be a string.")
+        return 0
+    length = len(value)
+    if length > maximum:
+        errors.add(path, "BASE_TYPE_MAX_LENGTH", f"Must be {maximum} or fewer in length.")
+    elif length < minimum:
+        errors.add(path, "BASE_TYPE_MIN_LENGTH", f"Must be {minimum} or more in length.")
+    return length
+
+
+def _array(errors: FormErrors, path: Path, value: Any, maximum: int, minimum: int = 0) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        errors.add(path, "BASE_TYPE_ARRAY", "Must be an array.")
+        return []
+    if len(value) > maximum:
+        errors.add(path, "BASE_TYPE_MAX_LENGTH", f"Must be {maximum} or fewer in length.")
+    elif len(value) < minimum:
+        errors.add(path, "BASE_TYPE_MIN_LENGTH", f"Must be {minimum} or more in length.")
+    return value
+
+
+def _object(errors: FormErrors, path: Path, value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        errors.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+        return None
+    return value
+
+
+def _integer(errors: FormErrors, path: Path, value: Any, minimum: int, maximum: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        errors.add(path, "NUMBER_TYPE_COERCE", f'Value "{value}" is not int.')
+        return None
+    if not minimum <= value <= maximum:
+        errors.add(
+            path,
+            "NUMBER_TYPE_MAX" if value > maximum else "NUMBER_TYPE_MIN",
+            f"int value should be between {minimum} and {maximum}.",
+        )
+    return value
+
+
+def _url(
+    errors: FormErrors,
+    path: Path,
+    value: Any,
+    *,
+    attachments: frozenset[str] | None,
+    maximum: int = URL_MAX,
+) -> None:
+    """http(s) URLs; ``attachment://name`` too where ``attachments`` (uploaded names) is given."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        errors.add(path, "BASE_TYPE_STRING", "Must be a string.")
+        return
+    _text(errors, path, value, maximum)
+    if attachments is not None and value.startswith("attachment://"):
+        name = value.removeprefix("attachment://")
+        if name not in attachments:
+            errors.add(
+                path,
+                "URL_TYPE_INVALID_ATTACHMENT",
+                f"Attachment {name!r} was not uploaded with this message.",
+            )
+        return
+    parts = urlsplit(value) if value.isprintable() and " " not in value else None
+    allowed = ("http", "https", "attachment") if attachments is not None else ("http", "https")
+    if parts is not None and parts.scheme and parts.scheme not in allowed:
+        errors.add(
+            path,
+            "URL_TYPE_INVALID_SCHEME",
+            f'Scheme "{parts.scheme[:20]}" is not supported. Scheme must be one of {allowed}.',
+        )
+    elif parts is None or not parts.scheme or not parts.hostname:
+        errors.add(path, "URL_TYPE_INVALID_URL", "Not a well formed URL.")
+
+
+def _snowflake(value: Any) -> bool:
+    text = str(value)
+    return text.isdigit() and 0 < int(text) < 1 << 64
+
+
+# Messages --------------------------------------------------------------------------------------
+
+
+def check_message(
+    body: Any, errors: FormErrors, *, uploads: Iterable[str] = (), path: Path = ()
+) -> None:
+    """A message body (create, edit, webhook, callback data): every field that is present."""
+    if not isinstance(body, dict):
+        errors.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+        return
+    names = set(uploads)
+    for index, attachment in enumerate(
+        _array(errors, (*path, "attachments"), body.get("attachments"), 10)
+    ):
+        if isinstance(attachment, dict) and attachment.get("filename"):
+            names.add(str(attachment["filename"]))
+        elif not isinstance(attachment, dict) or "id" not in attachment:
+            errors.add(
+                (*path, "attachments", index, "id"), "BASE_TYPE_REQUIRED", "This field is required"
+            )
+    uploaded = frozenset(names)
+    _text(errors, (*path, "content"), body.get("content"), CONTENT_MAX)
+    embeds = _array(errors, (*path, "embeds"), body.get("embeds"), EMBEDS_MAX)
+    for index, embed in enumerate(embeds):
+        check_embed(embed, errors, (*path, "embeds", index), uploaded)
+    flags = body.get("flags")
+    if not (isinstance(flags, int) and flags & IS_COMPONENTS_V2):  # v2 layouts: not modelled
+        check_components(body.get("components"), errors, (*path, "components"))
+    if body.get("allowed_mentions") is not None:
+        check_allowed_mentions(body["allowed_mentions"], errors, (*path, "allowed_mentions"))
+    _integer(errors, (*path, "flags"), body.get("flags"), 0, (1 << 31) - 1)
+
+
+def is_empty(body: Mapping[str, Any], uploads: Iterable[str] = ()) -> bool:
+    """Discord refuses a message with no content, embed, file, sticker, poll or component."""
+    content = body.get("content")
+    return not (
+        (isinstance(content, str) and content.strip())
+        or body.get("embeds")
+        or list(uploads)
+        or body.get("attachments")
+        or body.get("sticker_ids")
+        or body.get("poll")
+        or body.get("components")
+    )
+
+
+def check_embed(embed: Any, errors: FormErrors, path: Path, uploads: frozenset[str]) -> None:
+    embed = _object(errors, path, embed)
+    if embed is None:
+        return
+    total = _text(errors, (*path, "title"), embed.get("title"), EMBED_TITLE_MAX)
+    total += _text(errors, (*path, "description"), embed.get("description"), EMBED_DESCRIPTION_MAX)
+    _url(errors, (*path, "url"), embed.get("url"), attachments=None)
+    _integer(errors, (*path, "color"), embed.get("color"), 0, 0xFFFFFF)
+    for part in ("image", "thumbnail"):
+        media = _object(errors, (*path, part), embed.get(part))
+        if media is not None:
+            _url(errors, (*path, part, "url"), media.get("url"), attachments=uploads)
+    footer = _object(errors, (*path, "footer"), embed.get("footer"))
+    if footer is not None:
+        total += _text(
+            errors, (*path, "footer", "text"), footer.get("text"), FOOTER_TEXT_MAX, required=True
+        )
+        _url(errors, (*path, "footer", "icon_url"), footer.get("icon_url"), attachments=uploads)
+    author = _object(errors, (*path, "author"), embed.get("author"))
+    if author is not None:
+        total += _text(
+            errors, (*path, "author", "name"), author.get("name"), AUTHOR_NAME_MAX, required=True
+        )
+        _url(errors, (*path, "author", "url"), author.get("url"), attachments=None)
+        _url(errors, (*path, "author", "icon_url"), author.get("icon_url"), attachments=uploads)
+    fields = _array(errors, (*path, "fields"), embed.get("fields"), EMBED_FIELDS_MAX)
+    for index, item in enumerate(fields):
+        where = (*path, "fields", index)
+        item = _object(errors, where, item)
+        if item is None:
+            continue
+        total += _text(
+            errors, (*where, "name"), item.get("name"), FIELD_NAME_MAX, minimum=1, required=True
+        )
+        total += _text(
+            errors, (*where, "value"), item.get("value"), FIELD_VALUE_MAX, minimum=1, required=True
+        )
+    if total > EMBED_TOTAL_MAX:
+        errors.add(
+            path, "EMBED_SIZE_EXCEEDED", f"Embed size exceeds maximum size of {EMBED_TOTAL_MAX}"
+        )
+
+
+def check_allowed_mentions(value: Any, errors: FormErrors, path: Path) -> None:
+    mentions = _object(errors, path, value)
+    if mentions is None:
+        return
+    parse = _array(errors, (*path, "parse"), mentions.get("parse"), len(MENTION_PARSE))
+    for index, kind in enumerate(parse):
+        if kind not in MENTION_PARSE:
+            errors.add(
+                (*path, "parse", index),
+                "BASE_TYPE_CHOICES",
+                f"Value must be one of {sorted(MENTION_PARSE)}.",
+            )
+    for kind in ("users", "roles"):
+        ids = _array(errors, (*path, kind), mentions.get(kind), MENTION_IDS_MAX)
+        for index, item in enumerate(ids):
+            if not _snowflake(item):
+                errors.add(
+                    (*path, kind, index), "NUMBER_TYPE_COERCE", f'Value "{item}" is not snowflake.'
+                )
+        if ids and kind in parse:
+            errors.add(
+                path,
+                "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
+                f'parse:["{kind}"] and {kind}: [ids...] are mutually exclusive.',
+            )
+    if "replied_user" in mentions and not isinstance(mentions["replied_user"], bool | None):
+        errors.add((*path, "replied_user"), "BASE_TYPE_BOOLEAN", "Must be either true or false.")
+
+
+# Components ------------------------------------------------------------------------------------
+
+
+def check_components(value: Any, errors: FormErrors, path: Path) -> None:
+    """Message components: action rows of buttons or one select menu; custom ids unique."""
+    rows = _array(errors, path, value, ACTION_ROWS_MAX)
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        where = (*path, index)
+        row = _object(errors, where, row)
+        if row is None:
+            continue
+        if row.get("type") != ACTION_ROW:
+            errors.add((*where, "type"), "UNION_TYPE_CHOICES", "Value must be an action row here.")
+            continue
+        children = _array(errors, (*where, "components"), row.get("components"), ROW_WIDTH_MAX, 1)
+        if row.get("components") is None:
+            errors.add((*where, "components"), "BASE_TYPE_REQUIRED", "This field is required")
+        selects = [c for c in children if isinstance(c, dict) and c.get("type") in SELECT_MENUS]
+        if selects and len(children) > 1:
+            errors.add(
+                (*where, "components"),
+                "COMPONENT_LAYOUT_WIDTH_EXCEEDED",
+                "The specified component exceeds the maximum width",
+            )
+        for position, child in enumerate(children):
+            spot = (*where, "components", position)
+            child = _object(errors, spot, child)
+            if child is None:
+                continue
+            kind = child.get("type")
+            if kind == BUTTON:
+                _button(child, errors, spot)
+            elif kind in SELECT_MENUS:
+                _select(child, errors, spot)
+            else:
+                errors.add(
+                    (*spot, "type"),
+                    "UNION_TYPE_CHOICES",
+                    'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).',
+                )
+                continue
+            custom_id = child.get("custom_id")
+            if isinstance(custom_id, str):
+                if custom_id in seen:
+                    errors.add(
+                        (*spot, "custom_id"),
+                        "COMPONENT_CUSTOM_ID_DUPLICATED",
+                        "Component custom id cannot be duplicated",
+                    )
+                seen.add(custom_id)
+
+
+def _button(button: dict[str, Any], errors: FormErrors, path: Path) -> None:
+    style = button.get("style")
+    if style not in BUTTON_STYLES:
+        errors.add(
+            (*path, "style"), "BASE_TYPE_CHOICES", f"Value must be one of {sorted(BUTTON_STYLES)}."
+        )
+        return
+    _text(errors, (*path, "label"), button.get("label"), BUTTON_LABEL_MAX)
+    if style == LINK_STYLE:
+        if button.get("url") is None:
+            errors.add((*path, "url"), "BUTTON_COMPONENT_URL_REQUIRED", "A url is required")
+        else:
+            _url(
+                errors, (*path, "url"), button.get("url"), attachments=None, maximum=BUTTON_URL_MAX
+            )
+        if button.get("custom_id") is not None:
+            errors.add(
+                (*path, "custom_id"),
+                "BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED",
+                "A custom id cannot be specified on a link button",
+            )
+    elif style == PREMIUM_STYLE:
+        if button.get("sku_id") is None:
+            errors.add((*path, "sku_id"), "BASE_TYPE_REQUIRED", "This field is required")
+    else:
+        if button.get("url") is not None:
+            errors.add(
+                (*path, "url"),
+                "BUTTON_COMPONENT_URL_NOT_ALLOWED",
+                "A url can only be specified on a link button",
+            )
+        if button.get("custom_id") is None:
+            errors.add(
+                (*path, "custom_id"),
+                "BUTTON_COMPONENT_CUSTOM_ID_REQUIRED",
+                "A custom id is required",
+            )
+        else:
+            _text(errors, (*path, "custom_id"), button.get("custom_id"), CUSTOM_ID_MAX, minimum=1)
+    if style != PREMIUM_STYLE and not button.get("label") and not button.get("emoji"):
+        errors.add(
+            path, "BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED", "A label or an emoji is required"
+        )
+
+
+def _select(select: dict[str, Any], errors: FormErrors, path: Path) -> None:
+    _text(
+        errors,
+        (*path, "custom_id"),
+        select.get("custom_id"),
+        CUSTOM_ID_MAX,
+        minimum=1,
+        required=True,
+    )
+    _text(errors, (*path, "placeholder"), select.get("placeholder"), SELECT_PLACEHOLDER_MAX)
+    _integer(errors, (*path, "min_values"), select.get("min_values"), 0, SELECT_VALUES_MAX)
+    _integer(errors, (*path, "max_values"), select.get("max_values"), 1, SELECT_VALUES_MAX)
+    if select.get("type") != STRING_SELECT:
+        return
+    if select.get("options") is None:
+        errors.add((*path, "options"), "BASE_TYPE_REQUIRED", "This field is required")
+    options = _array(errors, (*path, "options"), select.get("options"), SELECT_OPTIONS_MAX, 1)
+    for index, option in enumerate(options):
+        where = (*path, "options", index)
+        option = _object(errors, where, option)
+        if option is None:
+            continue
+        for key in ("label", "value"):
+            _text(
+                errors,
+                (*where, key),
+                option.get(key),
+                SELECT_OPTION_TEXT_MAX,
+                minimum=1,
+                required=True,
+            )
+        _text(errors, (*where, "description"), option.get("description"), SELECT_OPTION_TEXT_MAX)
+
+
+# Interaction callbacks ------------------------------------------------------------------------
+
+
+def check_callback(
+    body: Any, interaction_type: int, errors: FormErrors, *, uploads: Iterable[str] = ()
+) -> Rejection | None:
+    """POST /interactions/{id}/{token}/callback: a type the interaction allows, and its data."""
+    body = _object(errors, (), body)
+    if body is None:
+        return rejection(errors)
+    kind = body.get("type")
+    allowed = ALLOWED_CALLBACKS.get(interaction_type, frozenset())
+    if kind not in allowed:
+        errors.add(
+            ("type",),
+            "INTERACTION_CALLBACK_TYPE_INVALID",
+            f"Value must be one of {sorted(allowed)} for this interaction.",
+        )
+        return rejection(errors)
+    data = body.get("data")
+    if kind == CHANNEL_MESSAGE:
+        check_message(data, errors, uploads=uploads, path=("data",))
+        if not errors and is_empty(data or {}, uploads):
+            return empty_message()
+    elif kind == UPDATE_MESSAGE and data is not None:
+        check_message(data, errors, uploads=uploads, path=("data",))
+    elif kind == DEFERRED_CHANNEL_MESSAGE and data is not None:
+        deferred = _object(errors, ("data",), data) or {}
+        _integer(errors, ("data", "flags"), deferred.get("flags"), 0, (1 << 31) - 1)
+    elif kind == AUTOCOMPLETE_RESULT:
+        check_autocomplete(data, errors, ("data",))
+    elif kind == MODAL:
+        check_modal(data, errors, ("data",))
+    return rejection(errors)
+
+
+def check_autocomplete(data: Any, errors: FormErrors, path: Path) -> None:
+    data = _object(errors, path, data)
+    if data is None:
+        errors.add(path, "BASE_TYPE_REQUIRED", "This field is required")
+        return
+    choices = _array(errors, (*path, "choices"), data.get("choices"), CHOICES_MAX)
+    for index, choice in enumerate(choices):
+        _choice(choice, errors, (*path, "choices", index))
+
+
+def _choice(choice: Any, errors: FormErrors, path: Path) -> None:
+    choice = _object(errors, path, choice)
+    if choice is None:
+        return
+    _text(errors, (*path, "name"), choice.get("name"), CHOICE_NAME_MAX, minimum=1, required=True)
+    value = choice.get("value")
+    if isinstance(value, str):
+        _text(errors, (*path, "value"), value, CHOICE_STRING_VALUE_MAX)
+    elif value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        errors.add((*path, "value"), "BASE_TYPE_REQUIRED", "Must be a string, integer or number.")
+
+
+def check_modal(data: Any, errors: FormErrors, path: Path) -> None:
+    """A modal: title 1-45, custom id 1-100, 1-5 action rows each holding one text input."""
+    data = _object(errors, path, data)
+    if data is None:
+        errors.add(path, "BASE_TYPE_REQUIRED", "This field is required")
+        return
+    _text(errors, (*path, "title"), data.get("title"), MODAL_TITLE_MAX, minimum=1, required=True)
+    _text(
+        errors, (*path, "custom_id"), data.get("custom_id"), CUSTOM_ID_MAX, minimum=1, required=True
+    )
+    if data.get("components") is None:
+        errors.add((*path, "components"), "BASE_TYPE_REQUIRED", "This field is required")
+    rows = _array(errors, (*path, "components"), data.get("components"), MODAL_ROWS_MAX, 1)
+    seen: set[str] = set()
+    for index, row in enumerate(rows):
+        where = (*path, "components", index)
+        row = _object(errors, where, row)
+        if row is None:
+            continue
+        if row.get("type") != ACTION_ROW:
+            errors.add((*where, "type"), "UNION_TYPE_CHOICES", "Value must be an action row here.")
+            continue
+        inputs = _array(errors, (*where, "components"), row.get("components"), 1, 1)
+        for position, text_input in enumerate(inputs):
+            spot = (*where, "components", position)
+            text_input = _object(errors, spot, text_input)
+            if text_input is None:
+                continue
+            _text_input(text_input, errors, spot)
+            custom_id = text_input.get("custom_id")
+            if isinstance(custom_id, str):
+                if custom_id in seen:
+                    errors.add(
+                        (*spot, "custom_id"),
+                        "COMPONENT_CUSTOM_ID_DUPLICATED",
+                        "Component custom id cannot be duplicated",
+                    )
+                seen.add(custom_id)
+
+
+def _text_input(text_input: dict[str, Any], errors: FormErrors, path: Path) -> None:
+    if text_input.get("type") != TEXT_INPUT:
+        errors.add((*path, "type"), "UNION_TYPE_CHOICES", 'Value of field "type" must be 4.')
+        return
+    if text_input.get("style") not in TEXT_INPUT_STYLES:
+        errors.add((*path, "style"), "BASE_TYPE_CHOICES", "Value must be one of (1, 2).")
+    _text(
+        errors,
+        (*path, "custom_id"),
+        text_input.get("custom_id"),
+        CUSTOM_ID_MAX,
+        minimum=1,
+        required=True,
+    )
+    _text(
+        errors,
+        (*path, "label"),
+        text_input.get("label"),
+        TEXT_INPUT_LABEL_MAX,
+        minimum=1,
+        required=True,
+    )
+    _text(errors, (*path, "placeholder"), text_input.get("placeholder"), TEXT_INPUT_PLACEHOLDER_MAX)
+    _text(errors, (*path, "value"), text_input.get("value"), TEXT_INPUT_VALUE_MAX)
+    low = _integer(
+        errors, (*path, "min_length"), text_input.get("min_length"), 0, TEXT_INPUT_VALUE_MAX
+    )
+    high = _integer(
+        errors, (*path, "max_length"), text_input.get("max_length"), 1, TEXT_INPUT_VALUE_MAX
+    )
+    if low is not None and high is not None and low > high:
+        errors.add(
+            (*path, "min_length"), "BASE_TYPE_BAD_INT", "min_length must not exceed max_length."
+        )
+
+
+# Application commands -------------------------------------------------------------------------
+
+
+def _name_char_ok(char: str) -> bool:
+    if char in NAME_PUNCTUATION:
+        return True
+    if unicodedata.category(char)[0] in "LN":
+        return True
+    point = ord(char)
+    return any(low <= point <= high for low, high in (*DEVANAGARI, *THAI))
+
+
+def valid_command_name(name: str, *, lowercase: bool) -> bool:
+    """``^[-_'\\p{L}\\p{N}\\p{sc=Deva}\\p{sc=Thai}]{1,32}$``, lowercase for chat-input names."""
+    if not 1 <= len(name) <= COMMAND_NAME_MAX or not all(_name_char_ok(c) for c in name):
+        return False
+    return not lowercase or name == name.lower()
+
+
+def check_commands(commands: Any, errors: FormErrors) -> None:
+    """PUT (bulk overwrite) of application commands for one scope."""
+    if not isinstance(commands, list):
+        errors.add((), "BASE_TYPE_ARRAY", "Must be an array.")
+        return
+    counts = {CHAT_INPUT: 0, USER_COMMAND: 0, MESSAGE_COMMAND: 0}
+    names: set[tuple[int, str]] = set()
+    for index, command in enumerate(commands):
+        command = _object(errors, (index,), command)
+        if command is None:
+            continue
+        kind = command.get("type") or CHAT_INPUT
+        if kind not in counts:
+            errors.add((index, "type"), "BASE_TYPE_CHOICES", "Value must be one of (1, 2, 3).")
+            continue
+        counts[kind] += 1
+        name = command.get("name")
+        if isinstance(name, str) and (kind, name) in names:
+            errors.add(
+                (index, "name"),
+                "APPLICATION_COMMANDS_DUPLICATE_NAME",
+                f"Application command names must be unique: {name}",
+            )
+        names.add((kind, str(name)))
+        _command(command, kind, errors, (index,))
+    if counts[CHAT_INPUT] > CHAT_INPUT_COMMANDS_MAX:
+        errors.add(
+            (), "BASE_TYPE_MAX_LENGTH", f"Must be {CHAT_INPUT_COMMANDS_MAX} or fewer in length."
+        )
+    for kind in (USER_COMMAND, MESSAGE_COMMAND):
+        if counts[kind] > CONTEXT_COMMANDS_MAX:
+            errors.add(
+                (),
+                "APPLICATION_COMMANDS_TOO_MANY",
+                f"Maximum number of context menu commands ({CONTEXT_COMMANDS_MAX}) reached.",
+            )
+
+
+def _command(command: dict[str, Any], kind: int, errors: FormErrors, path: Path) -> None:
+    name = command.get("name")
+    chat = kind == CHAT_INPUT
+    if not isinstance(name, str):
+        errors.add((*path, "name"), "BASE_TYPE_REQUIRED", "This field is required")
+    elif chat and not valid_command_name(name, lowercase=True):
+        errors.add((*path, "name"), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
+    elif not chat:
+        _text(errors, (*path, "name"), name, COMMAND_NAME_MAX, minimum=1)
+    description = command.get("description")
+    if chat:
+        _text(
+            errors,
+            (*path, "description"),
+            description,
+            COMMAND_DESCRIPTION_MAX,
+            minimum=1,
+            required=True,
+        )
+    elif description:
+        errors.add(
+            (*path, "description"),
+            "APPLICATION_COMMAND_DESCRIPTION_NOT_ALLOWED",
+            "Context menu commands cannot have a description",
+        )
+    options = command.get("options")
+    if options and not chat:
+        errors.add(
+            (*path, "options"),
+            "APPLICATION_COMMAND_OPTIONS_NOT_ALLOWED",
+            "Context menu commands cannot have options",
+        )
+        return
+    _options(options, errors, (*path, "options"), depth=0)
+    if chat and _size(command) > COMMAND_TOTAL_MAX:
+        errors.add(
+            path,
+            "APPLICATION_COMMAND_TOO_LARGE",
+            f"Command exceeds maximum size ({COMMAND_TOTAL_MAX})",
+        )
+
+
+def _size(item: Mapping[str, Any]) -> int:
+    """Names, descriptions and choice names/values of a command and all its options."""
+    total = len(str(item.get("name") or "")) + len(str(item.get("description") or ""))
+    for choice in item.get("choices") or []:
+        if isinstance(choice, dict):
+            total += len(str(choice.get("name") or "")) + len(str(choice.get("value") or ""))
+    for option in item.get("options") or []:
+        if isinstance(option, dict):
+            total += _size(option)
+    return total
+
+
+def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
+    """depth 0: a command's options; 1: a group's or top subcommand's; 2: a grouped subcommand's."""
+    options = _array(errors, path, value, COMMAND_OPTIONS_MAX)
+    kinds = [o.get("type") for o in options if isinstance(o, dict)]
+    nested = [k for k in kinds if k in (SUB_COMMAND, SUB_COMMAND_GROUP)]
+    if nested and len(nested) != len(kinds):
+        errors.add(
+            path,
+            "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
+            "Sub-command and sub-command group option types are mutually exclusive "
+            "to all other types",
+        )
+    seen_optional = False
+    names: set[str] = set()
+    for index, option in enumerate(options):
+        where = (*path, index)
+        option = _object(errors, where, option)
+        if option is None:
+            continue
+        kind = option.get("type")
+        if kind not in OPTION_TYPES:
+            errors.add((*where, "type"), "BASE_TYPE_CHOICES", "Value must be one of (1..11).")
+            continue
+        name = option.get("name")
+        if not isinstance(name, str) or not valid_command_name(name, lowercase=True):
+            errors.add(
+                (*where, "name"), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid"
+            )
+        elif name in names:
+            errors.add(
+                (*where, "name"),
+                "APPLICATION_COMMAND_OPTION_NAME_DUPLICATED",
+                "Option names must be unique",
+            )
+        names.add(str(name))
+        _text(
+            errors,
+            (*where, "description"),
+            option.get("description"),
+            COMMAND_DESCRIPTION_MAX,
+            minimum=1,
+            required=True,
+        )
+        if kind == SUB_COMMAND_GROUP:
+            if depth != 0:
+                errors.add(
+                    (*where, "type"),
+                    "APPLICATION_COMMAND_OPTION_NESTING",
+                    "Sub-command groups can only be nested in a command",
+                )
+            sub = option.get("options") or []
+            if any(not isinstance(o, dict) or o.get("type") != SUB_COMMAND for o in sub):
+                errors.add(
+                    (*where, "options"),
+                    "APPLICATION_COMMAND_OPTION_NESTING",
+                    "A sub-command group may only contain sub-commands",
+                )
+            _options(sub, errors, (*where, "options"), depth=1)
+            continue
+        if kind == SUB_COMMAND:
+            if depth == 2:
+                errors.add(
+                    (*where, "type"),
+                    "APPLICATION_COMMAND_OPTION_NESTING",
+                    "Sub-commands nest at most two levels",
+                )
+            sub = option.get("options") or []
+            if any(
+                isinstance(o, dict) and o.get("type") in (SUB_COMMAND, SUB_COMMAND_GROUP)
+                for o in sub
+            ):
+                errors.add(
+                    (*where, "options"),
+                    "APPLICATION_COMMAND_OPTION_NESTING",
+                    "A sub-command may only contain value options",
+                )
+            _options(sub, errors, (*where, "options"), depth=2)
+            continue
+        if option.get("required"):
+            if seen_optional:
+                errors.add(
+                    (*where, "required"),
+                    "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
+                    "Required options must be placed before non-required options",
+                )
+        else:
+            seen_optional = True
+        choices = _array(errors, (*where, "choices"), option.get("choices"), CHOICES_MAX)
+        for position, choice in enumerate(choices):
+            _choice(choice, errors, (*where, "choices", position))
+        if choices and option.get("autocomplete"):
+            errors.add(
+                (*where, "autocomplete"),
+                "APPLICATION_COMMAND_AUTOCOMPLETE_CHOICES",
+                "Autocomplete and choices are mutually exclusive",
+            )
+        if kind == STRING_OPTION:
+            _integer(
+                errors,
+                (*where, "min_length"),
+                option.get("min_length"),
+                0,
+                STRING_OPTION_LENGTH_MAX,
+            )
+            _integer(
+                errors,
+                (*where, "max_length"),
+                option.get("max_length"),
+                1,
+                STRING_OPTION_LENGTH_MAX,
+            )
