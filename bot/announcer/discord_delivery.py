@@ -72,7 +72,10 @@ class DiscordDeliverer:
         self, sub: Subscription, announcement: Announcement, station: StationConfig
     ) -> int | None:
         embed, view = station_embeds.announcement(
-            announcement.info, announcement.play, station.name
+            announcement.info,
+            announcement.play,
+            station.name,
+            style=station_embeds.effective_style(sub.style, sub.mode),
         )
         content = f"<@&{sub.mention_role}>" if sub.mention_role else None
         mentions = (
