@@ -122,7 +122,7 @@ async def test_stats_defers_and_attaches_chart(onair):
     assert embed["image"]["url"] == "attachment://stats.png"
     assert "fields" not in embed
     text = embed["description"]
-    for words in ("sessions", "unique listeners", "hours listened", "busiest day"):
+    for words in ("sessions", "unique listeners", "h listened", "busiest day"):
         assert words in text
     countries = text.split("**Top countries**\n")[1].splitlines()
     assert countries[0].startswith("🇩🇪") and len(countries) == 6  # five, then the rest in one

@@ -291,10 +291,10 @@ def stats_embed(
     lines = [span, f"**{sessions:,}** sessions · **{unique:,}** unique listeners"]
     second = []
     if stats.total_tlh is not None:
-        second.append(f"**{stats.total_tlh:,}** hours listened")
+        second.append(f"**{stats.total_tlh:,}** h listened")
     peak = max(days, key=lambda d: d.sessions, default=None)
     if peak is not None and peak.sessions > 0 and len(days) > 1:
-        second.append(f"busiest day {peak.day:%a %d %b} ({peak.sessions:,})")
+        second.append(f"busiest day {peak.day:%a %d %b}")
     if second:
         lines.append(" · ".join(second))
     ranked = sorted(stats.countries, key=lambda c: -c.value)
