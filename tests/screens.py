@@ -143,9 +143,9 @@ async def _listener_commands(out: Path) -> None:
                 iid = await fake.slash(label.split()[0].lstrip("/"), options)
                 message = await fake.final_message(iid, within=30)
                 commands = {iid: label}
-                if scene == "playlist":
+                if scene == "playlist":  # it opens on the item on air; back to what played
                     target = fake.original(iid)
-                    click = await fake.click(target, "pg:next")
+                    click = await fake.click(target, "pg:prev")
                     await fake.response(click)
                 if scene == "playlist-midnight":
                     await _page_to_midnight(fake, iid)
