@@ -184,7 +184,7 @@ async def _check(args: argparse.Namespace) -> int:
 def render_check(info: StationInfo, playlist: Playlist, stats: Stats, first: str, last: str) -> str:
     lines = summary.now_playing_lines(info)
     lines += summary.recent_lines(info)
-    lines += summary.playlist_lines(playlist, datetime.now(UTC))
+    lines += summary.playlist_lines(playlist, datetime.now(UTC), info=info)
     lines += summary.stats_lines(stats, first, last)
     return "\n".join(lines)
 

@@ -100,6 +100,13 @@ def _mode(value: Any) -> str:
     return mode
 
 
+def _style(value: Any) -> str:
+    style = _str(value)
+    if style not in {"", "compact", "full"}:
+        raise ValueError('expected "compact", "full" or "" (by mode)')
+    return style
+
+
 def _regex(value: Any) -> str:
     pattern = _str(value)
     try:
@@ -172,6 +179,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "channel": (_snowflake, REQUIRED),
         "station": (_str, REQUIRED),
         "mode": (_mode, "post"),
+        "style": (_style, ""),
         "mention_role": (_snowflake, 0),
         "min_seconds": (_seconds, 0.0),
         "skip_item_types": (_list_of(_str), ()),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -14,6 +15,7 @@ from .config import Settings, StationConfig
 from .errors import UnknownStation
 from .keybox import KeyBox
 from .netguard import HostPolicy, check_target, policy_for
+from .playlog import PlayRecorder
 from .station import (
     CacheTimes,
     StationClient,
@@ -44,6 +46,19 @@ class Snapshot:
     stale: bool = False
 
 
+class RecordingClient(StationClient):
+    """A station client that offers each ``info`` it returns to the play history, so plays are
+    recorded whenever the station is polled, by a command or by a watch."""
+
+    on_info: Callable[[StationInfo], Awaitable[None]] | None = None
+
+    async def info(self, *, max_age: float | None = None) -> StationInfo:
+        info = await super().info(max_age=max_age)
+        if self.on_info is not None:
+            await self.on_info(info)
+        return info
+
+
 class StationRegistry:
     """One :class:`StationClient` per station (config and guild-added), all on one session."""
 
@@ -61,12 +76,13 @@ class StationRegistry:
             s.slug: self._client(s, guarded=False) for s in settings.stations
         }
         self._defaults = {g.id: g.default_station for g in settings.guilds if g.default_station}
+        self.recorder: PlayRecorder | None = None
 
-    def _client(self, station: StationConfig, *, guarded: bool) -> StationClient:
+    def _client(self, station: StationConfig, *, guarded: bool) -> RecordingClient:
         def guard(url: URL) -> None:
             check_target(url, self.policy)
 
-        return StationClient(
+        client = RecordingClient(
             station.base_url,
             station.station_id,
             station.key,
@@ -75,15 +91,30 @@ class StationRegistry:
             cache=self._cache,
             redirect_guard=guard if guarded else None,
         )
+        slug = station.slug
+
+        async def record(info: StationInfo) -> None:
+            if self.recorder is not None:
+                await self.recorder.observe(slug, info)
+
+        client.on_info = record
+        return client
 
     def guest_client(self, base_url: str, station_id: int, key: str | None) -> StationClient:
         """A client for validating a station a guild is adding (guarded like guild stations)."""
         probe = StationConfig("probe", "probe", base_url, station_id, key=key)
-        return self._client(probe, guarded=True)
+        client = self._client(probe, guarded=True)
+        client.on_info = None  # not a station of anyone's yet: nothing to record
+        return client
+
+    def record_plays(self, storage: Storage) -> None:
+        """From now on every station's new plays go into the history in ``storage``."""
+        self.recorder = PlayRecorder(storage)
 
     # Guild stations ---------------------------------------------------------------------
 
     async def load(self, storage: Storage, keybox: KeyBox) -> None:
+        self.record_plays(storage)
         for stored in await storage.guild_stations():
             key = keybox.decrypt(stored.key_cipher) if stored.key_cipher else None
             if stored.key_cipher and key is None:
@@ -114,6 +145,8 @@ class StationRegistry:
     def remove_guild_station(self, slug: str) -> None:
         self._stations.pop(slug, None)
         self.clients.pop(slug, None)
+        if self.recorder is not None:
+            self.recorder.forget(slug)
 
     def set_default(self, guild_id: int, slug: str) -> None:
         if slug:

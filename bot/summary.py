@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from .render.text import duration
 from .station import Playlist, StationInfo, Stats
+from .timeline import timeline
 
 
 def now_playing_lines(info: StationInfo) -> list[str]:
@@ -38,15 +39,22 @@ def recent_lines(info: StationInfo, count: int = 5) -> list[str]:
     return lines
 
 
-def playlist_lines(playlist: Playlist, now: datetime, count: int = 3) -> list[str]:
-    upcoming = sorted(
-        (i for i in playlist.items if not i.played and i.starts_at and i.starts_at > now),
-        key=lambda i: i.starts_at or now,
-    )
-    lines = [f"Playlist:    {len(playlist.items)} items, next {min(count, len(upcoming))}:"]
-    for item in upcoming[:count]:
-        start = item.starts_at.strftime("%H:%M:%S") if item.starts_at else "?"
-        lines.append(f"  {start}  {item.display} ({duration(item.duration)})")
+def playlist_lines(
+    playlist: Playlist, now: datetime, count: int = 3, info: StationInfo | None = None
+) -> list[str]:
+    """The next ``count`` items in the order they play (as ``/playlist`` orders them), with a
+    day line when they cross midnight."""
+    zone = next((i.starts_at.tzinfo for i in playlist.items if i.starts_at), None) or UTC
+    slots = timeline(playlist, info.current_play() if info else None, now, zone)
+    upcoming = [slot for slot in slots if slot.state == "upcoming"][:count]
+    lines = [f"Playlist:    {len(playlist.items)} items, next {len(upcoming)}:"]
+    day = now.astimezone(zone).date()
+    for slot in upcoming:
+        if slot.at is not None and slot.at.date() != day:
+            day = slot.at.date()
+            lines.append(f"  -- {day:%A %Y-%m-%d} --")
+        start = slot.at.strftime("%H:%M:%S") if slot.at else "?"
+        lines.append(f"  {start}  {slot.item.display} ({duration(slot.item.duration)})")
     return lines
 
 

@@ -306,6 +306,7 @@ class Admin(
         channel="Text channel or thread",
         station="Which station",
         mode="post: a message per track; card: one message kept up to date",
+        style="compact: small artwork, three lines; full: big artwork (default: by mode)",
         role="Role to ping with each announcement (optional)",
         min_seconds="Skip plays shorter than this (jingles); 0 = off",
         skip_pattern="Skip titles or files matching this regular expression",
@@ -322,6 +323,7 @@ class Admin(
         min_seconds: app_commands.Range[float, 0, 3600] = 0.0,
         skip_pattern: app_commands.Range[str, 1, 200] | None = None,
         announce_live: bool = True,
+        style: Literal["compact", "full"] | None = None,
     ) -> None:
         config = resolve_station(interaction, station)
         if skip_pattern:
@@ -355,12 +357,13 @@ class Admin(
                 min_seconds=float(min_seconds),
                 skip_pattern=skip_pattern or "",
                 announce_live=announce_live,
+                style=style or "",
             )
         )
         await self._refresh()
         await interaction.response.send_message(
             f"New tracks of **{safe(config.name, limit=80)}** will be announced in "
-            f"{channel.mention} ({mode}).",
+            f"{channel.mention} ({mode}, {station_embeds.effective_style(style, mode)}).",
             ephemeral=True,
         )
 

@@ -46,14 +46,19 @@ class History(commands.Cog):
         storage = self.bot.storage
 
         async def work() -> Reply:
+            since = await storage.history_since(config.slug)
+            name = safe(config.name, limit=80)
             if moment is not None:
                 entries = await storage.play_at(config.slug, moment)
-                heading = f"On air at {moment:%Y-%m-%d %H:%M} ({config.name})"
+                heading = f"On air at {moment:%Y-%m-%d %H:%M} ({name})"
             else:
                 entries = await storage.search_plays(config.slug, search or "")
-                heading = f'Plays matching "{safe(search, limit=80)}" ({config.name})'
+                heading = f'Plays matching "{safe(search, limit=80)}" ({name})'
             rows = [(e.started, e.title, e.artist) for e in entries]
-            return Reply(embed=station_embeds.history_embed(rows, heading, config.timezone))
+            embed = station_embeds.history_embed(
+                rows, heading, config.timezone, since=since, mark_first=moment is not None
+            )
+            return Reply(embed=embed)
 
         await answer(interaction, work())
 

@@ -39,7 +39,7 @@ class PlaylistCog(commands.Cog):
                 info = await client.info()
             except StationError:
                 info = client.last_info  # marking the playing item is a nicety, not a must
-            rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC))
+            rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC), config.timezone)
             start = next((i for i, r in enumerate(rows) if r.state == "playing"), 0)
             pages = max(1, -(-len(rows) // PER_PAGE))
 

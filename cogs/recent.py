@@ -31,7 +31,7 @@ class Recent(commands.Cog):
             interaction,
             station,
             lambda snapshot, config: Reply(
-                embed=station_embeds.recent(snapshot.info, config.name, count)
+                embed=station_embeds.recent(snapshot.info, config.name, count, config.timezone)
             ),
         )
 

@@ -53,7 +53,7 @@ class StatsCog(commands.Cog):
         async def work() -> Reply:
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
-            png = await self.charts.render(days, f"{config.name}: listeners per day")
+            png = await self.charts.render(days)
             embed = station_embeds.stats_embed(stats, first, last, config.name, chart_name=CHART)
             return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
 

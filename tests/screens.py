@@ -15,6 +15,7 @@ import base64
 import json
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -25,6 +26,43 @@ from .botenv import STATION_KEY, running_bot
 from .fakediscord import FakeDiscord, Recorded
 
 BERLIN = ZoneInfo("Europe/Berlin")
+# One zone per UTC offset (-12 .. +14): the scenes about midnight use the one where it is
+# nearly midnight now, so they need no fake clock (the bot reads the real one).
+ZONES = [
+    "Etc/GMT+12",
+    "Pacific/Pago_Pago",
+    "Pacific/Honolulu",
+    "America/Anchorage",
+    "America/Los_Angeles",
+    "America/Denver",
+    "America/Chicago",
+    "America/New_York",
+    "America/Halifax",
+    "America/Sao_Paulo",
+    "Atlantic/South_Georgia",
+    "Atlantic/Azores",
+    "Europe/London",
+    "Europe/Berlin",
+    "Europe/Athens",
+    "Europe/Moscow",
+    "Asia/Dubai",
+    "Asia/Tashkent",
+    "Asia/Dhaka",
+    "Asia/Bangkok",
+    "Asia/Singapore",
+    "Asia/Tokyo",
+    "Australia/Brisbane",
+    "Pacific/Noumea",
+    "Pacific/Fiji",
+    "Pacific/Tongatapu",
+    "Pacific/Kiritimati",
+]
+
+
+def zone_at_hour(hour: int) -> ZoneInfo:
+    """A zone where the local hour is ``hour`` right now."""
+    now = datetime.now(UTC)
+    return next(z for z in map(ZoneInfo, ZONES) if now.astimezone(z).hour == hour)
 
 
 def _line(record: Recorded, wall_offset: float, command: str | None) -> dict[str, Any]:
@@ -41,9 +79,18 @@ def _line(record: Recorded, wall_offset: float, command: str | None) -> dict[str
     return line
 
 
-def write_scene(fake: FakeDiscord, path: Path, since: int, commands: dict[str, str]) -> int:
-    """Write the requests recorded since index ``since``; returns the new index."""
+def write_scene(
+    fake: FakeDiscord,
+    path: Path,
+    since: int,
+    commands: dict[str, str],
+    zone: ZoneInfo | None = None,
+) -> int:
+    """Write the requests recorded since index ``since``; returns the new index. ``zone``: the
+    viewer's zone for this scene (written next to it for scripts/screens), default Berlin."""
     wall_offset = time.time() - time.monotonic()
+    if zone is not None:
+        path.with_suffix(".tz").write_text(zone.key, encoding="utf-8")
     with path.open("w", encoding="utf-8") as out:
         for record in fake.requests[since:]:
             if record.method == "GET" or "/commands" in record.path:
@@ -57,36 +104,77 @@ async def _listener_commands(out: Path) -> None:
     sim = StationSimulator()
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
     sim.add_station(2, key=STATION_KEY, seed=4, name="Second Station", zone=BERLIN)
+    # A station where it is now between 23:00 and midnight: its playlist crosses midnight.
+    late = zone_at_hour(23)
+    sim.add_station(3, key=STATION_KEY, seed=5, name="Late Night Radio", zone=late)
+    # And one where it is just past midnight: its recent plays began yesterday.
+    early = zone_at_hour(0)
+    sim.add_station(4, key=STATION_KEY, seed=6, name="Early Hours FM", zone=early)
     await sim.start()
+    extra = "".join(
+        f'[[stations]]\nid = "{slug}"\nname = "{name}"\nbase_url = "{sim.base_url}"\n'
+        f'station_id = {number}\nkey_env = "ONAIR_TEST_STATION_KEY"\n'
+        f'timezone = "{zone.key}"\nguilds = []\n'
+        for slug, name, number, zone in (
+            ("late", "Late Night Radio", 3, late),
+            ("early", "Early Hours FM", 4, early),
+        )
+    )
     try:
-        async with running_bot(sim) as env:
+        async with running_bot(sim, extra_config=extra) as env:
             fake = env.fake
-            scenes: list[tuple[str, str, dict[str, Any]]] = [
-                ("nowplaying", "/nowplaying", {}),
-                ("recent", "/recent count:5", {"count": 5}),
-                ("playlist", "/playlist", {}),
-                ("stats", "/stats period:30d", {"period": "30d"}),
-                ("listen", "/listen", {}),
-                ("station", "/station", {}),
-                ("history", "/history", {}),
+            scenes: list[tuple[str, str, dict[str, Any], ZoneInfo | None]] = [
+                ("nowplaying", "/nowplaying", {}, None),
+                ("recent", "/recent count:5", {"count": 5}, None),
+                ("recent-yesterday", "/recent station:early", {"station": "early"}, early),
+                ("playlist", "/playlist", {}, None),
+                ("playlist-midnight", "/playlist station:late", {"station": "late"}, late),
+                ("stats", "/stats period:30d", {"period": "30d"}, None),
+                ("stats-7d", "/stats", {}, None),
+                ("listen", "/listen", {}, None),
+                ("station", "/station", {}, None),
+                ("history", "/history", {}, None),
             ]
-            for scene, label, options in scenes:
+            # Search for the artist on air (recorded in the history by the commands above).
+            word = sim.station(1).programme.at(sim.clock()).item.artist.split()[-1].lower()
+            scenes.append(("history-search", f"/history search:{word}", {"search": word}, None))
+            for scene, label, options, zone in scenes:
                 since = len(fake.requests)
                 iid = await fake.slash(label.split()[0].lstrip("/"), options)
                 message = await fake.final_message(iid, within=30)
                 commands = {iid: label}
-                if scene == "playlist":
+                if scene == "playlist":  # it opens on the item on air; back to what played
                     target = fake.original(iid)
-                    click = await fake.click(target, "pg:next")
+                    click = await fake.click(target, "pg:prev")
                     await fake.response(click)
-                write_scene(fake, out / f"{scene}.jsonl", since, commands)
+                if scene == "playlist-midnight":
+                    await _page_to_midnight(fake, iid)
+                write_scene(fake, out / f"{scene}.jsonl", since, commands, zone)
                 assert message is not None
-            since = len(fake.requests)
-            iid = await fake.slash("onair", {}, sub=["status"])
-            await fake.final_message(iid, within=30)
-            write_scene(fake, out / "admin-status.jsonl", since, {iid: "/onair status"})
+            admin: list[tuple[str, str, list[str]]] = [
+                ("admin-status", "/onair status", ["status"]),
+                ("admin-station-list", "/onair station list", ["station", "list"]),
+                ("admin-preview", "/onair preview", ["preview"]),
+            ]
+            for scene, label, sub in admin:
+                since = len(fake.requests)
+                iid = await fake.slash("onair", {}, sub=sub)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
     finally:
         await sim.stop()
+
+
+async def _page_to_midnight(fake: FakeDiscord, iid: str) -> None:
+    """Click ▶ until the page that shows the day line at midnight (at most 6 pages)."""
+    message = fake.original(iid)
+    for _ in range(6):
+        if "──" in (message["embeds"][0].get("description") or ""):
+            return
+        click = await fake.click(message, "pg:next")
+        update = await fake.response(click)
+        message = {**message, **update.json["data"]}
+    raise AssertionError("no day line within six pages")
 
 
 async def _announcements(out: Path) -> None:
@@ -110,10 +198,14 @@ async def _announcements(out: Path) -> None:
         for channel, mode in zip(guild.channels, ("post", "card"), strict=True)
     )
     try:
+        # Message times follow the simulator's clock (moved by hand), so that each post is
+        # drawn at the time its track started: (monotonic time, simulator time) at each step.
+        marks = [(0.0, clock())]
         async with running_bot(sim, fake=fake, extra_config=config) as env:
             announcer = env.bot.announcer
             for step in (0, 175, 5):
                 clock.advance(step)
+                marks.append((time.monotonic(), clock()))
                 watch = next(iter(announcer.watches.watches.values()))
                 await fake.wait_for(lambda w=watch: not w.busy)
                 before = watch.status.polls
@@ -123,11 +215,12 @@ async def _announcements(out: Path) -> None:
             for channel, mode in zip(guild.channels, ("post", "card"), strict=True):
                 path = out / f"announce-{mode}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
-                    offset = time.time() - time.monotonic()
                     for record in fake.requests:
                         drawn = record.method in {"POST", "PATCH", "DELETE"}
                         mine = f"/channels/{channel}/messages" in record.path
                         if drawn and mine and record.status < 300:
+                            started, sim_time = max(m for m in marks if m[0] <= record.at)
+                            offset = sim_time - (started or record.at)
                             handle.write(json.dumps(_line(record, offset, None)) + "\n")
     finally:
         await fake.stop()

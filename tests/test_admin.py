@@ -101,7 +101,7 @@ async def test_station_add_with_modal_key_is_validated_encrypted_and_never_echoe
         message = await env.fake.final_message(
             await env.fake.slash("nowplaying", {"station": "guild-radio"})
         )
-        assert message["embeds"][0]["author"]["name"] == "Guild Radio"
+        assert message["embeds"][0]["footer"]["text"].startswith("Guild Radio · ")
         # The other guild never sees it.
         other = env.fake.guilds[1]
         iid = await env.fake.autocomplete("nowplaying", "station", "", guild=other)
@@ -156,13 +156,18 @@ async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
         channel = env.guild.channels[1]
         iid = await fake.slash(
             "onair",
-            {"channel": str(channel), "mode": "card"},
+            {"channel": str(channel), "mode": "card", "style": "compact"},
             sub=["announce"],
             resolved=fake.resolved_channel(channel),
         )
         reply = (await fake.response(iid)).json["data"]
         assert "will be announced" in reply["content"] and reply["flags"] & EPHEMERAL
-        await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
+        assert "(card, compact)" in reply["content"]
+        (stored,) = await env.bot.storage.subscriptions(guild_id=env.guild.id)
+        assert stored.style == "compact"
+        card = await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
+        embed = card[0].json["embeds"][0]
+        assert "thumbnail" in embed and "image" not in embed  # the admin's style, not the mode's
         status = await fake.final_message(await fake.slash("onair", {}, sub=["status"]))
         text = repr(status["embeds"][0])
         assert "state: **ok**" in text and f"<#{channel}> (card)" in text

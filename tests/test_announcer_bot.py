@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
@@ -82,9 +84,18 @@ async def test_announces_each_play_once_with_embed_and_buttons(sim, fake):
         body = posts(fake)[0].json
         embed = body["embeds"][0]
         assert embed["title"] == TRACKS[0].title
-        assert embed["image"]["url"].startswith(
+        # Compact by default in post mode: thumbnail, two short lines, the station once.
+        assert "image" not in embed and "fields" not in embed and "author" not in embed
+        assert embed["thumbnail"]["url"].startswith(
             "https://c9.radioboss.fm/artwork/1/current.png?onair="
         )
+        byline, meta = embed["description"].splitlines()
+        assert byline == f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
+        assert meta.startswith("-# 0:20 · ") and TRACKS[0].genre in meta and "Next at <t:" in meta
+        assert embed["footer"]["text"].startswith("OnAir Radio · ")
+        assert embed["timestamp"]  # the start, drawn in each reader's zone
+        assert embed["url"].startswith("https://www.google.com/search?q=")
+        assert len(body["components"]) == 1
         assert [b["label"] for b in body["components"][0]["components"]] == ["Listen", "Web player"]
         assert body["allowed_mentions"] == {"parse": []}
         await poll(env)
@@ -130,7 +141,7 @@ async def test_filters_min_seconds_pattern_and_live(sim, fake):
     assert titles[0] == [TRACKS[0].title, TRACKS[1].title, LIVE_SHOW.title]  # no 5-s jingle
     assert titles[1] == [TRACKS[1].title]  # pattern and live filtered
     live = posts(fake, 2)[-1].json["embeds"][0]
-    assert live["author"]["name"].startswith("🔴 LIVE")
+    assert live["description"].splitlines()[-1].startswith("-# 🔴 LIVE")
 
 
 async def test_forbidden_channel_is_paused_others_go_on(sim, fake):
@@ -155,6 +166,26 @@ async def test_forbidden_channel_is_paused_others_go_on(sim, fake):
         await poll(env)
         assert len(posts(fake, 1)) == 2
         assert len(fake.sent("POST", rf"^/channels/{bad}/messages$")) == attempts  # not retried
+
+
+async def test_style_full_for_cards_and_by_choice_compact_by_default(sim, fake):
+    config = (
+        subscription(fake, 0, mode="card")
+        + subscription(fake, 1, style="full")
+        + subscription(fake, 2, mode="card", style="compact")
+    )
+    async with running_bot(sim, fake=fake, extra_config=config):
+        await fake.wait_for(lambda: all(len(posts(fake, i)) == 1 for i in range(3)))
+    card, chosen, small = (posts(fake, i)[0].json["embeds"][0] for i in range(3))
+    for full in (card, chosen):
+        assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
+        assert "thumbnail" not in full
+        lines = full["description"].splitlines()
+        assert lines[:2] == [
+            f"by **{TRACKS[0].artist}**",
+            f"from *{TRACKS[0].album}* ({TRACKS[0].year})",
+        ]
+    assert "image" not in small and small["thumbnail"]["url"].startswith("https://")
 
 
 async def test_card_mode_edits_in_place_and_reposts_when_buried(sim, fake):
@@ -213,6 +244,29 @@ async def test_history_lookups(sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
         reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
         assert reply["flags"] & 64 and "time" in reply["content"]
+        # The watch and the announcer both offered each play: each is stored once.
+        rows = await env.bot.storage.play_at("main", datetime.now(UTC) + timedelta(days=1), 10)
+        assert [r.title for r in rows] == [JINGLES[0].title, TRACKS[0].title]
+
+
+async def test_history_works_for_a_station_no_channel_announces(sim, fake):
+    async with running_bot(sim, fake=fake) as env:
+        assert not env.bot.announcer.watches.watches  # nothing polls it on its own
+        client = env.bot.registry.clients["main"]
+        for _ in range(3):  # the first fetches, the others are served from the cache
+            await fake.final_message(await fake.slash("nowplaying"))
+        sim.clock.advance(21)  # the jingle
+        client._cache.clear()
+        await fake.final_message(await fake.slash("recent"))
+        message = await fake.final_message(await fake.slash("history"))
+        lines = message["embeds"][0]["description"].splitlines()
+        assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
+        assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
+        assert lines[-1].startswith("-# History since <t:") and lines[-1].endswith(":f>")
+        rows = await env.bot.storage.play_at("main", datetime.now(UTC) + timedelta(days=1), 10)
+        assert len(rows) == 2
+        message = await fake.final_message(await fake.slash("history", {"search": "harbour"}))
+        assert TRACKS[0].title in message["embeds"][0]["description"]
 
 
 async def test_thread_as_target(sim, fake):

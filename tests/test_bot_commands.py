@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime
+from urllib.parse import quote_plus
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -42,9 +44,19 @@ async def test_nowplaying_wire_body(onair):
     embed = message["embeds"][0]
     airing = onair.sim.station(1).programme.at(onair.sim.clock())
     assert embed["title"] == airing.item.title
-    fields = {f["name"]: f["value"] for f in embed["fields"]}
-    assert {"Progress", "Started", "On air", "Listeners", "Up next"} <= set(fields)
-    assert "<t:" in fields["Started"]
+    # Facts on description lines (no narrow inline fields), the station once, in the footer.
+    assert "fields" not in embed and "author" not in embed
+    lines = embed["description"].splitlines()
+    assert lines[0] == f"**{airing.item.artist}** · *{airing.item.album}* ({airing.item.year})"
+    assert "▰" in lines[1] and " / " in lines[1]
+    assert lines[2].startswith("🎵 AutoDJ · ") and "started <t:" in lines[2]
+    assert airing.item.genre in lines[2]
+    info = onair.bot.registry.clients["main"].last_info
+    assert lines[3].startswith("Next at <t:") and lines[3].endswith(f":t>: {info.next_display}")
+    assert embed["footer"]["text"] == f"OnAir Radio · {info.listener_count} listening"
+    assert embed["url"] == "https://www.google.com/search?q=" + quote_plus(
+        f"{airing.item.artist} {airing.item.title}"
+    )
     assert embed["thumbnail"]["url"].startswith(
         "https://c9.radioboss.fm/artwork/1/current.png?onair="
     )
@@ -79,21 +91,25 @@ async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
     assert (count["min_value"], count["max_value"]) == (1, 20)
 
 
-async def test_listen_has_every_link_and_mount(onair):
+async def test_listen_has_every_link_and_mount_once_as_buttons(onair):
     iid = await onair.fake.slash("listen")
     message = await onair.fake.final_message(iid)
-    names = [f["name"] for f in message["embeds"][0]["fields"]]
-    assert "Mount /stream" in names and "Mount /lofi" in names and "PLS" in names
+    embed = message["embeds"][0]
+    assert "fields" not in embed and "://" not in embed.get("description", "")  # not twice
     buttons = [b for row in message["components"] for b in row["components"]]
+    names = [b["label"] for b in buttons]
+    assert "Mount /stream" in names and "Mount /lofi" in names and "PLS" in names
     assert all(len(row["components"]) <= 5 for row in message["components"])
-    assert len(buttons) == len(names)
+    assert len({b["url"] for b in buttons}) == len(buttons)
 
 
 async def test_station_card(onair):
     iid = await onair.fake.slash("station")
     embed = (await onair.fake.final_message(iid))["embeds"][0]
     assert embed["title"] == "OnAir Radio"
-    assert "Genre" in [f["name"] for f in embed["fields"]]
+    assert "fields" not in embed
+    assert "Eclectic · 🎵 AutoDJ · " in embed["description"]
+    assert "[Website](https://" in embed["description"]
 
 
 async def test_stats_defers_and_attaches_chart(onair):
@@ -104,11 +120,13 @@ async def test_stats_defers_and_attaches_chart(onair):
     body = follow[0].json
     embed = body["embeds"][0]
     assert embed["image"]["url"] == "attachment://stats.png"
-    fields = {f["name"]: f["value"] for f in embed["fields"]}
-    assert {"Sessions", "Unique listeners", "Listening hours", "Peak day", "Top countries"} <= set(
-        fields
-    )
-    assert "🇩🇪" in fields["Top countries"]
+    assert "fields" not in embed
+    text = embed["description"]
+    for words in ("sessions", "unique listeners", "h listened", "busiest day"):
+        assert words in text
+    countries = text.split("**Top countries**\n")[1].splitlines()
+    assert countries[0].startswith("🇩🇪") and len(countries) == 6  # five, then the rest in one
+    assert countries[-1].startswith("-# and ") and "more countries" in countries[-1]
     _, filename, data = follow[0].files[0]
     assert filename == "stats.png" and data.startswith(b"\x89PNG")
 
@@ -139,8 +157,7 @@ async def test_station_down_shows_last_known_state_then_friendly_error(onair):
     client = onair.bot.registry.clients["main"]
     client._cache.clear()
     message = await onair.fake.final_message(await onair.fake.slash("nowplaying"), within=30)
-    fields = {f["name"]: f["value"] for f in message["embeds"][0]["fields"]}
-    assert "as of <t:" in fields["Note"]
+    assert "as of <t:" in message["embeds"][0]["description"].splitlines()[-1]
     client.last_info = None
     client._cache.clear()
     iid = await onair.fake.slash("station")
@@ -173,7 +190,7 @@ async def test_autocomplete_lists_stations_visible_in_guild(live_simulator):
         msg = await env.fake.final_message(
             await env.fake.slash("nowplaying", {"station": "second1"}, guild=other)
         )
-        assert msg["embeds"][0]["author"]["name"] == "Second Station"
+        assert msg["embeds"][0]["footer"]["text"].startswith("Second Station · ")
 
 
 async def test_playlist_paginates_1000_items_only_for_invoker(onair):
@@ -184,7 +201,7 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     assert "/100" in embed["footer"]["text"]
     buttons = message["components"][0]["components"]
     assert buttons[0]["label"] == "⏮" and "/100" in buttons[2]["label"]
-    assert embed["description"].count("\n") == 9  # ten items a page
+    assert len(re.findall(r"`\d\d:\d\d`", embed["description"])) == 10  # ten items a page
     target = onair.fake.original(iid)
     page_before = buttons[2]["label"]
 

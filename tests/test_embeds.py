@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.render import embeds, station_embeds
-from bot.render.text import safe
+from bot.render.text import safe, search_url
 from bot.station import StationInfo
 
 HOSTILE_BITS = [
@@ -144,3 +145,91 @@ def test_link_view_limits():
     assert view is not None and len(view.children) == 25
     rows = [item.row for item in view.children]
     assert max(rows.count(r) for r in set(rows)) <= 5
+
+
+@settings(max_examples=30, deadline=None)
+@given(hostile, hostile, hostile)
+def test_full_announcements_and_history_stay_within_limits(title, artist, extra):
+    info = _info(title or "x", artist, extra)
+    play = info.current_play()
+    if play is not None:
+        embed, view = station_embeds.announcement(info, play, extra, style="full")
+        _check(embed)
+        _check_view(view)
+        assert len(embed.url or "") <= 512
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    heading = safe(extra, limit=200)  # the cog makes the heading safe
+    _check(station_embeds.history_embed([(moment, title, artist)] * 40, heading, UTC))
+
+
+def test_title_links_to_a_search_for_the_track():
+    assert search_url("Sigur Rós", "Hoppípolla & more?") == (
+        "https://www.google.com/search?q=Sigur+R%C3%B3s+Hopp%C3%ADpolla+%26+more%3F"
+    )
+    long = search_url("Ж" * 400, "Ж" * 400)
+    assert long is not None and len(long) <= 512 and long.startswith("https://")
+    assert search_url(None, "\u202e") is None  # nothing left to search for
+    info = _info("Harbour Lights", "The Lanterns", "Main")
+    play = info.current_play()
+    assert play is not None
+    for style in station_embeds.STYLES:
+        embed, _ = station_embeds.announcement(info, play, "Main", style=style)
+        assert embed.url == "https://www.google.com/search?q=The+Lanterns+Harbour+Lights"
+
+
+def test_listen_overflow_goes_to_masked_links_never_twice():
+    mounts = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(15)]
+    info = StationInfo.parse(
+        {"station_name": "S", "links": {"ssl": "https://s.example/l", "mounts": mounts}},
+        UTC,
+        datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    embed, view = station_embeds.listen_embed(info, "S")
+    assert view is not None and len(view.children) == 16  # the best link and fifteen mounts
+    assert len(view.children) <= 25 and max(b.row or 0 for b in view.children) <= 4
+    # 40 distinct links: 25 buttons, the other 15 as masked links, none in both places.
+    many = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(40)]
+    info = StationInfo.parse(
+        {"station_name": "S", "links": {"mounts": many}}, UTC, datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    embed, view = station_embeds.listen_embed(info, "S")
+    assert view is not None and len(view.children) == 25
+    rows = [b.row for b in view.children]
+    assert max(rows.count(r) for r in set(rows)) <= 5
+    masked = re.findall(r"\[([^\]]+)\]\((https://[^)\s]+)\)", embed.description or "")
+    assert len(masked) == 15 and all("%28x%29" in url for _, url in masked)
+    buttons = {b.url for b in view.children}
+    assert not buttons & {url.replace("%28", "(").replace("%29", ")") for _, url in masked}
+
+
+def test_recent_dates_plays_not_from_today_in_the_station_zone():
+    berlin = ZoneInfo("Europe/Berlin")
+    raw = {
+        "nowplaying": "A - Now",
+        "recent": [
+            {"title": "A - Now", "started": "2026-11-23 00:05:00"},
+            {"title": "B - Before midnight", "started": "2026-11-22 23:58:00"},
+        ],
+    }
+    # 00:06 in Berlin is still 23:06 UTC on the 22nd: "today" is the station's day.
+    info = StationInfo.parse(raw, berlin, datetime(2026, 11, 22, 23, 6, tzinfo=UTC))
+    lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
+    assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[0])
+    assert re.fullmatch(r"<t:\d+:d> <t:\d+:t> B - Before midnight", lines[1])
+
+
+def test_stats_chart_is_dark_and_untitled():
+    from io import BytesIO
+
+    from matplotlib.image import imread
+
+    from bot.render.chart import BACKGROUND, render_stats_chart
+    from bot.station import DayStats
+
+    days = [DayStats(date(2026, 11, d), 100 * d, 50 * d) for d in range(1, 31)]
+    pixels = imread(BytesIO(render_stats_chart(days)), format="png")
+    assert pixels.shape[:2] == (360, 800)
+    corner = tuple(round(float(v) * 255) for v in pixels[-1, -1, :3])
+    assert corner == tuple(int(BACKGROUND[i : i + 2], 16) for i in (1, 3, 5))
+    bright = (pixels[..., :3].mean(axis=2) > 0.9).mean()
+    assert bright < 0.02  # no white canvas: only text and lines are light

@@ -161,6 +161,35 @@ async def test_prune_drops_settled_outbox_rows_after_a_day(storage):
     assert [key for key, _ in await storage.recent_announcements("main")] == ["new"]
 
 
+async def test_history_records_each_play_once_whoever_offers_it(storage):
+    play = Play("Song", "Artist", started=T0, started_exact=True)
+    assert await storage.record_play("main", play, 10, T0)
+    # The same play again (another poller, or an estimated start 12 s off): not a new row.
+    assert not await storage.record_play("main", play, 11, T0 + timedelta(seconds=30))
+    estimate = Play("song ", "ARTIST", started=T0 + timedelta(seconds=12))
+    assert not await storage.record_play("main", estimate, 11, T0)
+    other = Play("Jingle", None, started=T0 + timedelta(minutes=3), started_exact=True)
+    assert await storage.record_play("main", other, 12, T0)
+    # The same song later is a new play; another station keeps its own history.
+    again = Play("Song", "Artist", started=T0 + timedelta(minutes=4), started_exact=True)
+    assert await storage.record_play("main", again, 12, T0)
+    assert await storage.record_play("other", play, 1, T0)
+    assert [e.title for e in await storage.play_at("main", T0 + timedelta(hours=1))] == [
+        "Song",
+        "Jingle",
+        "Song",
+    ]
+    assert await storage.history_since("main") == T0
+    assert await storage.history_since("nowhere") is None
+
+
+async def test_subscription_style_is_stored(storage):
+    assert (await storage.upsert_subscription(sub(10))).style == ""  # by mode
+    assert (await storage.upsert_subscription(sub(10, style="full"))).style == "full"
+    (stored,) = await storage.subscriptions()
+    assert stored.style == "full"
+
+
 async def test_guild_stations_settings_and_purge(storage):
     station = GuildStation(
         1, "mine", "My FM", "https://c1.radioboss.fm", 7, b"cipher", "Europe/Berlin"
@@ -187,3 +216,28 @@ async def test_migrations_are_idempotent(storage, tmp_path):
     await storage.close()
     again = await storage.open()
     assert await again.subscriptions() == []
+
+
+async def test_style_migration_keeps_existing_subscriptions(tmp_path):
+    """A database made before the style column: its subscriptions open with style "" (by mode)."""
+    import sqlite3
+
+    from bot.storage import SqliteStorage
+
+    path = tmp_path / "old.sqlite3"
+    old = SqliteStorage(str(path))
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for version, script in enumerate(old.migration_scripts()[:3], start=1):
+            db.executescript(script)
+            db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        db.execute(
+            "INSERT INTO subscriptions (guild_id, channel_id, station, mode) "
+            "VALUES (1, 10, 'main', 'card')"
+        )
+    store = await old.open()
+    try:
+        (stored,) = await store.subscriptions()
+        assert (stored.mode, stored.style) == ("card", "")
+    finally:
+        await store.close()

@@ -75,7 +75,10 @@ class DiscordDeliverer:
         a post repeated within Discord's nonce window, by a retry here or by the next run after
         a crash, returns the first message instead of creating a second one."""
         embed, view = station_embeds.announcement(
-            announcement.info, announcement.play, station.name
+            announcement.info,
+            announcement.play,
+            station.name,
+            style=station_embeds.effective_style(sub.style, sub.mode),
         )
         content = f"<@&{sub.mention_role}>" if sub.mention_role else None
         mentions = (

@@ -11,26 +11,78 @@ from typing import Any
 
 from ..station import DayStats
 
+# Discord's dark theme: the embed's own background, its text colours, OnAir's brand colour.
+BACKGROUND = "#2b2d31"
+TEXT = "#dbdee1"
+MUTED = "#949ba4"
+GRID = "#3f4147"
+SESSIONS = "#e0245e"
+UNIQUE = "#00a8fc"
 
-def render_stats_chart(days: Sequence[DayStats], title: str = "Listeners per day") -> bytes:
-    """Sessions and unique listeners per day. Pure CPU work: run it through ChartRenderer."""
+
+def render_stats_chart(days: Sequence[DayStats]) -> bytes:
+    """Sessions and unique listeners per day, drawn for Discord's dark client.
+
+    Discord shows an embed image at most 400 px wide, so it is drawn at 800 x 360 px with
+    type twice the size it should appear; the embed's title says what it is, so the chart has
+    none. Pure CPU work: run it through ChartRenderer.
+    """
+    from matplotlib.dates import AutoDateLocator, num2date
     from matplotlib.figure import Figure  # Figure without pyplot: thread-safe, Agg by default
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-    figure = Figure(figsize=(8, 3.2), dpi=100)
+    figure = Figure(figsize=(8, 3.6), dpi=100, facecolor=BACKGROUND)
     axes = figure.subplots()
+    axes.set_facecolor(BACKGROUND)
     x: list[Any] = [d.day for d in days]
-    axes.plot(x, [d.sessions for d in days], label="sessions", color="#E0245E", linewidth=2)
-    axes.plot(x, [d.unique for d in days], label="unique listeners", color="#5865F2", linewidth=2)
-    if len(days) <= 31:
-        axes.scatter(x, [d.sessions for d in days], color="#E0245E", s=10)
-    axes.set_title(title)
-    axes.set_ylim(bottom=0)
-    axes.grid(alpha=0.3)
-    axes.legend(loc="upper left")
-    figure.autofmt_xdate()
-    figure.tight_layout()
+    sessions = [d.sessions for d in days]
+    unique = [d.unique for d in days]
+    axes.fill_between(x, sessions, color=SESSIONS, alpha=0.12, linewidth=0)
+    axes.plot(x, sessions, label="sessions", color=SESSIONS, linewidth=3.5)
+    axes.plot(x, unique, label="unique listeners", color=UNIQUE, linewidth=3.5)
+    if len(days) <= 14:
+        size = 40 if len(days) > 1 else 160
+        axes.scatter(x, sessions, color=SESSIONS, s=size, zorder=3)
+        axes.scatter(x, unique, color=UNIQUE, s=size, zorder=3)
+    axes.set_ylim(bottom=0, top=max([*sessions, *unique, 1]) * 1.08)
+    axes.margins(x=0.03)
+    axes.grid(axis="y", color=GRID, linewidth=1.2)
+    axes.set_axisbelow(True)
+    for side in ("top", "right", "left"):
+        axes.spines[side].set_visible(False)
+    axes.spines["bottom"].set_color(GRID)
+    axes.tick_params(colors=MUTED, labelsize=17, length=0, pad=8)
+    axes.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+    axes.yaxis.set_major_formatter(
+        FuncFormatter(lambda value, _pos: f"{value / 1000:g}k" if value >= 1000 else f"{value:g}")
+    )
+    if len(days) <= 3:  # too few days for a date locator: a tick per day
+        axes.set_xticks(x)
+        axes.margins(x=0.25)
+    else:
+        axes.xaxis.set_major_locator(AutoDateLocator(minticks=3, maxticks=6))  # type: ignore[no-untyped-call]
+
+    def day_label(value: float, _position: int) -> str:
+        moment = num2date(value)  # type: ignore[no-untyped-call]
+        return f"{moment:%b} {moment.day}"
+
+    axes.xaxis.set_major_formatter(FuncFormatter(day_label))
+    legend = axes.legend(
+        loc="lower left",
+        bbox_to_anchor=(0, 1.0),
+        ncols=2,
+        frameon=False,
+        fontsize=17,
+        labelcolor=TEXT,
+        handlelength=1.2,
+        borderaxespad=0.1,
+    )
+    for handle in legend.legend_handles:
+        if handle is not None:
+            handle.set_linewidth(6)  # type: ignore[attr-defined]
+    figure.tight_layout(pad=0.6)
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    figure.savefig(buffer, format="png", facecolor=BACKGROUND)
     return buffer.getvalue()
 
 
@@ -51,18 +103,16 @@ class ChartRenderer:
             self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context)
         return self._pool
 
-    async def render(self, days: Sequence[DayStats], title: str) -> bytes:
+    async def render(self, days: Sequence[DayStats]) -> bytes:
         loop = asyncio.get_running_loop()
         for attempt in range(2):
             try:
-                return await loop.run_in_executor(
-                    self._executor(), render_stats_chart, list(days), title
-                )
+                return await loop.run_in_executor(self._executor(), render_stats_chart, list(days))
             except (concurrent.futures.process.BrokenProcessPool, OSError):
                 self.close()
                 if attempt:
                     break
-        return await asyncio.to_thread(render_stats_chart, days, title)
+        return await asyncio.to_thread(render_stats_chart, days)
 
     def close(self) -> None:
         if self._pool is not None:

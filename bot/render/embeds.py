@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 
 import discord
 
@@ -60,6 +61,7 @@ class EmbedBuilder:
         self.author_url: str | None = None
         self.image_url: str | None = None
         self.thumbnail_url: str | None = None
+        self.timestamp: datetime | None = None
 
     def field(self, name: str, value: str | None, *, inline: bool = True) -> EmbedBuilder:
         if len(self.fields) >= FIELDS or not value or not name:
@@ -67,9 +69,14 @@ class EmbedBuilder:
         self.fields.append(_Field(clip(name, FIELD_NAME), clip(value, FIELD_VALUE), inline))
         return self
 
-    def footer(self, text: str | None, icon_url: str | None = None) -> EmbedBuilder:
+    def footer(
+        self, text: str | None, icon_url: str | None = None, *, when: datetime | None = None
+    ) -> EmbedBuilder:
+        """Footer text (plain: no markdown, no ``<t:…>``); ``when`` is drawn after it in each
+        reader's own zone ("Today at 10:03")."""
         self.footer_text = clip(text, FOOTER) if text else None
         self.footer_icon = icon_url if is_http_url(icon_url, https_only=True) else None
+        self.timestamp = when
         return self
 
     def author(
@@ -108,7 +115,11 @@ class EmbedBuilder:
     def build(self) -> discord.Embed:
         self._fit()
         embed = discord.Embed(
-            title=self.title, description=self.description, url=self.url, colour=self.colour
+            title=self.title,
+            description=self.description,
+            url=self.url,
+            colour=self.colour,
+            timestamp=self.timestamp,
         )
         for item in self.fields:
             embed.add_field(name=item.name, value=item.value, inline=item.inline)

@@ -1,17 +1,37 @@
-"""What each command and announcement shows, built with the one :class:`EmbedBuilder`."""
+"""What each command and announcement shows, built with the one :class:`EmbedBuilder`.
+
+Looked at as a listener sees them in a busy dark channel: the station's name and logo appear
+once (the footer), facts go on short description lines rather than narrow inline fields (which
+wrap mid-phrase), times are Discord timestamps (each reader's own zone), and a track's title
+links to a web search for it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date, datetime, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Literal
 
 import discord
 
-from ..station import Links, Play, Playlist, PlaylistItem, StationInfo, Stats
-from .embeds import LIVE, EmbedBuilder, cache_busted, link_view
-from .text import duration, flag, progress_bar, safe, timestamp
+from ..station import Links, Play, Playlist, StationInfo, Stats
+from ..station.models import normalise_title
+from ..timeline import Slot, timeline
+from .embeds import COMPONENTS, LIVE, EmbedBuilder, cache_busted, link_view
+from .text import (
+    duration,
+    flag,
+    is_http_url,
+    masked_link,
+    progress_bar,
+    safe,
+    search_url,
+    timestamp,
+)
 
 NO_TITLE = "Nothing on air right now"
+Style = Literal["compact", "full"]
+STYLES: tuple[Style, ...] = ("compact", "full")
+TOP_COUNTRIES = 5
 
 
 def artwork_for(info: StationInfo, play: Play | None) -> str | None:
@@ -40,15 +60,66 @@ def _station_name(info: StationInfo, fallback: str) -> str:
     return safe(info.name, limit=200) or safe(fallback, limit=200)
 
 
-def _play_lines(play: Play) -> tuple[str, str]:
+def _footer(builder: EmbedBuilder, info: StationInfo, name: str, *, when: datetime | None) -> None:
+    """The station once (name and logo), with its listeners: the footer's useful line."""
+    listeners = info.listener_count
+    text = name if listeners is None else f"{name} · {listeners:,} listening"
+    builder.footer(text, icon_url=info.links.station_logo, when=when)
+
+
+def track_genre(info: StationInfo, play: Play) -> str | None:
+    """The genre of the play on air, when the station's track info describes that play."""
+    track = info.current
+    if play.live or track is None or not track.genre or not track.title:
+        return None
+    if normalise_title(track.title) != normalise_title(play.title):
+        return None
+    return track.genre
+
+
+def _byline(play: Play, *, lines: bool) -> str:
+    """Artist · album (year): one line (compact), or "by …" / "from …" lines (full)."""
+    year = safe(play.year, limit=8)
+    artist = f"**{safe(play.artist, limit=300)}**" if play.artist else ""
+    album = f"*{safe(play.album, limit=300)}*" if play.album else ""
+    if album and year:
+        album += f" ({year})"
+    elif year:
+        album = f"({year})"
+    if lines:
+        return "\n".join(
+            part
+            for part in (f"by {artist}" if artist else "", f"from {album}" if album else "")
+            if part
+        )
+    return " · ".join(part for part in (artist, album) if part)
+
+
+def next_at(info: StationInfo, play: Play | None) -> datetime | None:
+    """When the next item starts: the end of the play on air, when its length is known (from
+    the start the station reported, so it agrees with the start shown; else from the position)."""
+    if play is None or play.live or not play.duration:
+        return None
+    playback = info.playback
+    if play.started and play.started_exact:
+        return play.started + play.duration
+    if playback and playback.position is not None:
+        return info.fetched_at + play.duration - playback.position
+    return play.started + play.duration if play.started else None
+
+
+def _next_line(info: StationInfo, play: Play | None, *, limit: int = 200) -> str | None:
+    if not info.next_display:
+        return None
+    at = next_at(info, play)
+    when = f" at {timestamp(at, 't')}" if at else ""
+    return f"Next{when}: {safe(info.next_display, limit=limit)}"
+
+
+def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
     title = safe(play.title, limit=240, fallback=NO_TITLE)
-    details = []
-    if play.artist:
-        details.append(f"by **{safe(play.artist, limit=300)}**")
-    if play.album:
-        year = f" ({safe(play.year, limit=8)})" if play.year else ""
-        details.append(f"from *{safe(play.album, limit=300)}*{year}")
-    return title, "\n".join(details)
+    colour = colour or (LIVE if play.live else discord.Colour(0xE0245E))
+    return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
 
 
 Rendered = tuple[discord.Embed, discord.ui.View | None]
@@ -72,129 +143,134 @@ def nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered
 def _render_nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
     play = info.current_play()
     name = _station_name(info, station_name)
+    lines: list[str] = []
     if play is None:
-        builder = EmbedBuilder(NO_TITLE, f"{_badge(info)} on {name}")
+        builder = EmbedBuilder(NO_TITLE)
+        lines.append(_badge(info))
     else:
-        title, details = _play_lines(play)
-        builder = EmbedBuilder(
-            title, details or None, colour=LIVE if play.live else discord.Colour(0xE0245E)
-        )
+        builder = _titled(play)
+        byline = _byline(play, lines=False)
+        if byline:
+            lines.append(byline)
         playback = info.playback
         length = play.duration if not play.live else None
         if playback and playback.position is not None and length:
             bar = progress_bar(playback.position, length)
-            builder.field(
-                "Progress",
-                f"{bar}\n{duration(playback.position)} / {duration(length)}",
-                inline=False,
-            )
-        elif play.live:
-            builder.field("Progress", "Live show, length unknown", inline=False)
+            lines.append(f"{bar} `{duration(playback.position)} / {duration(length)}`")
+        meta = [_badge(info)]
+        genre = track_genre(info, play)
+        if genre:
+            meta.append(safe(genre, limit=60))
         if play.started:
-            builder.field("Started", f"{timestamp(play.started, 't')} ({timestamp(play.started)})")
-    builder.field("On air", _badge(info))
-    if info.listener_count is not None:
-        builder.field("Listeners", f"{info.listener_count:,}")
-    if info.next_display:
-        builder.field("Up next", safe(info.next_display, limit=500), inline=False)
+            meta.append(f"started {timestamp(play.started)}")
+        lines.append(" · ".join(meta))
+    upcoming = _next_line(info, play)
+    if upcoming:
+        lines.append(upcoming)
     if stale:
-        builder.field(
-            "Note", f"Station not answering; as of {timestamp(info.fetched_at)}", inline=False
-        )
-    builder.author(name, icon_url=info.links.station_logo, url=info.links.page or info.url)
+        lines.append(f"⚠️ The station is not answering; this is as of {timestamp(info.fetched_at)}.")
+    builder.description = "\n".join(lines)
     builder.thumbnail(artwork_for(info, play))
-    builder.footer(name, icon_url=info.links.station_logo)
+    _footer(builder, info, name, when=None)
     return builder.build(), listen_buttons(info.links)
 
 
-def recent(info: StationInfo, station_name: str, count: int) -> discord.Embed:
+def _when(moment: datetime | None, today: date, zone: tzinfo) -> str:
+    """A play's start: the time, with the date when it is not from today (station zone)."""
+    if moment is None:
+        return "—"
+    if moment.astimezone(zone).date() == today:
+        return timestamp(moment, "t")
+    return f"{timestamp(moment, 'd')} {timestamp(moment, 't')}"
+
+
+def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC) -> discord.Embed:
     name = _station_name(info, station_name)
     items = info.recent[:count]
+    today = info.fetched_at.astimezone(zone).date()
     lines = []
     for index, item in enumerate(items):
         artist, title = item.artist_and_title
         text = safe(
             f"{artist} - {title}" if artist else (title or item.title), limit=180, fallback="?"
         )
-        when = timestamp(item.started, "t") if item.started else "—"
-        marker = "▶ " if index == 0 else ""
-        lines.append(f"{when} {marker}{text}")
+        when = _when(item.started, today, zone)
+        lines.append(f"{when} **▶ {text}**" if index == 0 else f"{when} {text}")
     builder = EmbedBuilder(
         f"Recently played on {name}", "\n".join(lines) or "No recent plays reported."
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
-    builder.footer(
-        f"{len(items)} of {len(info.recent)} recent plays", icon_url=info.links.station_logo
-    )
+    builder.footer(f"{len(items)} of {len(info.recent)} recent plays · ▶ on air now")
     return builder.build()
 
 
-@dataclass(frozen=True, slots=True)
-class PlaylistRow:
-    item: PlaylistItem
-    state: str  # played | playing | upcoming
+def playlist_rows(
+    playlist: Playlist, info: StationInfo | None, now: datetime, zone: tzinfo = UTC
+) -> list[Slot]:
+    """The playlist in the order it plays (see :mod:`bot.timeline`)."""
+    return timeline(playlist, info.current_play() if info else None, now, zone)
 
 
-def playlist_rows(playlist: Playlist, info: StationInfo | None, now: datetime) -> list[PlaylistRow]:
-    """Mark each item played, playing or upcoming (kept in playlist order)."""
-    current = info.current_play() if info else None
-    playing_index: int | None = None
-    if current is not None:
-        for index, item in enumerate(playlist.items):
-            if (
-                not item.played
-                and item.title
-                and current.title
-                and item.title.casefold() == current.title.casefold()
-            ):
-                playing_index = index
-                break
-    if playing_index is None:
-        for index, item in enumerate(playlist.items):
-            if (
-                item.starts_at
-                and item.duration
-                and item.starts_at <= now < item.starts_at + item.duration
-            ):
-                playing_index = index
-                break
-    rows = []
-    for index, item in enumerate(playlist.items):
-        if index == playing_index:
-            state = "playing"
-        elif item.played:
-            state = "played"
-        else:
-            state = "upcoming"
-        rows.append(PlaylistRow(item, state))
-    return rows
+_SECTION = {"played": "Played", "playing": "On air", "upcoming": "Up next"}
 
 
-_STATE_MARK = {"played": "✓", "playing": "▶", "upcoming": "·"}
+def _day_heading(day: date, today: date) -> str:
+    if day == today:
+        label = "Today"
+    elif day == today + timedelta(days=1):
+        label = "Tomorrow"
+    elif day == today - timedelta(days=1):
+        label = "Yesterday"
+    else:
+        label = f"{day:%A}"
+    return f"── {label}, {day:%d %B} ──"
 
 
 def playlist_page(
-    rows: list[PlaylistRow], page: int, per_page: int, station_name: str, zone: tzinfo
+    rows: list[Slot],
+    page: int,
+    per_page: int,
+    station_name: str,
+    zone: tzinfo,
+    today: date | None = None,
 ) -> discord.Embed:
+    """One page: section headings (Played, On air, Up next) and a day line at each midnight,
+    so no legend is needed and no list jumps backwards."""
     pages = max(1, -(-len(rows) // per_page))
     page = max(0, min(page, pages - 1))
-    chunk = rows[page * per_page : (page + 1) * per_page]
-    lines = []
+    first = page * per_page
+    chunk = rows[first : first + per_page]
+    if today is None:
+        today = datetime.now(zone).date()
+    lines: list[str] = []
+    previous = rows[first - 1] if first else None
     for row in chunk:
         item = row.item
-        start = item.starts_at.astimezone(zone).strftime("%H:%M") if item.starts_at else "--:--"
+        local = row.at.astimezone(zone) if row.at else None
+        day = local.date() if local else None
+        before = previous.at.astimezone(zone).date() if previous and previous.at else None
+        top = row is chunk[0]
+        # A day line at each midnight, and at the top of a page that is not about today.
+        changed = day != before if not top else day != today or before not in (None, day)
+        if day is not None and changed:
+            lines.append(f"-# {_day_heading(day, today)}")
+        if top or previous is None or previous.state != row.state:
+            lines.append(f"**{_SECTION[row.state]}**")
+        start = local.strftime("%H:%M") if local else "--:--"
         text = safe(item.display, limit=200, fallback="(untitled)")
-        line = f"`{start}` {_STATE_MARK[row.state]} {text} ({duration(item.duration)})"
-        lines.append(f"**{line}**" if row.state == "playing" else line)
+        line = f"`{start}` {text} ({duration(item.duration)})"
+        if row.state == "playing":
+            line = f"▶ **{line}**"
+        elif row.state == "played":
+            line = f"-# {line}"
+        lines.append(line)
+        previous = row
     builder = EmbedBuilder(
         f"Playlist of {safe(station_name, limit=200)}",
         "\n".join(lines) or "The playlist is empty.",
     )
-    played = sum(1 for r in rows if r.state == "played")
     builder.footer(
-        f"Page {page + 1}/{pages} · {len(rows)} items, {played} played"
-        " · ✓ played ▶ playing · upcoming"
-        f" · times in {getattr(zone, 'key', str(zone))}"
+        f"Page {page + 1}/{pages} · {len(rows)} items · times in {getattr(zone, 'key', str(zone))}"
     )
     return builder.build()
 
@@ -207,37 +283,47 @@ def stats_embed(
         stats.total_sessions if stats.total_sessions is not None else sum(d.sessions for d in days)
     )
     unique = stats.total_unique if stats.total_unique is not None else sum(d.unique for d in days)
-    span = "" if first == last else f" – {last.isoformat()}"
-    builder = EmbedBuilder(
-        f"Listeners of {safe(station_name, limit=200)}", f"{first.isoformat()}{span}"
+    span = (
+        f"{first:%d %b %Y}"
+        if first == last
+        else f"{first:%d %b} – {last:%d %b %Y} ({len(days)} days)"
     )
-    builder.field("Sessions", f"{sessions:,}")
-    builder.field("Unique listeners", f"{unique:,}")
+    lines = [span, f"**{sessions:,}** sessions · **{unique:,}** unique listeners"]
+    second = []
     if stats.total_tlh is not None:
-        builder.field("Listening hours", f"{stats.total_tlh:,} h")
+        second.append(f"**{stats.total_tlh:,}** h listened")
     peak = max(days, key=lambda d: d.sessions, default=None)
-    if peak is not None and peak.sessions > 0:
-        builder.field("Peak day", f"{peak.day.isoformat()} ({peak.sessions:,} sessions)")
-    top = sorted(stats.countries, key=lambda c: -c.value)[:10]
+    if peak is not None and peak.sessions > 0 and len(days) > 1:
+        second.append(f"busiest day {peak.day:%a %d %b}")
+    if second:
+        lines.append(" · ".join(second))
+    ranked = sorted(stats.countries, key=lambda c: -c.value)
     total = sum(c.value for c in stats.countries) or 1
-    if top:
-        lines = [
-            f"{flag(c.iso)} {safe(c.country or (c.iso or '?').upper(), limit=60)}: "
-            f"{c.value:,} ({c.value / total:.0%})"
-            for c in top
-        ]
-        builder.field("Top countries", "\n".join(lines), inline=False)
+    if ranked:
+        lines.append("")
+        lines.append("**Top countries**")
+        for c in ranked[:TOP_COUNTRIES]:
+            name = safe(c.country or (c.iso or "?").upper(), limit=60)
+            lines.append(f"{flag(c.iso)} {name} · {c.value / total:.0%} ({c.value:,})")
+        rest = ranked[TOP_COUNTRIES:]
+        if rest:
+            share = sum(c.value for c in rest) / total
+            lines.append(f"-# and {len(rest)} more countries ({share:.0%})")
+    builder = EmbedBuilder(f"Listeners of {safe(station_name, limit=200)}", "\n".join(lines))
     if chart_name:
         builder.image(f"attachment://{chart_name}")
     return builder.build()
 
 
+MAX_BUTTONS = COMPONENTS  # 5 rows of 5
+
+
 def listen_embed(
     info: StationInfo, station_name: str
 ) -> tuple[discord.Embed, discord.ui.View | None]:
+    """Every tune-in link once: as buttons (5 a row, 5 rows), the rest as masked links."""
     links = info.links
     name = _station_name(info, station_name)
-    builder = EmbedBuilder(f"Tune in to {name}")
     entries: list[tuple[str, str | None]] = [
         ("Listen (best)", links.listen),
         ("Web player", links.page),
@@ -250,73 +336,110 @@ def listen_embed(
         label = safe(mount.name, limit=40, fallback="mount")
         entries.append((f"Mount {label}", mount.ssl or mount.http))
         entries.append((f"Mount {label} M3U", mount.m3u_ssl or mount.m3u))
-    shown: list[tuple[str, str | None]] = []
+    shown: list[tuple[str, str]] = []
     for label, url in entries:
-        if (
-            url
-            and url.lower().startswith(("http://", "https://"))
-            and all(url != u for _, u in shown)
-        ):
-            builder.field(label, url[:1000])
+        if url and is_http_url(url) and all(url != u for _, u in shown):
             shown.append((label, url))
+    buttons: list[tuple[str, str | None]] = list(shown[:MAX_BUTTONS])
+    overflow = [masked_link(label, url) for label, url in shown[MAX_BUTTONS:]]
+    lines = [link for link in overflow if link]
     if not shown:
-        builder.description = "This station publishes no tune-in links."
+        lines.append("This station publishes no tune-in links.")
+    elif any(label in {"M3U", "PLS"} for label, _ in shown):
+        lines.append("-# M3U and PLS open in a media player such as VLC.")
+    builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))
     builder.thumbnail(links.station_logo)
-    return builder.build(), link_view(shown)
+    return builder.build(), link_view(buttons)
 
 
 def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
     name = _station_name(info, station_name)
-    builder = EmbedBuilder(
-        name, safe(info.description, limit=2000) or None, url=info.url or info.links.page
-    )
-    builder.field("Genre", safe(info.genre, limit=200))
-    builder.field(
-        "Website", info.url if info.url and info.url.startswith(("http://", "https://")) else None
-    )
-    builder.field("On air", _badge(info))
+    lines = []
+    description = safe(info.description, limit=2000)
+    if description:
+        lines.append(description)
+    meta = [safe(info.genre, limit=200), _badge(info)]
     if info.listener_count is not None:
-        builder.field("Listeners", f"{info.listener_count:,}")
+        meta.append(f"{info.listener_count:,} listening")
+    lines.append(" · ".join(part for part in meta if part))
+    website = masked_link("Website", info.url)
+    player = masked_link("Web player", info.links.page)
+    links = " · ".join(link for link in (website, player) if link)
+    if links:
+        lines.append(links)
+    builder = EmbedBuilder(name, "\n".join(lines), url=info.url or info.links.page)
     builder.thumbnail(info.links.station_logo)
     return builder.build()
 
 
+def effective_style(style: str | None, mode: str) -> Style:
+    """The admin's choice, else by mode: a post per track is compact, the one card is full."""
+    if style == "compact":
+        return "compact"
+    if style == "full":
+        return "full"
+    return "full" if mode == "card" else "compact"
+
+
 def announcement(
-    info: StationInfo, play: Play, station_name: str
+    info: StationInfo, play: Play, station_name: str, *, style: Style = "compact"
 ) -> tuple[discord.Embed, discord.ui.View | None]:
-    """The track announcement posted by the announcer (and shown by `/onair preview`)."""
-    title, details = _play_lines(play)
+    """The track announcement posted by the announcer (and shown by `/onair preview`).
+
+    ``compact`` (a message per track in a busy channel): thumbnail artwork, title, one
+    artist/album line, one small meta line. ``full`` (the one card kept up to date): big
+    artwork and the same facts on a few more lines. Both: station and listeners in the footer
+    with the start time, one row of buttons.
+    """
     name = _station_name(info, station_name)
-    builder = EmbedBuilder(
-        title, details or None, colour=LIVE if play.live else discord.Colour(0xE0245E)
-    )
-    builder.author(
-        f"{'🔴 LIVE on' if play.live else 'Now on'} {name}",
-        icon_url=info.links.station_logo,
-        url=info.links.page,
-    )
-    if play.duration and not play.live:
-        builder.field("Length", duration(play.duration))
-    if play.started:
-        builder.field("Started", timestamp(play.started, "t"))
-    if info.listener_count is not None:
-        builder.field("Listeners", f"{info.listener_count:,}")
-    if info.next_display:
-        builder.field("Up next", safe(info.next_display, limit=500), inline=False)
-    builder.image(artwork_for(info, play))
-    builder.footer(name, icon_url=info.links.station_logo)
+    builder = _titled(play)
+    meta: list[str] = []
+    if play.live:
+        meta.append("🔴 LIVE")
+    elif play.duration:
+        meta.append(duration(play.duration))
+    genre = track_genre(info, play)
+    if genre:
+        meta.append(safe(genre, limit=60))
+    upcoming = _next_line(info, play, limit=120 if style == "compact" else 300)
+    if style == "compact":
+        lines = [_byline(play, lines=False)]
+        if upcoming:
+            meta.append(upcoming)
+        if meta:
+            lines.append("-# " + " · ".join(meta))
+        builder.thumbnail(artwork_for(info, play))
+    else:
+        lines = [_byline(play, lines=True), " · ".join(meta)]
+        if upcoming:
+            lines.append(upcoming)
+        builder.image(artwork_for(info, play))
+    builder.description = "\n".join(line for line in lines if line) or None
+    _footer(builder, info, name, when=play.started)
     return builder.build(), listen_buttons(info.links, full=False)
 
 
 def history_embed(
-    rows: list[tuple[datetime, str, str | None]], heading: str, zone: tzinfo
+    rows: list[tuple[datetime, str, str | None]],
+    heading: str,
+    zone: tzinfo,
+    *,
+    since: datetime | None = None,
+    mark_first: bool = False,
 ) -> discord.Embed:
+    """History rows (newest first); ``mark_first``: the first row is the one on air at the
+    asked moment. Says from when history is available."""
     lines = []
-    for started, title, artist in rows:
+    for index, (started, title, artist) in enumerate(rows):
         text = safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?")
-        lines.append(f"{timestamp(started, 'f')} {text}")
-    builder = EmbedBuilder(heading, "\n".join(lines) or "Nothing found in the play history.")
-    builder.footer(
-        f"Times shown in your own time zone · station zone {getattr(zone, 'key', str(zone))}"
-    )
+        when = f"{timestamp(started, 'd')} {timestamp(started, 't')}"
+        lines.append(f"{when} **▶ {text}**" if mark_first and index == 0 else f"{when} {text}")
+    if not lines:
+        lines.append("Nothing found in the play history.")
+    if since is not None:
+        lines.append(f"-# History since {timestamp(since, 'f')}")
+    else:
+        lines.append("-# No plays recorded yet: history starts with the first play OnAir sees.")
+    builder = EmbedBuilder(heading, "\n".join(lines))
+    builder.footer(f"Times in your time zone · station zone {getattr(zone, 'key', str(zone))}")
     return builder.build()

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from urllib.parse import quote_plus, urlsplit
 
 ELLIPSIS = "…"
 _MARKDOWN = re.compile(r"([\\*_~`|>#\[\]])")
-_ORDERED = re.compile(r"^(\d+)\.(?=\s)")
 _ORDERED = re.compile(r"^(\d+)\.(?=\s)")
 _URL_SCHEMES = re.compile(r"(?i)\b(https?)://")
 # Bidi overrides/isolates can flip the rest of a message; zero-width and other format characters
@@ -113,3 +112,35 @@ def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
         return bool(urlsplit(url).hostname)
     except ValueError:  # e.g. an unclosed IPv6 bracket
         return False
+
+
+SEARCH_URL = "https://www.google.com/search?q="
+
+
+def search_url(artist: str | None, title: str | None) -> str | None:
+    """A web search for "artist title" (what a listener does to find a track), within 512."""
+    words = " ".join(_strip_controls(f"{artist or ''} {title or ''}").split())
+    while words:
+        url = SEARCH_URL + quote_plus(words)
+        if len(url) <= 512:
+            return url
+        words = words[: len(words) * 2 // 3].rstrip()
+    return None
+
+
+def masked_link(label: str, url: str | None) -> str | None:
+    """``[label](url)`` for an http(s) URL; ``label`` must already be safe text. Brackets and
+    parentheses in the URL are percent-encoded so the link cannot end early."""
+    if not is_http_url(url):
+        return None
+    assert url is not None
+    for char, code in (
+        ("(", "%28"),
+        (")", "%29"),
+        ("[", "%5B"),
+        ("]", "%5D"),
+        ("<", "%3C"),
+        (">", "%3E"),
+    ):
+        url = url.replace(char, code)
+    return f"[{label}]({url})"

@@ -119,6 +119,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX deliveries_subscription ON deliveries (subscription_id);
     CREATE INDEX announcements_detected ON announcements (detected_at);
     """,
+    # Announcement style per channel: 'compact', 'full' or '' (by mode: post compact, card full).
+    """
+    ALTER TABLE subscriptions ADD COLUMN style TEXT NOT NULL DEFAULT '';
+    """,
 )
 
 # Delivery states: pending (to send; leased while a process sends it), sent, failed (permanent
@@ -178,10 +182,10 @@ class Storage(ABC):
         await self.execute(
             """
             INSERT INTO subscriptions (guild_id, channel_id, station, mode, mention_role,
-                min_seconds, skip_item_types, skip_pattern, announce_live)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                min_seconds, skip_item_types, skip_pattern, announce_live, style)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (channel_id, station) DO UPDATE SET
-                guild_id = excluded.guild_id, mode = excluded.mode,
+                guild_id = excluded.guild_id, mode = excluded.mode, style = excluded.style,
                 mention_role = excluded.mention_role, min_seconds = excluded.min_seconds,
                 skip_item_types = excluded.skip_item_types, skip_pattern = excluded.skip_pattern,
                 announce_live = excluded.announce_live, paused_reason = NULL
@@ -196,6 +200,7 @@ class Storage(ABC):
                 json.dumps(list(sub.skip_item_types)),
                 sub.skip_pattern,
                 int(sub.announce_live),
+                sub.style,
             ),
         )
         row = await self.fetchone(
@@ -414,8 +419,20 @@ class Storage(ABC):
 
     async def record_play(
         self, station: str, play: Play, listeners: int | None, detected: datetime
-    ) -> None:
+    ) -> bool:
+        """Add a play to the history unless one of the station's newest plays is the same play
+        (the same-play rule): every poll of a station may offer it, whoever polled. True when
+        it was added."""
         started = play.started or detected
+        newest = await self.fetch(
+            "SELECT started, title, artist FROM plays WHERE station = ? "
+            "ORDER BY started DESC LIMIT 3",
+            (station,),
+        )
+        seen = Play(play.title, play.artist, started=play.started)
+        for row in newest:
+            if seen.same_as(Play(row[1], row[2], started=datetime.fromtimestamp(row[0], UTC))):
+                return False
         await self.execute(
             "INSERT INTO plays (station, started, title, artist, album, duration, listeners, live) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -430,6 +447,12 @@ class Storage(ABC):
                 int(play.live),
             ),
         )
+        return True
+
+    async def history_since(self, station: str) -> datetime | None:
+        """The oldest play kept for the station: what /history can answer from."""
+        row = await self.fetchone("SELECT MIN(started) FROM plays WHERE station = ?", (station,))
+        return datetime.fromtimestamp(row[0], UTC) if row and row[0] is not None else None
 
     async def play_at(self, station: str, moment: datetime, count: int = 5) -> list[HistoryEntry]:
         """The play on air at ``moment`` and the ones before it (newest first)."""

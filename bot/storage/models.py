@@ -26,6 +26,7 @@ class Subscription:
     paused_reason: str | None = None
     card_message_id: int | None = None
     last_play: Play | None = None
+    style: str = ""  # compact | full | "" (by mode: post compact, card full)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ def play_from_json(raw: str | None) -> Play | None:
 
 SUB_COLUMNS = (
     "id, guild_id, channel_id, station, mode, mention_role, min_seconds, skip_item_types, "
-    "skip_pattern, announce_live, paused_reason, card_message_id, last_play"
+    "skip_pattern, announce_live, paused_reason, card_message_id, last_play, style"
 )
 
 
@@ -98,6 +99,7 @@ def subscription_from_row(row: Sequence[Any]) -> Subscription:
         paused_reason=row[10],
         card_message_id=row[11],
         last_play=play_from_json(row[12]),
+        style=row[13] or "",
     )
 
 
