@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .announcer import PollSettings
+from .patterns import UnsafePattern, compile_pattern
 from .storage.models import Subscription
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
@@ -103,9 +104,9 @@ def _mode(value: Any) -> str:
 def _regex(value: Any) -> str:
     pattern = _str(value)
     try:
-        re.compile(pattern)
-    except re.error as error:
-        raise ValueError(f"not a valid regular expression ({error})") from None
+        compile_pattern(pattern)
+    except UnsafePattern as error:
+        raise ValueError(error.message) from None
     return pattern
 
 
