@@ -11,11 +11,12 @@ import asyncio
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import aiohttp
 from yarl import URL
@@ -37,6 +38,9 @@ T = TypeVar("T")
 PLAYLIST_PATHS = ("api/getplaylist/{id}", "api/info/getplaylist/{id}")
 _AUTH_WORDS = ("key", "auth", "forbidden", "denied", "permission", "token")
 _NOT_FOUND_WORDS = ("not found", "unknown station", "no such station", "does not exist")
+# Answers larger than this are decoded and turned into models in a worker thread: a 2 MiB
+# answer that changes every poll takes ~200 ms to parse, too long to hold the event loop.
+INLINE_PARSE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,8 @@ class StationClient:
         # When set, redirects are followed by hand and each target must pass the guard.
         self.redirect_guard = redirect_guard
         self.last_latency: float | None = None
+        # Which thread parsed the last answer (the loop's for small ones, a worker's for large).
+        self.last_parse_thread: int | None = None
 
     def __repr__(self) -> str:
         key = "***" if self._key else None
@@ -181,11 +187,11 @@ class StationClient:
         key = ("stats", date_from.isoformat(), date_to.isoformat())
 
         async def fetch() -> Stats:
-            payload = await self._request(
+            return await self._request(
                 f"api/getstats/{self.station_id}",
                 {"from": date_from.isoformat(), "to": date_to.isoformat()},
+                build=Stats.parse,
             )
-            return Stats.parse(payload)
 
         stats: Stats = await self._shared(key, ttl, ttl, fetch)
         return stats
@@ -194,9 +200,12 @@ class StationClient:
 
     async def _info(self) -> StationInfo:
         started = time.monotonic()
-        payload = await self._request(f"api/info/{self.station_id}")
+
+        def build(payload: dict[str, Any]) -> StationInfo:
+            return StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
+
+        info = await self._request(f"api/info/{self.station_id}", build=build)
         self.last_latency = time.monotonic() - started
-        info = StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
         self.last_info = info
         return info
 
@@ -206,11 +215,14 @@ class StationClient:
         order += [path for path in PLAYLIST_PATHS if path != known]
         for path in order:
             try:
-                payload = await self._request(path.format(id=self.station_id))
+                playlist = await self._request(
+                    path.format(id=self.station_id),
+                    build=lambda payload: Playlist.parse(payload, self.zone, datetime.now(UTC)),
+                )
             except StationNotFound:
                 continue
             self._playlist_path_by_base[self.base_url] = path
-            return Playlist.parse(payload, self.zone, datetime.now(UTC))
+            return playlist
         raise StationNotFound("The station server knows neither playlist path for this station.")
 
     # Cache and single-flight ------------------------------------------------------------
@@ -259,8 +271,14 @@ class StationClient:
     def _describe(self, url: URL) -> str:
         return redact(str(url), self._key)
 
-    async def _request(self, path: str, params: Mapping[str, str] | None = None) -> Any:
-        """GET one endpoint and return its JSON, or raise a :class:`StationError`."""
+    async def _request(
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        build: Callable[[dict[str, Any]], T],
+    ) -> T:
+        """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`."""
         if self._session is None:
             self._session = aiohttp.ClientSession()
             self._own_session = True
@@ -272,9 +290,11 @@ class StationClient:
             attempt += 1
             remaining = deadline - time.monotonic()
             try:
-                return await self._attempt(url, remaining)
+                body = await self._attempt(url, remaining)
             except _Retry as retry:
                 failure = retry
+            else:
+                return await self._parse(body, build)
             remaining = deadline - time.monotonic()
             if failure.retry_after is not None:
                 delay = failure.retry_after
@@ -292,8 +312,9 @@ class StationClient:
             )
             await asyncio.sleep(delay)
 
-    async def _attempt(self, url: URL, remaining: float) -> Any:
-        """One try. Low-level errors are described, never chained: they carry the URL."""
+    async def _attempt(self, url: URL, remaining: float) -> bytes:
+        """One try: the body of a 2xx answer. Low-level errors are described, never chained:
+        they carry the URL."""
         assert self._session is not None
         total = self.timeout.total or remaining
         timeout = aiohttp.ClientTimeout(
@@ -315,7 +336,7 @@ class StationClient:
                 ) as response:
                     status = response.status
                     if 200 <= status < 300:
-                        return self._decode(await self._read_capped(response))
+                        return await self._read_capped(response)
                     retry_after = _retry_after(response.headers)
                     location = response.headers.get("Location")
                 if guard is None or status not in (301, 302, 303, 307, 308) or not location:
@@ -336,7 +357,7 @@ class StationClient:
         except (aiohttp.ClientError, OSError) as exc:
             failure = type(exc).__name__
         else:
-            return self._status_error(status, retry_after)
+            self._status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
         if failure == "redirects":
             raise StationResponseError("The station redirected too many times.")
@@ -353,7 +374,7 @@ class StationClient:
         return True
 
     @staticmethod
-    def _status_error(status: int, retry_after: float | None) -> Any:
+    def _status_error(status: int, retry_after: float | None) -> NoReturn:
         cause = SanitisedCause(f"HTTP {status}")
         if status in (401, 403):
             raise StationAuthError() from cause
@@ -380,8 +401,23 @@ class StationClient:
                 raise StationResponseError("The station's answer is too large to be station data.")
         return bytes(buffer)
 
+    async def _parse(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
+        """Decode and build models: inline for small answers, in a worker thread for large."""
+        if len(body) > INLINE_PARSE_BYTES:
+            return await asyncio.to_thread(self._decode_and_build, body, build)
+        return self._decode_and_build(body, build)
+
+    def _decode_and_build(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
+        self.last_parse_thread = threading.get_ident()
+        payload = self._decode(body)
+        try:
+            return build(payload)
+        except (ValueError, ArithmeticError, RecursionError):
+            # The coercions read hostile values as unknowns; this is the net beneath them.
+            raise StationResponseError("The station sent values OnAir cannot read.") from None
+
     @staticmethod
-    def _decode(body: bytes) -> Any:
+    def _decode(body: bytes) -> dict[str, Any]:
         if not body.strip():
             raise StationResponseError("The station sent an empty answer; try again later.")
         try:
