@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import random
+import ssl
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -88,6 +89,34 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     except ValueError:
         return None
     return value if 0 <= value < 86400 else None
+
+
+def _server(url: URL) -> str:
+    """Host and explicit port of ``url``: what a message may name (never the query: the key)."""
+    port = f":{url.explicit_port}" if url.explicit_port else ""
+    return f"{url.host or '?'}{port}"
+
+
+def _connection_message(exc: BaseException, url: URL) -> str | None:
+    """A user-fit message naming why the connection failed, or None for the generic one."""
+    server = _server(url)
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"OnAir could not find the server {url.host}; check the base URL."
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLCertVerificationError):
+        return (
+            f"The secure connection to {server} failed: its TLS certificate is not trusted "
+            "(expired, self-signed or for another name)."
+        )
+    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
+        return f"The secure connection to {server} failed (TLS error); check the base URL."
+    os_error = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    if isinstance(os_error, ConnectionRefusedError):
+        return f"The station server {server} refused the connection; is it running on that port?"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"OnAir could not connect to the station server {server}."
+    if isinstance(exc, aiohttp.ServerDisconnectedError | ConnectionResetError):
+        return f"The station server {server} closed the connection without answering."
+    return None
 
 
 def _body_error(payload: Any) -> StationError | None:
@@ -324,6 +353,7 @@ class StationClient:
             sock_read=self.timeout.sock_read,
         )
         failure: str
+        message: str | None = None
         guard = self.redirect_guard
         try:
             for _hop in range(4):
@@ -356,14 +386,16 @@ class StationClient:
             failure = "redirects"
         except (aiohttp.ClientError, OSError) as exc:
             failure = type(exc).__name__
+            message = _connection_message(exc, url)
         else:
             self._status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
         if failure == "redirects":
             raise StationResponseError("The station redirected too many times.")
         if failure == "timeout":
-            raise _Retry(StationUnavailable("The station did not answer in time."), failure)
-        raise _Retry(StationUnavailable(), failure)
+            message = f"The station server {_server(url)} did not answer in time."
+            raise _Retry(StationUnavailable(message), failure)
+        raise _Retry(StationUnavailable(message), failure)
 
     @staticmethod
     def _redirect_allowed(guard: Callable[[URL], None], url: URL) -> bool:
