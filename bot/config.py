@@ -49,6 +49,13 @@ def _int(value: Any) -> int:
     return value
 
 
+def _port(value: Any) -> int:
+    number = _int(value)
+    if not 1 <= number <= 65535:
+        raise ValueError("expected a TCP port, 1 to 65535")
+    return number
+
+
 def _snowflake(value: Any) -> int:
     number = _int(value)
     if number < 0:
@@ -133,6 +140,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "shard_ids": (_list_of(_int), ()),
         "allowed_station_hosts": (_list_of(_str), ("*.radioboss.fm",)),
         "allow_http_station_urls": (_bool, False),
+        "allowed_station_ports": (_list_of(_port), ()),
         "allow_private_station_urls": (_bool, False),
     },
     "metrics": {
@@ -157,7 +165,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "base_url": (_url, REQUIRED),
         "station_id": (_int, REQUIRED),
         "key_env": (_str, ""),
-        "timezone": (_zone, "UTC"),
+        "timezone": (_zone, ZoneInfo("UTC")),  # a default is not converted: a zone, not "UTC"
         "guilds": (_list_of(_snowflake), ()),
     },
     "guilds": {
@@ -220,6 +228,7 @@ class Settings:
     shard_ids: tuple[int, ...] = ()
     allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
     allow_http_station_urls: bool = False
+    allowed_station_ports: tuple[int, ...] = ()  # () = 443, and 80 when http is allowed
     allow_private_station_urls: bool = False
     metrics_host: str = "127.0.0.1"
     metrics_port: int = 0
@@ -372,6 +381,7 @@ def parse_settings(
         shard_ids=bot["shard_ids"],
         allowed_station_hosts=bot["allowed_station_hosts"],
         allow_http_station_urls=bot["allow_http_station_urls"],
+        allowed_station_ports=bot["allowed_station_ports"],
         allow_private_station_urls=bot["allow_private_station_urls"],
         metrics_host=metrics["host"],
         metrics_port=metrics["port"],

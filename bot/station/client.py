@@ -23,10 +23,12 @@ import aiohttp
 from yarl import URL
 
 from .errors import (
+    AddressRefused,
     SanitisedCause,
     StationAuthError,
     StationError,
     StationNotFound,
+    StationRefused,
     StationResponseError,
     StationUnavailable,
 )
@@ -154,6 +156,7 @@ class StationClient:
         zone: tzinfo = UTC,
         user_agent: str = "OnAir/0.1 (+https://github.com/onair-bot)",
         redirect_guard: Callable[[URL], None] | None = None,
+        url_guard: Callable[[URL], None] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.station_id = str(station_id).strip()
@@ -172,6 +175,8 @@ class StationClient:
         self._parse_memo: ParseMemo = {}
         # When set, redirects are followed by hand and each target must pass the guard.
         self.redirect_guard = redirect_guard
+        # When set, checked before every request (a stored station meets today's policy).
+        self.url_guard = url_guard
         self.last_latency: float | None = None
         # Which thread parsed the last answer (the loop's for small ones, a worker's for large).
         self.last_parse_thread: int | None = None
@@ -312,6 +317,11 @@ class StationClient:
             self._session = aiohttp.ClientSession()
             self._own_session = True
         url = self._url(path, params)
+        if self.url_guard is not None:
+            why = self._refusal(self.url_guard, url)
+            if why is not None:
+                _LOGGER.info("GET %s refused: %s", self._describe(url), why)
+                raise StationRefused(f"OnAir no longer contacts this station's server: {why}")
         policy = self.retry
         deadline = time.monotonic() + policy.budget
         attempt = 0
@@ -346,17 +356,22 @@ class StationClient:
         they carry the URL."""
         assert self._session is not None
         total = self.timeout.total or remaining
-        timeout = aiohttp.ClientTimeout(
-            total=max(0.01, min(total, remaining)),
-            connect=self.timeout.connect,
-            sock_connect=self.timeout.sock_connect,
-            sock_read=self.timeout.sock_read,
-        )
+        # One deadline for the try, redirects included: a hop does not get a fresh timeout.
+        deadline = time.monotonic() + max(0.01, min(total, remaining))
         failure: str
         message: str | None = None
-        guard = self.redirect_guard
+        guard = self.redirect_guard or self.url_guard
         try:
             for _hop in range(4):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                timeout = aiohttp.ClientTimeout(
+                    total=left,
+                    connect=self.timeout.connect,
+                    sock_connect=self.timeout.sock_connect,
+                    sock_read=self.timeout.sock_read,
+                )
                 async with self._session.get(
                     url,
                     timeout=timeout,
@@ -372,8 +387,10 @@ class StationClient:
                 if guard is None or status not in (301, 302, 303, 307, 308) or not location:
                     break
                 url = url.join(URL(location))
-                if not self._redirect_allowed(guard, url):
-                    raise StationResponseError(
+                why = self._refusal(guard, url)
+                if why is not None:
+                    _LOGGER.info("redirect to %s refused: %s", self._describe(url), why)
+                    raise StationRefused(
                         "The station redirected to an address OnAir does not contact."
                     )
             else:
@@ -386,24 +403,34 @@ class StationClient:
             failure = "redirects"
         except (aiohttp.ClientError, OSError) as exc:
             failure = type(exc).__name__
+            if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
+                exc.os_error, AddressRefused
+            ):
+                failure = "address refused"
             message = _connection_message(exc, url)
         else:
             self._status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
         if failure == "redirects":
             raise StationResponseError("The station redirected too many times.")
+        if failure == "address refused":
+            _LOGGER.info("GET %s refused: internal addresses only", self._describe(url))
+            raise StationRefused(
+                f"The station server {_server(url)} is at an address OnAir does not contact."
+            )
         if failure == "timeout":
             message = f"The station server {_server(url)} did not answer in time."
             raise _Retry(StationUnavailable(message), failure)
         raise _Retry(StationUnavailable(message), failure)
 
     @staticmethod
-    def _redirect_allowed(guard: Callable[[URL], None], url: URL) -> bool:
+    def _refusal(guard: Callable[[URL], None], url: URL) -> str | None:
+        """Why the guard refuses ``url`` (its message names the host, never the query)."""
         try:
             guard(url)
-        except Exception:
-            return False
-        return True
+        except Exception as error:
+            return str(error) or type(error).__name__
+        return None
 
     @staticmethod
     def _status_error(status: int, retry_after: float | None) -> NoReturn:
