@@ -8,6 +8,7 @@ import logging
 
 import aiohttp
 import pytest
+from aiohttp import web
 from yarl import URL
 
 from bot.config import parse_settings
@@ -163,3 +164,35 @@ async def test_redirect_hops_share_one_per_try_timeout(simulator, session):
         await client.info()
     # At most two requests fit in one 0.5 s try (the second one is cut off).
     assert simulator.counters["info"] <= 2 * tries
+
+
+@pytest.fixture
+async def raw_redirector():
+    """A server answering every request with a 302 to whatever Location the test sets."""
+    location: list[str] = ["/"]
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(status=302, headers={"Location": location[0]})
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}", location
+    await runner.cleanup()
+
+
+@pytest.mark.parametrize(
+    "target", ["https://xn--abc-.radioboss.fm/x", "http://[::1/x", "http://a:b:c/", "http://:80"]
+)
+async def test_a_malformed_redirect_is_a_refusal(raw_redirector, session, target):
+    base, location = raw_redirector
+    location[0] = target
+    policy = HostPolicy(allow_private=True)
+    client = StationClient(
+        base, 1, KEY, session=session, redirect_guard=lambda url: check_target(url, policy)
+    )
+    with pytest.raises(StationRefused):
+        await client.info()

@@ -386,8 +386,11 @@ class StationClient:
                     location = response.headers.get("Location")
                 if guard is None or status not in (301, 302, 303, 307, 308) or not location:
                     break
-                url = url.join(URL(location))
-                why = self._refusal(guard, url)
+                try:
+                    url = url.join(URL(location))
+                    why = self._refusal(guard, url)
+                except (ValueError, UnicodeError):  # a Location no URL parser accepts
+                    why = "the redirect target is not a valid URL"
                 if why is not None:
                     _LOGGER.info("redirect to %s refused: %s", self._describe(url), why)
                     raise StationRefused(
