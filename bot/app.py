@@ -15,13 +15,12 @@ from typing import Any
 import aiohttp
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from yarl import URL
 
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
-from .netguard import GuardedResolver, policy_for
+from .netguard import GuardedResolver, policy_for, trusted_hosts
 from .stations import StationRegistry
 from .storage import create_storage
 
@@ -38,8 +37,9 @@ def create_bot(
         settings.allowed_station_hosts,
         allow_http=settings.allow_http_station_urls,
         allow_private=settings.allow_private_station_urls,
+        allowed_ports=settings.allowed_station_ports,
     )
-    trusted = frozenset(URL(s.base_url).host or "" for s in settings.stations)
+    trusted = trusted_hosts([s.base_url for s in settings.stations])
     # The one session for every station request; its resolver refuses internal addresses
     # for any host but the owner's own config stations (checked at connect time).
     session = aiohttp.ClientSession(

@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .announcer import PollSettings
+from .patterns import UnsafePattern, compile_pattern
 from .storage.models import Subscription
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
@@ -46,6 +47,13 @@ def _int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError("expected a whole number")
     return value
+
+
+def _port(value: Any) -> int:
+    number = _int(value)
+    if not 1 <= number <= 65535:
+        raise ValueError("expected a TCP port, 1 to 65535")
+    return number
 
 
 def _snowflake(value: Any) -> int:
@@ -110,9 +118,9 @@ def _style(value: Any) -> str:
 def _regex(value: Any) -> str:
     pattern = _str(value)
     try:
-        re.compile(pattern)
-    except re.error as error:
-        raise ValueError(f"not a valid regular expression ({error})") from None
+        compile_pattern(pattern)
+    except UnsafePattern as error:
+        raise ValueError(error.message) from None
     return pattern
 
 
@@ -139,6 +147,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "shard_ids": (_list_of(_int), ()),
         "allowed_station_hosts": (_list_of(_str), ("*.radioboss.fm",)),
         "allow_http_station_urls": (_bool, False),
+        "allowed_station_ports": (_list_of(_port), ()),
         "allow_private_station_urls": (_bool, False),
         "max_guild_stations": (_int, 10),
     },
@@ -167,7 +176,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "base_url": (_url, REQUIRED),
         "station_id": (_int, REQUIRED),
         "key_env": (_str, ""),
-        "timezone": (_zone, "UTC"),
+        "timezone": (_zone, ZoneInfo("UTC")),  # a default is not converted: a zone, not "UTC"
         "guilds": (_list_of(_snowflake), ()),
     },
     "guilds": {
@@ -234,6 +243,7 @@ class Settings:
     shard_ids: tuple[int, ...] = ()
     allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
     allow_http_station_urls: bool = False
+    allowed_station_ports: tuple[int, ...] = ()  # () = 443, and 80 when http is allowed
     allow_private_station_urls: bool = False
     max_guild_stations: int = 10
     metrics_host: str = "127.0.0.1"
@@ -392,6 +402,7 @@ def parse_settings(
         shard_ids=bot["shard_ids"],
         allowed_station_hosts=bot["allowed_station_hosts"],
         allow_http_station_urls=bot["allow_http_station_urls"],
+        allowed_station_ports=bot["allowed_station_ports"],
         allow_private_station_urls=bot["allow_private_station_urls"],
         max_guild_stations=bot["max_guild_stations"],
         metrics_host=metrics["host"],

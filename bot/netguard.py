@@ -1,9 +1,12 @@
-"""SSRF guard for station URLs that guild admins type in.
+"""SSRF guard for station URLs that guild admins type in, and for every redirect.
 
-A URL must be http(s) (https only by default), carry no credentials, name a host on the owner's
-allow-list (default ``*.radioboss.fm``), and every address it resolves to, at connect time and
-after every redirect, must be a public unicast address. The development override
-(``allow_private``) exists for the simulator and the demo and is off unless the config says so.
+A URL must be http(s) (https only by default), carry no credentials, use an allowed port (443,
+80 when http is allowed, or the owner's list), name a host on the owner's allow-list (default
+``*.radioboss.fm``), and every address it leads to must be a public unicast address: IP literals
+are checked where they appear (aiohttp does not resolve them, so the resolver never sees them),
+names are checked by :class:`GuardedResolver` at connect time. The owner's own config stations'
+hosts are trusted as configured; their redirects elsewhere are checked like any other URL. The
+development override (``allow_private``) exists for the simulator and the demo.
 """
 
 from __future__ import annotations
@@ -18,12 +21,22 @@ from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
 from .errors import OnAirError
+from .station.errors import AddressRefused
 
 
 def policy_for(
-    allowed_hosts: tuple[str, ...], *, allow_http: bool, allow_private: bool
+    allowed_hosts: tuple[str, ...],
+    *,
+    allow_http: bool,
+    allow_private: bool,
+    allowed_ports: tuple[int, ...] = (),
 ) -> HostPolicy:
-    return HostPolicy(allowed_hosts, https_only=not allow_http, allow_private=allow_private)
+    return HostPolicy(
+        allowed_hosts,
+        https_only=not allow_http,
+        allow_private=allow_private,
+        allowed_ports=allowed_ports,
+    )
 
 
 class UrlRefused(OnAirError):
@@ -35,6 +48,32 @@ class HostPolicy:
     allowed_hosts: tuple[str, ...] = ("*.radioboss.fm",)
     https_only: bool = True
     allow_private: bool = False  # development override: loopback/private addresses allowed
+    allowed_ports: tuple[int, ...] = ()  # () = 443, and 80 when http is allowed
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        if self.allowed_ports:
+            return self.allowed_ports
+        return (443,) if self.https_only else (443, 80)
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+_SITE_LOCAL = ipaddress.IPv6Network("fec0::/10")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, str] | None:
+    """The IPv4 address an IPv6 address carries (mapped, compatible, 6to4, NAT64), if any."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped, "an IPv4-mapped address"
+    if ip.sixtofour is not None:
+        return ip.sixtofour, "a 6to4 address"
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "a NAT64 address"
+    if ip in _COMPATIBLE and int(ip) > 1:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "an IPv4-compatible address"
+    return None
 
 
 def address_refused(address: str) -> str | None:
@@ -43,8 +82,21 @@ def address_refused(address: str) -> str | None:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return "it is not an IP address"
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.teredo is not None:
+            return "a Teredo tunnel address"
+        if ip in _SITE_LOCAL:
+            return "a site-local address"
+        if ip in _NAT64_LOCAL:
+            return "a local NAT64 address"
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            inner, kind = embedded
+            why = address_refused(str(inner))
+            if why is not None:
+                return f"{why} inside {kind}"
+            if kind == "an IPv4-mapped address":
+                return None  # the same as contacting the public IPv4 address itself
     checks = (
         (ip.is_loopback, "a loopback address"),
         (ip.is_link_local, "a link-local address"),
@@ -60,40 +112,68 @@ def address_refused(address: str) -> str | None:
     return None
 
 
+_BAD_NAME = "That server name is not a valid host name; check the station URL."
+
+
 def check_url(raw: str, policy: HostPolicy) -> str:
-    """The normalised base URL, or :class:`UrlRefused` saying what is wrong with it."""
+    """The normalised base URL (``scheme://host[:port]``), or :class:`UrlRefused` saying what
+    is wrong with it."""
     try:
         url = URL(raw.strip())
-    except (ValueError, TypeError):
+        host = url.raw_host
+    except (ValueError, TypeError, UnicodeError):
         raise UrlRefused(
             "That is not a URL. Use the server address, like https://c5.radioboss.fm"
         ) from None
-    if url.query_string or url.fragment:
+    if url.query_string or url.fragment or "?" in raw or "#" in raw:
         raise UrlRefused("The station URL must not contain a query (?...) or fragment (#...).")
+    if url.raw_path not in ("", "/"):
+        raise UrlRefused(
+            "The station URL is the server address only, like https://c5.radioboss.fm "
+            "(no path after the server name)."
+        )
     check_target(url, policy)
     port = f":{url.explicit_port}" if url.explicit_port else ""
-    path = url.path.rstrip("/")
-    return f"{url.scheme.lower()}://{url.raw_host}{port}{path}"
+    if host and ":" in host:
+        host = f"[{host}]"
+    return f"{url.scheme.lower()}://{host}{port}"
 
 
-def check_target(url: URL, policy: HostPolicy) -> None:
-    """Scheme, credentials, IP literal and allow-list checks (for base URLs and redirects)."""
+def check_target(
+    url: URL, policy: HostPolicy, *, trusted_hosts: frozenset[str] = frozenset()
+) -> None:
+    """Scheme, credentials, port, IP literal and allow-list checks for a URL OnAir is about to
+    contact (base URLs, each poll of a stored station, every redirect). ``trusted_hosts`` are the
+    owner's own config stations' hosts: contacted as configured."""
     scheme = (url.scheme or "").lower()
-    if scheme not in ("http", "https") or not url.host:
+    try:
+        raw_host = url.host
+    except (ValueError, UnicodeError):
+        raise UrlRefused(_BAD_NAME) from None
+    if scheme not in ("http", "https") or not raw_host:
         raise UrlRefused("The station URL must start with https:// and name a server.")
+    host = raw_host.rstrip(".").lower()
+    if host in trusted_hosts:
+        return
+    try:
+        host.encode("idna")  # the name aiohttp would look up: malformed punycode is refused
+    except UnicodeError:
+        raise UrlRefused(_BAD_NAME) from None
     if policy.https_only and scheme != "https" and not policy.allow_private:
         raise UrlRefused("The station URL must use https://.")
     if url.user is not None or url.password is not None or "@" in (url.raw_authority or ""):
         raise UrlRefused("The station URL must not contain a user name or password.")
-    host = url.host.rstrip(".").lower()
-    literal = _is_ip_literal(host)
-    if literal and not policy.allow_private:
+    if policy.allow_private:
+        return
+    if _is_ip_literal(host):
         why = address_refused(host)
         if why:
             raise UrlRefused(f"OnAir does not contact {host}: it is {why}.")
-    if not policy.allow_private and not any(
-        fnmatch.fnmatchcase(host, pattern.lower()) for pattern in policy.allowed_hosts
-    ):
+    port = url.port
+    if port not in policy.ports:
+        allowed = ", ".join(map(str, policy.ports))
+        raise UrlRefused(f"OnAir only contacts station servers on port {allowed}, not {port}.")
+    if not any(fnmatch.fnmatchcase(host, pattern.lower()) for pattern in policy.allowed_hosts):
         allowed = ", ".join(policy.allowed_hosts)
         raise UrlRefused(f"OnAir only contacts station servers on {allowed}; {host} is not one.")
 
@@ -130,8 +210,21 @@ class GuardedResolver(AbstractResolver):
             return results
         allowed = [r for r in results if address_refused(str(r["host"])) is None]
         if not allowed:
-            raise OSError(f"{host} resolves only to addresses OnAir does not contact")
+            raise AddressRefused(f"{host} resolves only to addresses OnAir does not contact")
         return allowed
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+def trusted_hosts(base_urls: list[str]) -> frozenset[str]:
+    """The hosts of the owner's config stations (lower-case, as the resolver and guard see them)."""
+    hosts: set[str] = set()
+    for base_url in base_urls:
+        try:
+            host = URL(base_url).host
+        except (ValueError, UnicodeError):
+            continue
+        if host:
+            hosts.add(host.rstrip(".").lower())
+    return frozenset(hosts)

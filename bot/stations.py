@@ -14,7 +14,7 @@ from yarl import URL
 from .config import Settings, StationConfig
 from .errors import UnknownStation
 from .keybox import KeyBox
-from .netguard import HostPolicy, check_target, policy_for
+from .netguard import HostPolicy, check_target, policy_for, trusted_hosts
 from .playlog import PlayRecorder
 from .station import (
     CacheTimes,
@@ -69,7 +69,10 @@ class StationRegistry:
             settings.allowed_station_hosts,
             allow_http=settings.allow_http_station_urls,
             allow_private=settings.allow_private_station_urls,
+            allowed_ports=settings.allowed_station_ports,
         )
+        # The owner's config stations' hosts: contacted as configured (their redirects are not).
+        self.trusted_hosts = trusted_hosts([s.base_url for s in settings.stations])
         self._cache = CacheTimes(info=settings.cache_seconds)
         self._stations: dict[str, StationConfig] = {s.slug: s for s in settings.stations}
         self.clients: dict[str, StationClient] = {
@@ -79,8 +82,11 @@ class StationRegistry:
         self.recorder: PlayRecorder | None = None
 
     def _client(self, station: StationConfig, *, guarded: bool) -> RecordingClient:
+        trusted = frozenset() if guarded else self.trusted_hosts
+
         def guard(url: URL) -> None:
-            check_target(url, self.policy)
+            # Every request and every redirect, against the policy of today.
+            check_target(url, self.policy, trusted_hosts=trusted)
 
         client = RecordingClient(
             station.base_url,
@@ -89,7 +95,8 @@ class StationRegistry:
             session=self.session,
             zone=station.timezone,
             cache=self._cache,
-            redirect_guard=guard if guarded else None,
+            redirect_guard=guard,
+            url_guard=guard,
         )
         slug = station.slug
 

@@ -16,6 +16,7 @@ from bot.announcer import job_id_for
 from bot.core import OnAirBot, report_error
 from bot.errors import BadInput
 from bot.netguard import check_url
+from bot.patterns import compile_pattern
 from bot.render import station_embeds
 from bot.render.embeds import EmbedBuilder
 from bot.render.text import safe, timestamp
@@ -327,12 +328,7 @@ class Admin(
     ) -> None:
         config = resolve_station(interaction, station)
         if skip_pattern:
-            try:
-                re.compile(skip_pattern)
-            except re.error as error:
-                raise BadInput(
-                    f"`skip_pattern` is not a valid regular expression ({error})."
-                ) from None
+            compile_pattern(skip_pattern)  # RE2: refuses what it cannot run in linear time
         if role is not None and role.is_default():
             raise BadInput("OnAir never pings @everyone; pick a role of its own.")
         me = channel.guild.me

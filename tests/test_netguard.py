@@ -9,7 +9,7 @@ import pytest
 from yarl import URL
 
 from bot.netguard import GuardedResolver, HostPolicy, UrlRefused, check_target, check_url
-from bot.station import StationClient, StationResponseError, StationUnavailable
+from bot.station import StationClient, StationRefused, StationResponseError
 
 from .conftest import KEY
 
@@ -84,13 +84,15 @@ async def test_dns_to_internal_address_is_refused_at_connect_time(address):
     connector = aiohttp.TCPConnector(resolver=resolver)
     async with aiohttp.ClientSession(connector=connector) as session:
         client = StationClient("https://c5.radioboss.fm", 1, KEY, session=session)
-        with pytest.raises(StationUnavailable):
+        with pytest.raises(StationRefused):  # a refusal, not retried as if it were an outage
             await client.info()
 
 
 async def test_redirect_to_internal_address_is_refused(simulator, session):
-    policy = HostPolicy(allowed_hosts=("localhost",), https_only=False)
     base = simulator.base_url.replace("127.0.0.1", "localhost")
+    policy = HostPolicy(
+        allowed_hosts=("localhost",), https_only=False, allowed_ports=(URL(base).port or 0,)
+    )
     guard = lambda url: check_target(url, policy)  # noqa: E731
     client = StationClient(base, 1, KEY, session=session, redirect_guard=guard)
     assert (await client.info()).name  # no redirect: fine

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
+from ..patterns import matches
 from ..station import Play
 from ..storage import Subscription
-
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error:
-        return None
 
 
 def skip_reason(sub: Subscription, play: Play, item_type: str | None = None) -> str | None:
@@ -26,10 +16,7 @@ def skip_reason(sub: Subscription, play: Play, item_type: str | None = None) -> 
         return "shorter than the minimum"
     if item_type and item_type.upper() in {t.upper() for t in sub.skip_item_types}:
         return f"item type {item_type}"
-    if sub.skip_pattern:
-        regex = _compiled(sub.skip_pattern)
-        if regex is not None and any(
-            regex.search(text) for text in (play.display, play.file or "") if text
-        ):
-            return "matches the skip pattern"
+    texts = (play.display, play.file or "")
+    if sub.skip_pattern and any(matches(sub.skip_pattern, text) for text in texts if text):
+        return "matches the skip pattern"
     return None

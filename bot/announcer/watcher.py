@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import hmac
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -54,10 +56,17 @@ AnnouncementListener = Callable[[Announcement], Awaitable[None]]
 ErrorListener = Callable[[StationError], Awaitable[None]]
 
 
-def job_id_for(client: StationClient) -> str:
-    """Stable per (base URL, station id, key): the key is hashed, never shown."""
-    digest = hashlib.sha256("\x00".join(client.identity).encode()).hexdigest()[:16]
-    return f"watch:{digest}"
+# Made once per process: the job id is logged, and a bare digest of the key could be guessed
+# offline from a list of candidate keys; a keyed hash with a secret nobody sees cannot.
+_JOB_ID_SECRET = secrets.token_bytes(32)
+
+
+def job_id_for(client: StationClient, *, secret: bytes | None = None) -> str:
+    """Stable per (base URL, station id, key) within a process: HMAC-SHA256 under a per-process
+    secret, so the logged id reveals nothing about the key."""
+    message = "\x00".join(client.identity).encode()
+    mac = hmac.new(secret or _JOB_ID_SECRET, message, hashlib.sha256).hexdigest()[:20]
+    return f"watch:{mac}"
 
 
 class StationWatch:

@@ -2,9 +2,11 @@
 
 from .client import CacheTimes, RetryPolicy, StationClient
 from .errors import (
+    AddressRefused,
     StationAuthError,
     StationError,
     StationNotFound,
+    StationRefused,
     StationResponseError,
     StationUnavailable,
 )
@@ -25,6 +27,7 @@ from .models import (
 from .redact import redact, redact_url
 
 __all__ = [
+    "AddressRefused",
     "CacheTimes",
     "CountryCount",
     "DayStats",
@@ -41,6 +44,7 @@ __all__ = [
     "StationError",
     "StationInfo",
     "StationNotFound",
+    "StationRefused",
     "StationResponseError",
     "StationUnavailable",
     "Stats",

@@ -11,20 +11,24 @@ import asyncio
 import json
 import logging
 import random
+import ssl
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import aiohttp
 from yarl import URL
 
 from .errors import (
+    AddressRefused,
     SanitisedCause,
     StationAuthError,
     StationError,
     StationNotFound,
+    StationRefused,
     StationResponseError,
     StationUnavailable,
 )
@@ -37,6 +41,9 @@ T = TypeVar("T")
 PLAYLIST_PATHS = ("api/getplaylist/{id}", "api/info/getplaylist/{id}")
 _AUTH_WORDS = ("key", "auth", "forbidden", "denied", "permission", "token")
 _NOT_FOUND_WORDS = ("not found", "unknown station", "no such station", "does not exist")
+# Answers larger than this are decoded and turned into models in a worker thread: a 2 MiB
+# answer that changes every poll takes ~200 ms to parse, too long to hold the event loop.
+INLINE_PARSE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,34 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return value if 0 <= value < 86400 else None
 
 
+def _server(url: URL) -> str:
+    """Host and explicit port of ``url``: what a message may name (never the query: the key)."""
+    port = f":{url.explicit_port}" if url.explicit_port else ""
+    return f"{url.host or '?'}{port}"
+
+
+def _connection_message(exc: BaseException, url: URL) -> str | None:
+    """A user-fit message naming why the connection failed, or None for the generic one."""
+    server = _server(url)
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"OnAir could not find the server {url.host}; check the base URL."
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLCertVerificationError):
+        return (
+            f"The secure connection to {server} failed: its TLS certificate is not trusted "
+            "(expired, self-signed or for another name)."
+        )
+    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
+        return f"The secure connection to {server} failed (TLS error); check the base URL."
+    os_error = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
+    if isinstance(os_error, ConnectionRefusedError):
+        return f"The station server {server} refused the connection; is it running on that port?"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"OnAir could not connect to the station server {server}."
+    if isinstance(exc, aiohttp.ServerDisconnectedError | ConnectionResetError):
+        return f"The station server {server} closed the connection without answering."
+    return None
+
+
 def _body_error(payload: Any) -> StationError | None:
     """A JSON object that is an error message rather than data (seen on some servers)."""
     if not isinstance(payload, Mapping):
@@ -121,6 +156,7 @@ class StationClient:
         zone: tzinfo = UTC,
         user_agent: str = "OnAir/0.1 (+https://github.com/onair-bot)",
         redirect_guard: Callable[[URL], None] | None = None,
+        url_guard: Callable[[URL], None] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.station_id = str(station_id).strip()
@@ -139,7 +175,11 @@ class StationClient:
         self._parse_memo: ParseMemo = {}
         # When set, redirects are followed by hand and each target must pass the guard.
         self.redirect_guard = redirect_guard
+        # When set, checked before every request (a stored station meets today's policy).
+        self.url_guard = url_guard
         self.last_latency: float | None = None
+        # Which thread parsed the last answer (the loop's for small ones, a worker's for large).
+        self.last_parse_thread: int | None = None
 
     def __repr__(self) -> str:
         key = "***" if self._key else None
@@ -181,11 +221,11 @@ class StationClient:
         key = ("stats", date_from.isoformat(), date_to.isoformat())
 
         async def fetch() -> Stats:
-            payload = await self._request(
+            return await self._request(
                 f"api/getstats/{self.station_id}",
                 {"from": date_from.isoformat(), "to": date_to.isoformat()},
+                build=Stats.parse,
             )
-            return Stats.parse(payload)
 
         stats: Stats = await self._shared(key, ttl, ttl, fetch)
         return stats
@@ -194,9 +234,12 @@ class StationClient:
 
     async def _info(self) -> StationInfo:
         started = time.monotonic()
-        payload = await self._request(f"api/info/{self.station_id}")
+
+        def build(payload: dict[str, Any]) -> StationInfo:
+            return StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
+
+        info = await self._request(f"api/info/{self.station_id}", build=build)
         self.last_latency = time.monotonic() - started
-        info = StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
         self.last_info = info
         return info
 
@@ -206,11 +249,14 @@ class StationClient:
         order += [path for path in PLAYLIST_PATHS if path != known]
         for path in order:
             try:
-                payload = await self._request(path.format(id=self.station_id))
+                playlist = await self._request(
+                    path.format(id=self.station_id),
+                    build=lambda payload: Playlist.parse(payload, self.zone, datetime.now(UTC)),
+                )
             except StationNotFound:
                 continue
             self._playlist_path_by_base[self.base_url] = path
-            return Playlist.parse(payload, self.zone, datetime.now(UTC))
+            return playlist
         raise StationNotFound("The station server knows neither playlist path for this station.")
 
     # Cache and single-flight ------------------------------------------------------------
@@ -259,12 +305,23 @@ class StationClient:
     def _describe(self, url: URL) -> str:
         return redact(str(url), self._key)
 
-    async def _request(self, path: str, params: Mapping[str, str] | None = None) -> Any:
-        """GET one endpoint and return its JSON, or raise a :class:`StationError`."""
+    async def _request(
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        build: Callable[[dict[str, Any]], T],
+    ) -> T:
+        """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`."""
         if self._session is None:
             self._session = aiohttp.ClientSession()
             self._own_session = True
         url = self._url(path, params)
+        if self.url_guard is not None:
+            why = self._refusal(self.url_guard, url)
+            if why is not None:
+                _LOGGER.info("GET %s refused: %s", self._describe(url), why)
+                raise StationRefused(f"OnAir no longer contacts this station's server: {why}")
         policy = self.retry
         deadline = time.monotonic() + policy.budget
         attempt = 0
@@ -272,9 +329,11 @@ class StationClient:
             attempt += 1
             remaining = deadline - time.monotonic()
             try:
-                return await self._attempt(url, remaining)
+                body = await self._attempt(url, remaining)
             except _Retry as retry:
                 failure = retry
+            else:
+                return await self._parse(body, build)
             remaining = deadline - time.monotonic()
             if failure.retry_after is not None:
                 delay = failure.retry_after
@@ -292,20 +351,27 @@ class StationClient:
             )
             await asyncio.sleep(delay)
 
-    async def _attempt(self, url: URL, remaining: float) -> Any:
-        """One try. Low-level errors are described, never chained: they carry the URL."""
+    async def _attempt(self, url: URL, remaining: float) -> bytes:
+        """One try: the body of a 2xx answer. Low-level errors are described, never chained:
+        they carry the URL."""
         assert self._session is not None
         total = self.timeout.total or remaining
-        timeout = aiohttp.ClientTimeout(
-            total=max(0.01, min(total, remaining)),
-            connect=self.timeout.connect,
-            sock_connect=self.timeout.sock_connect,
-            sock_read=self.timeout.sock_read,
-        )
+        # One deadline for the try, redirects included: a hop does not get a fresh timeout.
+        deadline = time.monotonic() + max(0.01, min(total, remaining))
         failure: str
-        guard = self.redirect_guard
+        message: str | None = None
+        guard = self.redirect_guard or self.url_guard
         try:
             for _hop in range(4):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                timeout = aiohttp.ClientTimeout(
+                    total=left,
+                    connect=self.timeout.connect,
+                    sock_connect=self.timeout.sock_connect,
+                    sock_read=self.timeout.sock_read,
+                )
                 async with self._session.get(
                     url,
                     timeout=timeout,
@@ -315,14 +381,19 @@ class StationClient:
                 ) as response:
                     status = response.status
                     if 200 <= status < 300:
-                        return self._decode(await self._read_capped(response))
+                        return await self._read_capped(response)
                     retry_after = _retry_after(response.headers)
                     location = response.headers.get("Location")
                 if guard is None or status not in (301, 302, 303, 307, 308) or not location:
                     break
-                url = url.join(URL(location))
-                if not self._redirect_allowed(guard, url):
-                    raise StationResponseError(
+                try:
+                    url = url.join(URL(location))
+                    why = self._refusal(guard, url)
+                except (ValueError, UnicodeError):  # a Location no URL parser accepts
+                    why = "the redirect target is not a valid URL"
+                if why is not None:
+                    _LOGGER.info("redirect to %s refused: %s", self._describe(url), why)
+                    raise StationRefused(
                         "The station redirected to an address OnAir does not contact."
                     )
             else:
@@ -335,25 +406,37 @@ class StationClient:
             failure = "redirects"
         except (aiohttp.ClientError, OSError) as exc:
             failure = type(exc).__name__
+            if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
+                exc.os_error, AddressRefused
+            ):
+                failure = "address refused"
+            message = _connection_message(exc, url)
         else:
-            return self._status_error(status, retry_after)
+            self._status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
         if failure == "redirects":
             raise StationResponseError("The station redirected too many times.")
+        if failure == "address refused":
+            _LOGGER.info("GET %s refused: internal addresses only", self._describe(url))
+            raise StationRefused(
+                f"The station server {_server(url)} is at an address OnAir does not contact."
+            )
         if failure == "timeout":
-            raise _Retry(StationUnavailable("The station did not answer in time."), failure)
-        raise _Retry(StationUnavailable(), failure)
+            message = f"The station server {_server(url)} did not answer in time."
+            raise _Retry(StationUnavailable(message), failure)
+        raise _Retry(StationUnavailable(message), failure)
 
     @staticmethod
-    def _redirect_allowed(guard: Callable[[URL], None], url: URL) -> bool:
+    def _refusal(guard: Callable[[URL], None], url: URL) -> str | None:
+        """Why the guard refuses ``url`` (its message names the host, never the query)."""
         try:
             guard(url)
-        except Exception:
-            return False
-        return True
+        except Exception as error:
+            return str(error) or type(error).__name__
+        return None
 
     @staticmethod
-    def _status_error(status: int, retry_after: float | None) -> Any:
+    def _status_error(status: int, retry_after: float | None) -> NoReturn:
         cause = SanitisedCause(f"HTTP {status}")
         if status in (401, 403):
             raise StationAuthError() from cause
@@ -380,8 +463,23 @@ class StationClient:
                 raise StationResponseError("The station's answer is too large to be station data.")
         return bytes(buffer)
 
+    async def _parse(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
+        """Decode and build models: inline for small answers, in a worker thread for large."""
+        if len(body) > INLINE_PARSE_BYTES:
+            return await asyncio.to_thread(self._decode_and_build, body, build)
+        return self._decode_and_build(body, build)
+
+    def _decode_and_build(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
+        self.last_parse_thread = threading.get_ident()
+        payload = self._decode(body)
+        try:
+            return build(payload)
+        except (ValueError, ArithmeticError, RecursionError):
+            # The coercions read hostile values as unknowns; this is the net beneath them.
+            raise StationResponseError("The station sent values OnAir cannot read.") from None
+
     @staticmethod
-    def _decode(body: bytes) -> Any:
+    def _decode(body: bytes) -> dict[str, Any]:
         if not body.strip():
             raise StationResponseError("The station sent an empty answer; try again later.")
         try:

@@ -1,6 +1,10 @@
 """Coercions for the values real station responses carry (see shared/spec/field-notes.md).
 
 Each function takes any JSON value and returns a typed value or ``None``; none of them raises.
+Hostile numbers (thousands of digits, past float range, NaN) are unknowns: integers beyond
+:data:`MAX_INT` and durations beyond :data:`MAX_DURATION` read as ``None``, and numeric strings
+longer than :data:`MAX_NUMBER_CHARS` are not converted at all (``int()`` of a long string is
+quadratic and raises past Python's digit limit).
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
+MAX_INT = 2**53  # exact in a float, far above any count a station reports
+MAX_NUMBER_CHARS = 64
+MAX_DURATION = timedelta(days=366)
 _MISSING = frozenset({"", "n/a", "na", "none", "null", "-"})
 _MMSS = re.compile(r"^\s*(?:(\d+):)?(\d+):(\d{1,2})(?:\.\d+)?\s*$")
 _CLOCK12 = re.compile(r"^\s*(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp])\.?[Mm]\.?\s*$")
@@ -26,10 +33,12 @@ def text(value: Any) -> str | None:
         return stripped
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, int):
+        return str(value) if abs(value) <= MAX_INT else None
+    if isinstance(value, float):
+        if not math.isfinite(value) or abs(value) > MAX_INT:
             return None
-        return str(int(value)) if float(value).is_integer() else str(value)
+        return str(int(value)) if value.is_integer() else str(value)
     if not isinstance(value, str):
         return None
     stripped = value.strip()
@@ -38,41 +47,48 @@ def text(value: Any) -> str | None:
     return stripped
 
 
+def _bounded(value: int) -> int | None:
+    return value if -MAX_INT <= value <= MAX_INT else None
+
+
 def integer(value: Any) -> int | None:
-    """An int from a number or numeric string (``"12"``, ``"12.0"``, ``12``)."""
+    """An int from a number or numeric string (``"12"``, ``"12.0"``, ``12``); None past
+    :data:`MAX_INT`."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return _bounded(value)
     if isinstance(value, float):
-        return int(value) if math.isfinite(value) else None
+        return _bounded(int(value)) if math.isfinite(value) and abs(value) <= MAX_INT else None
     raw = text(value)
-    if raw is None:
+    if raw is None or len(raw) > MAX_NUMBER_CHARS:
         return None
     try:
-        return int(raw)
+        return _bounded(int(raw))
     except ValueError:
         try:
             number = float(raw)
         except ValueError:
             return None
-        return int(number) if math.isfinite(number) else None
+        return _bounded(int(number)) if math.isfinite(number) and abs(number) <= MAX_INT else None
 
 
 def number(value: Any) -> float | None:
-    """A float from a number or numeric string."""
+    """A finite float from a number or numeric string; None past :data:`MAX_INT`."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(value) else None
+    if isinstance(value, int):
+        return float(value) if abs(value) <= MAX_INT else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) and abs(value) <= MAX_INT else None
     raw = text(value)
-    if raw is None:
+    if raw is None or len(raw) > MAX_NUMBER_CHARS:
         return None
     try:
         result = float(raw.replace(",", "."))
     except ValueError:
         return None
-    return result if math.isfinite(result) else None
+    return result if math.isfinite(result) and abs(result) <= MAX_INT else None
 
 
 def boolean(value: Any) -> bool | None:
@@ -93,19 +109,21 @@ def boolean(value: Any) -> bool | None:
 
 
 def duration(value: Any) -> timedelta | None:
-    """``MM:SS`` (minutes may exceed 59), ``H:MM:SS``, or plain seconds."""
+    """``MM:SS`` (minutes may exceed 59), ``H:MM:SS``, or plain seconds; None past
+    :data:`MAX_DURATION` or below zero."""
     raw = text(value)
-    if raw is None:
+    if raw is None or len(raw) > MAX_NUMBER_CHARS:
         return None
     match = _MMSS.match(raw)
     if match:
         hours = int(match.group(1)) if match.group(1) else 0
         minutes, seconds = int(match.group(2)), int(match.group(3))
-        if seconds >= 60:
+        total = hours * 3600 + minutes * 60 + seconds
+        if seconds >= 60 or total > MAX_DURATION.total_seconds():
             return None
-        return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        return timedelta(seconds=total)
     seconds_value = number(raw)
-    if seconds_value is None or seconds_value < 0:
+    if seconds_value is None or not 0 <= seconds_value <= MAX_DURATION.total_seconds():
         return None
     return timedelta(seconds=seconds_value)
 
@@ -113,7 +131,7 @@ def duration(value: Any) -> timedelta | None:
 def milliseconds(value: Any) -> timedelta | None:
     """``playback.pos``/``playback.len`` are milliseconds; negative values mean unknown."""
     amount = number(value)
-    if amount is None or amount < 0 or amount > 1e12:
+    if amount is None or not 0 <= amount <= MAX_DURATION.total_seconds() * 1000:
         return None
     return timedelta(milliseconds=amount)
 

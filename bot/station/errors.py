@@ -48,5 +48,16 @@ class StationResponseError(StationError):
     default_message = "The station sent an answer OnAir cannot read."
 
 
+class StationRefused(StationResponseError):
+    """OnAir will not contact the address (the owner's policy refuses it, now or on a redirect).
+    Not retried: the answer will not change until the policy or the station does."""
+
+    default_message = "OnAir does not contact this station's address."
+
+
+class AddressRefused(OSError):
+    """Raised by a resolver that refuses every address a host resolves to (internal ones)."""
+
+
 class SanitisedCause(Exception):
     """Stands in for a low-level error in a cause chain (aiohttp's carry the URL and the key)."""

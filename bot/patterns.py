@@ -1,0 +1,60 @@
+"""Skip patterns that guild admins and the owner write: compiled and run with RE2.
+
+RE2 matches in time linear in the input and refuses the features that need backtracking
+(backreferences, lookaround), so no pattern can stall the event loop. Patterns are bounded in
+length and RE2 in memory; titles are clipped before matching.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import re2
+
+from .errors import BadInput
+
+MAX_PATTERN_CHARS = 200
+MAX_SUBJECT_CHARS = 1024
+_MAX_MEM = 1 << 20  # RE2's program and DFA budget per pattern (bytes)
+
+
+class UnsafePattern(BadInput):
+    """A skip pattern OnAir refuses to run."""
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = _MAX_MEM
+    options.log_errors = False  # a refused pattern is the user's error, not a log line
+    return options
+
+
+def compile_pattern(pattern: str) -> Any:
+    """The compiled pattern, or :class:`UnsafePattern` with a message fit for the user."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise UnsafePattern(
+            f"That pattern is too long; keep it to {MAX_PATTERN_CHARS} characters or fewer."
+        )
+    try:
+        return re2.compile(pattern, _options())
+    except re2.error:
+        raise UnsafePattern(
+            "That pattern uses a feature OnAir can't run safely (backreferences/lookaround) "
+            "or is not a valid regular expression; use plain alternatives like `^(Jingle|Ad) `."
+        ) from None
+
+
+@lru_cache(maxsize=512)
+def _cached(pattern: str) -> Any | None:
+    try:
+        return compile_pattern(pattern)
+    except UnsafePattern:
+        return None  # a pattern stored before these rules: ignored rather than crashing
+
+
+def matches(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` occurs in the first :data:`MAX_SUBJECT_CHARS` of ``text``."""
+    regex = _cached(pattern)
+    return regex is not None and regex.search(text[:MAX_SUBJECT_CHARS]) is not None
