@@ -81,8 +81,10 @@ def _url(value: Any) -> str:
     url = _str(value).rstrip("/")
     if not re.match(r"^https?://[^/\s?#]+", url):
         raise ValueError("expected an http(s) URL like https://c5.radioboss.fm")
-    if "?" in url or "@" in url.split("://", 1)[1].split("/", 1)[0]:
+    if "?" in url or "#" in url or "@" in url.split("://", 1)[1].split("/", 1)[0]:
         raise ValueError("the base URL must not carry a query or credentials")
+    if "/" in url.split("://", 1)[1]:
+        raise ValueError("give the server only, like https://c5.radioboss.fm (no path)")
     return url
 
 
