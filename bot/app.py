@@ -98,7 +98,7 @@ def load_for_discord(config_path: str) -> Settings | int:
 async def run_bot(
     config_path: str,
     *,
-    connector_factory: Callable[[], aiohttp.BaseConnector] | None = None,
+    discord_connector: Callable[[], aiohttp.BaseConnector] | None = None,
     backoff: Backoff | None = None,
 ) -> int:
     """Run until closed. Discord unreachable (DNS, refused, TLS, 5xx): one line and a retry with
@@ -114,7 +114,7 @@ async def run_bot(
     backoff = backoff or Backoff()
     while True:
         try:
-            bot = create_bot(settings, connector=connector_factory() if connector_factory else None)
+            bot = create_bot(settings, connector=discord_connector() if discord_connector else None)
         except KeyBoxError as error:
             print(f"onair: {error.message}", file=sys.stderr)
             return EXIT_CONFIG

@@ -104,7 +104,7 @@ def bot_env(monkeypatch: pytest.MonkeyPatch) -> None:
 async def _run_until_ready(config: str, factory: Any, records: Records) -> int | None:
     """Run the bot until its start line, then stop it as Ctrl+C would (cancel)."""
     task = asyncio.create_task(
-        run_bot(config, connector_factory=factory, backoff=Backoff(first=0.01, cap=0.05))
+        run_bot(config, discord_connector=factory, backoff=Backoff(first=0.01, cap=0.05))
     )
     ready = asyncio.create_task(records.ready.wait())
     try:
