@@ -28,7 +28,8 @@ from .fakediscord import FakeDiscord, FakeResolver
 
 
 class Records(logging.Handler):
-    """Collects OnAir's and asyncio's log records; sets an event on the start line."""
+    """Collects OnAir's, discord.py's and asyncio's log records; sets an event on the start
+    line."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -41,13 +42,18 @@ class Records(logging.Handler):
             self.ready.set()
 
     def lines(self, level: int = logging.INFO) -> list[str]:
-        return [r.getMessage() for r in self.records if r.levelno >= level]
+        """OnAir's own lines at ``level`` or above."""
+        return [
+            r.getMessage()
+            for r in self.records
+            if r.levelno >= level and r.name.startswith("onair")
+        ]
 
 
 @pytest.fixture
 def records(monkeypatch: pytest.MonkeyPatch) -> Iterator[Records]:
     handler = Records()
-    loggers = [logging.getLogger(name) for name in ("onair", "asyncio")]
+    loggers = [logging.getLogger(name) for name in ("onair", "asyncio", "discord")]
     root = logging.getLogger()
     saved = (root.handlers[:], root.level, logging.getLogger("discord").level)
     for logger in loggers:
