@@ -31,8 +31,8 @@ RUN if [ "$WITH_FFMPEG" = "1" ]; then \
         && apt-get install -y --no-install-recommends ffmpeg \
         && rm -rf /var/lib/apt/lists/*; \
     fi \
-    && groupadd --system --gid 10001 onair \
-    && useradd --system --uid 10001 --gid 10001 --home-dir /data --create-home \
+    && groupadd --gid 10001 onair \
+    && useradd --uid 10001 --gid 10001 --home-dir /data --create-home \
         --shell /usr/sbin/nologin onair
 COPY --from=build /opt/onair /opt/onair
 COPY config.example.toml /etc/onair/config.example.toml

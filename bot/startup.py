@@ -16,6 +16,11 @@ from .invite import invite_url
 _LOGGER = logging.getLogger("onair.startup")
 
 
+# Gateway close codes that retrying cannot fix: bad token, bad shard, sharding required, bad API
+# version, bad or disallowed intents.
+_FATAL_CLOSE_CODES = frozenset({4004, 4010, 4011, 4012, 4013, 4014})
+
+
 class Backoff:
     """Exponential delays with ±20 % jitter, capped; ``reset`` once connected."""
 
@@ -52,7 +57,11 @@ def connection_problem(error: BaseException) -> str | None:
         return f"connection dropped ({error})"
     if isinstance(error, discord.DiscordServerError):
         return f"Discord answered {error.status}"
-    if isinstance(error, discord.GatewayNotFound | discord.ConnectionClosed):
+    if isinstance(error, discord.ConnectionClosed):
+        if error.code in _FATAL_CLOSE_CODES:
+            return None
+        return f"the gateway closed the connection ({error.code})"
+    if isinstance(error, discord.GatewayNotFound):
         return str(error)
     return None
 
