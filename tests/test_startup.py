@@ -219,3 +219,20 @@ async def test_sync_registers_once_and_run_syncs_only_a_changed_tree(
         # `onair sync --guild ID` always syncs, to that guild
         assert await sync_once(config, guild, connector=fake.connector()) == 0
         assert len(_puts(fake)) == 4
+
+
+async def test_sync_with_discord_unreachable_is_one_line_and_exit_69(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        connector = aiohttp.TCPConnector(resolver=NoDNS())
+        assert await sync_once(config, None, connector=connector) == 69
+        assert not fake.sent("PUT")
+    gc.collect()
+    err = capsys.readouterr().err.strip().splitlines()
+    problems = [line for line in err if "logging in using static token" not in line]
+    assert problems == ["onair: could not sync the commands: DNS lookup of discord.com failed"]
+    assert not (tmp_path / "onair.sqlite3.commands").exists()
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
