@@ -236,3 +236,20 @@ async def test_sync_with_discord_unreachable_is_one_line_and_exit_69(
     assert problems == ["onair: could not sync the commands: DNS lookup of discord.com failed"]
     assert not (tmp_path / "onair.sqlite3.commands").exists()
     assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
+
+
+async def test_a_start_up_failure_that_is_not_the_network_is_one_line_and_exit_70(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        path = tmp_path / "config.toml"
+        unusable = tmp_path / "missing-directory" / "onair.sqlite3"
+        path.write_text(config_text(live_simulator, fake, db_path=str(unusable)))
+        assert await _run_until_ready(str(path), fake.connector, records) == 70
+    gc.collect()
+    errors = records.lines(logging.ERROR)
+    assert len(errors) == 1 and errors[0].startswith("start-up failed: OperationalError:")
+    assert not any(r.exc_info for r in records.records if r.levelno > logging.DEBUG)
+    assert "Traceback" not in capsys.readouterr().err
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
