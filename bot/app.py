@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC
 from typing import Any
 
@@ -16,17 +16,21 @@ import aiohttp
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from .commandsync import state_path, sync_commands
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
 from .netguard import GuardedResolver, policy_for, trusted_hosts
+from .startup import Backoff, announce_when_ready, connection_problem
 from .stations import StationRegistry
 from .storage import create_storage
 
+EXIT_UNAVAILABLE = 69
+EXIT_SOFTWARE = 70
 EXIT_CONFIG = 78
 STOP_TIMEOUT = 8.0  # seconds the gateway may take to close after the services have stopped
-_LOGGER = logging.getLogger("onair.app")
+_LOGGER = logging.getLogger("onair")
 
 
 def create_bot(
@@ -59,6 +63,8 @@ def create_bot(
     )
     if connector is not None:
         options["connector"] = connector
+    # OnAir has no voice feature: discord.py's "PyNaCl/davey is not installed" warnings are noise.
+    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
     if settings.shard_count:
         options.setdefault("shard_count", settings.shard_count)
         if settings.shard_ids:
@@ -74,16 +80,18 @@ def create_bot(
     )
 
 
-async def run_bot(
-    config_path: str, *, discord_connector: Callable[[], aiohttp.BaseConnector] | None = None
-) -> int:
-    """``onair run``. ``discord_connector`` makes the connector discord.py uses (tests point it
-    at a fake Discord); by default discord.py makes its own."""
+def _config_problems(error: ConfigError) -> int:
+    for problem in error.problems:
+        print(f"onair: {problem}", file=sys.stderr)
+    return EXIT_CONFIG
+
+
+def load_for_discord(config_path: str) -> Settings | int:
+    """Settings with a token, or the exit code after saying (one line each) what is wrong."""
     try:
         settings = load_settings(config_path)
     except ConfigError as error:
-        print(f"onair: {error}", file=sys.stderr)
-        return EXIT_CONFIG
+        return _config_problems(error)
     if not settings.token:
         print(
             f"onair: no Discord bot token: set {TOKEN_ENV} in the environment "
@@ -91,35 +99,113 @@ async def run_bot(
             file=sys.stderr,
         )
         return EXIT_CONFIG
+    return settings
+
+
+async def run_bot(
+    config_path: str,
+    *,
+    discord_connector: Callable[[], aiohttp.BaseConnector] | None = None,
+    backoff: Backoff | None = None,
+) -> int:
+    """``onair run`` until closed or SIGTERM/SIGINT (exit 0). Discord unreachable (DNS, refused,
+    TLS, 5xx): one line and a retry with a fresh bot after a capped exponential backoff. A refused
+    token: one line, exit 78. ``discord_connector`` makes the connector discord.py uses (tests
+    point it at a fake Discord); by default discord.py makes its own."""
+    loaded = load_for_discord(config_path)
+    if isinstance(loaded, int):
+        return loaded
+    settings = loaded
     setup_logging(
         settings.log_level,
         secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
     )
+    backoff = backoff or Backoff()
+    stop = asyncio.Event()
+    with _stop_on_signals(stop):
+        while not stop.is_set():
+            try:
+                connector = discord_connector() if discord_connector else None
+                bot = create_bot(settings, connector=connector)
+            except KeyBoxError as error:
+                print(f"onair: {error.message}", file=sys.stderr)
+                return EXIT_CONFIG
+            announce_when_ready(bot, backoff)
+            try:
+                async with bot:
+                    await run_until_signalled(bot, settings.token or "", stop)
+                return 0
+            except discord.LoginFailure:
+                _LOGGER.error(
+                    "Discord refused the bot token in %s (exit %d)", TOKEN_ENV, EXIT_CONFIG
+                )
+                return EXIT_CONFIG
+            except Exception as error:
+                problem = connection_problem(error)
+                _LOGGER.debug("start-up failure", exc_info=error)
+                if problem is None:
+                    _LOGGER.error("start-up failed: %s: %s", type(error).__name__, error)
+                    return EXIT_SOFTWARE
+                delay = backoff.next()
+                _LOGGER.warning("cannot reach Discord: %s; retrying in %.0f s", problem, delay)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=delay)
+    return 0
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """SIGTERM (``docker stop``, ``systemctl stop``) and SIGINT (Ctrl+C) set ``stop``."""
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for signum in signals:
+        loop.add_signal_handler(signum, stop.set)
     try:
-        bot = create_bot(
-            settings, connector=discord_connector() if discord_connector is not None else None
-        )
+        yield
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
+
+
+async def sync_once(
+    config_path: str, guild_id: int | None, *, connector: aiohttp.BaseConnector | None = None
+) -> int:
+    """`onair sync`: register the slash commands (globally, or in one guild) and exit; records
+    the tree's hash so the next `run` does not sync again."""
+    loaded = load_for_discord(config_path)
+    if isinstance(loaded, int):
+        return loaded
+    settings = loaded
+    setup_logging(settings.log_level, secrets=[settings.token, settings.secret_key])
+    target = settings.dev_guild if guild_id is None else guild_id
+    try:
+        bot = create_bot(settings, connector=connector, commands_only=True)
     except KeyBoxError as error:
         print(f"onair: {error.message}", file=sys.stderr)
         return EXIT_CONFIG
     try:
         async with bot:
-            await run_until_signalled(bot, settings.token)
+            await bot.login(settings.token or "")
+            synced = await sync_commands(
+                bot, bot.tree, target, state=state_path(settings), force=True
+            )
     except discord.LoginFailure:
         print(f"onair: Discord refused the bot token in {TOKEN_ENV}.", file=sys.stderr)
         return EXIT_CONFIG
+    except Exception as error:
+        _LOGGER.debug("sync failed", exc_info=error)
+        problem = connection_problem(error) or f"{type(error).__name__}: {error}"
+        print(f"onair: could not sync the commands: {problem}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    where = f"in guild {target} (visible at once)" if target else "globally"
+    print(f"Synced {len(synced or [])} application commands {where}.")
     return 0
 
 
-async def run_until_signalled(bot: OnAirBot, token: str) -> None:
-    """Run until the bot stops or SIGTERM/SIGINT arrives (``docker stop``, ``systemctl stop``,
-    Ctrl+C); then stop gracefully: polling stops, sends in flight finish or give their
-    delivery back (it stays pending for the next run), the gateway and sessions close."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    signals = (signal.SIGTERM, signal.SIGINT)
-    for signum in signals:
-        loop.add_signal_handler(signum, stop.set)
+async def run_until_signalled(bot: OnAirBot, token: str, stop: asyncio.Event) -> None:
+    """Run until the bot stops or ``stop`` is set (a signal); then stop gracefully: polling
+    stops, sends in flight finish or give their delivery back (it stays pending for the next
+    run), the gateway and sessions close."""
     runner = asyncio.create_task(bot.start(token))
     waiter = asyncio.create_task(stop.wait())
     try:
@@ -135,5 +221,3 @@ async def run_until_signalled(bot: OnAirBot, token: str) -> None:
         _LOGGER.info("stopped in %.2fs", time.monotonic() - started)
     finally:
         waiter.cancel()
-        for signum in signals:
-            loop.remove_signal_handler(signum)

@@ -1,7 +1,7 @@
-"""The ``onair`` command: check, simulate, watch, demo and run.
+"""The ``onair`` command: check, watch, simulate, demo, run, sync and invite.
 
-Exit codes: 0 success, 2 station error (one line on stderr), 64 bad arguments (usage), 78 bad
-configuration.
+Exit codes: 0 success, 2 station error (one line on stderr), 64 bad arguments (usage), 69 Discord
+unreachable (``sync``), 70 unexpected failure, 78 bad configuration or a token Discord refused.
 """
 
 from __future__ import annotations
@@ -9,15 +9,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import getpass
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from importlib import metadata
 from typing import NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import aiohttp
+from yarl import URL
 
 from . import summary
 from .serialize import to_jsonable
@@ -57,10 +60,38 @@ def _station_id(value: str) -> str:
     return value.strip()
 
 
+_SERVER_ONLY = "give the server only, like https://c5.radioboss.fm"
+
+
 def _http_url(value: str) -> str:
-    if not value.lower().startswith(("http://", "https://")):
-        raise argparse.ArgumentTypeError(f"base URL must start with http:// or https://: {value!r}")
-    return value.rstrip("/")
+    """The station server's base URL. Never echoed when it may carry a secret (credentials, a
+    query with the key)."""
+    try:
+        url = URL(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a URL; {_SERVER_ONLY}") from None
+    if url.user is not None or url.password is not None:
+        raise argparse.ArgumentTypeError(
+            f"the base URL must not carry credentials (refused; not shown); {_SERVER_ONLY}, "
+            "and the key with --key - or $ONAIR_STATION_KEY"
+        )
+    if url.query_string or url.fragment or "?" in value:
+        raise argparse.ArgumentTypeError(f"the base URL has a query; {_SERVER_ONLY}")
+    if url.scheme not in ("http", "https") or not url.host:
+        raise argparse.ArgumentTypeError(
+            f"the base URL must start with http:// or https://; {_SERVER_ONLY}"
+        )
+    if url.path not in ("", "/"):
+        raise argparse.ArgumentTypeError(
+            f"the base URL has a path ({url.path[:40]}); {_SERVER_ONLY}"
+        )
+    return str(url.origin())
+
+
+def _snowflake(value: str) -> int:
+    if not value.strip().isdigit() or not 15 <= len(value.strip()) <= 21:
+        raise argparse.ArgumentTypeError(f"expected a Discord id (15-21 digits), not {value!r}")
+    return int(value)
 
 
 def _positive(value: str) -> float:
@@ -81,7 +112,10 @@ def _add_station_args(parser: argparse.ArgumentParser) -> None:
         "--station", required=True, type=_station_id, help="the station id (a number)"
     )
     parser.add_argument(
-        "--key", default=None, help="API key (default: $ONAIR_STATION_KEY; some stations need none)"
+        "--key",
+        default=None,
+        help="API key; '-' reads it from a prompt without echo (or stdin), so it is not in the "
+        "process list (default: $ONAIR_STATION_KEY; some stations need none)",
     )
     parser.add_argument(
         "--tz", type=_zone, default=ZoneInfo("UTC"), help="station time zone (IANA)"
@@ -94,6 +128,7 @@ def _add_station_args(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="onair", description="OnAir: a Discord bot for RadioBOSS Cloud stations.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     check = commands.add_parser("check", help="fetch info, playlist and 7-day stats and summarise")
@@ -120,10 +155,63 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run the Discord bot")
     run.add_argument("--config", default="config.toml", help="path of the TOML config")
+
+    sync = commands.add_parser("sync", help="register the slash commands with Discord and exit")
+    sync.add_argument("--config", default="config.toml", help="path of the TOML config")
+    sync.add_argument(
+        "--guild",
+        type=_snowflake,
+        default=None,
+        help="sync to this guild only (at once); default: [bot] dev_guild, or globally if 0",
+    )
+
+    invite = commands.add_parser("invite", help="print the URL that adds the bot to a server")
+    invite.add_argument(
+        "--client-id",
+        type=_snowflake,
+        default=None,
+        help="the application id (default: $ONAIR_APPLICATION_ID, else read from the token in "
+        "$ONAIR_DISCORD_TOKEN)",
+    )
     return parser
 
 
+def _version() -> str:
+    try:
+        return metadata.version("onair-bot")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _invite(args: argparse.Namespace) -> int:
+    from .config import TOKEN_ENV
+    from .invite import client_id_from_token, invite_url
+
+    client_id = args.client_id
+    if client_id is None and os.environ.get("ONAIR_APPLICATION_ID", "").strip():
+        try:
+            client_id = _snowflake(os.environ["ONAIR_APPLICATION_ID"])
+        except argparse.ArgumentTypeError as error:
+            print(f"onair: ONAIR_APPLICATION_ID: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    if client_id is None:
+        client_id = client_id_from_token(os.environ.get(TOKEN_ENV, ""))
+    if client_id is None:
+        print(
+            "onair: no application id: pass --client-id (Developer Portal -> your application -> "
+            f"General Information -> Application ID), or set ONAIR_APPLICATION_ID or {TOKEN_ENV}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    print(invite_url(client_id))
+    return 0
+
+
 def _key(args: argparse.Namespace) -> str | None:
+    if args.key == "-":
+        if sys.stdin.isatty():
+            return getpass.getpass("Station API key (not shown): ").strip() or None
+        return sys.stdin.readline().strip() or None
     return args.key or os.environ.get("ONAIR_STATION_KEY") or None
 
 
@@ -138,7 +226,7 @@ def _client(args: argparse.Namespace, session: aiohttp.ClientSession) -> Station
     return StationClient(
         args.base_url,
         args.station,
-        _key(args),
+        args.key,
         session=session,
         zone=args.tz,
         timeout=timeout,
@@ -215,6 +303,10 @@ def main(
 ) -> int:
     """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
     args = build_parser().parse_args(argv)
+    if args.command in ("check", "watch"):
+        args.key = _key(args)  # read once (a prompt), before the event loop starts
+    if args.command == "invite":
+        return _invite(args)
     if args.command == "check":
         runner = _check(args)
     elif args.command == "simulate":
@@ -222,11 +314,15 @@ def main(
     elif args.command == "watch":
         from .console import watch
 
-        runner = watch(args.base_url, args.station, _key(args), zone=args.tz, as_json=args.json)
+        runner = watch(args.base_url, args.station, args.key, zone=args.tz, as_json=args.json)
     elif args.command == "demo":
         from .console import demo
 
         runner = demo(duration=args.duration, seed=args.seed)
+    elif args.command == "sync":
+        from .app import sync_once
+
+        runner = sync_once(args.config, args.guild)
     else:
         from .app import run_bot
 

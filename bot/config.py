@@ -1,8 +1,9 @@
 """Settings from TOML, secrets from the environment.
 
-Every key is declared once in ``SCHEMA`` (with its type and default); loading reports one clear
-problem at a time: a TOML syntax error with its line, an unknown key with the closest valid name,
-a bad value, or a missing secret.
+Every key is declared once in ``SCHEMA`` (with its type and default); loading reports every
+problem at once, one line each, located as TOML writes it (``[bot]``, ``[[stations]] #2``): an
+unknown key with the closest valid name, a bad value, a missing secret, a misspelt database URL
+scheme. A TOML syntax error (with its line) stops at itself.
 """
 
 from __future__ import annotations
@@ -22,12 +23,18 @@ from .patterns import UnsafePattern, compile_pattern
 from .storage.models import Subscription
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
+# Wins over [metrics] port: the container image turns /healthz on for its HEALTHCHECK.
+METRICS_PORT_ENV = "ONAIR_METRICS_PORT"
 SECRET_ENV = "ONAIR_SECRET_KEY"
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
 class ConfigError(Exception):
-    """A configuration problem, phrased for the person running the bot."""
+    """Configuration problems, phrased for the person running the bot: one line each."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
 
 
 # Types used in the schema: each checks and converts a raw TOML value or raises ValueError.
@@ -82,9 +89,20 @@ def _url(value: Any) -> str:
     url = _str(value).rstrip("/")
     if not re.match(r"^https?://[^/\s?#]+", url):
         raise ValueError("expected an http(s) URL like https://c5.radioboss.fm")
-    if "?" in url or "@" in url.split("://", 1)[1].split("/", 1)[0]:
+    if "?" in url or "#" in url or "@" in url.split("://", 1)[1].split("/", 1)[0]:
         raise ValueError("the base URL must not carry a query or credentials")
+    if "/" in url.split("://", 1)[1]:
+        raise ValueError("give the server only, like https://c5.radioboss.fm (no path)")
     return url
+
+
+def _port_or_off(value: Any) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    number = _int(value)
+    if not 0 <= number <= 65535:
+        raise ValueError("expected a port number from 1 to 65535 (0 = off)")
+    return number
 
 
 def _slug(value: Any) -> str:
@@ -152,7 +170,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "max_guild_stations": (_int, 10),
     },
     "metrics": {
-        "port": (_int, 0),
+        "port": (_port_or_off, 0),
         "host": (_str, "127.0.0.1"),
     },
     "database": {
@@ -268,66 +286,106 @@ def _closest(name: str, options: Mapping[str, Any] | list[str]) -> str:
     return f"; did you mean '{matches[0]}'?" if matches else f"; valid keys: {', '.join(options)}"
 
 
-def _table(where: str, raw: Any, schema: dict[str, Field]) -> dict[str, Any]:
+_DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _database_url(url: str, where: str, problems: list[str]) -> None:
+    """A PostgreSQL URL or nothing: a misspelt scheme must not become a SQLite file name. Only
+    the scheme is echoed (the rest may hold a password)."""
+    if not url or url.startswith(_DATABASE_SCHEMES):
+        return
+    scheme = url.split("://", 1)[0] + "://" if "://" in url else ""
+    if not scheme or len(scheme) > 24:
+        problems.append(f"{where}: expected a postgresql:// URL")
+        return
+    hint = difflib.get_close_matches(scheme, _DATABASE_SCHEMES, n=1, cutoff=0.6)
+    problems.append(
+        f"{where}: unsupported scheme '{scheme}'; "
+        + (f"did you mean '{hint[0]}'? " if hint else "")
+        + "OnAir speaks PostgreSQL (postgresql://) or SQLite ([database] path, a file)"
+    )
+
+
+def _table(
+    where: str, raw: Any, schema: dict[str, Field], problems: list[str]
+) -> dict[str, Any] | None:
+    """The table's values, defaults filled in; each problem is added to ``problems``. None when
+    the table cannot be used (not a table, or a required key missing or bad)."""
     if not isinstance(raw, dict):
-        raise ConfigError(f"[{where}] must be a table")
+        problems.append(f"{where} must be a table")
+        return None
     for key in raw:
         if key not in schema:
-            raise ConfigError(f"unknown key '{key}' in [{where}]{_closest(key, schema)}")
+            problems.append(f"{where} unknown key '{key}'{_closest(key, schema)}")
     values: dict[str, Any] = {}
+    usable = True
     for key, (convert, default) in schema.items():
         if key not in raw:
             if default is REQUIRED:
-                raise ConfigError(f"[{where}] needs '{key}'")
+                problems.append(f"{where} needs '{key}'")
+                usable = False
             values[key] = default
             continue
         try:
             values[key] = convert(raw[key])
         except ValueError as error:
-            raise ConfigError(f"bad value for '{key}' in [{where}]: {error}") from None
-    return values
+            problems.append(f"{where} bad value for '{key}': {error}")
+            usable = usable and default is not REQUIRED
+            values[key] = default
+    return values if usable else None
+
+
+def _place(name: str, index: int | None = None) -> str:
+    """Where a problem is, as TOML writes it: ``[bot]`` or ``[[stations]] #2`` (1-based)."""
+    return f"[{name}]" if index is None else f"[[{name}]] #{index + 1}"
 
 
 def parse_settings(
     text: str, env: Mapping[str, str] | None = None, *, source: str = "config"
 ) -> Settings:
-    """Parse TOML text into :class:`Settings`; secrets come from ``env``."""
+    """Parse TOML text into :class:`Settings`; secrets come from ``env``. Every problem found is
+    reported at once (one line each, in :attr:`ConfigError.problems`)."""
     env = os.environ if env is None else env
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source} is not valid TOML: {error}") from None
+    problems: list[str] = []
     for section in raw:
         if section not in SCHEMA:
-            raise ConfigError(f"unknown section [{section}] in {source}{_closest(section, SCHEMA)}")
-    tables = {
-        name: _table(name, raw.get(name, {}), SCHEMA[name])
-        for name in SCHEMA
-        if name not in ARRAY_TABLES
-    }
-    arrays: dict[str, list[dict[str, Any]]] = {}
+            problems.append(f"unknown section [{section}]{_closest(section, SCHEMA)}")
+    tables: dict[str, dict[str, Any]] = {}
+    for name in SCHEMA:
+        if name in ARRAY_TABLES:
+            continue
+        values = _table(_place(name), raw.get(name, {}), SCHEMA[name], problems)
+        tables[name] = values or {key: default for key, (_, default) in SCHEMA[name].items()}
+    arrays: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for name in ARRAY_TABLES:
         entries = raw.get(name, [])
         if not isinstance(entries, list):
-            raise ConfigError(f"[{name}] must be written as [[{name}]] (an array of tables)")
-        arrays[name] = [
-            _table(f"{name}[{index}]", entry, SCHEMA[name]) for index, entry in enumerate(entries)
-        ]
+            problems.append(f"[{name}] must be written as [[{name}]] (an array of tables)")
+            entries = []
+        arrays[name] = []
+        for index, entry in enumerate(entries):
+            values = _table(_place(name, index), entry, SCHEMA[name], problems)
+            if values is not None:
+                arrays[name].append((index, values))
 
     stations: list[StationConfig] = []
-    for index, values in enumerate(arrays["stations"]):
+    for index, values in arrays["stations"]:
+        where = _place("stations", index)
         key: str | None = None
         if values["key_env"]:
             key = env.get(values["key_env"]) or None
             if key is None:
-                raise ConfigError(
-                    f"station '{values['id']}' reads its API key from ${values['key_env']}, "
-                    "which is not set"
+                problems.append(
+                    f"{where} key_env: ${values['key_env']} is not set "
+                    f"(station '{values['id']}' reads its API key from it)"
                 )
         if any(s.slug == values["id"] for s in stations):
-            raise ConfigError(
-                f"bad value for 'id' in [stations[{index}]]: '{values['id']}' is used twice"
-            )
+            problems.append(f"{where} bad value for 'id': '{values['id']}' is used twice")
+            continue
         stations.append(
             StationConfig(
                 slug=values["id"],
@@ -344,7 +402,7 @@ def parse_settings(
 
     def known(slug: str, where: str) -> str:
         if slug and slug not in slugs:
-            raise ConfigError(
+            problems.append(
                 f"{where} names station '{slug}', which is not defined"
                 + _closest(slug, sorted(slugs))
             )
@@ -353,31 +411,47 @@ def parse_settings(
     bot = tables["bot"]
     known(bot["default_station"], "[bot] default_station")
     guilds = tuple(
-        GuildConfig(v["id"], known(v["default_station"], f"[guilds[{i}]]"))
-        for i, v in enumerate(arrays["guilds"])
+        GuildConfig(v["id"], known(v["default_station"], f"{_place('guilds', i)} default_station"))
+        for i, v in arrays["guilds"]
     )
     subscriptions = tuple(
         Subscription(
             0,
             guild_id=v.pop("guild"),
             channel_id=v.pop("channel"),
-            **{**v, "station": known(v["station"], f"[subscriptions[{i}]]")},
+            **{**v, "station": known(v["station"], f"{_place('subscriptions', i)} station")},
         )
-        for i, v in enumerate(arrays["subscriptions"])
+        for i, v in arrays["subscriptions"]
     )
     announcer = tables["announcer"]
     if announcer["min_interval"] > announcer["max_interval"]:
-        raise ConfigError("bad value in [announcer]: min_interval is above max_interval")
+        problems.append("[announcer] bad value: min_interval is above max_interval")
     database = tables["database"]
+    if "://" in database["path"]:
+        problems.append(
+            "[database] path: a SQLite file name, not a URL (a PostgreSQL URL goes in "
+            "[database] url or ONAIR_DATABASE_URL)"
+        )
+    env_url = env.get("ONAIR_DATABASE_URL") or ""
+    _database_url(env_url, "ONAIR_DATABASE_URL", problems)
+    _database_url(database["url"], "[database] url", problems)
     metrics = tables["metrics"]
     if metrics["host"] not in ("127.0.0.1", "::1", "localhost"):
-        raise ConfigError("bad value for 'host' in [metrics]: metrics are served on loopback only")
+        problems.append("[metrics] bad value for 'host': metrics are served on loopback only")
     if bot["max_guild_stations"] < 0:
-        raise ConfigError("bad value for 'max_guild_stations' in [bot]: must be 0 or more")
+        problems.append("[bot] bad value for 'max_guild_stations': must be 0 or more")
+    metrics_port = metrics["port"]
+    if env.get(METRICS_PORT_ENV):
+        try:
+            metrics_port = _port_or_off(env[METRICS_PORT_ENV])
+        except ValueError as error:
+            problems.append(f"{METRICS_PORT_ENV}: {error}")
     if bot["shard_ids"] and not bot["shard_count"]:
-        raise ConfigError("bad value in [bot]: shard_ids needs shard_count")
+        problems.append("[bot] bad value: shard_ids needs shard_count")
     if any(not 0 <= i < bot["shard_count"] for i in bot["shard_ids"]):
-        raise ConfigError("bad value for 'shard_ids' in [bot]: each must be below shard_count")
+        problems.append("[bot] bad value for 'shard_ids': each must be below shard_count")
+    if problems:
+        raise ConfigError(*(f"{source}: {problem}" for problem in problems))
     return Settings(
         token=env.get(TOKEN_ENV) or None,
         dev_guild=bot["dev_guild"],
@@ -386,7 +460,7 @@ def parse_settings(
         sync_commands=bot["sync_commands"],
         cache_seconds=bot["cache_seconds"],
         database_path=database["path"],
-        database_url=env.get("ONAIR_DATABASE_URL") or database["url"],
+        database_url=env_url or database["url"],
         history_days=database["history_days"],
         database_lock_timeout=database["lock_timeout"],
         poll=PollSettings(
@@ -406,7 +480,7 @@ def parse_settings(
         allow_private_station_urls=bot["allow_private_station_urls"],
         max_guild_stations=bot["max_guild_stations"],
         metrics_host=metrics["host"],
-        metrics_port=metrics["port"],
+        metrics_port=metrics_port,
         secret_key=env.get(SECRET_ENV) or None,
         stations=tuple(stations),
         guilds=guilds,

@@ -17,7 +17,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from .announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from .announcer.watcher import AnnouncementListener, ErrorListener
 from .render.text import duration
-from .station import StationClient, StationError
+from .station import StationAuthError, StationClient, StationError, StationNotFound
+
+EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
 
 # A console line must stay on one line and print in any terminal: no control characters.
 _CONTROL = dict.fromkeys([*list(range(0, 32)), 127], " ")
@@ -101,9 +103,11 @@ async def watch_station(
     *,
     zone: tzinfo = UTC,
     duration: float | None = None,
+    stop: asyncio.Event | None = None,
 ) -> StationStatus:
-    """Watch one station with the bot's own watch and scheduler until stopped (or ``duration``)."""
-    stop = asyncio.Event()
+    """Watch one station with the bot's own watch and scheduler until stopped (a signal, ``stop``
+    set, or ``duration``)."""
+    stop = stop or asyncio.Event()
     scheduler = AsyncIOScheduler(timezone=UTC)
     async with aiohttp.ClientSession() as session:
         client = StationClient(base_url, station_id, key, session=session, zone=zone)
@@ -128,7 +132,11 @@ async def watch(
     as_json: bool = False,
     duration: float | None = None,
 ) -> int:
-    """Print one line per new play until interrupted; errors go to stderr, one line each."""
+    """Print one line per new play until interrupted; errors go to stderr, one line each. A
+    wrong key or an unknown station ends it with exit 2 (as ``check`` does); outages are waited
+    out."""
+    stop = asyncio.Event()
+    fatal = False
 
     async def on_play(announcement: Announcement) -> None:
         if as_json:
@@ -138,10 +146,16 @@ async def watch(
         print(line, flush=True)
 
     async def on_error(error: StationError) -> None:
+        nonlocal fatal
         print(f"onair watch: {error.message}", file=sys.stderr, flush=True)
+        if isinstance(error, StationAuthError | StationNotFound):
+            fatal = True
+            stop.set()
 
-    await watch_station(base_url, station_id, key, on_play, on_error, zone=zone, duration=duration)
-    return 0
+    await watch_station(
+        base_url, station_id, key, on_play, on_error, zone=zone, duration=duration, stop=stop
+    )
+    return EXIT_STATION if fatal else 0
 
 
 async def demo(*, duration: float = 60.0, seed: int = 7) -> int:

@@ -11,6 +11,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from discord import app_commands
 from discord.ext import commands
 
+from .commandsync import state_path, sync_commands
 from .config import Settings
 from .errors import OnAirError
 from .heap import freeze_startup_heap
@@ -37,6 +38,8 @@ EXTENSIONS = (
     "cogs.announcer",
     "cogs.admin",
 )
+# Extensions that run a service and define no command (`onair sync` leaves them out).
+SERVICE_EXTENSIONS = frozenset({"cogs.announcer"})
 
 GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
 
@@ -107,6 +110,7 @@ class OnAirBot(commands.AutoShardedBot):
         scheduler: AsyncIOScheduler,
         keybox: KeyBox,
         extensions: tuple[str, ...] = EXTENSIONS,
+        commands_only: bool = False,
         **options: Any,
     ) -> None:
         options.setdefault("intents", discord.Intents.none() | discord.Intents(guilds=True))
@@ -125,9 +129,16 @@ class OnAirBot(commands.AutoShardedBot):
         self._metrics_server: MetricsServer | None = None
         self.announcer: AnnouncerService | None = None  # set by the announcer cog
         self.initial_extensions = extensions
+        # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
+        self.commands_only = commands_only
         self.synced: list[app_commands.AppCommand] = []
 
     async def setup_hook(self) -> None:
+        if self.commands_only:
+            for extension in self.initial_extensions:
+                if extension not in SERVICE_EXTENSIONS:
+                    await self.load_extension(extension)
+            return
         await self.storage.open()
         await self.registry.load(self.storage, self.keybox)
         self.scheduler.start()
@@ -138,13 +149,14 @@ class OnAirBot(commands.AutoShardedBot):
         for extension in self.initial_extensions:
             await self.load_extension(extension)
         if self.settings.sync_commands:
-            if self.settings.dev_guild:
-                guild = discord.Object(self.settings.dev_guild)
-                self.tree.copy_global_to(guild=guild)
-                self.synced = await self.tree.sync(guild=guild)
+            synced = await sync_commands(
+                self, self.tree, self.settings.dev_guild, state=state_path(self.settings)
+            )
+            if synced is None:
+                _LOGGER.info("application commands unchanged since the last sync")
             else:
-                self.synced = await self.tree.sync()
-            _LOGGER.info("synced %d application commands", len(self.synced))
+                self.synced = synced
+                _LOGGER.info("synced %d application commands", len(self.synced))
         freeze_startup_heap()
 
     def _healthy(self) -> bool:

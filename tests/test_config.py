@@ -53,7 +53,7 @@ def test_key_is_not_in_repr():
         ),
         ("[[subscriptions]]\nguild=1\nchannel=2\nstation='zzz'", "not defined"),
         ("[[subscriptions]]\nguild=1\nchannel=2\nstation='x'\nmode='loud'", '"post" or "card"'),
-        ("[bot]\nmax_guild_stations = -1", "'max_guild_stations' in [bot]: must be 0 or more"),
+        ("[bot]\nmax_guild_stations = -1", "'max_guild_stations': must be 0 or more"),
     ],
 )
 def test_bad_configs_get_one_clear_message(text, message):

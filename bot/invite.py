@@ -1,0 +1,44 @@
+"""The bot's invite URL: the OAuth2 scopes and the channel permissions OnAir really uses.
+
+Each permission is listed with what it is for, so the README, ``onair invite`` and the start-up
+line agree; the integer is computed from the flags, never typed by hand.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+import discord
+
+SCOPES = ("bot", "applications.commands")
+
+# Permission flag name (discord.Permissions) -> what OnAir uses it for.
+PERMISSIONS: dict[str, str] = {
+    "view_channel": "see the announcement channels chosen with /onair announce",
+    "send_messages": "post track announcements in those channels",
+    "send_messages_in_threads": "post announcements when the chosen channel is a thread",
+    "embed_links": "announcements are embeds (artwork, links, buttons)",
+    "read_message_history": (
+        "card mode looks at the channel's newest message to re-post a buried card"
+    ),
+}
+
+
+def permissions() -> discord.Permissions:
+    return discord.Permissions(**dict.fromkeys(PERMISSIONS, True))
+
+
+def invite_url(client_id: int) -> str:
+    return discord.utils.oauth_url(client_id, permissions=permissions(), scopes=SCOPES)
+
+
+def client_id_from_token(token: str) -> int | None:
+    """A bot token's first segment is its user id in base64 (the bot's user id is the
+    application id for every application made since 2019). None when it does not decode."""
+    first = token.strip().split(".", 1)[0]
+    try:
+        text = base64.b64decode(first + "=" * (-len(first) % 4), validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return int(text) if text.isdigit() and 15 <= len(text) <= 21 else None

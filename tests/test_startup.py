@@ -1,0 +1,255 @@
+"""`onair run` and `onair sync` against the fake Discord: Discord unreachable (DNS, TLS, refused)
+is one line and a retry, a refused token one line and exit 78, the start line names the bot, its
+guilds and the invite URL, and `run` syncs the command tree only when it changed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import socket
+import ssl
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import discord
+import pytest
+from aiohttp.abc import AbstractResolver
+
+from bot.app import run_bot, sync_once
+from bot.invite import permissions
+from bot.startup import Backoff
+
+from .botenv import STATION_KEY, config_text
+from .fakediscord import FakeDiscord, FakeResolver
+
+
+class Records(logging.Handler):
+    """Collects OnAir's, discord.py's and asyncio's log records; sets an event on the start
+    line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        self.ready = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if record.getMessage().startswith("logged in as"):
+            self.ready.set()
+
+    def lines(self, level: int = logging.INFO) -> list[str]:
+        """OnAir's own lines at ``level`` or above."""
+        return [
+            r.getMessage()
+            for r in self.records
+            if r.levelno >= level and r.name.startswith("onair")
+        ]
+
+
+@pytest.fixture
+def records(monkeypatch: pytest.MonkeyPatch) -> Iterator[Records]:
+    handler = Records()
+    loggers = [logging.getLogger(name) for name in ("onair", "asyncio", "discord")]
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level, logging.getLogger("discord").level)
+    for logger in loggers:
+        logger.addHandler(handler)
+    # discord.py warns about missing voice libraries once per process: restore its first state.
+    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
+    monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
+    try:
+        yield handler
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        logging.getLogger("discord").setLevel(saved[2])
+
+
+class NoDNS(AbstractResolver):
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> Any:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    async def close(self) -> None:
+        return None
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def started_fake() -> AsyncIterator[FakeDiscord]:
+    fake = FakeDiscord()
+    await fake.start()
+    try:
+        yield fake
+    finally:
+        await fake.stop()
+
+
+def _config(tmp_path: Path, sim: Any, fake: FakeDiscord, bot_extra: str = "") -> str:
+    path = tmp_path / "config.toml"
+    db = tmp_path / "onair.sqlite3"
+    path.write_text(config_text(sim, fake, db_path=str(db), bot_extra=bot_extra))
+    return str(path)
+
+
+@pytest.fixture
+def bot_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ONAIR_TEST_STATION_KEY", STATION_KEY)
+
+
+async def _run_until_ready(config: str, factory: Any, records: Records) -> int | None:
+    """Run the bot until its start line, then stop it as Ctrl+C would (cancel)."""
+    task = asyncio.create_task(
+        run_bot(config, discord_connector=factory, backoff=Backoff(first=0.01, cap=0.05))
+    )
+    ready = asyncio.create_task(records.ready.wait())
+    try:
+        done, _ = await asyncio.wait({task, ready}, timeout=30, return_when="FIRST_COMPLETED")
+        if task in done:
+            return task.result()
+        assert ready in done, "the bot never logged its start line"
+        return None
+    finally:
+        ready.cancel()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_discord_unreachable_is_one_line_each_then_retried_until_ready(
+    live_simulator, tmp_path, monkeypatch, records, bot_env
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        untrusted = ssl.create_default_context()  # does not know the fake's CA
+        attempts = iter(
+            [
+                lambda: aiohttp.TCPConnector(resolver=NoDNS()),
+                lambda: aiohttp.TCPConnector(resolver=FakeResolver(fake.port), ssl=untrusted),
+                lambda: aiohttp.TCPConnector(resolver=FakeResolver(_closed_port())),
+            ]
+        )
+
+        def factory() -> aiohttp.BaseConnector:
+            return next(attempts, fake.connector)()
+
+        assert await _run_until_ready(config, factory, records) is None
+    gc.collect()  # an unclosed session of a failed attempt would now complain
+    warnings = records.lines(logging.WARNING)
+    assert len(warnings) == 3, warnings
+    assert "cannot reach Discord: DNS lookup of discord.com failed; retrying in" in warnings[0]
+    assert "TLS certificate of discord.com not accepted" in warnings[1]
+    assert "refused" in warnings[2]
+    assert all("\n" not in line for line in warnings)
+    start = [line for line in records.lines() if line.startswith("logged in as")]
+    assert len(start) == 1
+    assert start[0].startswith("logged in as OnAir") and f"({fake.bot_id}), 1 guild;" in start[0]
+    assert f"client_id={fake.app_id}" in start[0]
+    assert f"permissions={permissions().value}" in start[0]
+    assert "scope=bot+applications.commands" in start[0]
+    text = "\n".join(r.getMessage() for r in records.records)
+    assert "Unclosed" not in text and "PyNaCl" not in text and "davey" not in text
+    assert not any(r.exc_info for r in records.records if r.levelno >= logging.INFO)
+
+
+async def test_refused_token_is_one_line_and_exit_78(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", "not-the-token")
+        config = _config(tmp_path, live_simulator, fake)
+        assert await _run_until_ready(config, fake.connector, records) == 78
+        assert not fake.sent("PUT")  # never got as far as syncing
+    gc.collect()
+    errors = records.lines(logging.ERROR)
+    assert errors == ["Discord refused the bot token in ONAIR_DISCORD_TOKEN (exit 78)"]
+    stderr = capsys.readouterr().err
+    assert "Traceback" not in stderr and "not-the-token" not in stderr
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
+
+
+def _puts(fake: FakeDiscord) -> list[str]:
+    return [r.route for r in fake.sent("PUT") if r.route.endswith("/commands")]
+
+
+async def test_sync_registers_once_and_run_syncs_only_a_changed_tree(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        assert await sync_once(config, None, connector=fake.connector()) == 0
+        assert _puts(fake) == [f"/applications/{fake.app_id}/commands"]
+        synced_by_sync = sorted(c["name"] for c in fake.commands)
+        assert {"nowplaying", "playlist", "stats", "onair"} <= set(synced_by_sync)
+        assert (tmp_path / "onair.sqlite3.commands").is_file()
+        assert "Synced" in capsys.readouterr().out
+
+        # run: the tree is the one `sync` registered, so nothing is sent again
+        assert await _run_until_ready(config, fake.connector, records) is None
+        assert len(_puts(fake)) == 1
+        assert "application commands unchanged since the last sync" in records.lines()
+
+        # run with the tree of a full start (announcer loaded too) after losing the state file:
+        # it syncs, and the payload is the one `sync` sent
+        (tmp_path / "onair.sqlite3.commands").unlink()
+        records.ready.clear()
+        assert await _run_until_ready(config, fake.connector, records) is None
+        assert len(_puts(fake)) == 2
+        assert sorted(c["name"] for c in fake.commands) == synced_by_sync
+
+        # a different target (a development guild) is a different tree: synced there at once
+        guild = fake.guilds[0].id
+        config = _config(tmp_path, live_simulator, fake, bot_extra=f"dev_guild = {guild}")
+        records.ready.clear()
+        assert await _run_until_ready(config, fake.connector, records) is None
+        assert _puts(fake)[-1] == f"/applications/{fake.app_id}/guilds/{guild}/commands"
+
+        # `onair sync --guild ID` always syncs, to that guild
+        assert await sync_once(config, guild, connector=fake.connector()) == 0
+        assert len(_puts(fake)) == 4
+
+
+async def test_sync_with_discord_unreachable_is_one_line_and_exit_69(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        connector = aiohttp.TCPConnector(resolver=NoDNS())
+        assert await sync_once(config, None, connector=connector) == 69
+        assert not fake.sent("PUT")
+    gc.collect()
+    err = capsys.readouterr().err.strip().splitlines()
+    problems = [line for line in err if "logging in using static token" not in line]
+    assert problems == ["onair: could not sync the commands: DNS lookup of discord.com failed"]
+    assert not (tmp_path / "onair.sqlite3.commands").exists()
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
+
+
+async def test_a_start_up_failure_that_is_not_the_network_is_one_line_and_exit_70(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with started_fake() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        path = tmp_path / "config.toml"
+        unusable = tmp_path / "missing-directory" / "onair.sqlite3"
+        path.write_text(config_text(live_simulator, fake, db_path=str(unusable)))
+        assert await _run_until_ready(str(path), fake.connector, records) == 70
+    gc.collect()
+    errors = records.lines(logging.ERROR)
+    assert len(errors) == 1 and errors[0].startswith("start-up failed: OperationalError:")
+    assert not any(r.exc_info for r in records.records if r.levelno > logging.DEBUG)
+    assert "Traceback" not in capsys.readouterr().err
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
