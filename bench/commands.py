@@ -16,8 +16,8 @@ import json
 import time
 
 from bot.simulator import StationSimulator
-from tests.botenv import running_bot
-from tests.fakediscord import FakeDiscord
+from tests.support.botenv import running_bot
+from tests.support.fakediscord import FakeDiscord
 
 from .common import LoopLag, emit, ms, percentile
 

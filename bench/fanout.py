@@ -15,8 +15,8 @@ import time
 
 from bot.announcer import Announcement
 from bot.simulator import StationSimulator
-from tests.botenv import running_bot
-from tests.fakediscord import FakeDiscord
+from tests.support.botenv import running_bot
+from tests.support.fakediscord import FakeDiscord
 
 from .common import emit
 

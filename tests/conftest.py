@@ -1,10 +1,19 @@
-"""Shared fixtures: a station simulator on loopback and one aiohttp session per test."""
+"""Shared fixtures only (helpers live in tests/support and are imported explicitly).
+
+Fixture names mean one thing across the suite: ``simulator`` is one station on a manual clock,
+``live_simulator`` two stations on the real clock, ``onair`` the real bot against a fresh fake
+Discord and ``live_simulator``, ``guild_sim``/``guild_fake``/``dev_bot`` the setting of the
+guild-admin tests, ``sim_url`` an ``onair simulate`` child process.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+import logging
+import re
+import subprocess
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import aiohttp
@@ -12,23 +21,18 @@ import pytest
 
 from bot.simulator import ManualClock, StationSimulator
 
-KEY = "sekrit-KEY-0123456789"
-
-
-async def wait_for(
-    condition: Callable[[], bool | Awaitable[bool]], within: float = 10.0, step: float = 0.01
-) -> None:
-    """Poll ``condition`` until it holds; fail the test after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        result = condition()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within}s")
-        await asyncio.sleep(step)
+from .support.botenv import (
+    DEV_OVERRIDE,
+    GUILD_KEY,
+    SECRET,
+    STATION_KEY,
+    BotEnv,
+    running_bot,
+)
+from .support.cli import KEY as CLI_KEY
+from .support.cli import ONAIR, ROOT
+from .support.fakediscord import FakeDiscord
+from .support.stations import KEY
 
 
 @pytest.fixture
@@ -58,10 +62,8 @@ async def live_simulator() -> AsyncIterator[StationSimulator]:
     """A simulator on the real clock (Discord-level tests run the bot in real time)."""
     sim = StationSimulator()
     berlin = ZoneInfo("Europe/Berlin")  # the zone the test config gives these stations
-    sim.add_station(
-        1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm", zone=berlin
-    )
-    sim.add_station(2, key="station-key-SECRET-42", seed=4, name="Second Station", zone=berlin)
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=berlin)
+    sim.add_station(2, key=STATION_KEY, seed=4, name="Second Station", zone=berlin)
     await sim.start()
     try:
         yield sim
@@ -70,8 +72,70 @@ async def live_simulator() -> AsyncIterator[StationSimulator]:
 
 
 @pytest.fixture
-async def onair(live_simulator: StationSimulator):  # type: ignore[no-untyped-def]
-    from .botenv import running_bot
-
+async def onair(live_simulator: StationSimulator) -> AsyncIterator[BotEnv]:
     async with running_bot(live_simulator) as env:
         yield env
+
+
+@pytest.fixture
+async def guild_sim() -> AsyncIterator[StationSimulator]:
+    """The owner's station 1 and station 5, which a guild admin adds with ``GUILD_KEY``."""
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm")
+    sim.add_station(5, key=GUILD_KEY, seed=5, name="Guild Radio")
+    await sim.start()
+    try:
+        yield sim
+    finally:
+        await sim.stop()
+
+
+@pytest.fixture
+async def guild_fake() -> AsyncIterator[FakeDiscord]:
+    """A fake Discord with two guilds of two channels (guild isolation needs a second guild)."""
+    server = FakeDiscord(guild_count=2, channels_per_guild=2)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+def dev_bot(
+    guild_sim: StationSimulator, guild_fake: FakeDiscord, caplog: pytest.LogCaptureFixture
+) -> Callable[..., AbstractAsyncContextManager[BotEnv]]:
+    """Starts the bot on ``guild_fake`` with a secret key and loopback stations allowed."""
+    caplog.set_level(logging.DEBUG)
+
+    def start(**kw: Any) -> AbstractAsyncContextManager[BotEnv]:
+        return running_bot(
+            guild_sim,
+            fake=guild_fake,
+            env_extra={"ONAIR_SECRET_KEY": SECRET, **kw.pop("env", {})},
+            bot_extra=DEV_OVERRIDE,
+            **kw,
+        )
+
+    return start
+
+
+@pytest.fixture(scope="module")
+def sim_url() -> Iterator[str]:
+    """``onair simulate`` as a child process (key ``tests.support.cli.KEY``); its base URL."""
+    proc = subprocess.Popen(
+        [*ONAIR, "simulate", "--port", "0", "--key", CLI_KEY, "--speed", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        assert match, f"simulate printed {line!r}"
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

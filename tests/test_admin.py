@@ -3,41 +3,18 @@ announcement setup, status, guild isolation and purge, and two processes sharing
 
 from __future__ import annotations
 
-import logging
 import os
 
 import pytest
-from cryptography.fernet import Fernet
 
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 from bot.storage import Subscription
 
-from .botenv import running_bot
-from .conftest import wait_for
-from .fakediscord import FakeDiscord
-from .storage_backends import POSTGRES_ENV, reset_postgres
-
-EPHEMERAL = 64
-GUILD_KEY = "guild-typed-KEY-77777"
-SECRET = Fernet.generate_key().decode()
-
-
-@pytest.fixture
-async def guild_sim():
-    sim = StationSimulator()
-    sim.add_station(1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm")
-    sim.add_station(5, key=GUILD_KEY, seed=5, name="Guild Radio")
-    await sim.start()
-    yield sim
-    await sim.stop()
-
-
-@pytest.fixture
-async def fake():
-    server = FakeDiscord(guild_count=2, channels_per_guild=2)
-    await server.start()
-    yield server
-    await server.stop()
+from .support.botenv import DEV_OVERRIDE, GUILD_KEY, SECRET, running_bot
+from .support.discord_rules import CHANNEL_MESSAGE, EPHEMERAL, MODAL
+from .support.fakediscord import FakeDiscord
+from .support.storage_backends import POSTGRES_ENV, reset_postgres
+from .support.waiting import wait_for
 
 
 async def start_add(env, name: str, base_url: str, station_id: int, **kw) -> tuple[str, dict]:
@@ -47,31 +24,11 @@ async def start_add(env, name: str, base_url: str, station_id: int, **kw) -> tup
     return iid, callback.json
 
 
-# The development override (off by default) that lets guild stations live on loopback.
-DEV_OVERRIDE = "allow_private_station_urls = true\n"
-
-
-@pytest.fixture
-def dev_bot(guild_sim, fake, caplog):
-    caplog.set_level(logging.DEBUG)
-
-    def start(**kw):
-        return running_bot(
-            guild_sim,
-            fake=fake,
-            env_extra={"ONAIR_SECRET_KEY": SECRET, **kw.pop("env", {})},
-            bot_extra=DEV_OVERRIDE,
-            **kw,
-        )
-
-    return start
-
-
 async def test_member_without_manage_server_is_refused(dev_bot):
     async with dev_bot() as env:
         iid = await env.fake.slash("onair", {}, sub=["status"], permissions=0x800 | 0x400)
         reply = (await env.fake.response(iid)).json
-        assert reply["type"] == 4 and reply["data"]["flags"] & EPHEMERAL
+        assert reply["type"] == CHANNEL_MESSAGE and reply["data"]["flags"] & EPHEMERAL
         assert "Manage Server" in reply["data"]["content"]
         command = next(c for c in env.fake.commands if c["name"] == "onair")
         assert int(command["default_member_permissions"]) == 0x20
@@ -82,7 +39,7 @@ async def test_station_add_with_modal_key_is_validated_encrypted_and_never_echoe
 ):
     async with dev_bot() as env:
         iid, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
-        assert callback["type"] == 9  # modal
+        assert callback["type"] == MODAL
         modal = callback["data"]
         field_id = modal["components"][0]["components"][0]["custom_id"]
         before = guild_sim.counters["info:5"]
@@ -121,8 +78,8 @@ async def test_wrong_key_is_refused_and_nothing_saved(dev_bot, guild_sim):
         assert await env.bot.storage.guild_stations(env.guild.id) == []
 
 
-async def test_without_secret_key_guild_keys_are_not_stored(guild_sim, fake):
-    async with running_bot(guild_sim, fake=fake, bot_extra=DEV_OVERRIDE) as env:
+async def test_without_secret_key_guild_keys_are_not_stored(guild_sim, guild_fake):
+    async with running_bot(guild_sim, fake=guild_fake, bot_extra=DEV_OVERRIDE) as env:
         _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
         modal = callback["data"]
         field_id = modal["components"][0]["components"][0]["custom_id"]
@@ -142,10 +99,12 @@ async def test_without_secret_key_guild_keys_are_not_stored(guild_sim, fake):
         ("https://admin:pw@c5.radioboss.fm", "password"),
     ],
 )
-async def test_hostile_station_urls_refused_by_default(guild_sim, fake, url, words):
-    async with running_bot(guild_sim, fake=fake, env_extra={"ONAIR_SECRET_KEY": SECRET}) as env:
+async def test_hostile_station_urls_refused_by_default(guild_sim, guild_fake, url, words):
+    async with running_bot(
+        guild_sim, fake=guild_fake, env_extra={"ONAIR_SECRET_KEY": SECRET}
+    ) as env:
         _, callback = await start_add(env, "Evil", url, 5)
-        assert callback["type"] == 4 and callback["data"]["flags"] & EPHEMERAL
+        assert callback["type"] == CHANNEL_MESSAGE and callback["data"]["flags"] & EPHEMERAL
         assert words in callback["data"]["content"]
         assert env.bot.registry.policy.allow_private is False
 

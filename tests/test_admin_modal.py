@@ -13,10 +13,10 @@ from cryptography.fernet import Fernet
 
 from bot.simulator import StationSimulator
 
-from .botenv import running_bot
-from .fakediscord import FakeDiscord, Guild, snowflake
+from .support.botenv import running_bot
+from .support.discord_rules import ACTION_ROW, CHANNEL_MESSAGE, EPHEMERAL, MODAL
+from .support.fakediscord import FakeDiscord, Guild, snowflake
 
-EPHEMERAL = 64
 KEY_A = "guild-A-KEY-11111"
 KEY_B = "guild-B-KEY-22222"
 SECRET = Fernet.generate_key().decode()
@@ -26,7 +26,7 @@ OLD_LABEL = "API key (leave empty if the station needs none)"
 
 
 @pytest.fixture
-async def sim():
+async def keyed_sim():
     server = StationSimulator()
     server.add_station(1, key="station-key-SECRET-42", seed=3)
     server.add_station(5, key=KEY_A, seed=5, name="Radio A")
@@ -44,9 +44,9 @@ async def fake():
     await server.stop()
 
 
-def bot(sim: StationSimulator, fake: FakeDiscord, bot_extra: str = "") -> Any:
+def bot(keyed_sim: StationSimulator, fake: FakeDiscord, bot_extra: str = "") -> Any:
     return running_bot(
-        sim,
+        keyed_sim,
         fake=fake,
         env_extra={"ONAIR_SECRET_KEY": SECRET},
         bot_extra=DEV_OVERRIDE + bot_extra,
@@ -68,15 +68,15 @@ async def submit(env: Any, modal: dict[str, Any], key: str, **kw: Any) -> dict[s
     return await env.fake.final_message(iid)
 
 
-async def test_modal_labels_fit_discord_and_the_old_label_is_rejected(sim, fake):
-    async with bot(sim, fake) as env:
+async def test_modal_labels_fit_discord_and_the_old_label_is_rejected(keyed_sim, fake):
+    async with bot(keyed_sim, fake) as env:
         callback = await open_form(env, "Radio A", 5)
-        assert callback["type"] == 9, callback  # the strict fake accepted the modal
+        assert callback["type"] == MODAL, callback  # the strict fake accepted the modal
         field = callback["data"]["components"][0]["components"][0]
         assert len(field["label"]) <= 45 and "empty" in field["placeholder"]
         assert len(field["placeholder"]) <= 100
     # The label OnAir used to send (47 characters) is what real Discord refuses.
-    row = {"type": 1, "components": [{**field, "label": OLD_LABEL}]}
+    row = {"type": ACTION_ROW, "components": [{**field, "label": OLD_LABEL}]}
     old = {**callback, "data": {**callback["data"], "components": [row]}}
     iid = fake.pending_interaction(2)  # a slash command nobody has answered yet
     status, body = await raw_post(fake, f"/interactions/{iid}/itoken-{iid}/callback", old)
@@ -95,20 +95,20 @@ async def raw_post(fake: FakeDiscord, path: str, body: Any) -> tuple[int, Any]:
         return response.status, await response.json()
 
 
-async def test_custom_id_is_random_per_use(sim, fake):
-    async with bot(sim, fake) as env:
+async def test_custom_id_is_random_per_use(keyed_sim, fake):
+    async with bot(keyed_sim, fake) as env:
         first = (await open_form(env, "Radio A", 5))["data"]["custom_id"]
         second = (await open_form(env, "Radio A", 5))["data"]["custom_id"]
         assert first != second and "radio-a" not in first
 
 
-async def test_two_guilds_adding_the_same_name_at_once_do_not_cross(sim, fake):
+async def test_two_guilds_adding_the_same_name_at_once_do_not_cross(keyed_sim, fake):
     guild_a, guild_b = fake.guilds
-    async with bot(sim, fake) as env:
+    async with bot(keyed_sim, fake) as env:
         # Both forms open before either is submitted; same station name, same admin account.
         form_a = (await open_form(env, "Radio", 5, guild=guild_a))["data"]
         form_b = (await open_form(env, "Radio", 6, guild=guild_b))["data"]
-        before = dict(sim.counters)
+        before = dict(keyed_sim.counters)
         replies = await asyncio.gather(
             submit(env, form_a, KEY_A, guild=guild_a), submit(env, form_b, KEY_B, guild=guild_b)
         )
@@ -118,12 +118,12 @@ async def test_two_guilds_adding_the_same_name_at_once_do_not_cross(sim, fake):
         assert [s.station_id for s in stored_a] == [5]
         assert [s.station_id for s in stored_b] == [6]
         # Each key went to its own station only (station 6 never saw guild A's key).
-        assert sim.counters["info:5"] == before.get("info:5", 0) + 1
-        assert sim.counters["info:6"] == before.get("info:6", 0) + 1
+        assert keyed_sim.counters["info:5"] == before.get("info:5", 0) + 1
+        assert keyed_sim.counters["info:6"] == before.get("info:6", 0) + 1
 
 
-async def test_submit_from_another_user_is_refused(sim, fake):
-    async with bot(sim, fake) as env:
+async def test_submit_from_another_user_is_refused(keyed_sim, fake):
+    async with bot(keyed_sim, fake) as env:
         form = (await open_form(env, "Radio A", 5))["data"]
         intruder = snowflake()
         reply = await submit(env, form, KEY_A, user_id=intruder)
@@ -135,31 +135,31 @@ async def test_submit_from_another_user_is_refused(sim, fake):
         assert len(await env.bot.storage.guild_stations(env.guild.id)) == 1
 
 
-async def test_submit_from_another_guild_is_refused(sim, fake):
-    async with bot(sim, fake) as env:
+async def test_submit_from_another_guild_is_refused(keyed_sim, fake):
+    async with bot(keyed_sim, fake) as env:
         form = (await open_form(env, "Radio A", 5))["data"]
         reply = await submit(env, form, KEY_A, guild=fake.guilds[1])
         assert reply["flags"] & EPHEMERAL and "someone else" in reply["content"]
         assert await env.bot.storage.guild_stations() == []
 
 
-async def test_submit_without_manage_server_is_refused(sim, fake):
-    async with bot(sim, fake) as env:
+async def test_submit_without_manage_server_is_refused(keyed_sim, fake):
+    async with bot(keyed_sim, fake) as env:
         form = (await open_form(env, "Radio A", 5))["data"]
-        before = sim.counters.get("info:5", 0)
+        before = keyed_sim.counters.get("info:5", 0)
         reply = await submit(env, form, KEY_A, permissions=MANAGE_NOTHING)
         assert reply["flags"] & EPHEMERAL and "Manage Server" in reply["content"]
         assert await env.bot.storage.guild_stations() == []
-        assert sim.counters.get("info:5", 0) == before  # the key was not even tried
+        assert keyed_sim.counters.get("info:5", 0) == before  # the key was not even tried
 
 
-async def test_guild_the_bot_is_not_in_cannot_add_stations(sim, fake):
+async def test_guild_the_bot_is_not_in_cannot_add_stations(keyed_sim, fake):
     stranger = Guild(snowflake(), "Commands only", [snowflake()])
     stranger.roles = [stranger.id]
-    async with bot(sim, fake) as env:
+    async with bot(keyed_sim, fake) as env:
         assert env.bot.get_guild(stranger.id) is None
         callback = await open_form(env, "Radio A", 5, guild=stranger)
-        assert callback["type"] == 4 and callback["data"]["flags"] & EPHEMERAL
+        assert callback["type"] == CHANNEL_MESSAGE and callback["data"]["flags"] & EPHEMERAL
         assert "not a member of this server" in callback["data"]["content"]
         # Nor by submitting a form opened while the bot was still a member.
         form = (await open_form(env, "Radio A", 5))["data"]
@@ -170,13 +170,13 @@ async def test_guild_the_bot_is_not_in_cannot_add_stations(sim, fake):
         assert await env.bot.storage.guild_stations() == []
 
 
-async def test_station_limit_per_guild(sim, fake):
-    async with bot(sim, fake, "max_guild_stations = 2\n") as env:
+async def test_station_limit_per_guild(keyed_sim, fake):
+    async with bot(keyed_sim, fake, "max_guild_stations = 2\n") as env:
         for name in ("One", "Two"):
             form = (await open_form(env, name, 5))["data"]
             assert "the key works" in (await submit(env, form, KEY_A))["content"]
         refused = await open_form(env, "Three", 5)
-        assert refused["type"] == 4 and refused["data"]["flags"] & EPHEMERAL
+        assert refused["type"] == CHANNEL_MESSAGE and refused["data"]["flags"] & EPHEMERAL
         assert "already has 2 stations" in refused["data"]["content"]
         # Re-adding an existing name (a key change) is not a new station.
         form = (await open_form(env, "Two", 5))["data"]
@@ -187,8 +187,8 @@ async def test_station_limit_per_guild(sim, fake):
         assert len(await env.bot.storage.guild_stations(env.guild.id)) == 2
 
 
-async def test_station_limit_defaults_to_ten(sim, fake):
-    async with bot(sim, fake) as env:
+async def test_station_limit_defaults_to_ten(keyed_sim, fake):
+    async with bot(keyed_sim, fake) as env:
         assert env.bot.settings.max_guild_stations == 10
         for index in range(10):
             form = (await open_form(env, f"Station {index}", 5))["data"]

@@ -8,9 +8,10 @@ import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 
-from .botenv import running_bot
-from .conftest import wait_for
-from .fakediscord import FakeDiscord
+from .support.botenv import running_bot
+from .support.discord_rules import EPHEMERAL
+from .support.fakediscord import FakeDiscord
+from .support.waiting import wait_for
 
 # track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
 SLOTS = [
@@ -23,7 +24,7 @@ SLOTS = [
 
 
 @pytest.fixture
-async def sim():
+async def programme_sim():
     clock = ManualClock()
     simulator = StationSimulator(clock=clock)
     simulator.add_station(
@@ -78,8 +79,8 @@ async def poll(env) -> None:
     await announcer.idle()
 
 
-async def test_announces_each_play_once_with_embed_and_buttons(sim, fake):
-    async with running_bot(sim, fake=fake, extra_config=subscription(fake)) as env:
+async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fake):
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
         body = posts(fake)[0].json
         embed = body["embeds"][0]
@@ -101,40 +102,40 @@ async def test_announces_each_play_once_with_embed_and_buttons(sim, fake):
         await poll(env)
         await poll(env)
         assert len(posts(fake)) == 1  # same play: nothing new
-        sim.clock.advance(21)  # the jingle
+        programme_sim.clock.advance(21)  # the jingle
         await poll(env)
-        sim.clock.advance(5)
+        programme_sim.clock.advance(5)
         await poll(env)
         titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
         assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
 
 
-async def test_restart_does_not_repeat_and_downtime_posts_once(sim, fake, tmp_path):
+async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):
     db = str(tmp_path / "onair.sqlite3")
     config = subscription(fake)
-    async with running_bot(sim, fake=fake, extra_config=config, db_path=db):
+    async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=db):
         await fake.wait_for(lambda: len(posts(fake)) == 1)
-    async with running_bot(sim, fake=fake, extra_config=config, db_path=db) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=db) as env:
         await poll(env)
         assert len(posts(fake)) == 1  # already announced before the restart
-    sim.clock.advance(30)  # jingle and the next track started while the bot was down
-    async with running_bot(sim, fake=fake, extra_config=config, db_path=db) as env:
+    programme_sim.clock.advance(30)  # jingle and the next track started while the bot was down
+    async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=db) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 2)
         await poll(env)
         assert len(posts(fake)) == 2
         assert posts(fake)[1].json["embeds"][0]["title"] == TRACKS[1].title
 
 
-async def test_filters_min_seconds_pattern_and_live(sim, fake):
+async def test_filters_min_seconds_pattern_and_live(programme_sim, fake):
     config = (
         subscription(fake, 0, min_seconds=10)
         + subscription(fake, 1, skip_pattern="Harbour|Station ID", announce_live=False)
         + subscription(fake, 2)
     )
-    async with running_bot(sim, fake=fake, extra_config=config) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
         await fake.wait_for(lambda: len(posts(fake, 0)) == 1 and len(posts(fake, 2)) == 1)
         for step in (21, 5, 20):  # jingle, track, live show
-            sim.clock.advance(step)
+            programme_sim.clock.advance(step)
             await poll(env)
     titles = {i: [p.json["embeds"][0]["title"] for p in posts(fake, i)] for i in range(3)}
     assert titles[2] == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title, LIVE_SHOW.title]
@@ -144,7 +145,7 @@ async def test_filters_min_seconds_pattern_and_live(sim, fake):
     assert live["description"].splitlines()[-1].startswith("-# 🔴 LIVE")
 
 
-async def test_forbidden_channel_is_paused_others_go_on(sim, fake):
+async def test_forbidden_channel_is_paused_others_go_on(programme_sim, fake):
     config = subscription(fake, 0) + subscription(fake, 1)
     bad = fake.guilds[0].channels[0]
     fake.fail(
@@ -155,26 +156,26 @@ async def test_forbidden_channel_is_paused_others_go_on(sim, fake):
         message="Missing Permissions",
         times=None,
     )
-    async with running_bot(sim, fake=fake, extra_config=config) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
         await fake.wait_for(lambda: len(posts(fake, 1)) == 1)
         await env.bot.announcer.idle()
         subs = await env.bot.storage.subscriptions()
         paused = {s.channel_id: s.paused_reason for s in subs}
         assert "Missing Permissions" in (paused[bad] or "")
         attempts = len(fake.sent("POST", rf"^/channels/{bad}/messages$"))
-        sim.clock.advance(21)
+        programme_sim.clock.advance(21)
         await poll(env)
         assert len(posts(fake, 1)) == 2
         assert len(fake.sent("POST", rf"^/channels/{bad}/messages$")) == attempts  # not retried
 
 
-async def test_style_full_for_cards_and_by_choice_compact_by_default(sim, fake):
+async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_sim, fake):
     config = (
         subscription(fake, 0, mode="card")
         + subscription(fake, 1, style="full")
         + subscription(fake, 2, mode="card", style="compact")
     )
-    async with running_bot(sim, fake=fake, extra_config=config):
+    async with running_bot(programme_sim, fake=fake, extra_config=config):
         await fake.wait_for(lambda: all(len(posts(fake, i)) == 1 for i in range(3)))
     card, chosen, small = (posts(fake, i)[0].json["embeds"][0] for i in range(3))
     for full in (card, chosen):
@@ -188,25 +189,29 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(sim, fake):
     assert "image" not in small and small["thumbnail"]["url"].startswith("https://")
 
 
-async def test_card_mode_edits_in_place_and_reposts_when_buried(sim, fake):
-    async with running_bot(sim, fake=fake, extra_config=subscription(fake, 0, mode="card")) as env:
+async def test_card_mode_edits_in_place_and_reposts_when_buried(programme_sim, fake):
+    async with running_bot(
+        programme_sim, fake=fake, extra_config=subscription(fake, 0, mode="card")
+    ) as env:
         channel = fake.guilds[0].channels[0]
         await fake.wait_for(lambda: len(posts(fake)) == 1)
-        sim.clock.advance(21)
+        programme_sim.clock.advance(21)
         await poll(env)
         edits = fake.sent("PATCH", rf"^/channels/{channel}/messages/\d+$")
         assert len(edits) == 1 and edits[0].json["embeds"][0]["title"] == JINGLES[0].title
         assert len(posts(fake)) == 1
         fake.user_message(channel)  # someone talks: the card is buried
-        sim.clock.advance(5)
+        programme_sim.clock.advance(5)
         await poll(env)
         assert len(posts(fake)) == 2
         assert fake.sent("DELETE", rf"^/channels/{channel}/messages/\d+$")
 
 
-async def test_role_mention_pings_only_that_role(sim, fake):
+async def test_role_mention_pings_only_that_role(programme_sim, fake):
     role = fake.guilds[0].roles[1]
-    async with running_bot(sim, fake=fake, extra_config=subscription(fake, 0, mention_role=role)):
+    async with running_bot(
+        programme_sim, fake=fake, extra_config=subscription(fake, 0, mention_role=role)
+    ):
         await fake.wait_for(lambda: len(posts(fake)) == 1)
     body = posts(fake)[0].json
     assert body["content"] == f"<@&{role}>"
@@ -215,15 +220,15 @@ async def test_role_mention_pings_only_that_role(sim, fake):
     ]["roles"] == [role]
 
 
-async def test_station_fault_midstream_then_one_announcement(sim, fake):
-    async with running_bot(sim, fake=fake, extra_config=subscription(fake)) as env:
+async def test_station_fault_midstream_then_one_announcement(programme_sim, fake):
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
         for kind in ("truncated", "html", "json_null"):
-            sim.inject(kind, times=1)
+            programme_sim.inject(kind, times=1)
             await poll(env)
-        sim.inject("status", status=403, times=1)
+        programme_sim.inject("status", status=403, times=1)
         await poll(env)
-        sim.clock.advance(21)
+        programme_sim.clock.advance(21)
         await poll(env)
         await poll(env)
         assert [p.json["embeds"][0]["title"] for p in posts(fake)] == [
@@ -232,10 +237,10 @@ async def test_station_fault_midstream_then_one_announcement(sim, fake):
         ]
 
 
-async def test_history_lookups(sim, fake):
-    async with running_bot(sim, fake=fake, extra_config=subscription(fake)) as env:
+async def test_history_lookups(programme_sim, fake):
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
-        sim.clock.advance(21)
+        programme_sim.clock.advance(21)
         await poll(env)
         message = await fake.final_message(await fake.slash("history", {"search": "station id"}))
         assert JINGLES[0].title in message["embeds"][0]["description"]
@@ -243,19 +248,19 @@ async def test_history_lookups(sim, fake):
         message = await fake.final_message(await fake.slash("history"))
         assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
         reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
-        assert reply["flags"] & 64 and "time" in reply["content"]
+        assert reply["flags"] & EPHEMERAL and "time" in reply["content"]
         # The watch and the announcer both offered each play: each is stored once.
         rows = await env.bot.storage.play_at("main", datetime.now(UTC) + timedelta(days=1), 10)
         assert [r.title for r in rows] == [JINGLES[0].title, TRACKS[0].title]
 
 
-async def test_history_works_for_a_station_no_channel_announces(sim, fake):
-    async with running_bot(sim, fake=fake) as env:
+async def test_history_works_for_a_station_no_channel_announces(programme_sim, fake):
+    async with running_bot(programme_sim, fake=fake) as env:
         assert not env.bot.announcer.watches.watches  # nothing polls it on its own
         client = env.bot.registry.clients["main"]
         for _ in range(3):  # the first fetches, the others are served from the cache
             await fake.final_message(await fake.slash("nowplaying"))
-        sim.clock.advance(21)  # the jingle
+        programme_sim.clock.advance(21)  # the jingle
         client._cache.clear()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
@@ -269,16 +274,16 @@ async def test_history_works_for_a_station_no_channel_announces(sim, fake):
         assert TRACKS[0].title in message["embeds"][0]["description"]
 
 
-async def test_thread_as_target(sim, fake):
+async def test_thread_as_target(programme_sim, fake):
     guild = fake.guilds[0]
     thread = guild.threads[0]
     config = f'[[subscriptions]]\nguild = {guild.id}\nchannel = {thread}\nstation = "main"\n'
-    async with running_bot(sim, fake=fake, extra_config=config):
+    async with running_bot(programme_sim, fake=fake, extra_config=config):
         hits = await fake.wait_request("POST", rf"^/channels/{thread}/messages$")
     assert hits[0].json["embeds"][0]["title"] == TRACKS[0].title
 
 
-async def test_deleted_channel_is_paused_with_reason(sim, fake):
+async def test_deleted_channel_is_paused_with_reason(programme_sim, fake):
     gone = fake.guilds[0].channels[0]
     fake.fail(
         "POST",
@@ -288,7 +293,7 @@ async def test_deleted_channel_is_paused_with_reason(sim, fake):
         message="Unknown Channel",
         times=None,
     )
-    async with running_bot(sim, fake=fake, extra_config=subscription(fake, 0)) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake, 0)) as env:
         await fake.wait_request("POST", rf"^/channels/{gone}/messages$")
         await env.bot.announcer.idle()
         (sub,) = await env.bot.storage.subscriptions()

@@ -13,7 +13,7 @@ from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimu
 from bot.simulator.library import JINGLES
 from bot.station import Play, RetryPolicy, StationClient, StationInfo
 
-from .conftest import KEY
+from .support.stations import KEY
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from bot.station import StationClient, StationResponseError
 from bot.station.client import INLINE_PARSE_BYTES
 
 from .fixtures import responses
-from .test_client import make_client
+from .support.stations import make_client
 
 
 def _big_info(size: int) -> str:

@@ -13,9 +13,14 @@ import pytest
 from bot.simulator import Programme
 from bot.simulator.library import LibraryItem
 
-from .botenv import STATION_KEY, running_bot
-
-EPHEMERAL = 64
+from .support.botenv import STATION_KEY, running_bot
+from .support.discord_rules import (
+    AUTOCOMPLETE_RESULT,
+    CHANNEL_MESSAGE,
+    DEFERRED_CHANNEL_MESSAGE,
+    EPHEMERAL,
+    UPDATE_MESSAGE,
+)
 
 
 def _all_text(fake) -> str:
@@ -115,7 +120,7 @@ async def test_station_card(onair):
 async def test_stats_defers_and_attaches_chart(onair):
     iid = await onair.fake.slash("stats", {"period": "30d"})
     callback = await onair.fake.response(iid)
-    assert callback.json["type"] == 5  # deferred first
+    assert callback.json["type"] == DEFERRED_CHANNEL_MESSAGE  # deferred first
     follow = await onair.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{iid}")
     body = follow[0].json
     embed = body["embeds"][0]
@@ -145,7 +150,7 @@ async def test_stats_bad_dates_are_ephemeral_and_named(onair, options, words):
     before = onair.sim.counters["stats"]
     iid = await onair.fake.slash("stats", options)
     callback = await onair.fake.response(iid)
-    assert callback.json["type"] == 4
+    assert callback.json["type"] == CHANNEL_MESSAGE
     assert callback.json["data"]["flags"] & EPHEMERAL
     assert words in callback.json["data"]["content"]
     assert onair.sim.counters["stats"] == before
@@ -180,7 +185,7 @@ async def test_autocomplete_lists_stations_visible_in_guild(live_simulator):
     async with running_bot(live_simulator, stations=2) as env:
         iid = await env.fake.autocomplete("nowplaying", "station", "")
         callback = await env.fake.response(iid)
-        assert callback.json["type"] == 8
+        assert callback.json["type"] == AUTOCOMPLETE_RESULT
         choices = callback.json["data"]["choices"]
         assert [c["value"] for c in choices] == ["main", "second1"]
         iid = await env.fake.autocomplete("nowplaying", "station", "sec")
@@ -207,13 +212,13 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
 
     click = await onair.fake.click(target, "pg:next")
     update = await onair.fake.response(click)
-    assert update.json["type"] == 7
+    assert update.json["type"] == UPDATE_MESSAGE
     new_label = update.json["data"]["components"][0]["components"][2]["label"]
     assert new_label != page_before
 
     stranger = await onair.fake.click(target, "pg:last", user_id=4242424242424242)
     refused = await onair.fake.response(stranger)
-    assert refused.json["type"] == 4 and refused.json["data"]["flags"] & EPHEMERAL
+    assert refused.json["type"] == CHANNEL_MESSAGE and refused.json["data"]["flags"] & EPHEMERAL
     assert "Only the person" in refused.json["data"]["content"]
 
     last = await onair.fake.click(target, "pg:last")

@@ -3,64 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
-import sys
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-KEY = "cli-test-key-987654"
-ONAIR = [sys.executable, "-m", "bot.cli"]
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def sim_url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*ONAIR, "simulate", "--port", "0", "--key", KEY, "--speed", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
-        assert match, f"simulate printed {line!r}"
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def admin(base: str, method: str, path: str, body: dict | None = None) -> None:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(
-        base + path, data=data, method=method, headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=5) as response:
-        assert response.status == 200
-
-
-def check(
-    base: str, *extra: str, key: str | None = KEY, env: dict | None = None
-) -> subprocess.CompletedProcess[str]:
-    args = [*ONAIR, "check", "--base-url", base, "--station", "1", *extra]
-    if key is not None:
-        args += ["--key", key]
-    return subprocess.run(
-        args,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-    )
+from .support.cli import KEY, ONAIR, ROOT, admin, check
 
 
 def test_check_success_summary(sim_url):

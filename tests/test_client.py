@@ -8,10 +8,9 @@ import time
 import traceback
 from datetime import date
 
-import aiohttp
 import pytest
 
-from bot.simulator import QUIRKS, StationSimulator
+from bot.simulator import QUIRKS
 from bot.station import (
     RetryPolicy,
     StationAuthError,
@@ -22,13 +21,7 @@ from bot.station import (
     StationUnavailable,
 )
 
-from .conftest import KEY
-
-
-def make_client(sim: StationSimulator, session: aiohttp.ClientSession, **kw) -> StationClient:
-    kw.setdefault("retry", RetryPolicy(tries=3, base_delay=0.01, budget=3.0))
-    kw.setdefault("timeout", aiohttp.ClientTimeout(total=1.0, connect=1.0))
-    return StationClient(sim.base_url, 1, kw.pop("key", KEY), session=session, **kw)
+from .support.stations import KEY, make_client
 
 
 async def test_info_playlist_stats(simulator, session):

@@ -16,7 +16,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from bot.station import RetryPolicy, StationClient, StationUnavailable
 
-from .test_cli_check import ONAIR, ROOT
+from .support.cli import ONAIR, ROOT
 
 KEY = "conn-test-KEY-31337"
 FAST = RetryPolicy(tries=2, base_delay=0.01, budget=5.0)

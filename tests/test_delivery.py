@@ -26,13 +26,13 @@ from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimula
 from bot.station import StationClient
 from bot.storage import Subscription
 
-from .botenv import STATION_KEY, config_text, running_bot
-from .conftest import wait_for
-from .fakediscord import FakeDiscord, Recorded
-from .run_against_fake import CA_ENV, PORT_ENV
+from .support.botenv import STATION_KEY, config_text, running_bot
+from .support.fakediscord import FakeDiscord, Recorded
+from .support.run_against_fake import CA_ENV, PORT_ENV
+from .support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
-BERLIN = ZoneInfo("Europe/Berlin")  # the zone tests/botenv.py gives the station
+BERLIN = ZoneInfo("Europe/Berlin")  # the zone tests/support/botenv.py gives the station
 CHANNELS = 20
 POST = re.compile(r"^/channels/(\d+)/messages$")
 # One long track, so the play on air stays the same across kills and restarts.
@@ -40,7 +40,7 @@ SLOTS = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
 
 
 @pytest.fixture
-async def sim() -> AsyncIterator[StationSimulator]:
+async def programme_sim() -> AsyncIterator[StationSimulator]:
     clock = ManualClock()
     simulator = StationSimulator(clock=clock)
     simulator.add_station(
@@ -102,7 +102,7 @@ class Gate:
 
 
 class Child:
-    """``onair run`` in a child process, through tests/run_against_fake.py."""
+    """``onair run`` in a child process, through tests/support/run_against_fake.py."""
 
     def __init__(self, tmp_path: Path, fake: FakeDiscord, config: str) -> None:
         self.config = tmp_path / "onair.toml"
@@ -134,7 +134,7 @@ class Child:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "tests.run_against_fake",
+                "tests.support.run_against_fake",
                 "run",
                 "--config",
                 str(self.config),
@@ -176,12 +176,12 @@ async def all_sent(db: Path) -> bool:
 
 
 async def crash_mid_fan_out(
-    signum: int, sim: StationSimulator, fake: FakeDiscord, tmp_path: Path, allow: int
+    signum: int, programme_sim: StationSimulator, fake: FakeDiscord, tmp_path: Path, allow: int
 ) -> tuple[Child, int, float]:
     """Start onair run, let ``allow`` posts through, hold the rest, send ``signum``."""
     db = tmp_path / "onair.sqlite3"
     child = Child(
-        tmp_path, fake, config_text(sim, fake, extra=subscriptions(fake), db_path=str(db))
+        tmp_path, fake, config_text(programme_sim, fake, extra=subscriptions(fake), db_path=str(db))
     )
     gate = Gate(allow)
     fake.hold = gate
@@ -217,8 +217,10 @@ async def restart_and_finish(
         await child.kill_quietly()
 
 
-async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(sim, fake, tmp_path):
-    child, code, _ = await crash_mid_fan_out(signal.SIGKILL, sim, fake, tmp_path, allow=6)
+async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(
+    programme_sim, fake, tmp_path
+):
+    child, code, _ = await crash_mid_fan_out(signal.SIGKILL, programme_sim, fake, tmp_path, allow=6)
     assert code == -signal.SIGKILL
     title = TRACKS[0].title
     before = messages_with(fake, title)
@@ -241,9 +243,11 @@ async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(sim, f
 
 
 async def test_sigterm_mid_fan_out_exits_0_quickly_and_restart_serves_every_channel_once(
-    sim, fake, tmp_path
+    programme_sim, fake, tmp_path
 ):
-    child, code, seconds = await crash_mid_fan_out(signal.SIGTERM, sim, fake, tmp_path, allow=5)
+    child, code, seconds = await crash_mid_fan_out(
+        signal.SIGTERM, programme_sim, fake, tmp_path, allow=5
+    )
     first_run = child.output()
     assert code == 0, first_run
     assert "stopped in" in first_run
@@ -283,12 +287,12 @@ async def poll(env: Any) -> None:
 
 
 async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
-    sim, fake, tmp_path, caplog
+    programme_sim, fake, tmp_path, caplog
 ):
     caplog.set_level(logging.INFO)
     db = tmp_path / "onair.sqlite3"
     async with running_bot(
-        sim,
+        programme_sim,
         fake=fake,
         extra_config=subscriptions(fake, 2),
         db_path=str(db),
@@ -300,7 +304,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
         # 1. The database is locked when a play is detected: recording it fails and is retried.
         lock = hold_write_lock(db)
         try:
-            sim.clock.advance(3600)  # the jingle
+            programme_sim.clock.advance(3600)  # the jingle
             await poll(env)
             await wait_for(lambda: "storage failed recording the play" in caplog.text)
             assert messages_with(fake, JINGLES[0].title)[channels[0]] == 0
@@ -319,7 +323,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
 
         fake.hold = lock_on_post
         try:
-            sim.clock.advance(5)  # the next track
+            programme_sim.clock.advance(5)  # the next track
             await poll(env)
             await wait_for(lambda: "storage failed marking the announcement" in caplog.text)
         finally:
@@ -344,12 +348,12 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
     assert "locked" in warnings[0].message  # says what failed
 
 
-async def test_stale_pending_delivery_is_dropped_not_posted(sim, fake, tmp_path, caplog):
+async def test_stale_pending_delivery_is_dropped_not_posted(programme_sim, fake, tmp_path, caplog):
     """A play left pending longer than its maximum age is dropped and logged at the next start."""
     caplog.set_level(logging.INFO)
     db = tmp_path / "onair.sqlite3"
     config = subscriptions(fake, 1)
-    async with running_bot(sim, fake=fake, extra_config=config, db_path=str(db)) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=str(db)) as env:
         await fake.wait_for(
             lambda: messages_with(fake, TRACKS[0].title)[fake.guilds[0].channels[0]]
         )
@@ -366,7 +370,7 @@ async def test_stale_pending_delivery_is_dropped_not_posted(sim, fake, tmp_path,
             subscription_ids=[sub.id],
         )
     posts_before = len([r for r in fake.sent("POST") if is_post(r)])
-    async with running_bot(sim, fake=fake, extra_config=config, db_path=str(db)) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=str(db)) as env:
         await wait_for(lambda: "went stale" in caplog.text)
         assert await env.bot.storage.deliveries(stale) == {sub.id: "dropped"}
     assert len([r for r in fake.sent("POST") if is_post(r)]) == posts_before
@@ -387,7 +391,7 @@ async def test_fake_discord_honours_message_nonces(onair):
 
 
 async def test_announcement_snapshot_round_trips(simulator, session):
-    from .conftest import KEY
+    from .support.stations import KEY
 
     client = StationClient(simulator.base_url, 1, KEY, session=session)
     info = await client.info()
@@ -401,16 +405,16 @@ async def test_announcement_snapshot_round_trips(simulator, session):
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
-    sim, fake, tmp_path, backend, session
+    programme_sim, fake, tmp_path, backend, session
 ):
     """Another process recorded the play, leased its deliveries and died: on PostgreSQL (shared
     by several processes) the lease runs out and this process delivers; on SQLite (one process)
     the lease is released at start-up."""
-    from .storage_backends import POSTGRES_ENV, open_backend
+    from .support.storage_backends import POSTGRES_ENV, open_backend
 
     storage = await open_backend(backend, tmp_path)
     channels = fake.guilds[0].channels[:2]
-    client = StationClient(sim.base_url, 1, STATION_KEY, session=session, zone=BERLIN)
+    client = StationClient(programme_sim.base_url, 1, STATION_KEY, session=session, zone=BERLIN)
     info = await client.info()
     play = info.current_play()
     assert play is not None
@@ -435,7 +439,7 @@ async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
         await storage.close()
     env_extra = {"ONAIR_DATABASE_URL": os.environ[POSTGRES_ENV]} if backend == "postgres" else {}
     async with running_bot(
-        sim,
+        programme_sim,
         fake=fake,
         extra_config="[announcer]\ndelivery_lease = 1\n" + subscriptions(fake, 2),
         db_path=str(tmp_path / "onair.sqlite3"),
@@ -451,7 +455,7 @@ async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
     assert [counts[c] for c in channels] == [1, 1]
 
 
-async def test_card_mode_is_idempotent_when_a_crash_hides_the_send(sim, fake, tmp_path):
+async def test_card_mode_is_idempotent_when_a_crash_hides_the_send(programme_sim, fake, tmp_path):
     """A card edit or re-post whose "sent" mark was lost (the state a crash leaves: delivery
     pending, channel still pointing at the old card) is retried without a second card."""
     db = tmp_path / "onair.sqlite3"
@@ -479,19 +483,19 @@ async def test_card_mode_is_idempotent_when_a_crash_hides_the_send(sim, fake, tm
         await env.bot.announcer.idle()
         assert await storage.deliveries(ann[0]) == {1: "sent"}
 
-    async with running_bot(sim, fake=fake, extra_config=config, db_path=str(db)) as env:
+    async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=str(db)) as env:
         await fake.wait_for(lambda: len(cards()) == 1)
         await env.bot.announcer.idle()
         first = int(cards()[0]["id"])
         # The card is the newest message: the jingle edits it; the edit is repeated.
-        sim.clock.advance(3600)
+        programme_sim.clock.advance(3600)
         await poll(env)
         await env.bot.announcer.idle()
         await replay_last_delivery(env, first)
         assert [c["embeds"][0]["title"] for c in cards()] == [JINGLES[0].title]
         # Buried card: the next play re-posts it (and deletes the old); the re-post is repeated.
         fake.user_message(channel)
-        sim.clock.advance(5)
+        programme_sim.clock.advance(5)
         await poll(env)
         await env.bot.announcer.idle()
         await replay_last_delivery(env, first)

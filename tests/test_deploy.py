@@ -18,7 +18,7 @@ import yaml
 
 from bot.config import parse_settings
 
-from .botenv import running_bot
+from .support.botenv import running_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = (ROOT / "Dockerfile").read_text()

@@ -15,8 +15,8 @@ import aiohttp
 import discord
 import pytest
 
-from . import discord_rules as rules
-from .fakediscord import RECORD_ENV, FakeDiscord
+from .support import discord_rules as rules
+from .support.fakediscord import RECORD_ENV, FakeDiscord
 
 Body = dict[str, Any]
 Mutation = Callable[[Any], None]
@@ -75,9 +75,9 @@ def full_embed() -> Body:
 
 def buttons_row(prefix: str) -> Body:
     return {
-        "type": 1,
+        "type": rules.ACTION_ROW,
         "components": [
-            {"type": 2, "style": 1, "label": "b" * 80, "custom_id": f"{prefix}{i}"}
+            {"type": rules.BUTTON, "style": 1, "label": "b" * 80, "custom_id": f"{prefix}{i}"}
             for i in range(5)
         ],
     }
@@ -92,16 +92,21 @@ def message() -> Body:
             buttons_row("a"),
             buttons_row("b"),
             {
-                "type": 1,
+                "type": rules.ACTION_ROW,
                 "components": [
-                    {"type": 2, "style": 5, "label": "Listen", "url": "https://example.com"}
+                    {
+                        "type": rules.BUTTON,
+                        "style": rules.LINK_STYLE,
+                        "label": "Listen",
+                        "url": "https://example.com",
+                    }
                 ],
             },
             {
-                "type": 1,
+                "type": rules.ACTION_ROW,
                 "components": [
                     {
-                        "type": 3,
+                        "type": rules.STRING_SELECT,
                         "custom_id": "s" * 100,
                         "options": [{"label": "l" * 100, "value": f"{i}"} for i in range(25)],
                     }
@@ -115,10 +120,10 @@ def message() -> Body:
 
 def modal() -> Body:
     row = {
-        "type": 1,
+        "type": rules.ACTION_ROW,
         "components": [
             {
-                "type": 4,
+                "type": rules.TEXT_INPUT,
                 "style": 1,
                 "custom_id": "k" * 100,
                 "label": "l" * 45,
@@ -132,12 +137,15 @@ def modal() -> Body:
     rows = [copy.deepcopy(row) for _ in range(5)]
     for index, item in enumerate(rows):
         item["components"][0]["custom_id"] = f"{index}" + "k" * 99
-    return {"type": 9, "data": {"custom_id": "m" * 100, "title": "t" * 45, "components": rows}}
+    return {
+        "type": rules.MODAL,
+        "data": {"custom_id": "m" * 100, "title": "t" * 45, "components": rows},
+    }
 
 
 def choices() -> Body:
     return {
-        "type": 8,
+        "type": rules.AUTOCOMPLETE_RESULT,
         "data": {
             "choices": [{"name": "n" * 100, "value": f"{i:02}" + "v" * 98} for i in range(25)]
         },
@@ -147,12 +155,12 @@ def choices() -> Body:
 def command(name: str = "nowplaying") -> Body:
     return {
         "name": name,
-        "type": 1,
+        "type": rules.CHAT_INPUT,
         "description": "d" * 100,
         "options": [
-            {"type": 3, "name": "station", "description": "x", "required": True},
+            {"type": rules.STRING_OPTION, "name": "station", "description": "x", "required": True},
             {
-                "type": 3,
+                "type": rules.STRING_OPTION,
                 "name": "mode",
                 "description": "x",
                 "choices": [{"name": f"c{i}", "value": f"v{i}"} for i in range(25)],
@@ -162,15 +170,25 @@ def command(name: str = "nowplaying") -> Body:
 
 
 def group_command() -> Body:
-    sub = {"type": 1, "name": "add", "description": "x", "options": [command()["options"][0]]}
-    group = {"type": 2, "name": "station", "description": "x", "options": [sub]}
+    sub = {
+        "type": rules.SUB_COMMAND,
+        "name": "add",
+        "description": "x",
+        "options": [command()["options"][0]],
+    }
+    group = {
+        "type": rules.SUB_COMMAND_GROUP,
+        "name": "station",
+        "description": "x",
+        "options": [sub],
+    }
     return {"name": "onair", "description": "x", "options": [group, {**sub, "name": "status"}]}
 
 
 def commands() -> list[Body]:
     return [command(f"c{i}") for i in range(99)] + [
         group_command(),
-        {"name": "Show Card", "type": 3, "description": ""},
+        {"name": "Show Card", "type": rules.MESSAGE_COMMAND, "description": ""},
     ]
 
 
@@ -256,7 +274,7 @@ MESSAGE_RULES = [
         "5 buttons a row",
         appending(
             "components.0.components",
-            lambda: {"type": 2, "style": 1, "label": "x", "custom_id": "q"},
+            lambda: {"type": rules.BUTTON, "style": 1, "label": "x", "custom_id": "q"},
         ),
         "components.0.components",
         MAX,
@@ -272,7 +290,7 @@ MESSAGE_RULES = [
     ),
     (
         "link button needs url",
-        setter("components.2.components.0", {"type": 2, "style": 5, "label": "x"}),
+        setter("components.2.components.0", {"type": rules.BUTTON, "style": 5, "label": "x"}),
         "components.2.components.0.url",
         "BUTTON_COMPONENT_URL_REQUIRED",
     ),
@@ -284,7 +302,7 @@ MESSAGE_RULES = [
     ),
     (
         "other button needs custom_id",
-        setter(ROW0, {"type": 2, "style": 1, "label": "x"}),
+        setter(ROW0, {"type": rules.BUTTON, "style": 1, "label": "x"}),
         f"{ROW0}.custom_id",
         "BUTTON_COMPONENT_CUSTOM_ID_REQUIRED",
     ),
@@ -298,7 +316,7 @@ MESSAGE_RULES = [
         "select fills a row",
         appending(
             "components.3.components",
-            lambda: {"type": 2, "style": 1, "label": "x", "custom_id": "q"},
+            lambda: {"type": rules.BUTTON, "style": 1, "label": "x", "custom_id": "q"},
         ),
         "components.3.components",
         "COMPONENT_LAYOUT_WIDTH_EXCEEDED",
@@ -384,11 +402,17 @@ async def test_rules_apply_to_edits_follow_ups_and_replies_too(fake, http):
     assert status == 400 and at(body["errors"], "content") == MAX
     iid = fake.pending_interaction(2)
     status, body = await call(
-        http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", {"type": 4, "data": too_long}
+        http,
+        "POST",
+        f"/interactions/{iid}/itoken-{iid}/callback",
+        {"type": rules.CHANNEL_MESSAGE, "data": too_long},
     )
     assert status == 400 and at(body["errors"], "data.content") == MAX
     status, body = await call(
-        http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", {"type": 5, "data": {}}
+        http,
+        "POST",
+        f"/interactions/{iid}/itoken-{iid}/callback",
+        {"type": rules.DEFERRED_CHANNEL_MESSAGE, "data": {}},
     )
     assert status == 200  # a rejected answer does not count as the answer
     status, body = await call(http, "POST", f"/webhooks/{fake.app_id}/itoken-{iid}", too_long)
@@ -411,7 +435,10 @@ async def test_empty_messages_are_refused(fake, http):
     assert status == 400 and body["code"] == 50006
     iid = fake.pending_interaction(2)
     status, body = await call(
-        http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", {"type": 4, "data": {}}
+        http,
+        "POST",
+        f"/interactions/{iid}/itoken-{iid}/callback",
+        {"type": rules.CHANNEL_MESSAGE, "data": {}},
     )
     assert status == 400 and body["code"] == 50006
 
@@ -544,14 +571,20 @@ async def test_callback_type_must_fit_the_interaction(fake, http, kind, callback
 async def test_an_interaction_is_answered_once(fake, http):
     iid = fake.pending_interaction(2)
     path = f"/interactions/{iid}/itoken-{iid}/callback"
-    status, _ = await call(http, "POST", path, {"type": 4, "data": {"content": "one"}})
+    status, _ = await call(
+        http, "POST", path, {"type": rules.CHANNEL_MESSAGE, "data": {"content": "one"}}
+    )
     assert status == 200
-    status, body = await call(http, "POST", path, {"type": 4, "data": {"content": "two"}})
+    status, body = await call(
+        http, "POST", path, {"type": rules.CHANNEL_MESSAGE, "data": {"content": "two"}}
+    )
     assert (status, body) == (
         400,
         {"code": 40060, "message": "Interaction has already been acknowledged."},
     )
-    status, body = await call(http, "POST", "/interactions/1/itoken-1/callback", {"type": 5})
+    status, body = await call(
+        http, "POST", "/interactions/1/itoken-1/callback", {"type": rules.DEFERRED_CHANNEL_MESSAGE}
+    )
     assert status == 404 and body["code"] == 10062
 
 
@@ -571,7 +604,10 @@ COMMAND_RULES = [
     ("description empty", setter("0.description", ""), "0.description", MIN),
     (
         "25 options",
-        setter("0.options", [{"type": 3, "name": f"o{i}", "description": "x"} for i in range(26)]),
+        setter(
+            "0.options",
+            [{"type": rules.STRING_OPTION, "name": f"o{i}", "description": "x"} for i in range(26)],
+        ),
         "0.options",
         MAX,
     ),
@@ -617,19 +653,27 @@ COMMAND_RULES = [
     ("names unique", setter("1.name", "c0"), "1.name", "APPLICATION_COMMANDS_DUPLICATE_NAME"),
     (
         "subcommands exclusive with values",
-        appending("99.options", lambda: {"type": 3, "name": "loose", "description": "x"}),
+        appending(
+            "99.options", lambda: {"type": rules.STRING_OPTION, "name": "loose", "description": "x"}
+        ),
         "99.options",
         "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
     ),
     (
         "groups hold subcommands only",
-        appending("99.options.0.options", lambda: {"type": 3, "name": "loose", "description": "x"}),
+        appending(
+            "99.options.0.options",
+            lambda: {"type": rules.STRING_OPTION, "name": "loose", "description": "x"},
+        ),
         "99.options.0.options",
         "APPLICATION_COMMAND_OPTION_NESTING",
     ),
     (
         "no groups in groups",
-        appending("99.options.0.options", lambda: {"type": 2, "name": "deep", "description": "x"}),
+        appending(
+            "99.options.0.options",
+            lambda: {"type": rules.SUB_COMMAND_GROUP, "name": "deep", "description": "x"},
+        ),
         "99.options.0.options.1.type",
         "APPLICATION_COMMAND_OPTION_NESTING",
     ),
@@ -645,7 +689,7 @@ COMMAND_RULES = [
             "0.options",
             [
                 {
-                    "type": 3,
+                    "type": rules.STRING_OPTION,
                     "name": f"o{i}",
                     "description": "d" * 100,
                     "choices": [{"name": "n" * 100, "value": "v" * 100} for _ in range(2)],
@@ -729,7 +773,7 @@ async def test_requests_are_recorded_as_json_lines(fake, http, tmp_path, monkeyp
         http,
         "POST",
         f"/interactions/{iid}/itoken-{iid}/callback",
-        {"type": 4, "data": {"content": "np"}},
+        {"type": rules.CHANNEL_MESSAGE, "data": {"content": "np"}},
     )
     form = aiohttp.FormData()
     form.add_field(
@@ -755,7 +799,7 @@ async def test_requests_are_recorded_as_json_lines(fake, http, tmp_path, monkeyp
     assert first["json"] == {"content": "hi"} and first["response_id"] == posted["id"]
     assert isinstance(first["at"], float) and first["at"] > 1.7e9  # wall clock, epoch seconds
     assert reply["command"] == "/nowplaying station:main" and reply["user"] == "listener"
-    assert reply["response_id"] == str(fake._originals[iid])
+    assert reply["response_id"] == fake.original(iid)["id"]
     assert upload["json"]["attachments"][0]["filename"] == "c.png"
     assert upload["files"] == [
         {"filename": "c.png", "base64": base64.b64encode(b"\x89PNG").decode()}
@@ -769,7 +813,12 @@ async def test_follow_up_needs_an_answered_interaction(fake, http):
     follow_up = f"/webhooks/{fake.app_id}/itoken-{iid}"
     status, body = await call(http, "POST", follow_up, {"content": "too early"})
     assert (status, body) == (404, {"code": 10015, "message": "Unknown Webhook"})
-    await call(http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", {"type": 5})
+    await call(
+        http,
+        "POST",
+        f"/interactions/{iid}/itoken-{iid}/callback",
+        {"type": rules.DEFERRED_CHANNEL_MESSAGE},
+    )
     status, _ = await call(http, "POST", follow_up, {"content": "now"})
     assert status == 200
 

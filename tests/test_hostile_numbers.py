@@ -20,7 +20,7 @@ from bot.station import Playlist, StationInfo, StationResponseError, Stats, coer
 from bot.station.client import StationClient
 
 from .fixtures import responses
-from .test_cli_check import admin, check, sim_url  # noqa: F401  (module fixture)
+from .support.cli import admin, check
 
 NOW = datetime(2026, 11, 20, 14, 31, 10, tzinfo=UTC)
 HUGE = 10**4000
@@ -173,7 +173,7 @@ def _get(body: Any, path: tuple[Any, ...]) -> Any:
     return body
 
 
-def test_onair_check_never_shows_a_traceback_for_hostile_numbers(sim_url):  # noqa: F811
+def test_onair_check_never_shows_a_traceback_for_hostile_numbers(sim_url):
     try:
         # Every leaf of the info answer a huge number or 1e308: read as unknowns.
         fault = {"kind": "status", "status": 200, "endpoint": "info", "body": _hostile_info_body()}

@@ -11,7 +11,7 @@ from yarl import URL
 from bot.netguard import GuardedResolver, HostPolicy, UrlRefused, check_target, check_url
 from bot.station import StationClient, StationRefused, StationResponseError
 
-from .conftest import KEY
+from .support.stations import KEY
 
 POLICY = HostPolicy()  # the defaults: *.radioboss.fm, https only, no private addresses
 

@@ -11,8 +11,8 @@ import aiohttp
 from bot.config import Settings
 from bot.logs import RedactingFilter, setup_logging
 
-from .botenv import running_bot
-from .fakediscord import FakeDiscord
+from .support.botenv import running_bot
+from .support.fakediscord import FakeDiscord
 
 
 def test_root_logger_redacts_keys_and_tokens():

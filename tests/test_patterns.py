@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,9 +12,9 @@ from bot.config import ConfigError, parse_settings
 from bot.station import Play
 from bot.storage import Subscription
 
-from .test_admin import EPHEMERAL, dev_bot, fake, guild_sim  # noqa: F401  (fixtures)
+from .support.cli import ROOT
+from .support.discord_rules import EPHEMERAL
 
-ROOT = Path(__file__).resolve().parent.parent
 UNSAFE_WORDS = "can't run safely"
 
 # Catastrophic backtracking for a backtracking engine: 2^n paths for an n-character title.
@@ -68,7 +67,7 @@ def test_unsafe_patterns_are_refused_at_config_load():
             assert UNSAFE_WORDS in message
 
 
-async def test_backreference_pattern_refused_by_the_announce_command(dev_bot):  # noqa: F811
+async def test_backreference_pattern_refused_by_the_announce_command(dev_bot):
     async with dev_bot() as env:
         fake = env.fake
         channel = env.guild.channels[1]

@@ -18,7 +18,7 @@ from bot.station import RetryPolicy, StationClient, StationRefused, StationUnava
 from bot.stations import StationRegistry
 from bot.storage import GuildStation
 
-from .conftest import KEY
+from .support.stations import KEY
 
 POLICY = HostPolicy()
 

@@ -23,8 +23,8 @@ from bot.app import run_bot, sync_once
 from bot.invite import permissions
 from bot.startup import Backoff
 
-from .botenv import STATION_KEY, config_text
-from .fakediscord import FakeDiscord, FakeResolver
+from .support.botenv import STATION_KEY, config_text
+from .support.fakediscord import FakeDiscord, FakeResolver
 
 
 class Records(logging.Handler):

@@ -10,7 +10,7 @@ import pytest
 from bot.station import Play
 from bot.storage import GuildSettings, GuildStation, Subscription
 
-from .storage_backends import open_backend
+from .support.storage_backends import open_backend
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

@@ -10,10 +10,8 @@ import pytest
 from bot.render.text import is_http_url
 from bot.simulator import StationSimulator
 
-from .botenv import running_bot
-from .fakediscord import FakeDiscord
-
-EPHEMERAL = 64
+from .support.botenv import running_bot
+from .support.fakediscord import FakeDiscord
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from cryptography.fernet import Fernet
+
 from bot.app import create_bot
 from bot.config import parse_settings
 from bot.core import OnAirBot
@@ -16,6 +18,10 @@ from bot.simulator import StationSimulator
 from .fakediscord import FakeDiscord
 
 STATION_KEY = "station-key-SECRET-42"
+GUILD_KEY = "guild-typed-KEY-77777"  # the key a guild admin types for station 5 of ``guild_sim``
+SECRET = Fernet.generate_key().decode()  # ONAIR_SECRET_KEY: encrypts guild keys at rest
+# The development override (off by default) that lets guild stations live on loopback.
+DEV_OVERRIDE = "allow_private_station_urls = true\n"
 
 
 def config_text(

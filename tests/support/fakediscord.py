@@ -8,9 +8,9 @@ too. The fake can inject slash commands, autocomplete and component clicks, emul
 and send RECONNECT or INVALID_SESSION on the gateway.
 
 It is as strict as Discord: every request body is checked against Discord's documented shapes and
-limits (tests/discord_rules.py) and a violation is answered as Discord answers it (400, code 50035
-with the errors by field path; 50006 for an empty message; 40060 for a second answer to one
-interaction), so discord.py raises ``HTTPException`` and the bot's own error paths run.
+limits (tests/support/discord_rules.py) and a violation is answered as Discord answers it (400,
+code 50035 with the errors by field path; 50006 for an empty message; 40060 for a second answer
+to one interaction), so discord.py raises ``HTTPException`` and the bot's own error paths run.
 
 When ``ONAIR_FAKE_DISCORD_RECORD`` names a file, every recorded request is also appended to it as
 one JSON line in the input shape of the discord-look tool (method, path, json, files, at, command,

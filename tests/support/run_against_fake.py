@@ -3,7 +3,7 @@
 The test passes the fake's CA certificate (a PEM file) and port in the environment; this makes
 the connector ``FakeDiscord.connector()`` makes in-process (trust that CA, resolve Discord's
 hosts to the fake, refuse every other name) and hands it to the unchanged ``bot.cli.main``.
-Usage: ``python -m tests.run_against_fake run --config PATH``.
+Usage: ``python -m tests.support.run_against_fake run --config PATH``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import aiohttp
 
 from bot.cli import main
-from tests.fakediscord import FakeResolver
+from tests.support.fakediscord import FakeResolver
 
 CA_ENV = "ONAIR_FAKE_DISCORD_CA"
 PORT_ENV = "ONAIR_FAKE_DISCORD_PORT"

@@ -5,7 +5,7 @@ drives each listener command and both announcement modes, and writes the recorde
 the input shape of ``shared/tools/discord-look`` (one JSON object a line), one file per scene.
 ``scripts/screens`` renders them to PNG with discord-look when it is installed.
 
-    .venv/bin/python -m tests.screens OUT_DIR
+    .venv/bin/python -m tests.support.screens OUT_DIR
 """
 
 from __future__ import annotations

@@ -1,0 +1,40 @@
+"""Running ``onair`` as a child process: its command line, the repository root, and helpers for
+``onair check`` against an ``onair simulate`` child (the ``sim_url`` fixture)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+KEY = "cli-test-key-987654"
+ONAIR = [sys.executable, "-m", "bot.cli"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def admin(base: str, method: str, path: str, body: dict | None = None) -> None:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(
+        base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=5) as response:
+        assert response.status == 200
+
+
+def check(
+    base: str, *extra: str, key: str | None = KEY, env: dict | None = None
+) -> subprocess.CompletedProcess[str]:
+    args = [*ONAIR, "check", "--base-url", base, "--station", "1", *extra]
+    if key is not None:
+        args += ["--key", key]
+    return subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
