@@ -16,6 +16,8 @@ from .support.fakediscord import FakeDiscord
 from .support.storage_backends import POSTGRES_ENV, reset_postgres
 from .support.waiting import wait_for
 
+pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
+
 
 async def start_add(env, name: str, base_url: str, station_id: int, **kw) -> tuple[str, dict]:
     options = {"name": name, "base_url": base_url, "station_id": station_id}

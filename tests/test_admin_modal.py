@@ -17,6 +17,8 @@ from .support.botenv import running_bot
 from .support.discord_rules import ACTION_ROW, CHANNEL_MESSAGE, EPHEMERAL, MODAL
 from .support.fakediscord import FakeDiscord, Guild, snowflake
 
+pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
+
 KEY_A = "guild-A-KEY-11111"
 KEY_B = "guild-B-KEY-22222"
 SECRET = Fernet.generate_key().decode()

@@ -13,6 +13,8 @@ from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.waiting import wait_for
 
+pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
+
 # track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
 SLOTS = [
     (TRACKS[0], 20.0),

@@ -22,6 +22,8 @@ from .support.discord_rules import (
     UPDATE_MESSAGE,
 )
 
+pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
+
 
 def _all_text(fake) -> str:
     return "\n".join(repr(r.json) + repr(r.query) + repr(r.headers) for r in fake.requests)

@@ -9,6 +9,8 @@ import pytest
 
 from .support.cli import KEY, ONAIR, ROOT, admin, check
 
+pytestmark = pytest.mark.e2e  # every test here runs `onair` as a child process
+
 
 def test_check_success_summary(sim_url):
     result = check(sim_url)

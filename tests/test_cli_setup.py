@@ -18,6 +18,8 @@ import pytest
 from bot.invite import permissions
 from bot.simulator import StationSimulator
 
+pytestmark = pytest.mark.e2e  # every test here runs `onair` as a child process
+
 ROOT = Path(__file__).resolve().parent.parent
 ONAIR = [sys.executable, "-m", "bot.cli"]
 KEY = "prompt-key-SECRET-314"

@@ -7,7 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from bot.simulator import StationSimulator
+
+pytestmark = pytest.mark.e2e  # every test here runs `onair` as a child process
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "watch-key-123"

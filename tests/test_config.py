@@ -82,6 +82,7 @@ def _run(config: str, tmp_path, env_extra: dict[str, str]) -> subprocess.Complet
     )
 
 
+@pytest.mark.e2e
 def test_run_without_token_says_so(tmp_path):
     result = _run(EXAMPLE, tmp_path, {"ONAIR_KEY_MAIN": "k"})
     assert result.returncode == 78
@@ -89,6 +90,7 @@ def test_run_without_token_says_so(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.e2e
 def test_run_with_bad_config_says_what(tmp_path):
     result = _run("[bot]\nlog_levl = 'INFO'\n", tmp_path, {"ONAIR_DISCORD_TOKEN": "x"})
     assert result.returncode == 78

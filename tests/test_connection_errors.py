@@ -109,6 +109,7 @@ async def test_timeout_is_named(simulator, session):
     assert "did not answer in time" in error.message
 
 
+@pytest.mark.e2e
 def test_onair_check_names_a_refused_connection():
     port = _closed_port()
     done = subprocess.run(

@@ -217,6 +217,7 @@ async def restart_and_finish(
         await child.kill_quietly()
 
 
+@pytest.mark.e2e
 async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(
     programme_sim, fake, tmp_path
 ):
@@ -242,6 +243,7 @@ async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(
     assert "Traceback" not in output
 
 
+@pytest.mark.e2e
 async def test_sigterm_mid_fan_out_exits_0_quickly_and_restart_serves_every_channel_once(
     programme_sim, fake, tmp_path
 ):
@@ -286,6 +288,7 @@ async def poll(env: Any) -> None:
     await wait_for(lambda: watch.status.polls > before)
 
 
+@pytest.mark.e2e
 async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
     programme_sim, fake, tmp_path, caplog
 ):
@@ -348,6 +351,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
     assert "locked" in warnings[0].message  # says what failed
 
 
+@pytest.mark.e2e
 async def test_stale_pending_delivery_is_dropped_not_posted(programme_sim, fake, tmp_path, caplog):
     """A play left pending longer than its maximum age is dropped and logged at the next start."""
     caplog.set_level(logging.INFO)
@@ -376,6 +380,7 @@ async def test_stale_pending_delivery_is_dropped_not_posted(programme_sim, fake,
     assert len([r for r in fake.sent("POST") if is_post(r)]) == posts_before
 
 
+@pytest.mark.e2e
 async def test_fake_discord_honours_message_nonces(onair):
     channel = onair.bot.get_channel(onair.guild.channels[0])
     first = await channel.send("one", nonce="oa-nonce-1")
@@ -403,6 +408,7 @@ async def test_announcement_snapshot_round_trips(simulator, session):
         snapshot.load('{"play": {}}')
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
     programme_sim, fake, tmp_path, backend, session
@@ -455,6 +461,7 @@ async def test_a_dead_processs_lease_runs_out_and_the_play_is_delivered_once(
     assert [counts[c] for c in channels] == [1, 1]
 
 
+@pytest.mark.e2e
 async def test_card_mode_is_idempotent_when_a_crash_hides_the_send(programme_sim, fake, tmp_path):
     """A card edit or re-post whose "sent" mark was lost (the state a crash leaves: delivery
     pending, channel still pointing at the old card) is retried without a second card."""

@@ -58,6 +58,7 @@ def _healthcheck_command(port: int) -> list[str]:
     ]
 
 
+@pytest.mark.e2e
 async def test_image_health_check_reaches_healthz_when_the_metrics_port_comes_from_env(
     live_simulator,
 ):

@@ -18,6 +18,8 @@ import pytest
 from .support import discord_rules as rules
 from .support.fakediscord import RECORD_ENV, FakeDiscord
 
+pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
+
 Body = dict[str, Any]
 Mutation = Callable[[Any], None]
 JSON_TYPE = "application/json"

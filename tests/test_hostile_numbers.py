@@ -173,6 +173,7 @@ def _get(body: Any, path: tuple[Any, ...]) -> Any:
     return body
 
 
+@pytest.mark.e2e
 def test_onair_check_never_shows_a_traceback_for_hostile_numbers(sim_url):
     try:
         # Every leaf of the info answer a huge number or 1e308: read as unknowns.

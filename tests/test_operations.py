@@ -7,6 +7,7 @@ import logging
 import socket
 
 import aiohttp
+import pytest
 
 from bot.config import Settings
 from bot.logs import RedactingFilter, setup_logging
@@ -44,6 +45,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.e2e
 async def test_metrics_and_healthz_on_loopback(live_simulator):
     port = _free_port()
     fake = FakeDiscord()
@@ -78,6 +80,7 @@ def test_shard_formula():
     assert Settings().handles_guild(guild_on_1)
 
 
+@pytest.mark.e2e
 async def test_process_polls_only_stations_of_its_own_shards(live_simulator):
     fake = FakeDiscord()
     await fake.start()

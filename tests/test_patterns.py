@@ -67,6 +67,7 @@ def test_unsafe_patterns_are_refused_at_config_load():
             assert UNSAFE_WORDS in message
 
 
+@pytest.mark.e2e
 async def test_backreference_pattern_refused_by_the_announce_command(dev_bot):
     async with dev_bot() as env:
         fake = env.fake

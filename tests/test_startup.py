@@ -26,6 +26,8 @@ from bot.startup import Backoff
 from .support.botenv import STATION_KEY, config_text
 from .support.fakediscord import FakeDiscord, FakeResolver
 
+pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
+
 
 class Records(logging.Handler):
     """Collects OnAir's, discord.py's and asyncio's log records; sets an event on the start

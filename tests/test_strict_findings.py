@@ -30,6 +30,7 @@ async def hostless_sim():
     await sim.stop()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("command", ["nowplaying", "listen", "station", "recent"])
 async def test_links_without_a_host_are_left_out_not_sent(hostless_sim, command):
     async with running_bot(hostless_sim) as env:
@@ -40,6 +41,7 @@ async def test_links_without_a_host_are_left_out_not_sent(hostless_sim, command)
         assert message.get("embeds"), message
 
 
+@pytest.mark.e2e
 async def test_announcement_with_hostless_links_is_posted_not_lost(hostless_sim):
     fake = FakeDiscord()
     await fake.start()
@@ -69,6 +71,7 @@ def test_is_http_url_needs_a_host(url, ok):
     assert is_http_url(url) is ok
 
 
+@pytest.mark.e2e
 async def test_a_station_with_an_empty_name_does_not_break_autocomplete(live_simulator):
     blank = (
         '[[stations]]\nid = "blank"\nname = ""\n'
