@@ -50,7 +50,7 @@ class CountingDeliverer:
 
     async def deliver(self, sub, announcement, station, *, nonce):  # type: ignore[no-untyped-def]
         self.count += 1
-        return None
+        return
 
 
 async def main() -> None:

@@ -75,14 +75,16 @@ async def test_modal_labels_fit_discord_and_the_old_label_is_rejected(keyed_sim,
         callback = await open_form(env, "Radio A", 5)
         assert callback["type"] == MODAL, callback  # the strict fake accepted the modal
         field = callback["data"]["components"][0]["components"][0]
-        assert len(field["label"]) <= 45 and "empty" in field["placeholder"]
+        assert len(field["label"]) <= 45
+        assert "empty" in field["placeholder"]
         assert len(field["placeholder"]) <= 100
     # The label OnAir used to send (47 characters) is what real Discord refuses.
     row = {"type": ACTION_ROW, "components": [{**field, "label": OLD_LABEL}]}
     old = {**callback, "data": {**callback["data"], "components": [row]}}
     iid = fake.pending_interaction(2)  # a slash command nobody has answered yet
     status, body = await raw_post(fake, f"/interactions/{iid}/itoken-{iid}/callback", old)
-    assert status == 400 and body["code"] == 50035
+    assert status == 400
+    assert body["code"] == 50035
     label = body["errors"]["data"]["components"]["0"]["components"]["0"]["label"]
     assert label["_errors"][0]["code"] == "BASE_TYPE_MAX_LENGTH"
 
@@ -101,7 +103,8 @@ async def test_custom_id_is_random_per_use(keyed_sim, fake):
     async with bot(keyed_sim, fake) as env:
         first = (await open_form(env, "Radio A", 5))["data"]["custom_id"]
         second = (await open_form(env, "Radio A", 5))["data"]["custom_id"]
-        assert first != second and "radio-a" not in first
+        assert first != second
+        assert "radio-a" not in first
 
 
 async def test_two_guilds_adding_the_same_name_at_once_do_not_cross(keyed_sim, fake):
@@ -129,7 +132,8 @@ async def test_submit_from_another_user_is_refused(keyed_sim, fake):
         form = (await open_form(env, "Radio A", 5))["data"]
         intruder = snowflake()
         reply = await submit(env, form, KEY_A, user_id=intruder)
-        assert reply["flags"] & EPHEMERAL and "someone else" in reply["content"]
+        assert reply["flags"] & EPHEMERAL
+        assert "someone else" in reply["content"]
         assert await env.bot.storage.guild_stations() == []
         # The form still works for the admin who opened it.
         reply = await submit(env, form, KEY_A)
@@ -141,7 +145,8 @@ async def test_submit_from_another_guild_is_refused(keyed_sim, fake):
     async with bot(keyed_sim, fake) as env:
         form = (await open_form(env, "Radio A", 5))["data"]
         reply = await submit(env, form, KEY_A, guild=fake.guilds[1])
-        assert reply["flags"] & EPHEMERAL and "someone else" in reply["content"]
+        assert reply["flags"] & EPHEMERAL
+        assert "someone else" in reply["content"]
         assert await env.bot.storage.guild_stations() == []
 
 
@@ -150,7 +155,8 @@ async def test_submit_without_manage_server_is_refused(keyed_sim, fake):
         form = (await open_form(env, "Radio A", 5))["data"]
         before = keyed_sim.counters.get("info:5", 0)
         reply = await submit(env, form, KEY_A, permissions=MANAGE_NOTHING)
-        assert reply["flags"] & EPHEMERAL and "Manage Server" in reply["content"]
+        assert reply["flags"] & EPHEMERAL
+        assert "Manage Server" in reply["content"]
         assert await env.bot.storage.guild_stations() == []
         assert keyed_sim.counters.get("info:5", 0) == before  # the key was not even tried
 
@@ -161,7 +167,8 @@ async def test_guild_the_bot_is_not_in_cannot_add_stations(keyed_sim, fake):
     async with bot(keyed_sim, fake) as env:
         assert env.bot.get_guild(stranger.id) is None
         callback = await open_form(env, "Radio A", 5, guild=stranger)
-        assert callback["type"] == CHANNEL_MESSAGE and callback["data"]["flags"] & EPHEMERAL
+        assert callback["type"] == CHANNEL_MESSAGE
+        assert callback["data"]["flags"] & EPHEMERAL
         assert "not a member of this server" in callback["data"]["content"]
         # Nor by submitting a form opened while the bot was still a member.
         form = (await open_form(env, "Radio A", 5))["data"]
@@ -178,7 +185,8 @@ async def test_station_limit_per_guild(keyed_sim, fake):
             form = (await open_form(env, name, 5))["data"]
             assert "the key works" in (await submit(env, form, KEY_A))["content"]
         refused = await open_form(env, "Three", 5)
-        assert refused["type"] == CHANNEL_MESSAGE and refused["data"]["flags"] & EPHEMERAL
+        assert refused["type"] == CHANNEL_MESSAGE
+        assert refused["data"]["flags"] & EPHEMERAL
         assert "already has 2 stations" in refused["data"]["content"]
         # Re-adding an existing name (a key change) is not a new station.
         form = (await open_form(env, "Two", 5))["data"]

@@ -88,13 +88,17 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         embed = body["embeds"][0]
         assert embed["title"] == TRACKS[0].title
         # Compact by default in post mode: thumbnail, two short lines, the station once.
-        assert "image" not in embed and "fields" not in embed and "author" not in embed
+        assert "image" not in embed
+        assert "fields" not in embed
+        assert "author" not in embed
         assert embed["thumbnail"]["url"].startswith(
             "https://c9.radioboss.fm/artwork/1/current.png?onair="
         )
         byline, meta = embed["description"].splitlines()
         assert byline == f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
-        assert meta.startswith("-# 0:20 · ") and TRACKS[0].genre in meta and "Next at <t:" in meta
+        assert meta.startswith("-# 0:20 · ")
+        assert TRACKS[0].genre in meta
+        assert "Next at <t:" in meta
         assert embed["footer"]["text"].startswith("OnAir Radio · ")
         assert embed["timestamp"]  # the start, drawn in each reader's zone
         assert embed["url"].startswith("https://www.google.com/search?q=")
@@ -188,7 +192,8 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_s
             f"by **{TRACKS[0].artist}**",
             f"from *{TRACKS[0].album}* ({TRACKS[0].year})",
         ]
-    assert "image" not in small and small["thumbnail"]["url"].startswith("https://")
+    assert "image" not in small
+    assert small["thumbnail"]["url"].startswith("https://")
 
 
 async def test_card_mode_edits_in_place_and_reposts_when_buried(programme_sim, fake):
@@ -200,7 +205,8 @@ async def test_card_mode_edits_in_place_and_reposts_when_buried(programme_sim, f
         programme_sim.clock.advance(21)
         await poll(env)
         edits = fake.sent("PATCH", rf"^/channels/{channel}/messages/\d+$")
-        assert len(edits) == 1 and edits[0].json["embeds"][0]["title"] == JINGLES[0].title
+        assert len(edits) == 1
+        assert edits[0].json["embeds"][0]["title"] == JINGLES[0].title
         assert len(posts(fake)) == 1
         fake.user_message(channel)  # someone talks: the card is buried
         programme_sim.clock.advance(5)
@@ -250,7 +256,8 @@ async def test_history_lookups(programme_sim, fake):
         message = await fake.final_message(await fake.slash("history"))
         assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
         reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
-        assert reply["flags"] & EPHEMERAL and "time" in reply["content"]
+        assert reply["flags"] & EPHEMERAL
+        assert "time" in reply["content"]
         # The watch and the announcer both offered each play: each is stored once.
         rows = await env.bot.storage.play_at("main", datetime.now(UTC) + timedelta(days=1), 10)
         assert [r.title for r in rows] == [JINGLES[0].title, TRACKS[0].title]
@@ -269,7 +276,8 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         lines = message["embeds"][0]["description"].splitlines()
         assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
         assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
-        assert lines[-1].startswith("-# History since <t:") and lines[-1].endswith(":f>")
+        assert lines[-1].startswith("-# History since <t:")
+        assert lines[-1].endswith(":f>")
         rows = await env.bot.storage.play_at("main", datetime.now(UTC) + timedelta(days=1), 10)
         assert len(rows) == 2
         message = await fake.final_message(await fake.slash("history", {"search": "harbour"}))

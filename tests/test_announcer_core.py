@@ -78,9 +78,12 @@ def test_policy_predicts_track_end_and_clamps():
 def test_policy_grows_steps_past_the_end_and_backs_off_on_failure():
     policy = PollPolicy(PollSettings(), rng=random.Random(1))
     steps = [policy.after_success(_info(111, 110)) for _ in range(4)]
-    assert steps == sorted(steps) and steps[0] == 2.0 and steps[-1] > 2.0
+    assert steps == sorted(steps)
+    assert steps[0] == 2.0
+    assert steps[-1] > 2.0
     backoff = [policy.after_failure() for _ in range(12)]
-    assert backoff[0] < backoff[3] and max(backoff) <= 300 * 1.25
+    assert backoff[0] < backoff[3]
+    assert max(backoff) <= 300 * 1.25
     assert policy.unreachable
     policy.after_success(_info(1, 100))
     assert not policy.unreachable
@@ -143,10 +146,12 @@ async def test_watch_announces_each_play_once_through_faults(short_sim, clock, s
         clock.advance(2)
         await watch.poll()
         assert watch.status.state in {"failing", "unreachable"}
-    assert watch.status.state == "unreachable" and watch.status.unreachable_since is not None
+    assert watch.status.state == "unreachable"
+    assert watch.status.unreachable_since is not None
     clock.advance(12)  # t = 21 s: the jingle is on air when the station answers again
     await watch.poll()
-    assert watch.status.state == "ok" and watch.status.unreachable_since is None
+    assert watch.status.state == "ok"
+    assert watch.status.unreachable_since is None
     assert [a.play.title for a in seen] == [TRACKS[0].title, JINGLES[0].title]
     clock.advance(6)  # t = 27 s: second track
     await watch.poll()

@@ -52,14 +52,18 @@ async def test_nowplaying_wire_body(onair):
     airing = onair.sim.station(1).programme.at(onair.sim.clock())
     assert embed["title"] == airing.item.title
     # Facts on description lines (no narrow inline fields), the station once, in the footer.
-    assert "fields" not in embed and "author" not in embed
+    assert "fields" not in embed
+    assert "author" not in embed
     lines = embed["description"].splitlines()
     assert lines[0] == f"**{airing.item.artist}** · *{airing.item.album}* ({airing.item.year})"
-    assert "▰" in lines[1] and " / " in lines[1]
-    assert lines[2].startswith("🎵 AutoDJ · ") and "started <t:" in lines[2]
+    assert "▰" in lines[1]
+    assert " / " in lines[1]
+    assert lines[2].startswith("🎵 AutoDJ · ")
+    assert "started <t:" in lines[2]
     assert airing.item.genre in lines[2]
     info = onair.bot.registry.clients["main"].last_info
-    assert lines[3].startswith("Next at <t:") and lines[3].endswith(f":t>: {info.next_display}")
+    assert lines[3].startswith("Next at <t:")
+    assert lines[3].endswith(f":t>: {info.next_display}")
     assert embed["footer"]["text"] == f"OnAir Radio · {info.listener_count} listening"
     assert embed["url"] == "https://www.google.com/search?q=" + quote_plus(
         f"{airing.item.artist} {airing.item.title}"
@@ -102,10 +106,13 @@ async def test_listen_has_every_link_and_mount_once_as_buttons(onair):
     iid = await onair.fake.slash("listen")
     message = await onair.fake.final_message(iid)
     embed = message["embeds"][0]
-    assert "fields" not in embed and "://" not in embed.get("description", "")  # not twice
+    assert "fields" not in embed
+    assert "://" not in embed.get("description", "")
     buttons = [b for row in message["components"] for b in row["components"]]
     names = [b["label"] for b in buttons]
-    assert "Mount /stream" in names and "Mount /lofi" in names and "PLS" in names
+    assert "Mount /stream" in names
+    assert "Mount /lofi" in names
+    assert "PLS" in names
     assert all(len(row["components"]) <= 5 for row in message["components"])
     assert len({b["url"] for b in buttons}) == len(buttons)
 
@@ -132,10 +139,13 @@ async def test_stats_defers_and_attaches_chart(onair):
     for words in ("sessions", "unique listeners", "h listened", "busiest day"):
         assert words in text
     countries = text.split("**Top countries**\n")[1].splitlines()
-    assert countries[0].startswith("🇩🇪") and len(countries) == 6  # five, then the rest in one
-    assert countries[-1].startswith("-# and ") and "more countries" in countries[-1]
+    assert countries[0].startswith("🇩🇪")
+    assert len(countries) == 6
+    assert countries[-1].startswith("-# and ")
+    assert "more countries" in countries[-1]
     _, filename, data = follow[0].files[0]
-    assert filename == "stats.png" and data.startswith(b"\x89PNG")
+    assert filename == "stats.png"
+    assert data.startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize(
@@ -177,10 +187,12 @@ async def test_bad_key_and_unknown_station_messages(onair):
     onair.sim.station(1).key = "rotated"
     iid = await onair.fake.slash("recent")
     reply = await onair.fake.final_message(iid)
-    assert reply["flags"] & EPHEMERAL and "ask a server admin" in reply["content"]
+    assert reply["flags"] & EPHEMERAL
+    assert "ask a server admin" in reply["content"]
     iid = await onair.fake.slash("nowplaying", {"station": "nope"})
     reply = await onair.fake.final_message(iid)
-    assert reply["flags"] & EPHEMERAL and "don't know that station" in reply["content"]
+    assert reply["flags"] & EPHEMERAL
+    assert "don't know that station" in reply["content"]
 
 
 async def test_autocomplete_lists_stations_visible_in_guild(live_simulator):
@@ -207,7 +219,8 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     embed = message["embeds"][0]
     assert "/100" in embed["footer"]["text"]
     buttons = message["components"][0]["components"]
-    assert buttons[0]["label"] == "⏮" and "/100" in buttons[2]["label"]
+    assert buttons[0]["label"] == "⏮"
+    assert "/100" in buttons[2]["label"]
     assert len(re.findall(r"`\d\d:\d\d`", embed["description"])) == 10  # ten items a page
     target = onair.fake.original(iid)
     page_before = buttons[2]["label"]
@@ -220,7 +233,8 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
 
     stranger = await onair.fake.click(target, "pg:last", user_id=4242424242424242)
     refused = await onair.fake.response(stranger)
-    assert refused.json["type"] == CHANNEL_MESSAGE and refused.json["data"]["flags"] & EPHEMERAL
+    assert refused.json["type"] == CHANNEL_MESSAGE
+    assert refused.json["data"]["flags"] & EPHEMERAL
     assert "Only the person" in refused.json["data"]["content"]
 
     last = await onair.fake.click(target, "pg:last")
@@ -256,7 +270,8 @@ async def test_playlist_marks_played_playing_upcoming_in_station_zone(onair):
     iid = await onair.fake.slash("playlist")
     embed = (await onair.fake.final_message(iid))["embeds"][0]
     text = embed["description"]
-    assert "▶" in text and "Europe/Berlin" in embed["footer"]["text"]
+    assert "▶" in text
+    assert "Europe/Berlin" in embed["footer"]["text"]
     airing = onair.sim.station(1).programme.at(onair.sim.clock())
     local = datetime.fromtimestamp(airing.started, ZoneInfo("Europe/Berlin")).strftime("%H:%M")
     playing_line = next(line for line in text.splitlines() if "▶" in line)
@@ -281,11 +296,9 @@ async def test_hostile_titles_are_escaped_and_never_ping(live_simulator):
     embed = message["embeds"][0]
     blob = repr(message)
     assert "@everyone" not in blob.replace("@\u200beveryone", "")
-    assert (
-        "<@123" not in blob
-        and "<@&987" not in blob
-        and "@here" not in blob.replace("@\u200bhere", "")
-    )
+    assert "<@123" not in blob
+    assert "<@&987" not in blob
+    assert "@here" not in blob.replace("@\u200bhere", "")
     assert "\\*\\*bold\\*\\*" in embed["title"] or len(embed["title"]) <= 256
     assert len(embed["title"]) <= 256
     assert "\u202e" not in blob
@@ -349,7 +362,8 @@ async def test_unexpected_error_gets_generic_message_and_log(onair, caplog, monk
 
     monkeypatch.setattr(station_embeds, "station_embed", broken)
     reply = await onair.fake.final_message(await onair.fake.slash("station"))
-    assert reply["flags"] & EPHEMERAL and "something went wrong" in reply["content"]
+    assert reply["flags"] & EPHEMERAL
+    assert "something went wrong" in reply["content"]
     assert "boom" in caplog.text
 
 

@@ -44,7 +44,8 @@ def _assert_one_line_failure(result: subprocess.CompletedProcess[str], words: st
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert words in lines[0]
-    assert KEY not in result.stderr and "wrong-key" not in result.stderr
+    assert KEY not in result.stderr
+    assert "wrong-key" not in result.stderr
     assert result.stdout == ""
 
 

@@ -55,10 +55,12 @@ def test_invite_from_client_id_env_or_token_without_printing_the_token():
     first = base64.b64encode(str(APP_ID).encode()).decode().rstrip("=")
     token = f"{first}.GhIjKl.secret-part-of-the-token"
     result = onair("invite", env={"ONAIR_DISCORD_TOKEN": token})
-    assert result.returncode == 0 and result.stdout.strip() == expected
+    assert result.returncode == 0
+    assert result.stdout.strip() == expected
     assert "secret-part" not in result.stdout + result.stderr
     missing = onair("invite", env={"ONAIR_DISCORD_TOKEN": "not-base64!.x.y"})
-    assert missing.returncode == 64 and "--client-id" in missing.stderr
+    assert missing.returncode == 64
+    assert "--client-id" in missing.stderr
 
 
 @pytest.mark.parametrize(
@@ -75,7 +77,8 @@ def test_base_url_with_path_query_or_credentials_is_refused(url, secret):
     assert result.returncode == 64
     assert "give the server only, like https://c5.radioboss.fm" in result.stderr
     if secret:
-        assert secret not in result.stderr and "admin" not in result.stderr
+        assert secret not in result.stderr
+        assert "admin" not in result.stderr
 
 
 def test_check_against_a_refused_port_is_one_line_without_session_noise():
@@ -85,7 +88,8 @@ def test_check_against_a_refused_port_is_one_line_without_session_noise():
     result = onair("check", "--base-url", f"http://127.0.0.1:{port}", "--station", "1")
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "Unclosed" not in result.stderr and "Traceback" not in result.stderr
+    assert "Unclosed" not in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 async def _onair_async(*args: str, stdin: bytes | None = None, within: float = 60):
@@ -128,11 +132,14 @@ async def test_key_from_stdin_with_dash_and_watch_gives_up_on_a_wrong_key():
         code, _, err = await _onair_async(
             "watch", *base, "--station", "1", "--key", "-", stdin=b"wrong\n", within=30
         )
-        assert code == 2 and err.startswith("onair watch:") and "wrong" not in err
+        assert code == 2
+        assert err.startswith("onair watch:")
+        assert "wrong" not in err
         code, _, err = await _onair_async(
             "watch", *base, "--station", "99", "--key", "-", stdin=f"{KEY}\n".encode(), within=30
         )
-        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert code == 2
+        assert len(err.strip().splitlines()) == 1
     finally:
         await sim.stop()
 
@@ -149,12 +156,15 @@ def test_misspelt_database_url_scheme_is_a_config_error(tmp_path, scheme):
     result = _run_config(tmp_path, "", {"ONAIR_DATABASE_URL": url})
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "ONAIR_DATABASE_URL" in lines[0]
-    assert f"'{scheme}://'" in lines[0] and "DB-PASSWORD" not in result.stderr
+    assert len(lines) == 1
+    assert "ONAIR_DATABASE_URL" in lines[0]
+    assert f"'{scheme}://'" in lines[0]
+    assert "DB-PASSWORD" not in result.stderr
     if scheme == "postgress":
         assert "did you mean 'postgresql://'" in lines[0] or "'postgres://'" in lines[0]
     in_file = _run_config(tmp_path, f'[database]\nurl = "{url}"\n', {})
-    assert in_file.returncode == 78 and "[database] url" in in_file.stderr
+    assert in_file.returncode == 78
+    assert "[database] url" in in_file.stderr
 
 
 def test_config_problems_are_all_reported_at_once_where_toml_puts_them(tmp_path):
@@ -178,7 +188,8 @@ def test_config_problems_are_all_reported_at_once_where_toml_puts_them(tmp_path)
         ]
     )
     result = _run_config(tmp_path, text, {})
-    assert result.returncode == 78 and "Traceback" not in result.stderr
+    assert result.returncode == 78
+    assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 4, lines
     assert all(line.startswith(f"onair: {tmp_path / 'config.toml'}: ") for line in lines)

@@ -49,7 +49,8 @@ async def test_watch_json_prints_one_object_per_play_and_errors_to_stderr():
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout is not None
+        assert proc.stderr is not None
         lines = await _read_lines(proc.stdout, 3, within=30)
         sim.inject("status", status=500, times=3)
         err = await _read_lines(proc.stderr, 1, within=30)
@@ -64,7 +65,9 @@ async def test_watch_json_prints_one_object_per_play_and_errors_to_stderr():
             assert key in obj
         assert isinstance(obj["detected_at"], float)
     assert len({(o["title"], o["started"]) for o in objects}) == 3  # no duplicates
-    assert err and err[0].startswith("onair watch:") and KEY not in err[0]
+    assert err
+    assert err[0].startswith("onair watch:")
+    assert KEY not in err[0]
 
 
 async def test_demo_runs_offline_and_announces():

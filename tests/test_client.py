@@ -33,12 +33,15 @@ async def test_info_playlist_stats(simulator, session):
     assert (play.artist, play.title) == (airing.item.artist, airing.item.title)
     assert play.started_exact
     assert len(info.recent) == 10
-    assert info.links.listen and info.links.listen.startswith("https://")
-    assert info.recent[0].artwork and "ARTID" not in info.recent[0].artwork
+    assert info.links.listen
+    assert info.links.listen.startswith("https://")
+    assert info.recent[0].artwork
+    assert "ARTID" not in info.recent[0].artwork
 
     playlist = await client.playlist()
     assert len(playlist.items) == 51
-    assert any(i.played for i in playlist.items) and any(not i.played for i in playlist.items)
+    assert any(i.played for i in playlist.items)
+    assert any(not i.played for i in playlist.items)
 
     stats = await client.stats(date(2026, 11, 1), date(2026, 11, 7))
     assert stats.days[0].day == date(2026, 10, 31)  # outside the range, as the spec recorded
@@ -76,7 +79,8 @@ async def test_every_quirk_still_parses(simulator, session, quirk):
     client = make_client(simulator, session)
     info = await client.info()
     play = info.current_play()
-    assert play is not None and play.title
+    assert play is not None
+    assert play.title
     assert info.listener_count is not None
     playlist = await client.playlist()
     assert playlist.items
@@ -149,7 +153,8 @@ async def test_retry_after_is_honoured_within_budget(simulator, session):
     simulator.inject("status", status=429, retry_after=0.2, times=1)
     started = time.monotonic()
     info = await make_client(simulator, session).info()
-    assert info.name and time.monotonic() - started >= 0.2
+    assert info.name
+    assert time.monotonic() - started >= 0.2
     simulator.inject("status", status=503, retry_after=60, times=1)
     with pytest.raises(StationUnavailable) as caught:
         await make_client(simulator, session).info()
@@ -215,7 +220,8 @@ async def test_key_never_in_exception_chain_or_logs(simulator, session, caplog, 
     chain = _chain(caught.value)
     formatted = "".join(traceback.format_exception(caught.value))
     for exc in chain:
-        assert KEY not in str(exc) and KEY not in repr(exc)
+        assert KEY not in str(exc)
+        assert KEY not in repr(exc)
         for arg in exc.args:
             assert KEY not in repr(arg)
     assert KEY not in formatted
@@ -244,4 +250,5 @@ async def test_client_closes_only_its_own_session(simulator, session):
     await own.info()
     own_session = own._session
     await own.close()
-    assert own_session is not None and own_session.closed
+    assert own_session is not None
+    assert own_session.closed

@@ -17,7 +17,8 @@ EXAMPLE = (ROOT / "config.example.toml").read_text()
 
 def test_example_config_parses_and_documents_every_key():
     settings = parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"})
-    assert settings.stations[0].slug == "main" and settings.stations[0].key == "k"
+    assert settings.stations[0].slug == "main"
+    assert settings.stations[0].key == "k"
     assert settings.subscriptions[0].mode == "post"
     from bot.config import SCHEMA
 
@@ -32,7 +33,8 @@ def test_key_is_not_in_repr():
     settings = parse_settings(
         EXAMPLE, {"ONAIR_KEY_MAIN": "very-secret", "ONAIR_DISCORD_TOKEN": "tok-secret"}
     )
-    assert "very-secret" not in repr(settings) and "tok-secret" not in repr(settings)
+    assert "very-secret" not in repr(settings)
+    assert "tok-secret" not in repr(settings)
 
 
 @pytest.mark.parametrize(
@@ -86,7 +88,8 @@ def _run(config: str, tmp_path, env_extra: dict[str, str]) -> subprocess.Complet
 def test_run_without_token_says_so(tmp_path):
     result = _run(EXAMPLE, tmp_path, {"ONAIR_KEY_MAIN": "k"})
     assert result.returncode == 78
-    assert "ONAIR_DISCORD_TOKEN" in result.stderr and "Traceback" not in result.stderr
+    assert "ONAIR_DISCORD_TOKEN" in result.stderr
+    assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
@@ -94,4 +97,5 @@ def test_run_without_token_says_so(tmp_path):
 def test_run_with_bad_config_says_what(tmp_path):
     result = _run("[bot]\nlog_levl = 'INFO'\n", tmp_path, {"ONAIR_DISCORD_TOKEN": "x"})
     assert result.returncode == 78
-    assert "did you mean 'log_level'" in result.stderr and "Traceback" not in result.stderr
+    assert "did you mean 'log_level'" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -56,7 +56,8 @@ async def test_refused_port_is_named(session):
     port = _closed_port()
     client = StationClient(f"http://127.0.0.1:{port}", 1, KEY, session=session, retry=FAST)
     error = await _failure(client)
-    assert "refused the connection" in error.message and f"127.0.0.1:{port}" in error.message
+    assert "refused the connection" in error.message
+    assert f"127.0.0.1:{port}" in error.message
 
 
 async def test_unknown_name_is_named():
@@ -92,7 +93,8 @@ async def untrusted_tls() -> AsyncIterator[str]:
 async def test_untrusted_certificate_is_named(untrusted_tls, session):
     client = StationClient(untrusted_tls, 1, KEY, session=session, retry=FAST)
     error = await _failure(client)
-    assert "certificate" in error.message and "127.0.0.1" in error.message
+    assert "certificate" in error.message
+    assert "127.0.0.1" in error.message
 
 
 async def test_timeout_is_named(simulator, session):
@@ -120,5 +122,7 @@ def test_onair_check_names_a_refused_connection():
         cwd=ROOT,
         env={"ONAIR_STATION_KEY": KEY, "PATH": "/usr/bin:/bin"},
     )
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "refused the connection" in done.stderr and KEY not in done.stderr
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "refused the connection" in done.stderr
+    assert KEY not in done.stderr

@@ -346,7 +346,8 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
     warnings = [
         r for r in caplog.records if r.levelno == logging.WARNING and "storage" in r.message
     ]
-    assert warnings and all(r.exc_info is None for r in warnings)  # one line each, no traceback
+    assert warnings
+    assert all(r.exc_info is None for r in warnings)
     assert "Task exception was never retrieved" not in caplog.text
     assert "locked" in warnings[0].message  # says what failed
 
@@ -386,13 +387,15 @@ async def test_fake_discord_honours_message_nonces(onair):
     first = await channel.send("one", nonce="oa-nonce-1")
     again = await channel.send("one", nonce="oa-nonce-1")
     other = await channel.send("two", nonce=12345)
-    assert again.id == first.id and other.id != first.id
+    assert again.id == first.id
+    assert other.id != first.id
     assert len(onair.fake.channel_messages[channel.id]) == 2
     import discord
 
     with pytest.raises(discord.HTTPException) as raised:
         await channel.send("x", nonce="n" * 26)
-    assert raised.value.status == 400 and raised.value.code == 50035
+    assert raised.value.status == 400
+    assert raised.value.code == 50035
 
 
 async def test_announcement_snapshot_round_trips(simulator, session):
@@ -404,7 +407,7 @@ async def test_announcement_snapshot_round_trips(simulator, session):
     assert play is not None
     announcement = Announcement(play, info, 1234.5)
     assert snapshot.load(snapshot.dump(announcement)) == announcement
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unreadable announcement payload"):
         snapshot.load('{"play": {}}')
 
 

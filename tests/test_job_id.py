@@ -27,7 +27,8 @@ def test_job_id_is_a_keyed_hash_not_a_digest_of_the_key():
     client = StationClient(BASE, STATION, KEY)
     job_id = job_id_for(client)
     digest = job_id.removeprefix("watch:")
-    assert job_id.startswith("watch:") and len(digest) >= 16
+    assert job_id.startswith("watch:")
+    assert len(digest) >= 16
     assert KEY not in job_id
     for known in _common_digests():
         assert not known.startswith(digest), "job id is a bare digest of the key"
@@ -38,4 +39,5 @@ def test_job_id_is_a_keyed_hash_not_a_digest_of_the_key():
     # ... and keyed: another secret gives another id.
     one = job_id_for(client, secret=b"a" * 32)
     two = job_id_for(client, secret=b"b" * 32)
-    assert one != two and one != job_id
+    assert one != two
+    assert one != job_id

@@ -41,13 +41,15 @@ def test_full_info_is_parsed_with_every_coercion():
 
 def test_minimal_info_with_collapsed_lists_and_na():
     info = StationInfo.parse(responses.minimal_info(), UTC, NOW)
-    assert info.current is None and info.next_track is None
+    assert info.current is None
+    assert info.next_track is None
     assert info.next_display is None
     assert info.listener_count == 3
     assert len(info.recent) == 1
     play = info.current_play()
     assert play is not None
-    assert play.title == "Solo Title Without Artist" and play.artist is None
+    assert play.title == "Solo Title Without Artist"
+    assert play.artist is None
     assert play.started is None
 
 
@@ -58,9 +60,11 @@ def test_live_prefers_nowplaying_over_autodj_title():
     )
     info = StationInfo.parse(raw, UTC, NOW)
     play = info.current_play()
-    assert play is not None and play.live
+    assert play is not None
+    assert play.live
     assert (play.artist, play.title) == ("DJ Nova", "Friday Live")
-    assert info.playback is not None and info.playback.length is None
+    assert info.playback is not None
+    assert info.playback.length is None
 
 
 def test_nothing_on_air_gives_no_play():
@@ -89,7 +93,8 @@ def test_lastplayed_of_an_earlier_play_is_not_taken_as_start():
     raw["currenttrack_info"]["@attributes"]["LASTPLAYED"] = "2026-11-19 09:00:00"
     info = StationInfo.parse(raw, UTC, NOW)
     play = info.current_play()
-    assert play is not None and not play.started_exact
+    assert play is not None
+    assert not play.started_exact
     assert play.started == NOW - timedelta(seconds=65)
 
 
@@ -100,7 +105,8 @@ def test_playlist_start_times_anchor_to_nearest_day_and_keep_order():
     late, midnight, before = playlist.items
     assert late.starts_at == datetime(2026, 11, 20, 23, 57, tzinfo=zone)
     assert midnight.starts_at == datetime(2026, 11, 21, 0, 0, tzinfo=zone)
-    assert before.played and not late.played
+    assert before.played
+    assert not late.played
     assert before.duration == timedelta(minutes=61, seconds=5)
     assert before.file_name == "Before.mp3"
     assert [i.playlist_index for i in playlist.items] == [0, 1, 2]

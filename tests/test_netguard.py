@@ -79,7 +79,7 @@ class StaticResolver(aiohttp.abc.AbstractResolver):
 @pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "169.254.169.254", "100.64.0.1"])
 async def test_dns_to_internal_address_is_refused_at_connect_time(address):
     resolver = GuardedResolver(POLICY, inner=StaticResolver(address))
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="OnAir does not contact"):
         await resolver.resolve("c5.radioboss.fm", 443)
     connector = aiohttp.TCPConnector(resolver=resolver)
     async with aiohttp.ClientSession(connector=connector) as session:

@@ -62,7 +62,8 @@ def test_unsafe_patterns_are_refused_at_config_load():
         with pytest.raises(ConfigError) as caught:
             parse_settings(base + f"skip_pattern='{bad}'\n", {})
         message = str(caught.value)
-        assert "skip_pattern" in message and "\n" not in message
+        assert "skip_pattern" in message
+        assert "\n" not in message
         if len(bad) <= 200:
             assert UNSAFE_WORDS in message
 
@@ -80,7 +81,8 @@ async def test_backreference_pattern_refused_by_the_announce_command(dev_bot):
         )
         reply = (await fake.response(iid)).json["data"]
         assert reply["flags"] & EPHEMERAL
-        assert UNSAFE_WORDS in reply["content"] and "backreferences" in reply["content"]
+        assert UNSAFE_WORDS in reply["content"]
+        assert "backreferences" in reply["content"]
         assert await env.bot.storage.subscriptions(guild_id=env.guild.id) == []
         iid = await fake.slash(
             "onair",

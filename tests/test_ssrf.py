@@ -41,7 +41,8 @@ POLICY = HostPolicy()
 )
 def test_tunnelled_and_site_local_ipv6_are_refused(address, words):
     why = address_refused(address)
-    assert why is not None and words in why
+    assert why is not None
+    assert words in why
     with pytest.raises(UrlRefused):
         check_url(f"https://[{address}]", POLICY)
 
@@ -141,7 +142,8 @@ async def test_stored_guild_station_is_rechecked_at_every_poll(simulator, sessio
     assert simulator.counters["total"] == before  # no request sent
     assert "OnAir no longer contacts" in caught.value.message
     assert any("refused" in r.getMessage() for r in caplog.records)
-    assert KEY not in caplog.text and KEY not in caught.value.message
+    assert KEY not in caplog.text
+    assert KEY not in caught.value.message
 
 
 async def test_redirect_hops_share_one_per_try_timeout(simulator, session):

@@ -156,12 +156,15 @@ async def test_discord_unreachable_is_one_line_each_then_retried_until_ready(
     assert all("\n" not in line for line in warnings)
     start = [line for line in records.lines() if line.startswith("logged in as")]
     assert len(start) == 1
-    assert start[0].startswith("logged in as OnAir") and f"({fake.bot_id}), 1 guild;" in start[0]
+    assert start[0].startswith("logged in as OnAir")
+    assert f"({fake.bot_id}), 1 guild;" in start[0]
     assert f"client_id={fake.app_id}" in start[0]
     assert f"permissions={permissions().value}" in start[0]
     assert "scope=bot+applications.commands" in start[0]
     text = "\n".join(r.getMessage() for r in records.records)
-    assert "Unclosed" not in text and "PyNaCl" not in text and "davey" not in text
+    assert "Unclosed" not in text
+    assert "PyNaCl" not in text
+    assert "davey" not in text
     assert not any(r.exc_info for r in records.records if r.levelno >= logging.INFO)
 
 
@@ -177,7 +180,8 @@ async def test_refused_token_is_one_line_and_exit_78(
     errors = records.lines(logging.ERROR)
     assert errors == ["Discord refused the bot token in ONAIR_DISCORD_TOKEN (exit 78)"]
     stderr = capsys.readouterr().err
-    assert "Traceback" not in stderr and "not-the-token" not in stderr
+    assert "Traceback" not in stderr
+    assert "not-the-token" not in stderr
     assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
 
 
@@ -251,7 +255,8 @@ async def test_a_start_up_failure_that_is_not_the_network_is_one_line_and_exit_7
         assert await _run_until_ready(str(path), fake.connector, records) == 70
     gc.collect()
     errors = records.lines(logging.ERROR)
-    assert len(errors) == 1 and errors[0].startswith("start-up failed: OperationalError:")
+    assert len(errors) == 1
+    assert errors[0].startswith("start-up failed: OperationalError:")
     assert not any(r.exc_info for r in records.records if r.levelno > logging.DEBUG)
     assert "Traceback" not in capsys.readouterr().err
     assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)

@@ -31,7 +31,8 @@ async def test_subscriptions_upsert_and_filters(storage):
         sub(10, skip_item_types=("JINGLE",), min_seconds=12.5)
     )
     again = await storage.upsert_subscription(sub(10, mode="card"))
-    assert first.id == again.id and again.mode == "card"
+    assert first.id == again.id
+    assert again.mode == "card"
     await storage.upsert_subscription(sub(11, station="other", guild=2))
     assert [s.channel_id for s in await storage.subscriptions("main")] == [10]
     assert [s.channel_id for s in await storage.subscriptions(guild_id=2)] == [11]
@@ -45,7 +46,8 @@ async def test_last_play_pause_and_claims(storage):
     play = Play("Song", "Artist", started=T0, started_exact=True, file="a.mp3")
     await storage.mark_announced(s.id, play, card_message_id=99)
     (stored,) = await storage.subscriptions()
-    assert stored.last_play is not None and stored.last_play.same_as(play)
+    assert stored.last_play is not None
+    assert stored.last_play.same_as(play)
     assert stored.card_message_id == 99
     await storage.pause(s.id, "Missing Permissions")
     assert (await storage.subscriptions())[0].paused_reason == "Missing Permissions"
@@ -83,7 +85,8 @@ async def test_outbox_records_a_play_once_and_leases_each_delivery(storage):
     assert [d.subscription_id for d in await storage.due_deliveries(now=102)] == [b.id]
     assert await storage.deliveries(first) == {a.id: "sent", b.id: "pending"}
     stored = {s.id: s for s in await storage.subscriptions()}
-    assert stored[a.id].card_message_id == 555 and stored[a.id].last_play == play
+    assert stored[a.id].card_message_id == 555
+    assert stored[a.id].last_play == play
     assert await storage.claim_deliveries(first, [a.id], owner="p2", lease_until=400, now=103) == {}
     await storage.finish_delivery(first, b.id, "dropped", now=104)
     assert await storage.deliveries(first) == {a.id: "sent", b.id: "dropped"}
@@ -102,7 +105,7 @@ async def test_release_all_leases_after_a_crash(storage):
 async def test_enqueue_is_atomic(storage):
     """One failing statement leaves nothing behind: no play without its deliveries."""
     a = await storage.upsert_subscription(sub(10))
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(Exception, match="no_such_table") as raised:
         await storage.execute_atomic(
             [
                 (

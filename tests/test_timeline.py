@@ -58,7 +58,8 @@ def test_playlist_is_ordered_by_when_each_item_plays_across_midnight():
     assert [s.state for s in slots] == ["played"] * 2 + ["playing"] + ["upcoming"] * 4
     times = [s.at for s in slots]
     assert times == sorted(times)  # never jumps backwards
-    assert times[3] is not None and times[3].date() == date(2026, 11, 22)
+    assert times[3] is not None
+    assert times[3].date() == date(2026, 11, 22)
     assert times[4] == datetime(2026, 11, 23, 0, 2, tzinfo=BERLIN)  # next day
     assert times[6] == datetime(2026, 11, 23, 0, 11, tzinfo=BERLIN)
 
@@ -79,12 +80,15 @@ def test_playlist_page_shows_sections_and_a_day_line_at_midnight():
     )  # found by time
     embed = station_embeds.playlist_page(slots, 0, 10, "Main", BERLIN, today=NOW.date())
     lines = (embed.description or "").splitlines()
-    assert lines[0] == "**Played**" and lines[1].startswith("-# `23:42`")
-    assert "**On air**" in lines and "**Up next**" in lines
+    assert lines[0] == "**Played**"
+    assert lines[1].startswith("-# `23:42`")
+    assert "**On air**" in lines
+    assert "**Up next**" in lines
     playing = lines[lines.index("**On air**") + 1]
     assert playing.startswith("▶ **`23:54` A - On air")
     midnight = lines.index("-# ── Tomorrow, 23 November ──")
-    assert "`23:58`" in lines[midnight - 1] and "`00:02`" in lines[midnight + 1]
+    assert "`23:58`" in lines[midnight - 1]
+    assert "`00:02`" in lines[midnight + 1]
     assert embed.footer.text == "Page 1/1 · 7 items · times in Europe/Berlin"
     # A later page that starts on another day says which day at its top.
     second = station_embeds.playlist_page(slots, 1, 5, "Main", BERLIN, today=NOW.date())
