@@ -1,0 +1,195 @@
+"""PollPolicy on its own: learned early switches and live-show cadence, on a virtual clock.
+
+The policy reads no clock: every StationInfo here carries the virtual ``fetched_at``, and the
+random generator is seeded, so each test is exact and instant.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot.announcer import PlayDetector, PollPolicy, PollSettings
+from bot.station import StationInfo
+
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+SHOW = "DJ Nova - Friday Night Live Mix"
+
+
+def info(at: float, title: str, pos: float | None, length: float | None, **extra: Any):
+    body: dict[str, Any] = {"nowplaying": title, "live": length is None, **extra}
+    if pos is not None:
+        body["playback"] = {"pos": int(pos * 1000), "len": int((length or 0) * 1000)}
+    return StationInfo.parse(body, UTC, T0 + timedelta(seconds=at))
+
+
+def replay(policy: PollPolicy, offsets: list[float], anchor: float) -> tuple[int, float]:
+    """Late switches and polls per switch if the first poll catches ``anchor`` in time (a plain
+    loop, independent of the policy's bisections)."""
+    s = policy.settings
+    window = s.switch_delay - policy.latency / 2
+    late = polls = 0
+    for offset in offsets:
+        steps = [window, s.min_interval, s.min_interval * 1.5]
+        moment, count = anchor + window, 1
+        while moment < offset and count <= len(steps):
+            moment, count = moment + steps[count - 1], count + 1
+        polls += count if moment >= offset else count + 1
+        late += moment < offset or moment - offset > window
+    return late, polls / len(offsets)
+
+
+def test_first_poll_catches_all_but_the_tail_in_time():
+    rng = random.Random(5)
+    policy = PollPolicy(rng=random.Random(1))
+    crossfades = [-rng.uniform(0.8, 1.6) for _ in range(60)]
+    tail = [-8.0, -6.5]
+    for offset in crossfades[:30] + tail + crossfades[30:]:
+        policy.observe_offset(offset)
+    # The plan ignores the two long-tail switches (3 %) and catches the earliest crossfade.
+    assert policy.offset == min(crossfades)
+    late, polls = replay(policy, list(policy.offsets), policy.offset)
+    assert late == 2 and polls < 1.1
+    # 10 s before the predicted end: the poll reaches the station switch_delay after the
+    # earliest crossfade, less the half round trip the answer takes back.
+    delay = policy.after_success(info(0, "A - B", 100, 110))
+    expected = 10 + min(crossfades) + 0.8 - policy.latency
+    assert expected <= delay <= expected + 0.05
+
+
+def test_plan_is_the_cheapest_within_the_late_share():
+    rng = random.Random(9)
+    for spread in (0.5, 1.0, 2.0, 4.0):
+        policy = PollPolicy(rng=random.Random(1))
+        offsets = [-rng.uniform(0, spread) for _ in range(64)]
+        for offset in offsets:
+            policy.observe_offset(offset)
+        chosen = replay(policy, offsets, policy.offset)
+        options = {anchor: replay(policy, offsets, anchor) for anchor in offsets}
+        allowed = [v for v in options.values() if v[0] <= 0.03 * 64 and v[1] <= 2.0]
+        if allowed:
+            assert chosen[0] <= 0.03 * 64
+            assert chosen[1] == min(polls for _, polls in allowed)
+        else:
+            assert chosen[0] == min(late for late, polls in options.values() if polls <= 2.0)
+
+
+def test_offsets_window_is_bounded_and_forgets():
+    policy = PollPolicy(PollSettings(switch_window=16), rng=random.Random(1))
+    for _ in range(16):
+        policy.observe_offset(-5.0)
+    assert policy.offset == -5.0
+    for _ in range(16):
+        policy.observe_offset(-1.0)
+    assert len(policy.offsets) == 16 and policy.offset == -1.0
+    policy.observe_offset(40.0)  # an item went unseen in between: not a timing sample
+    assert len(policy.offsets) == 16 and policy.offsets[-1] == -1.0
+
+
+def test_switch_is_learned_from_the_new_plays_position():
+    policy = PollPolicy(rng=random.Random(1))
+    policy.latency = 0.0
+    policy.after_success(info(0, "A - One", 50, 60))  # predicted end: T0 + 10 s
+    new = info(9.5, "A - Two", 0.7, 60)  # the switch came at T0 + 8.8 s
+    play = new.current_play()
+    assert play is not None
+    policy.learn_play(play, new)
+    assert abs(policy.offsets[-1] - (-1.2)) < 1e-6
+
+
+def run_programme(
+    policy: PollPolicy, items: list[tuple[str, float, float | None]]
+) -> tuple[list[float], int]:
+    """Drive ``policy`` and a real PlayDetector over ``items`` (title, seconds on air, reported
+    length or None for live) on a virtual clock. Returns the delays of every switch after the
+    first and the number of polls."""
+    starts = [0.0]
+    for _, seconds, _ in items:
+        starts.append(starts[-1] + seconds)
+    detector = PlayDetector()
+    policy.latency = 0.0
+    delays: list[float] = []
+    at, polls = 0.5, 0
+    while at < starts[-1]:
+        index = max(i for i in range(len(items)) if starts[i] <= at)
+        title, _, reported = items[index]
+        current = info(at, title, at - starts[index], reported, recent=[])
+        polls += 1
+        play = detector.observe(current)
+        if play is not None:
+            if index:
+                delays.append(at - starts[index])
+            policy.learn_play(play, current)
+        at += policy.after_success(current, detector.current)
+    return delays, polls
+
+
+def test_crossfaded_programme_meets_the_goals_on_a_virtual_clock():
+    rng = random.Random(3)
+    items: list[tuple[str, float, float | None]] = []
+    for number in range(300):
+        seconds = rng.uniform(150, 300)
+        early = rng.uniform(5, 10) if rng.random() < 0.03 else rng.uniform(0.8, 1.6)
+        items.append((f"Artist - Track {number}", seconds, seconds + early))
+    policy = PollPolicy(rng=random.Random(1))
+    delays, polls = run_programme(policy, items)
+    delays.sort()
+    assert len(delays) == 299
+    assert delays[round(0.95 * 298)] <= 1.0
+    # Tracks of 2.5-5 minutes also get a poll every 30 s in between (skips); the switch itself
+    # costs about one request.
+    in_between = sum(int((s - 2) // 30) for _, s, _ in items)
+    assert (polls - in_between) / len(items) <= 1.2
+
+
+def test_live_show_is_polled_faster_once_it_has_run_its_usual_length():
+    policy = PollPolicy(rng=random.Random(1))
+    slow = [policy.after_success(info(t, SHOW, None, None)) for t in (0, 10, 20, 30, 40)]
+    assert all(9.0 <= d <= 11.0 for d in slow)  # nothing learned: the steady cadence
+
+    policy = PollPolicy(rng=random.Random(1))
+    policy.observe_length(SHOW, 60.0)
+    near = policy.end_near(SHOW)
+    assert near == 60.0 - 0.15 * 60.0  # 51 s: lead of 15 % of the usual length
+    polls: list[tuple[float, float]] = []  # (time of the poll, delay until the next)
+    at = 0.0
+    while at < 65:
+        delay = policy.after_success(info(at, SHOW, None, None))
+        polls.append((at, delay))
+        at += delay
+    slow = [delay for at, delay in polls if at < near - 10]
+    fast = [delay for at, delay in polls if at >= near]
+    assert all(9.0 <= d <= 11.0 for d in slow)  # the steady cadence ...
+    assert all(at + delay <= near + 2.0 for at, delay in polls if at < near)  # ... up to `near`
+    assert min(at for at, _ in polls if at >= near) <= near + 2.0
+    assert len(fast) >= 5 and all(2.0 <= d <= 2.5 for d in fast)  # then one poll per <= 2.5 s
+    assert len(polls) - len(fast) <= 7  # 0 to 51 s cost about one poll per 10 s
+
+
+def test_live_show_length_is_learned_from_the_switch_after_it():
+    policy = PollPolicy(rng=random.Random(1))
+    policy.latency = 0.0
+    recent = [{"title": SHOW, "started": "2026-11-20 12:00:00"}]
+    show = info(3, SHOW, None, None, recent=recent)
+    play = show.current_play()
+    assert play is not None and play.started == T0
+    policy.learn_play(play, show)
+    policy.after_success(show, play)
+    following = info(47, "A - B", 2.0, 200)  # the track began at 45 s
+    nxt = following.current_play()
+    assert nxt is not None
+    policy.learn_play(nxt, following)
+    assert list(policy.lengths[SHOW.lower()]) == [45.0]
+
+
+def test_nexttrack_appearing_during_a_live_show_speeds_up_polling():
+    policy = PollPolicy(rng=random.Random(1))
+    assert policy.after_success(info(0, SHOW, None, None, nexttrack="")) >= 9.0
+    assert policy.after_success(info(10, SHOW, None, None, nexttrack="")) >= 9.0
+    assert policy.after_success(info(20, SHOW, None, None, nexttrack="A - Next")) <= 2.5
+    assert policy.after_success(info(22.5, SHOW, None, None, nexttrack="A - Next")) <= 2.5
+    # A station that names the next item all along gives no such signal.
+    steady = PollPolicy(rng=random.Random(1))
+    for at in (0, 10, 20):
+        assert steady.after_success(info(at, SHOW, None, None, nexttrack="A - Next")) >= 9.0
