@@ -38,6 +38,8 @@ class PollSettings:
     late_share: float = 0.03  # ... except this share of the station's recent switches
     switch_window: int = 64  # recent (switch - predicted end) offsets kept per station
     max_switch_polls: float = 2.0  # mean polls per switch the plan may cost at most
+    learning_switches: int = 10  # until this many switches are seen, the plan ...
+    learning_margin: float = 0.5  # ... also catches switches this much earlier than any seen
     # Live shows and items of unknown length.
     end_interval: float = 2.5  # cadence once such an item's end is near
     length_window: int = 8  # lengths kept per title
@@ -213,6 +215,11 @@ class PollPolicy:
                 fallback = (late, polls, anchor)
         chosen = best[2] if best is not None else fallback[2] if fallback is not None else None
         self._anchor = ordered[-1] if chosen is None else chosen
+        if n < s.learning_switches:
+            # A handful of switches does not show the spread yet: start early enough for
+            # switches somewhat earlier than any seen (the re-poll one window later still
+            # catches the latest ones).
+            self._anchor = min(self._anchor, ordered[0] - s.learning_margin)
 
     def end_near(self, title: str) -> float | None:
         """Seconds into an item of unknown length titled ``title`` from which to poll quickly,

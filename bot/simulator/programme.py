@@ -182,6 +182,13 @@ class Programme:
             else:
                 track = tracks[index % len(tracks)]
                 slots.append(Slot(track, rng.uniform(*track_seconds), early.draw()))
+        # An item cut 5-10 s short is followed by one that outlasts the cut (real items are
+        # minutes long; these are compressed, and a 3-s jingle after a 9-s cut would be an
+        # artefact of the compression, unseen by any poller that waits for the reported end).
+        for index, slot in enumerate(slots[:-1]):
+            after = slots[index + 1]
+            if slot.early > after.seconds - 3.0:
+                slots[index + 1] = Slot(after.item, slot.early + 3.0, after.early, after.cue)
         return cls(slots, epoch=epoch)
 
 
