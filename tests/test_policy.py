@@ -10,6 +10,8 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from bot.announcer import PlayDetector, PollPolicy, PollSettings
 from bot.station import StationInfo
 
@@ -24,20 +26,23 @@ def info(at: float, title: str, pos: float | None, length: float | None, **extra
     return StationInfo.parse(body, UTC, T0 + timedelta(seconds=at))
 
 
-def replay(policy: PollPolicy, offsets: list[float], anchor: float) -> tuple[int, float]:
-    """Late switches and polls per switch if the first poll catches ``anchor`` in time (a plain
-    loop, independent of the policy's bisections)."""
+def replay(policy: PollPolicy, offsets: list[float], poll: float) -> tuple[int, int, float]:
+    """Late switches, polls and total delay if the first poll reaches the station at ``poll``
+    against the predicted end (a plain loop, independent of the policy's bisections)."""
     s = policy.settings
     window = s.switch_delay - policy.latency / 2
+    steps = [window, s.min_interval, s.min_interval * 1.5]
     late = polls = 0
+    delay = 0.0
     for offset in offsets:
-        steps = [window, s.min_interval, s.min_interval * 1.5]
-        moment, count = anchor + window, 1
+        moment, count = poll, 1
         while moment < offset and count <= len(steps):
             moment, count = moment + steps[count - 1], count + 1
-        polls += count if moment >= offset else count + 1
-        late += moment < offset or moment - offset > window
-    return late, polls / len(offsets)
+        found = moment >= offset
+        polls += count if found else count + 1
+        late += not found or moment - offset > window
+        delay += moment - offset if found else 60.0
+    return late, polls, delay
 
 
 def test_first_poll_catches_all_but_the_tail_in_time():
@@ -47,42 +52,60 @@ def test_first_poll_catches_all_but_the_tail_in_time():
     tail = [-8.0, -6.5]
     for offset in crossfades[:30] + tail + crossfades[30:]:
         policy.observe_offset(offset)
-    # The plan ignores the two long-tail switches (3 %) and catches the earliest crossfade.
-    assert policy.offset == min(crossfades)
-    late, polls = replay(policy, list(policy.offsets), policy.offset)
-    assert late == 2 and polls < 1.1
-    # 10 s before the predicted end: the poll reaches the station switch_delay after the
-    # earliest crossfade, less the half round trip the answer takes back.
+    poll = policy.first_poll
+    assert poll is not None
+    # The plan gives up on the two long-tail switches (3 %) and finds every crossfade in time
+    # at about one poll each.
+    late, polls, _ = replay(policy, list(policy.offsets), poll)
+    assert late == 2 and polls / 62 < 1.1
+    assert policy.offset <= min(crossfades)
+    # 10 s before the predicted end: the poll is sent half a round trip before it is due.
     delay = policy.after_success(info(0, "A - B", 100, 110))
-    expected = 10 + min(crossfades) + 0.8 - policy.latency
-    assert expected <= delay <= expected + 0.05
+    assert 10 + poll - policy.latency / 2 <= delay <= 10 + poll - policy.latency / 2 + 0.05
 
 
-def test_plan_is_the_cheapest_within_the_late_share():
+def test_exact_switches_are_polled_just_after_the_end():
+    policy = PollPolicy(rng=random.Random(1))
+    for offset in [0.0, 0.02, -0.03, 0.01] * 5:
+        policy.observe_offset(offset)
+    # As cheap as any plan (one poll a switch, after the latest) and the quickest.
+    assert policy.first_poll is not None
+    assert 0.02 <= policy.first_poll <= 0.02 + policy.settings.margin
+    assert replay(policy, list(policy.offsets), policy.first_poll)[:2] == (0, 20)
+
+
+def test_plan_is_the_cheapest_within_the_late_share_then_the_quickest():
     rng = random.Random(9)
-    for spread in (0.5, 1.0, 2.0, 4.0):
+    for spread in (0.3, 1.0, 1.6, 4.0):
         policy = PollPolicy(rng=random.Random(1))
         offsets = [-rng.uniform(0, spread) for _ in range(64)]
         for offset in offsets:
             policy.observe_offset(offset)
-        chosen = replay(policy, offsets, policy.offset)
-        options = {anchor: replay(policy, offsets, anchor) for anchor in offsets}
-        allowed = [v for v in options.values() if v[0] <= 0.03 * 64 and v[1] <= 2.0]
-        if allowed:
-            assert chosen[0] <= 0.03 * 64
-            assert chosen[1] == min(polls for _, polls in allowed)
+        window = policy.settings.switch_delay - policy.latency / 2
+        candidates = {o + window for o in offsets} | {o + policy.settings.margin for o in offsets}
+        options = [(*replay(policy, offsets, c), c) for c in candidates]
+        options = [o for o in options if o[1] <= 2 * 64]
+        assert policy.first_poll is not None
+        chosen = replay(policy, offsets, policy.first_poll)
+        feasible = [o for o in options if o[0] <= 0.03 * 64]
+        if feasible:
+            cheapest = min(o[1] for o in feasible)
+            best = min(o[2] for o in feasible if o[1] <= cheapest * 1.05)
+            assert chosen[0] <= 0.03 * 64 and chosen[1] <= cheapest * 1.05
+            assert chosen[2] == pytest.approx(best)
         else:
-            assert chosen[0] == min(late for late, polls in options.values() if polls <= 2.0)
+            assert chosen[0] == min(o[0] for o in options)
 
 
 def test_offsets_window_is_bounded_and_forgets():
     policy = PollPolicy(PollSettings(switch_window=16), rng=random.Random(1))
     for _ in range(16):
         policy.observe_offset(-5.0)
-    assert policy.offset == -5.0
+    assert policy.first_poll == pytest.approx(-5.0 + policy.settings.margin)
     for _ in range(16):
         policy.observe_offset(-1.0)
-    assert len(policy.offsets) == 16 and policy.offset == -1.0
+    assert len(policy.offsets) == 16
+    assert policy.first_poll == pytest.approx(-1.0 + policy.settings.margin)
     policy.observe_offset(40.0)  # an item went unseen in between: not a timing sample
     assert len(policy.offsets) == 16 and policy.offsets[-1] == -1.0
 

@@ -159,6 +159,11 @@ class PollPolicy:
         """The earliest switch (seconds against the predicted end) the plan finds in time."""
         return 0.0 if self._anchor is None else self._anchor
 
+    @property
+    def first_poll(self) -> float | None:
+        """When the planned first poll reaches the station, against the predicted end."""
+        return None if self._anchor is None else self._anchor + self._catch_window()
+
     def _catch_window(self) -> float:
         """How long before the poll reaches the station a switch may come and still be found
         within ``switch_delay`` (the answer takes half a round trip to come back)."""
@@ -174,13 +179,15 @@ class PollPolicy:
     def _plan(self) -> None:
         """Place the first poll after a predicted end, from the recent offsets.
 
-        Candidates put the poll just late enough to catch one observed switch in time. For each,
-        the recent switches are replayed against that poll and the re-polls after it (see
-        :meth:`_repoll_steps`): those found later than ``switch_delay`` are late,
-        and each switch costs the polls up to the one that finds it. The plan is the cheapest
-        candidate with at most ``late_share`` late (and at most ``max_switch_polls`` a switch);
-        if none qualifies, the one with the fewest late. ~10 bisections per candidate: well
-        under a millisecond for 64 offsets, once per play.
+        Candidate polls come ``margin`` after an observed switch (it is found at once) or one
+        catch window after it (it is found just in time). For each, the recent switches are
+        replayed against that poll and the re-polls after it (see :meth:`_repoll_steps`):
+        those found later than ``switch_delay`` are late, and each switch costs the polls up to
+        the one that finds it. The plan is the cheapest candidate with at most ``late_share``
+        late (and at most ``max_switch_polls`` a switch on average), the quickest to find the
+        switches among those within 5 % of that cost; if none qualifies, the one with the
+        fewest late. About ten bisections per candidate: well under a millisecond for 64
+        offsets, once per play.
         """
         s = self.settings
         ordered = sorted(self.offsets)
@@ -188,33 +195,41 @@ class PollPolicy:
         if not n:
             self._anchor = None
             return
+        sums = [0.0]
+        for value in ordered:
+            sums.append(sums[-1] + value)
         h = self._catch_window()
         steps = self._repoll_steps()
-        best: tuple[int, int, float] | None = None  # (polls, late, anchor)
-        fallback: tuple[int, int, float] | None = None
-        for anchor in sorted(set(ordered)):
-            poll = anchor + h
+        options: list[tuple[int, int, float, float]] = []  # (late, polls, total delay, poll)
+        for poll in sorted({o + h for o in ordered} | {o + s.margin for o in ordered}):
             late = bisect_left(ordered, poll - h)
             caught = bisect_right(ordered, poll)
             polls = caught
-            previous = poll
+            delay = caught * poll - sums[caught]
+            moment = poll
             for number, step in enumerate(steps, start=2):
-                moment = previous + step
-                late += max(0, bisect_left(ordered, moment - h) - bisect_right(ordered, previous))
-                now_caught = bisect_right(ordered, moment)
-                polls += number * (now_caught - caught)
-                caught, previous = now_caught, moment
+                moment += step
+                late += max(0, bisect_left(ordered, moment - h) - caught)
+                now = bisect_right(ordered, moment)
+                polls += number * (now - caught)
+                delay += (now - caught) * moment - (sums[now] - sums[caught])
+                caught = now
             beyond = n - caught
             late += beyond
             polls += (len(steps) + 2) * beyond
-            if polls > s.max_switch_polls * n:
-                continue
-            if late <= s.late_share * n and (best is None or polls < best[0]):
-                best = (polls, late, anchor)
-            if fallback is None or (late, polls) < fallback[:2]:
-                fallback = (late, polls, anchor)
-        chosen = best[2] if best is not None else fallback[2] if fallback is not None else None
-        self._anchor = ordered[-1] if chosen is None else chosen
+            delay += beyond * 60.0
+            if polls <= s.max_switch_polls * n:
+                options.append((late, polls, delay, poll))
+        feasible = [o for o in options if o[0] <= s.late_share * n]
+        if feasible:
+            cheapest = min(o[1] for o in feasible)
+            pick = min((o for o in feasible if o[1] <= cheapest * 1.05), key=lambda o: o[2])
+            poll = pick[3]
+        elif options:
+            poll = min(options)[3]
+        else:
+            poll = ordered[-1] + s.margin
+        self._anchor = poll - h
         if n < s.learning_switches:
             # A handful of switches does not show the spread yet: start early enough for
             # switches somewhat earlier than any seen (the re-poll one window later still
@@ -256,8 +271,9 @@ class PollPolicy:
             if self._anchor is None:
                 return self._clamp(remaining + s.margin + self.latency / 2 + jitter)
             # Sent so that it reaches the station ``catch window`` after the anchor switch.
-            poll_at = self._anchor + self._catch_window() - self.latency / 2
-            return self._clamp(remaining + poll_at + jitter)
+            return self._clamp(
+                remaining + self._anchor + self._catch_window() - self.latency / 2 + jitter
+            )
         # Past the planned poll and still the same play: short, growing steps.
         self._misses += 1
         if self._anchor is not None and self._misses <= 1:
