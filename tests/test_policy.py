@@ -54,10 +54,9 @@ def test_first_poll_catches_all_but_the_tail_in_time():
         policy.observe_offset(offset)
     poll = policy.first_poll
     assert poll is not None
-    # The plan gives up on the two long-tail switches (3 %) and finds every crossfade in time
-    # at about one poll each.
+    # The plan gives up on the two long-tail switches (3 %) and finds every crossfade in time.
     late, polls, _ = replay(policy, list(policy.offsets), poll)
-    assert late == 2 and polls / 62 < 1.1
+    assert late == 2 and polls / 62 < 1.25  # a spread of 0.8 s in a 0.65 s catch window
     assert policy.offset <= min(crossfades)
     # 10 s before the predicted end: the poll is sent half a round trip before it is due.
     delay = policy.after_success(info(0, "A - B", 100, 110))

@@ -151,10 +151,11 @@ class Programme:
         jingle_every: int = 4,
         live_every: int = 7,
         shows: Sequence[tuple[LibraryItem, float, float | None]] = (
-            (LIVE_SHOWS[0], 40.0, 10.0),
-            (LIVE_SHOWS[1], 30.0, None),
+            (LIVE_SHOWS[0], 30.0, 10.0),
+            (LIVE_SHOWS[1], 20.0, None),
         ),
         variance: float = 0.1,
+        after_live: float = 13.0,
     ) -> Programme:
         """A programme recorded the way play-out engines behave, starting at ``epoch``.
 
@@ -162,7 +163,8 @@ class Programme:
         reported length predicts, a ``tail`` share of them 5-10 s early. Every ``live_every``-th
         play is a live show (``len`` 0), the ``shows`` taking turns: each is ``(item, usual
         length, cue)`` and lasts its usual length ± ``variance`` (uniform), announcing what comes
-        next ``cue`` seconds before its end (None: never before it ends).
+        next ``cue`` seconds before its end (None: never before it ends). The item after a live
+        show lasts at least ``after_live`` seconds.
         """
         rng = random.Random(seed)
         early = _EarlySwitches(seed, crossfade, tail)
@@ -182,13 +184,15 @@ class Programme:
             else:
                 track = tracks[index % len(tracks)]
                 slots.append(Slot(track, rng.uniform(*track_seconds), early.draw()))
-        # An item cut 5-10 s short is followed by one that outlasts the cut (real items are
-        # minutes long; these are compressed, and a 3-s jingle after a 9-s cut would be an
-        # artefact of the compression, unseen by any poller that waits for the reported end).
+        # Real items are minutes long; these are compressed. An item shorter than a 5-10 s cut
+        # before it, or than the steady cadence of a live show before it, would be an artefact
+        # of the compression that no poller without a reason to poll faster can see: the item
+        # after a cut outlasts the cut, the item after a live show lasts ``after_live``.
         for index, slot in enumerate(slots[:-1]):
             after = slots[index + 1]
-            if slot.early > after.seconds - 3.0:
-                slots[index + 1] = Slot(after.item, slot.early + 3.0, after.early, after.cue)
+            least = after_live if slot.item.kind == "live" else slot.early + 3.0
+            if after.seconds < least:
+                slots[index + 1] = Slot(after.item, least, after.early, after.cue)
         return cls(slots, epoch=epoch)
 
 
