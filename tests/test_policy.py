@@ -189,20 +189,31 @@ def test_live_show_is_polled_faster_once_it_has_run_its_usual_length():
     assert len(polls) - len(fast) <= 7  # 0 to 51 s cost about one poll per 10 s
 
 
-def test_live_show_length_is_learned_from_the_switch_after_it():
+def test_live_show_length_is_learned_from_the_switches_around_it():
     policy = PollPolicy(rng=random.Random(1))
     policy.latency = 0.0
-    recent = [{"title": SHOW, "started": "2026-11-20 12:00:00"}]
-    show = info(3, SHOW, None, None, recent=recent)
-    play = show.current_play()
-    assert play is not None and play.started == T0
-    policy.learn_play(play, show)
-    policy.after_success(show, play)
-    following = info(47, "A - B", 2.0, 200)  # the track began at 45 s
-    nxt = following.current_play()
-    assert nxt is not None
-    policy.learn_play(nxt, following)
-    assert list(policy.lengths[SHOW.lower()]) == [45.0]
+    # The station's own `started` is an hour off (a wrong zone): only our clock counts.
+    recent = [{"title": SHOW, "started": "2026-11-20 13:00:00"}]
+    for at, current in (
+        (0.0, info(0.0, "A - Before", 100, 110)),
+        (0.4, info(0.4, SHOW, None, None, recent=recent)),  # the show, seen 0.4 s in
+        (10.4, info(10.4, SHOW, None, None, recent=recent)),
+        (47.0, info(47.0, "A - After", 2.0, 200)),  # the track began at 45 s
+    ):
+        play = current.current_play()
+        assert play is not None
+        if at in (0.4, 47.0):
+            policy.learn_play(play, current)
+        policy.after_success(current, play)
+    assert list(policy.lengths[SHOW.lower()]) == [pytest.approx(44.6)]
+    # Watching that began during a show learns nothing from it (its start is unknown).
+    fresh = PollPolicy(rng=random.Random(1))
+    fresh.after_success(info(0.0, SHOW, None, None, recent=recent))
+    after = info(30.0, "A - After", 1.0, 200)
+    play = after.current_play()
+    assert play is not None
+    fresh.learn_play(play, after)
+    assert not fresh.lengths
 
 
 def test_nexttrack_appearing_during_a_live_show_speeds_up_polling():

@@ -57,17 +57,16 @@ class _Unknown:
     cued: bool = False
 
 
-def switch_moment(play: Play, info: StationInfo, latency: float = 0.0) -> datetime | None:
-    """When ``play`` (new in ``info``) went on air, as precisely as the answer tells.
+def switch_moment(info: StationInfo, latency: float = 0.0) -> datetime | None:
+    """When the play on air in ``info`` went on air, on OUR clock, or None if unknown.
 
-    The playback position is in milliseconds and counts from the switch, so it beats the
-    whole-second ``started``; ``latency / 2`` is about how stale the answer was on arrival.
+    The playback position is in milliseconds and counts from the switch; ``latency / 2`` is
+    about how stale the answer was on arrival. The station's own ``started`` is not used: it
+    has whole seconds and the station's clock and zone, which may be off by hours.
     """
     playback = info.playback
     if not info.is_live and playback is not None and playback.position is not None:
         return info.fetched_at - playback.position - timedelta(seconds=latency / 2)
-    if play.started is not None and play.started_exact:
-        return play.started + timedelta(seconds=0.5)  # the true start lies in [s, s + 1)
     return None
 
 
@@ -115,11 +114,11 @@ class PollPolicy:
     def learn_play(self, play: Play, info: StationInfo) -> None:
         """A new play was detected in ``info``: learn how early the switch came against the
         predicted end, and how long the item of unknown length before it ran."""
-        at = switch_moment(play, info, self.latency)
-        if at is None:
-            return
-        if self.expected_end is not None:
+        at = switch_moment(info, self.latency)
+        if at is not None and self.expected_end is not None:
             self._learn_offset((at - self.expected_end).total_seconds())
+        if at is None:  # no position (a live show): it began before this answer, at the latest
+            at = info.fetched_at - timedelta(seconds=self.latency / 2)
         unknown = self._unknown
         if unknown is not None and unknown.start_known and unknown.key != _key(play.display):
             self._learn_length(unknown.key, (at - unknown.started).total_seconds())
@@ -289,12 +288,10 @@ class PollPolicy:
         upcoming = _key(info.next_display)
         unknown = self._unknown
         if unknown is None or unknown.key != key:
-            if play is not None and play.started is not None:
-                started, known = play.started, True
-            elif self._last_switch is not None and self._last_switch[0] == key:
-                started, known = self._last_switch[1], True
+            if self._last_switch is not None and self._last_switch[0] == key:
+                started, known = self._last_switch[1], True  # we saw it begin
             else:
-                started, known = info.fetched_at, False
+                started, known = info.fetched_at, False  # on air when watching began
             unknown = self._unknown = _Unknown(key, started, known, upcoming)
         if upcoming != unknown.next_at_start and upcoming not in PLACEHOLDER_TITLES:
             unknown.cued = True  # the station has queued what follows: the end is near
