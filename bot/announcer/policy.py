@@ -1,42 +1,101 @@
-"""When to poll a station next: predictive while a track plays, backoff on failure."""
+"""When to poll a station next: predictive while a track plays, backoff on failure.
+
+Two things are learned per station (one policy per station watch):
+
+- how early switches come against the reported length (crossfades, cut outros): the offsets of
+  the last ``switch_window`` switches, from which the first poll after a predicted end is placed;
+- how long each live show (or other item of unknown length) usually runs, per title, so that it
+  is polled slowly until its end is near and quickly from then on.
+
+The policy reads no clock of its own: every decision is computed from ``info.fetched_at`` and
+the injected random generator, so tests drive it with plain values.
+"""
 
 from __future__ import annotations
 
 import random
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..station import StationInfo
+from ..station import Play, StationInfo
+from ..station.models import normalise_title
+from .detector import PLACEHOLDER_TITLES
 
 
 @dataclass(frozen=True, slots=True)
 class PollSettings:
-    min_interval: float = 2.0
+    min_interval: float = 2.0  # floor between polls (bar one re-poll at a predicted switch)
     max_interval: float = 30.0
-    steady_interval: float = 10.0  # live shows and items of unknown length
-    margin: float = 0.25  # added after the predicted end, on top of what is learned
+    steady_interval: float = 10.0  # live shows and items of unknown length, until the end nears
+    margin: float = 0.25  # after the predicted end, while no switch has been observed yet
     max_backoff: float = 300.0
     failure_base: float = 2.0
     breaker_threshold: int = 3  # consecutive failures before a station counts as unreachable
+    # Switches of items with a known length.
+    switch_delay: float = 0.7  # aim: a switch is found at most this long after it happened ...
+    late_share: float = 0.03  # ... except this share of the station's recent switches
+    switch_window: int = 64  # recent (switch - predicted end) offsets kept per station
+    max_switch_polls: float = 2.0  # mean polls per switch the plan may cost at most
+    learning_switches: int = 10  # until this many switches are seen, the plan ...
+    learning_margin: float = 0.5  # ... also catches switches this much earlier than any seen
+    # Live shows and items of unknown length.
+    end_interval: float = 2.5  # cadence once such an item's end is near
+    length_window: int = 8  # lengths kept per title
+    max_titles: int = 32  # titles whose lengths are kept per station
+
+
+@dataclass(slots=True)
+class _Unknown:
+    """The item of unknown length on air."""
+
+    key: str
+    started: datetime
+    start_known: bool
+    next_at_start: str
+    cued: bool = False
+
+
+def switch_moment(info: StationInfo, latency: float = 0.0) -> datetime | None:
+    """When the play on air in ``info`` went on air, on OUR clock, or None if unknown.
+
+    The playback position is in milliseconds and counts from the switch; ``latency / 2`` is
+    about how stale the answer was on arrival. The station's own ``started`` is not used: it
+    has whole seconds and the station's clock and zone, which may be off by hours.
+    """
+    playback = info.playback
+    if not info.is_live and playback is not None and playback.position is not None:
+        return info.fetched_at - playback.position - timedelta(seconds=latency / 2)
+    return None
 
 
 class PollPolicy:
     """Computes the delay before the next poll of one station.
 
-    While a track with known position and length plays, the next poll is due at its expected
-    end plus a margin. The margin learns from the station: how late a change became visible
-    after the predicted end (the new play's ``started`` against the predicted end) and the
-    request latency. If nothing changed yet, it re-polls at short, growing steps.
+    Known length: the first poll after a predicted end goes out when, on the station's recent
+    switches, all but ``late_share`` of them would have been found within ``switch_delay`` (see
+    :meth:`_plan`); until switches are seen it goes out ``margin`` after the predicted end. If
+    nothing changed yet, it re-polls at short, growing steps from ``min_interval``.
+
+    Unknown length (live shows): every ``steady_interval`` until the end is near, then every
+    ``end_interval``. The end is near once the item has run its usual length (the shortest
+    learned for its title, less a lead for the spread), or as soon as ``nexttrack`` changes
+    during the item (the station has queued what follows).
     """
 
     def __init__(self, settings: PollSettings | None = None, *, rng: random.Random | None = None):
         self.settings = settings or PollSettings()
         self._rng = rng or random.Random()
         self.expected_end: datetime | None = None
-        self.offset = 0.0  # learned: change time minus predicted end (seconds, may be negative)
+        self.offsets: deque[float] = deque(maxlen=max(1, self.settings.switch_window))
+        self._anchor: float | None = None  # the earliest offset the first poll must catch in time
         self.latency = 0.1  # learned: request round trip (seconds)
         self._misses = 0
         self.failures = 0
+        self.lengths: OrderedDict[str, deque[float]] = OrderedDict()
+        self._unknown: _Unknown | None = None
+        self._last_switch: tuple[str, datetime] | None = None
 
     # Learning ---------------------------------------------------------------------------
 
@@ -44,27 +103,160 @@ class PollPolicy:
         self.latency = 0.8 * self.latency + 0.2 * max(0.0, min(seconds, 10.0))
 
     def learn_change(self, started: datetime | None) -> None:
-        """A new play began at ``started``: compare with what was predicted."""
+        """A new play began at ``started`` (whole seconds): compare with what was predicted."""
         if started is None or self.expected_end is None:
             return
-        # ``started`` has whole seconds: the true start lies in [started, started + 1).
         error = (started - self.expected_end).total_seconds() + 0.5
         if abs(error) < 1.0:
             error = 0.0  # within the clock's precision: nothing to learn
-        if -60 < error < 60:
-            self.offset = 0.7 * self.offset + 0.3 * error
+        self._learn_offset(error)
+
+    def learn_play(self, play: Play, info: StationInfo) -> None:
+        """A new play was detected in ``info``: learn how early the switch came against the
+        predicted end, and how long the item of unknown length before it ran."""
+        at = switch_moment(info, self.latency)
+        if at is not None and self.expected_end is not None:
+            self._learn_offset((at - self.expected_end).total_seconds())
+        if at is None:  # no position (a live show): it began before this answer, at the latest
+            at = info.fetched_at - timedelta(seconds=self.latency / 2)
+        unknown = self._unknown
+        if unknown is not None and unknown.start_known and unknown.key != _key(play.display):
+            self._learn_length(unknown.key, (at - unknown.started).total_seconds())
+        self._unknown = None
+        self._last_switch = (_key(play.display), at)
+
+    def observe_offset(self, offset: float) -> None:
+        """Record one switch ``offset`` seconds after (negative: before) the predicted end."""
+        self._learn_offset(offset)
+
+    def observe_length(self, title: str, seconds: float) -> None:
+        """Record that an item of unknown length titled ``title`` ran ``seconds``."""
+        self._learn_length(_key(title), seconds)
+
+    def _learn_offset(self, offset: float) -> None:
+        # A switch long before the end is a skip (kept: it is the tail); one well after the
+        # predicted end means an item went unseen in between, which says nothing about timing.
+        if -30.0 < offset < 5.0:
+            self.offsets.append(offset)
+            self._plan()
+
+    def _learn_length(self, key: str, seconds: float) -> None:
+        if not key or not 0 < seconds < 86_400:
+            return
+        lengths = self.lengths.get(key)
+        if lengths is None:
+            lengths = self.lengths[key] = deque(maxlen=max(1, self.settings.length_window))
+            while len(self.lengths) > self.settings.max_titles:
+                self.lengths.popitem(last=False)
+        self.lengths.move_to_end(key)
+        lengths.append(seconds)
+
+    # Planning ---------------------------------------------------------------------------
+
+    @property
+    def offset(self) -> float:
+        """The earliest switch (seconds against the predicted end) the plan finds in time."""
+        return 0.0 if self._anchor is None else self._anchor
+
+    @property
+    def first_poll(self) -> float | None:
+        """When the planned first poll reaches the station, against the predicted end."""
+        return None if self._anchor is None else self._anchor + self._catch_window()
+
+    def _catch_window(self) -> float:
+        """How long before the poll reaches the station a switch may come and still be found
+        within ``switch_delay`` (the answer takes half a round trip to come back)."""
+        return max(0.1, self.settings.switch_delay - self.latency / 2)
+
+    def _repoll_steps(self) -> list[float]:
+        """Gaps between the polls after a planned first poll that found no switch: one catch
+        window (so a spread of up to two windows costs two polls, not a late find), then
+        ``min_interval`` growing by 1.5."""
+        s = self.settings
+        return [self._catch_window(), s.min_interval, s.min_interval * 1.5]
+
+    def _plan(self) -> None:
+        """Place the first poll after a predicted end, from the recent offsets.
+
+        Candidate polls come ``margin`` after an observed switch (it is found at once) or one
+        catch window after it (it is found just in time). For each, the recent switches are
+        replayed against that poll and the re-polls after it (see :meth:`_repoll_steps`):
+        those found later than ``switch_delay`` are late, and each switch costs the polls up to
+        the one that finds it. The plan is the cheapest candidate with at most ``late_share``
+        late (and at most ``max_switch_polls`` a switch on average), the quickest to find the
+        switches among those within 5 % of that cost; if none qualifies, the one with the
+        fewest late. About ten bisections per candidate: well under a millisecond for 64
+        offsets, once per play.
+        """
+        s = self.settings
+        ordered = sorted(self.offsets)
+        n = len(ordered)
+        if not n:
+            self._anchor = None
+            return
+        sums = [0.0]
+        for value in ordered:
+            sums.append(sums[-1] + value)
+        h = self._catch_window()
+        steps = self._repoll_steps()
+        options: list[tuple[int, int, float, float]] = []  # (late, polls, total delay, poll)
+        for poll in sorted({o + h for o in ordered} | {o + s.margin for o in ordered}):
+            late = bisect_left(ordered, poll - h)
+            caught = bisect_right(ordered, poll)
+            polls = caught
+            delay = caught * poll - sums[caught]
+            moment = poll
+            for number, step in enumerate(steps, start=2):
+                moment += step
+                late += max(0, bisect_left(ordered, moment - h) - caught)
+                now = bisect_right(ordered, moment)
+                polls += number * (now - caught)
+                delay += (now - caught) * moment - (sums[now] - sums[caught])
+                caught = now
+            beyond = n - caught
+            late += beyond
+            polls += (len(steps) + 2) * beyond
+            delay += beyond * 60.0
+            if polls <= s.max_switch_polls * n:
+                options.append((late, polls, delay, poll))
+        feasible = [o for o in options if o[0] <= s.late_share * n]
+        if feasible:
+            cheapest = min(o[1] for o in feasible)
+            pick = min((o for o in feasible if o[1] <= cheapest * 1.05), key=lambda o: o[2])
+            poll = pick[3]
+        elif options:
+            poll = min(options)[3]
+        else:
+            poll = ordered[-1] + s.margin
+        self._anchor = poll - h
+        if n < s.learning_switches:
+            # A handful of switches does not show the spread yet: start early enough for
+            # switches somewhat earlier than any seen (the re-poll one window later still
+            # catches the latest ones).
+            self._anchor = min(self._anchor, ordered[0] - s.learning_margin)
+
+    def end_near(self, title: str) -> float | None:
+        """Seconds into an item of unknown length titled ``title`` from which to poll quickly,
+        or None before any of its lengths is known."""
+        lengths = self.lengths.get(_key(title))
+        if not lengths:
+            return None
+        low, high = min(lengths), max(lengths)
+        lead = max(2 * self.settings.end_interval, 0.15 * low, high - low)
+        return max(0.0, low - lead)
 
     # Deciding ---------------------------------------------------------------------------
 
-    def after_success(self, info: StationInfo) -> float:
-        """Delay after a poll that got an answer (changed or not)."""
+    def after_success(self, info: StationInfo, play: Play | None = None) -> float:
+        """Delay after a poll that got an answer (changed or not); ``play`` is what is on air."""
         self.failures = 0
         s = self.settings
         playback = info.playback
         if info.is_live or playback is None or playback.length is None or playback.position is None:
             self.expected_end = None
             self._misses = 0
-            return self._clamp(s.steady_interval * self._rng.uniform(0.9, 1.1))
+            return self._unknown_length(info, play)
+        self._unknown = None
         remaining = (playback.length - playback.position).total_seconds()
         self.expected_end = info.fetched_at + timedelta(seconds=remaining)
         until_change = remaining + self.offset
@@ -74,11 +266,43 @@ class PollPolicy:
             return self._clamp(min(s.max_interval, until_change - s.min_interval))
         if until_change > 0:
             self._misses = 0
-            delay = until_change + s.margin + self.latency / 2 + self._rng.uniform(0, 0.05)
-            return self._clamp(delay)
-        # Past the predicted end and still the same play: short, growing steps.
+            jitter = self._rng.uniform(0, 0.05)
+            if self._anchor is None:
+                return self._clamp(remaining + s.margin + self.latency / 2 + jitter)
+            # Sent so that it reaches the station ``catch window`` after the anchor switch.
+            return self._clamp(
+                remaining + self._anchor + self._catch_window() - self.latency / 2 + jitter
+            )
+        # Past the planned poll and still the same play: short, growing steps.
         self._misses += 1
-        return self._clamp(s.min_interval * 1.5 ** (self._misses - 1))
+        if self._anchor is not None and self._misses <= 1:
+            # The one poll closer than min_interval: the planned poll came just before the
+            # switch, which is then due within one catch window (see _repoll_steps).
+            return max(0.1, self._catch_window() + self._rng.uniform(0, 0.05))
+        return self._clamp(s.min_interval * 1.5 ** (self._misses - 1 - (self._anchor is not None)))
+
+    def _unknown_length(self, info: StationInfo, play: Play | None) -> float:
+        s = self.settings
+        title = play.display if play is not None else info.on_air_title or ""
+        key = _key(title)
+        upcoming = _key(info.next_display)
+        unknown = self._unknown
+        if unknown is None or unknown.key != key:
+            if self._last_switch is not None and self._last_switch[0] == key:
+                started, known = self._last_switch[1], True  # we saw it begin
+            else:
+                started, known = info.fetched_at, False  # on air when watching began
+            unknown = self._unknown = _Unknown(key, started, known, upcoming)
+        if upcoming != unknown.next_at_start and upcoming not in PLACEHOLDER_TITLES:
+            unknown.cued = True  # the station has queued what follows: the end is near
+        elapsed = (info.fetched_at - unknown.started).total_seconds()
+        near = self.end_near(title)
+        if unknown.cued or (near is not None and elapsed >= near):
+            return self._clamp(s.end_interval * self._rng.uniform(0.95, 1.0))
+        delay = s.steady_interval * self._rng.uniform(0.9, 1.1)
+        if near is not None:
+            delay = min(delay, near - elapsed)
+        return self._clamp(delay)
 
     def after_failure(self) -> float:
         self.failures += 1
@@ -93,3 +317,7 @@ class PollPolicy:
     def _clamp(self, delay: float) -> float:
         s = self.settings
         return max(s.min_interval, min(s.max_interval, delay))
+
+
+def _key(title: str | None) -> str:
+    return normalise_title(title)

@@ -113,8 +113,7 @@ class StationWatch:
         status.unreachable_since = None
         play = self.detector.observe(info)
         if play is not None:
-            if play.started_exact:
-                self.policy.learn_change(play.started)
+            self.policy.learn_play(play, info)
             status.announcements += 1
             announcement = Announcement(play, info, time.time())
             for listener in list(self.listeners):
@@ -122,7 +121,7 @@ class StationWatch:
                     await listener(announcement)
                 except Exception:
                     _LOGGER.exception("announcement listener failed for %s", play.display)
-        return self.policy.after_success(info)
+        return self.policy.after_success(info, self.detector.current)
 
     async def _failed(self, error: StationError, now: datetime) -> float:
         status = self.status

@@ -1,8 +1,8 @@
 """OnAir's station simulator: the demo, the tests and the benchmarks all talk to it over HTTP."""
 
 from .faults import FAULT_KINDS, Fault
-from .library import JINGLES, LIVE_SHOW, TRACKS, LibraryItem
-from .programme import Airing, Programme
+from .library import JINGLES, LIVE_SHOW, LIVE_SHOWS, TRACKS, LibraryItem
+from .programme import Airing, Programme, Slot
 from .server import ManualClock, StationSimulator
 from .station import QUIRKS, SimStation
 
@@ -10,6 +10,7 @@ __all__ = [
     "FAULT_KINDS",
     "JINGLES",
     "LIVE_SHOW",
+    "LIVE_SHOWS",
     "QUIRKS",
     "TRACKS",
     "Airing",
@@ -18,5 +19,6 @@ __all__ = [
     "ManualClock",
     "Programme",
     "SimStation",
+    "Slot",
     "StationSimulator",
 ]

@@ -96,3 +96,11 @@ JINGLES: tuple[LibraryItem, ...] = (
 LIVE_SHOW = LibraryItem(
     "DJ Nova", "Friday Night Live Mix", 900, kind="live", genre="Live", album="Live on air"
 )
+
+MORNING_SHOW = LibraryItem(
+    "Ada & Bruno", "The Morning Call-In", 1800, kind="live", genre="Talk", album="Live on air"
+)
+
+# Live shows of unknown length (``len`` 0); each has a usual length that varies from one airing to
+# the next (see ``Programme.crossfaded``).
+LIVE_SHOWS: tuple[LibraryItem, ...] = (LIVE_SHOW, MORNING_SHOW)

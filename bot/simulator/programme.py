@@ -8,7 +8,23 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .library import JINGLES, LIVE_SHOW, TRACKS, LibraryItem
+from .library import JINGLES, LIVE_SHOW, LIVE_SHOWS, TRACKS, LibraryItem
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One place in a programme: an item on air for ``seconds``.
+
+    ``early``: the station reports a length (``len``, ``DURATION``) this much longer than the item
+    actually stays on air, as play-out engines do at a crossfade's mix point or a cut outro.
+    ``cue``: for a live show, how many seconds before its end the station starts reporting what
+    comes next (``nexttrack``); None means it is known all along.
+    """
+
+    item: LibraryItem
+    seconds: float
+    early: float = 0.0
+    cue: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,34 +35,52 @@ class Airing:
     item: LibraryItem
     started: float
     seconds: float
+    early: float = 0.0
+    cue: float | None = None
 
     @property
     def ends(self) -> float:
         return self.started + self.seconds
 
+    @property
+    def reported(self) -> float:
+        """The length the station reports: the switch comes ``early`` seconds before its end."""
+        return self.seconds + self.early
+
+    def next_known(self, moment: float) -> bool:
+        """Whether the station reports what comes next at ``moment``."""
+        return self.cue is None or self.ends - moment <= self.cue
+
 
 class Programme:
     """Items and their (already scaled) lengths, repeated forever from ``epoch`` (unix seconds)."""
 
-    def __init__(self, slots: Sequence[tuple[LibraryItem, float]], epoch: float) -> None:
+    def __init__(self, slots: Sequence[tuple[LibraryItem, float] | Slot], epoch: float) -> None:
         if not slots:
             raise ValueError("a programme needs at least one item")
-        self.slots = tuple((item, max(0.5, float(seconds))) for item, seconds in slots)
+        self._slots = tuple(
+            Slot(s.item, max(0.5, float(s.seconds)), max(0.0, s.early), s.cue)
+            if isinstance(s, Slot)
+            else Slot(s[0], max(0.5, float(s[1])))
+            for s in slots
+        )
+        self.slots = tuple((slot.item, slot.seconds) for slot in self._slots)
         self.epoch = epoch
         self._offsets: list[float] = []
         total = 0.0
-        for _item, seconds in self.slots:
+        for slot in self._slots:
             self._offsets.append(total)
-            total += seconds
+            total += slot.seconds
         self.cycle = total
 
     def __len__(self) -> int:
         return len(self.slots)
 
     def airing(self, number: int) -> Airing:
-        cycle, slot = divmod(number, len(self.slots))
-        item, seconds = self.slots[slot]
-        return Airing(number, item, self.epoch + cycle * self.cycle + self._offsets[slot], seconds)
+        cycle, index = divmod(number, len(self.slots))
+        slot = self._slots[index]
+        started = self.epoch + cycle * self.cycle + self._offsets[index]
+        return Airing(number, slot.item, started, slot.seconds, slot.early, slot.cue)
 
     def at(self, moment: float) -> Airing:
         elapsed = moment - self.epoch
@@ -66,11 +100,17 @@ class Programme:
         tracks_per_jingle: int = 3,
         with_live: bool = True,
         library: Sequence[LibraryItem] = TRACKS,
+        crossfade: tuple[float, float] | None = None,
+        tail: float = 0.0,
     ) -> Programme:
         """Shuffle the library with ``seed``; a jingle every few tracks, one live show a cycle.
 
         Lengths are the library's divided by ``speed``, or drawn from ``track_seconds`` when given
         (jingles then last half the shortest track, the live show three of the longest).
+        ``crossfade`` (seconds, low-high) makes every switch come that much before the reported
+        length predicts, and ``tail`` is the share of switches that come 5-10 s early (cut
+        outros). Both are drawn from their own generator: without them a seed gives exactly the
+        programme it always gave.
         """
         rng = random.Random(seed)
         tracks = list(library)
@@ -83,12 +123,77 @@ class Programme:
                 slots.append((jingle, _length(jingle, rng, speed, track_seconds)))
             if with_live and position == len(tracks) // 2:
                 slots.append((LIVE_SHOW, _length(LIVE_SHOW, rng, speed, track_seconds)))
-        programme = cls(slots, epoch=0.0)
+        laid: list[tuple[LibraryItem, float] | Slot] = list(slots)
+        if crossfade is not None or tail:
+            early = _EarlySwitches(seed, crossfade or (0.0, 0.0), tail)
+            laid = [
+                Slot(item, seconds, 0.0 if item.kind == "live" else early.draw())
+                for item, seconds in slots
+            ]
+        programme = cls(laid, epoch=0.0)
         # Start part-way into an item at least eleven plays in (so `recent` has ten), both
         # chosen by the seed: stations made with different seeds do not switch in lock-step.
         start = programme.airing(11 + rng.randrange(len(slots)))
         programme.epoch = now - start.started - rng.uniform(0.1, 0.6) * start.seconds
         return programme
+
+    @classmethod
+    def crossfaded(
+        cls,
+        *,
+        seed: int,
+        epoch: float,
+        plays: int,
+        track_seconds: tuple[float, float] = (5.0, 12.0),
+        jingle_seconds: tuple[float, float] = (3.0, 5.0),
+        crossfade: tuple[float, float] = (0.8, 1.6),
+        tail: float = 0.03,
+        jingle_every: int = 4,
+        live_every: int = 7,
+        shows: Sequence[tuple[LibraryItem, float, float | None]] = (
+            (LIVE_SHOWS[0], 30.0, 10.0),
+            (LIVE_SHOWS[1], 20.0, None),
+        ),
+        variance: float = 0.1,
+        after_live: float = 13.0,
+    ) -> Programme:
+        """A programme recorded the way play-out engines behave, starting at ``epoch``.
+
+        Every switch but a live show's end comes ``crossfade`` seconds (uniform) before the
+        reported length predicts, a ``tail`` share of them 5-10 s early. Every ``live_every``-th
+        play is a live show (``len`` 0), the ``shows`` taking turns: each is ``(item, usual
+        length, cue)`` and lasts its usual length ± ``variance`` (uniform), announcing what comes
+        next ``cue`` seconds before its end (None: never before it ends). The item after a live
+        show lasts at least ``after_live`` seconds.
+        """
+        rng = random.Random(seed)
+        early = _EarlySwitches(seed, crossfade, tail)
+        slots: list[Slot] = []
+        tracks = list(TRACKS[:-1])  # the hour-long mix does not fit a compressed programme
+        rng.shuffle(tracks)
+        aired_live = 0
+        for index in range(plays):
+            if index and index % live_every == 0:
+                item, usual, cue = shows[aired_live % len(shows)]
+                aired_live += 1
+                seconds = usual * rng.uniform(1 - variance, 1 + variance)
+                slots.append(Slot(item, seconds, cue=cue))
+            elif index and index % jingle_every == 0:
+                jingle = JINGLES[index % len(JINGLES)]
+                slots.append(Slot(jingle, rng.uniform(*jingle_seconds), early.draw()))
+            else:
+                track = tracks[index % len(tracks)]
+                slots.append(Slot(track, rng.uniform(*track_seconds), early.draw()))
+        # Real items are minutes long; these are compressed. An item shorter than a 5-10 s cut
+        # before it, or than the steady cadence of a live show before it, would be an artefact
+        # of the compression that no poller without a reason to poll faster can see: the item
+        # after a cut outlasts the cut, the item after a live show lasts ``after_live``.
+        for index, slot in enumerate(slots[:-1]):
+            after = slots[index + 1]
+            least = after_live if slot.item.kind == "live" else slot.early + 3.0
+            if after.seconds < least:
+                slots[index + 1] = Slot(after.item, least, after.early, after.cue)
+        return cls(slots, epoch=epoch)
 
 
 def _length(
@@ -102,3 +207,17 @@ def _length(
     if item.kind == "live":
         return high * 3
     return rng.uniform(low, high)
+
+
+class _EarlySwitches:
+    """How much earlier than its reported length each item leaves the air (seeded)."""
+
+    def __init__(self, seed: int, crossfade: tuple[float, float], tail: float) -> None:
+        self._rng = random.Random(seed * 7919 + 17)
+        self.crossfade = crossfade
+        self.tail = tail
+
+    def draw(self) -> float:
+        if self._rng.random() < self.tail:
+            return self._rng.uniform(5.0, 10.0)
+        return self._rng.uniform(*self.crossfade)

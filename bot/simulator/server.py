@@ -75,6 +75,8 @@ class StationSimulator:
         self.playlist_paths: set[str] = {"api/getplaylist", "api/info/getplaylist"}
         self.playlist_size: int | None = None
         self.latency: float = 0.0
+        # (clock time, "endpoint:station") of every request, when a benchmark asks for it
+        self.request_log: list[tuple[float, str]] | None = None
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -167,6 +169,10 @@ class StationSimulator:
         self.counters[endpoint] += 1
         self.counters[f"{endpoint}:{request.match_info.get('sid', '')}"] += 1
         self.counters["total"] += 1
+        if self.request_log is not None:
+            self.request_log.append(
+                (self.clock(), f"{endpoint}:{request.match_info.get('sid', '')}")
+            )
         if self.latency:
             await asyncio.sleep(self.latency)
         fault = self.faults.take(endpoint)

@@ -131,7 +131,7 @@ class SimStation:
 
     def _track_info(self, airing: Airing, *, listeners: int | None = None) -> dict[str, Any]:
         item = airing.item
-        seconds = round(airing.seconds)
+        seconds = round(airing.reported)
         attrs: dict[str, Any] = {
             "ARTIST": item.artist,
             "TITLE": item.title,
@@ -187,20 +187,23 @@ class SimStation:
                 del entry["started"]
             recent.append(entry)
         pos_ms = int((moment - now.started) * 1000)
-        len_ms = 0 if live else int(now.seconds * 1000)
+        len_ms = 0 if live else int(now.reported * 1000)
+        next_known = now.next_known(moment)
         body: dict[str, Any] = {
             "station_name": self.name,
             "station_description": "Invented music, real code paths: OnAir's station simulator.",
             "station_url": f"{self.public_url.rstrip('/')}/p/{self.station_id}",
             "station_genre": "Eclectic",
-            "autodj_title": following.item.cast_title if live else now.item.cast_title,
+            "autodj_title": (
+                following.item.cast_title if live and next_known else now.item.cast_title
+            ),
             "autodj": not live or "live_and_autodj" in quirks,
             "live": live,
             "nowplaying": now.item.cast_title,
             "playback": {"pos": pos_ms, "len": len_ms, "state": "play"},
             "currenttrack_info": [] if live else self._track_info(now, listeners=listeners),
-            "nexttrack": following.item.cast_title,
-            "nexttrack_info": self._track_info(following),
+            "nexttrack": following.item.cast_title if next_known else "",
+            "nexttrack_info": self._track_info(following) if next_known else [],
             "prevtrack_info": self._track_info(previous),
             "listeners": listeners,
             "links": links,
@@ -246,7 +249,7 @@ class SimStation:
         tracks: list[dict[str, Any]] = []
         for airing in airings:
             item = airing.item
-            seconds = round(airing.seconds)
+            seconds = round(airing.reported)
             local = self._local(airing.started)
             tracks.append(
                 {
