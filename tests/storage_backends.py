@@ -11,6 +11,8 @@ from bot.storage import PostgresStorage, SqliteStorage, Storage
 POSTGRES_ENV = "ONAIR_TEST_POSTGRES_URL"
 TABLES = (
     "claims",
+    "watch_leases",
+    "station_state",
     "announcements",
     "deliveries",
     "subscriptions",

@@ -79,6 +79,10 @@ class StationWatch:
         self.job_id = job_id_for(client)
         self.busy = False
         self.poll_again = False  # a poll was asked for while one was running
+        # In a fleet (PostgreSQL) only the process holding the station's watch lease polls;
+        # the others keep the watch registered but idle (see WatchScheduler.set_owned).
+        self.owned = True
+        self.last_info: StationInfo | None = None  # of the last successful poll
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
@@ -102,6 +106,7 @@ class StationWatch:
         status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
+        self.last_info = info
         play = self.detector.observe(info)
         if play is not None:
             if play.started_exact:
@@ -143,11 +148,13 @@ class WatchScheduler:
         self.watches: dict[str, StationWatch] = {}
 
     def add(self, watch: StationWatch, *, delay: float = 0.0) -> StationWatch:
+        """Register a watch; it polls from ``delay`` on unless it is not ``owned``."""
         existing = self.watches.get(watch.job_id)
         if existing is not None:
             return existing
         self.watches[watch.job_id] = watch
-        self._arm(watch, delay)
+        if watch.owned:
+            self._arm(watch, delay)
         return watch
 
     def remove(self, job_id: str) -> StationWatch | None:
@@ -158,8 +165,22 @@ class WatchScheduler:
 
     def poll_now(self, job_id: str) -> None:
         watch = self.watches.get(job_id)
-        if watch is not None:
+        if watch is not None and watch.owned:
             self._arm(watch, 0.0)
+
+    def set_owned(self, job_id: str, owned: bool, *, delay: float = 0.0) -> bool:
+        """Start (after ``delay``) or stop polling a registered watch; True when that changed."""
+        watch = self.watches.get(job_id)
+        if watch is None or watch.owned == owned:
+            return False
+        watch.owned = owned
+        if owned:
+            self._arm(watch, delay)
+        else:
+            watch.status.next_poll = None
+            with contextlib.suppress(JobLookupError):
+                self.scheduler.remove_job(job_id)
+        return True
 
     def _arm(self, watch: StationWatch, delay: float) -> None:
         when = datetime.now(UTC) + timedelta(seconds=delay)
@@ -180,7 +201,7 @@ class WatchScheduler:
 
     async def _run(self, job_id: str) -> None:
         watch = self.watches.get(job_id)
-        if watch is None:
+        if watch is None or not watch.owned:
             return
         if watch.busy:
             watch.poll_again = True
@@ -194,5 +215,5 @@ class WatchScheduler:
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0
-        if self.watches.get(job_id) is watch:
+        if self.watches.get(job_id) is watch and watch.owned:
             self._arm(watch, delay)
