@@ -185,3 +185,164 @@ async def test_three_processes_poll_once_and_survive_the_pollers_kill(
     logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("shard*/run-*.log"))
     assert "Traceback" not in logs
     assert "Task exception was never retrieved" not in logs
+
+
+# In one process: two announcer services on one PostgreSQL, one simulator clock ---------------
+
+
+class Recording:
+    """A deliverer that remembers what it sent (the Discord side is tested above)."""
+
+    def __init__(self, name: str, log: list[tuple[str, int, str]]) -> None:
+        self.name = name
+        self.log = log
+
+    async def deliver(self, sub, announcement, station, *, nonce):  # type: ignore[no-untyped-def]
+        self.log.append((self.name, sub.channel_id, announcement.play.title))
+        return None
+
+
+def shard_guild(shard: int, count: int, salt: int) -> int:
+    return ((1_000_000 * count + shard + count * salt) << 22) | salt
+
+
+async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_url, session):
+    """Service A (shard 0) takes the watch lease and polls; service B (shard 1) never polls, gets
+    each play through NOTIFY for its own channels, answers /nowplaying from A's stored info, and
+    takes the station over when A stops."""
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    from bot.announcer import WatchScheduler
+    from bot.announcer.service import AnnouncerService
+    from bot.config import Settings, StationConfig
+    from bot.simulator import JINGLES, ManualClock
+    from bot.stations import StationRegistry
+    from bot.storage import PostgresStorage, Subscription
+
+    await reset_postgres(postgres_url)
+    clock = ManualClock()
+    sim = StationSimulator(clock=clock)
+    slots = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
+    sim.add_station(1, key=STATION_KEY, programme=Programme(slots, epoch=clock() - 1.0), seed=3)
+    await sim.start()
+    station = StationConfig("main", "Main FM", sim.base_url, 1, key=STATION_KEY)
+    guilds = {0: shard_guild(0, 2, 1), 1: shard_guild(1, 2, 2)}
+    channels = {shard: [guild * 10 + i for i in range(2)] for shard, guild in guilds.items()}
+    subs = tuple(
+        Subscription(0, guilds[shard], channel, "main")
+        for shard in guilds
+        for channel in channels[shard]
+    )
+    sent: list[tuple[str, int, str]] = []
+    services: dict[str, AnnouncerService] = {}
+    schedulers = []
+    try:
+        for name, shard in (("A", 0), ("B", 1)):
+            settings = Settings(
+                stations=(station,),
+                subscriptions=subs,
+                shard_count=2,
+                shard_ids=(shard,),
+                watch_lease=1.0,
+            )
+            storage = await PostgresStorage(postgres_url).open()
+            scheduler = AsyncIOScheduler()
+            scheduler.start()
+            schedulers.append(scheduler)
+            services[name] = AnnouncerService(
+                settings,
+                StationRegistry(settings, session),
+                storage,
+                WatchScheduler(scheduler),
+                Recording(name, sent),
+            )
+            await services[name].start()
+        a, b = services["A"], services["B"]
+        (watch_a,) = a.watches.watches.values()
+        (watch_b,) = b.watches.watches.values()
+        assert watch_a.owned and not watch_b.owned  # A asked first
+
+        def got(title: str) -> list[tuple[str, int]]:
+            return sorted((who, channel) for who, channel, t in sent if t == title)
+
+        expected = sorted(("A" if c in channels[0] else "B", c) for c in channels[0] + channels[1])
+        await wait_for(lambda: got(TRACKS[0].title) == expected)
+        assert watch_b.status.polls == 0
+
+        # B answers /nowplaying from A's stored info, without asking the station.
+        async def stored() -> bool:
+            return await b.storage.station_state(watch_b.job_id) is not None
+
+        await wait_for(stored)
+        requests = sim.counters["info"]
+        shown = await b.registry.snapshot(station)
+        assert shown.info.current_play() is not None
+        assert shown.info.current_play().title == TRACKS[0].title  # type: ignore[union-attr]
+        assert sim.counters["info"] == requests
+
+        # A stops (SIGTERM): it gives its lease back and B polls from its next tick on.
+        await a.stop()
+        await wait_for(lambda: watch_b.owned)
+        clock.advance(3600)  # the jingle
+        b.watches.poll_now(watch_b.job_id)
+        await wait_for(lambda: bool(got(JINGLES[0].title)))
+        await b.idle()
+        assert got(JINGLES[0].title) == [("B", c) for c in sorted(channels[1])]
+        # A's channels keep the play pending in the outbox until a shard-0 process runs.
+        states = await b.storage.fetch(
+            "SELECT d.state, COUNT(*) FROM deliveries d JOIN announcements n "
+            "ON n.id = d.announcement_id WHERE n.play_key LIKE ? GROUP BY d.state",
+            (f"%{JINGLES[0].title.casefold()}%",),
+        )
+        assert dict(states) == {"pending": 2, "sent": 2}, states
+    finally:
+        for service in services.values():
+            await service.stop()
+            await service.storage.close()
+        for scheduler in schedulers:
+            scheduler.shutdown(wait=False)
+        await sim.stop()
+
+
+async def test_watch_leases_have_one_holder_run_out_and_notifications_survive_a_reconnect(
+    postgres_url,
+):
+    from bot.storage import PostgresStorage
+
+    await reset_postgres(postgres_url)
+    storage = await PostgresStorage(postgres_url).open()
+    try:
+        assert await storage.acquire_watches(["w1", "w2"], "A", 30) == {"w1", "w2"}
+        assert await storage.acquire_watches(["w1", "w2", "w3"], "B", 30) == {"w3"}
+        assert await storage.renew_watches("B", 30) == {"w3"}
+        assert await storage.release_watches("A", ["w1"]) == 1
+        assert await storage.acquire_watches(["w1", "w2"], "B", 30) == {"w1"}
+        assert await storage.watch_owners() == {"w1": "B", "w2": "A", "w3": "B"}
+        # A holder that stops renewing (a crash) loses the lease when it runs out.
+        assert await storage.acquire_watches(["w4"], "A", 0.3) == {"w4"}
+
+        async def taken() -> bool:
+            return await storage.acquire_watches(["w4"], "B", 30) == {"w4"}
+
+        await wait_for(taken, within=5, step=0.05)
+        assert "w4" not in await storage.renew_watches("A", 30)
+
+        # Published plays reach a listener, also after its connection was cut.
+        heard: list[int] = []
+        connects: list[float] = []
+        listener = storage.listen_plays(heard.append, lambda: connects.append(time.time()))
+        try:
+            await asyncio.wait_for(listener.connected.wait(), 10)
+            await storage.publish_play(41)
+            await wait_for(lambda: heard == [41])
+            await storage.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+            )
+            await wait_for(lambda: len(connects) == 2, within=10)
+            await storage.publish_play(42)
+            await wait_for(lambda: heard == [41, 42])
+        finally:
+            await listener.close()
+    finally:
+        await storage.close()
