@@ -109,7 +109,14 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
         """SIGUSR1: hand the figures so far to the parent (before it kills one of us)."""
         assert service is not None
         polls = sum(w.status.polls for w in service.watches.watches.values())
-        queue.put({"report": shard, "records": list(records), "polls": polls})
+        queue.put(
+            {
+                "report": shard,
+                "records": list(records),
+                "polls": polls,
+                "taken": service.fleet.taken if service.fleet else 0,
+            }
+        )
 
     loop.add_signal_handler(signal.SIGUSR1, report)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as session:
@@ -186,8 +193,10 @@ async def phase(
         os.kill(child.pid or 0, signal.SIGUSR1)
     own: list[float] = []
     notified: list[float] = []
+    taken = 0
     for _ in children:
         message = await asyncio.to_thread(queue.get, True, 60)
+        taken += message["taken"]
         for at, delay, kind in message["records"]:
             if started <= at <= ended:
                 (own if kind == "own" else notified).append(delay)
@@ -196,6 +205,8 @@ async def phase(
         "plays": plays,
         "info_requests": requests,
         "polls_per_play": round(requests / plays, 3) if plays else None,
+        # Leases taken since start-up, all processes: the station count when none ever moved.
+        "leases_taken": taken,
     }
     victim = None
     if kill:

@@ -261,6 +261,7 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
         (watch_a,) = a.watches.watches.values()
         (watch_b,) = b.watches.watches.values()
         assert watch_a.owned and not watch_b.owned  # A asked first
+        assert watch_b.status.state == "polled by another process"  # what /onair status shows
 
         def got(title: str) -> list[tuple[str, int]]:
             return sorted((who, channel) for who, channel, t in sent if t == title)

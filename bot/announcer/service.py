@@ -35,7 +35,7 @@ from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
-from .watcher import Announcement, StationWatch, WatchScheduler, job_id_for
+from .watcher import ELSEWHERE, Announcement, StationWatch, WatchScheduler, job_id_for
 
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
@@ -209,7 +209,8 @@ class AnnouncerService:
             watch = StationWatch(self.registry.client(station), settings=self.settings.poll)
             watch.listeners.append(self._listener(job_id))
             # In a fleet a watch polls only once this process holds its lease.
-            watch.owned = self.fleet is None
+            if self.fleet is not None:
+                watch.owned, watch.status.state = False, ELSEWHERE
             # Spread first polls (20 ms apart) so 500 stations do not answer in one loop turn.
             self.watches.add(watch, delay=new * STARTUP_SPREAD)
             new += 1

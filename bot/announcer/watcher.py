@@ -19,6 +19,7 @@ from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
 
 _LOGGER = logging.getLogger("onair.watch")
+ELSEWHERE = "polled by another process"  # the state of a fleet's idle watch (/onair status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ class Announcement:
 class StationStatus:
     """What the status command and metrics show about one station."""
 
-    state: str = "starting"  # starting | ok | failing | unreachable
+    state: str = "starting"  # starting | ok | failing | unreachable | ELSEWHERE
     last_poll: datetime | None = None
     next_poll: datetime | None = None
     last_error: str | None = None
@@ -175,8 +176,10 @@ class WatchScheduler:
             return False
         watch.owned = owned
         if owned:
+            watch.status.state = "starting"
             self._arm(watch, delay)
         else:
+            watch.status.state = ELSEWHERE
             watch.status.next_poll = None
             with contextlib.suppress(JobLookupError):
                 self.scheduler.remove_job(job_id)
