@@ -54,6 +54,11 @@ def serve(stations: int, queue: Any) -> None:
 
 def shard_main(url: str, base: str, stations: int, shard: int, shards: int, queue: Any) -> None:
     """One process of the fleet (``shards`` 0: a single process serving every guild)."""
+    import logging
+
+    # Lease moves and warnings on stderr (stdout carries the one JSON line).
+    logging.basicConfig(level=logging.WARNING, format=f"shard {shard}: %(message)s")
+    logging.getLogger("onair.fleet").setLevel(logging.INFO)
     asyncio.run(_shard(url, base, stations, shard, shards, queue))
 
 

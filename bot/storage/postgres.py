@@ -38,6 +38,10 @@ class PostgresStorage(Storage):
         self.min_size = min_size
         self.max_size = max_size
         self._pool: Any = None
+        # The watch leases' own connection: a renewal must not queue behind a burst of fan-out
+        # queries in the main pool, or the lease runs out while its holder is alive and busy.
+        self._leases: Any = None
+        self._leases_lock = asyncio.Lock()
 
     async def open(self) -> PostgresStorage:
         import asyncpg  # imported here: SQLite-only deployments never load it
@@ -61,6 +65,9 @@ class PostgresStorage(Storage):
         return self
 
     async def close(self) -> None:
+        if self._leases is not None:
+            await self._leases.close()
+            self._leases = None
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
@@ -96,8 +103,18 @@ class PostgresStorage(Storage):
 
     # Fleet coordination ------------------------------------------------------------------
 
+    async def _lease_pool(self) -> Any:
+        import asyncpg
+
+        async with self._leases_lock:
+            if self._leases is None:
+                self._leases = await asyncpg.create_pool(
+                    self.url, min_size=1, max_size=1, command_timeout=10
+                )
+        return self._leases
+
     async def renew_watches(self, owner: str, lease: float) -> set[str]:
-        rows = await self._pool.fetch(
+        rows = await (await self._lease_pool()).fetch(
             f"UPDATE watch_leases SET lease_until = {_NOW} + $2 WHERE owner = $1 RETURNING job_id",
             owner,
             lease,
@@ -108,7 +125,7 @@ class PostgresStorage(Storage):
         if not job_ids:
             return set()
         # A read first: in the steady state every lease is held and nothing is written.
-        free = await self._pool.fetch(
+        free = await (await self._lease_pool()).fetch(
             "SELECT j FROM unnest($1::text[]) AS j WHERE NOT EXISTS (SELECT 1 FROM watch_leases "
             f"w WHERE w.job_id = j AND w.lease_until >= {_NOW} AND w.owner <> $2)",
             list(job_ids),
@@ -116,7 +133,7 @@ class PostgresStorage(Storage):
         )
         if not free:
             return set()
-        rows = await self._pool.fetch(
+        rows = await (await self._lease_pool()).fetch(
             "INSERT INTO watch_leases (job_id, owner, lease_until) "
             f"SELECT j, $2, {_NOW} + $3 FROM unnest($1::text[]) AS j "
             "ON CONFLICT (job_id) DO UPDATE SET owner = excluded.owner, "
@@ -130,18 +147,20 @@ class PostgresStorage(Storage):
         return {str(r[0]) for r in rows}
 
     async def release_watches(self, owner: str, job_ids: Sequence[str] | None = None) -> int:
+        pool = await self._lease_pool()
         if job_ids is None:
-            return await self.execute("DELETE FROM watch_leases WHERE owner = ?", (owner,))
-        status: str = await self._pool.execute(
-            "DELETE FROM watch_leases WHERE owner = $1 AND job_id = ANY($2::text[])",
-            owner,
-            list(job_ids),
-        )
+            status: str = await pool.execute("DELETE FROM watch_leases WHERE owner = $1", owner)
+        else:
+            status = await pool.execute(
+                "DELETE FROM watch_leases WHERE owner = $1 AND job_id = ANY($2::text[])",
+                owner,
+                list(job_ids),
+            )
         tail = status.rsplit(" ", 1)[-1]
         return int(tail) if tail.isdigit() else 0
 
     async def watch_owners(self) -> dict[str, str]:
-        rows = await self._pool.fetch(
+        rows = await (await self._lease_pool()).fetch(
             f"SELECT job_id, owner FROM watch_leases WHERE lease_until >= {_NOW}"
         )
         return {str(r[0]): str(r[1]) for r in rows}
@@ -149,7 +168,7 @@ class PostgresStorage(Storage):
     async def save_station_states(self, states: Sequence[tuple[str, str, float]]) -> None:
         if not states:
             return
-        await self._pool.execute(
+        await (await self._lease_pool()).execute(
             "INSERT INTO station_state (job_id, payload, fetched_at) "
             "SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) "
             "ON CONFLICT (job_id) DO UPDATE SET payload = excluded.payload, "
