@@ -32,6 +32,7 @@ from .common import emit, ms, percentile
 
 SPAWN = multiprocessing.get_context("spawn")
 WATCH_LEASE = 3.0
+LEAD = 20.0  # seconds from a phase's start to its programmes' epoch (processes start meanwhile)
 
 
 def guild_for(index: int, shard: int, shards: int) -> int:
@@ -39,13 +40,16 @@ def guild_for(index: int, shard: int, shards: int) -> int:
     return ((index * shards + shard) << 22) | 1
 
 
-def serve(stations: int, queue: Any) -> None:
-    from bot.simulator import StationSimulator
+def serve(stations: int, epoch: float, queue: Any) -> None:
+    """The simulator; every phase gets the same programmes from ``epoch`` on (same seeds), so
+    the single process and the fleet are measured on the same stretch of the same programmes."""
+    from bot.simulator import Programme, StationSimulator
 
     async def run() -> None:
         sim = StationSimulator()
         for sid in range(1, stations + 1):
-            sim.add_station(sid, key="k", seed=sid, track_seconds=(20.0, 60.0))
+            programme = Programme.generate(seed=sid, now=epoch, track_seconds=(20.0, 60.0))
+            sim.add_station(sid, key="k", programme=programme)
         queue.put(await sim.start())
         await asyncio.Event().wait()
 
@@ -171,10 +175,31 @@ async def fetchval(url: str, sql: str) -> Any:
 
 
 async def phase(
-    url: str, base: str, stations: int, processes: int, warmup: float, measure: float, kill: bool
+    url: str, stations: int, processes: int, warmup: float, measure: float, kill: bool
 ) -> dict[str, Any]:
     await reset(url)
     queue = SPAWN.Queue()
+    epoch = time.time() + LEAD
+    sim = SPAWN.Process(target=serve, args=(stations, epoch, queue), daemon=True)
+    sim.start()
+    try:
+        base = await asyncio.to_thread(queue.get, True, 60)
+        return await _measure(url, base, queue, epoch, stations, processes, warmup, measure, kill)
+    finally:
+        sim.terminate()
+
+
+async def _measure(
+    url: str,
+    base: str,
+    queue: Any,
+    epoch: float,
+    stations: int,
+    processes: int,
+    warmup: float,
+    measure: float,
+    kill: bool,
+) -> dict[str, Any]:
     shards = processes if processes > 1 else 0
     children = [
         SPAWN.Process(target=shard_main, args=(url, base, stations, i, shards, queue), daemon=True)
@@ -186,7 +211,10 @@ async def phase(
     for _ in children:
         message = await asyncio.to_thread(queue.get, True, 120)
         owners[message["owner"]] = message["ready"]
-    await asyncio.sleep(warmup)  # start-up: every station's current play is announced
+    ready_after = time.time() - (epoch - LEAD)
+    # Start-up (every station's current play is announced), then the window, both from the
+    # programmes' epoch: the same stretch of programme in every phase.
+    await asyncio.sleep(max(0.0, epoch + warmup - time.time()))
     started = time.time()
     requests0 = await asyncio.to_thread(info_requests, base)
     plays0 = await fetchval(url, "SELECT COUNT(*) FROM announcements")
@@ -207,6 +235,7 @@ async def phase(
                 (own if kind == "own" else notified).append(delay)
     result: dict[str, Any] = {
         "processes": processes,
+        "ready_after_s": round(ready_after, 1),
         "plays": plays,
         "info_requests": requests,
         "polls_per_play": round(requests / plays, 3) if plays else None,
@@ -270,25 +299,10 @@ async def main() -> None:
     args = parser.parse_args()
     if not args.database_url:
         parser.error("needs --database-url or ONAIR_TEST_POSTGRES_URL (scripts/start-postgres)")
-    queue = SPAWN.Queue()
-    sim = SPAWN.Process(target=serve, args=(args.stations, queue), daemon=True)
-    sim.start()
-    base = await asyncio.to_thread(queue.get, True, 60)
-    try:
-        single = await phase(
-            args.database_url, base, args.stations, 1, args.warmup, args.measure, kill=False
-        )
-        fleet = await phase(
-            args.database_url,
-            base,
-            args.stations,
-            args.processes,
-            args.warmup,
-            args.measure,
-            kill=True,
-        )
-    finally:
-        sim.terminate()
+    single = await phase(args.database_url, args.stations, 1, args.warmup, args.measure, False)
+    fleet = await phase(
+        args.database_url, args.stations, args.processes, args.warmup, args.measure, True
+    )
     ratio = (
         round(fleet["polls_per_play"] / single["polls_per_play"], 3)
         if fleet["polls_per_play"] and single["polls_per_play"]
