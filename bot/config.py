@@ -187,6 +187,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "concurrency": (_int, 8),
         "max_delivery_age": (_seconds, 900.0),
         "delivery_lease": (_seconds, 30.0),
+        "watch_lease": (_seconds, 3.0),
     },
     "stations": {
         "id": (_slug, REQUIRED),
@@ -257,6 +258,7 @@ class Settings:
     concurrency: int = 8
     max_delivery_age: float = 900.0  # a play not delivered by then (or by its end) is dropped
     delivery_lease: float = 30.0  # a send in flight holds its delivery this long, renewed
+    watch_lease: float = 3.0  # PostgreSQL fleets: a station's poller holds it this long, renewed
     shard_count: int = 0
     shard_ids: tuple[int, ...] = ()
     allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
@@ -472,6 +474,7 @@ def parse_settings(
         concurrency=max(1, announcer["concurrency"]),
         max_delivery_age=announcer["max_delivery_age"],
         delivery_lease=max(1.0, announcer["delivery_lease"]),
+        watch_lease=max(0.5, announcer["watch_lease"]),
         shard_count=bot["shard_count"],
         shard_ids=bot["shard_ids"],
         allowed_station_hosts=bot["allowed_station_hosts"],

@@ -59,8 +59,19 @@ class RecordingClient(StationClient):
         return info
 
 
+def _age(info: StationInfo) -> float:
+    return (datetime.now(UTC) - info.fetched_at).total_seconds()
+
+
+def _fresh(info: StationInfo | None, ttl: float) -> bool:
+    return info is not None and _age(info) <= ttl
+
+
 class StationRegistry:
     """One :class:`StationClient` per station (config and guild-added), all on one session."""
+
+    # Set by the announcer in a fleet: the info another process polled for this client's station.
+    shared_info: Callable[[StationClient], Awaitable[StationInfo | None]] | None = None
 
     def __init__(self, settings: Settings, session: aiohttp.ClientSession) -> None:
         self.settings = settings
@@ -198,14 +209,36 @@ class StationRegistry:
     def client(self, station: StationConfig) -> StationClient:
         return self.clients[station.slug]
 
+    async def _shared_info(self, client: StationClient) -> StationInfo | None:
+        """Best effort: without it the command asks the station as a single process does."""
+        if self.shared_info is None:
+            return None
+        try:
+            return await self.shared_info(client)
+        except Exception as error:
+            _LOGGER.warning("could not read the shared station state (%s)", type(error).__name__)
+            return None
+
     async def snapshot(self, station: StationConfig) -> Snapshot:
-        """Fresh-enough info; when the station fails, the last known state marked stale."""
+        """Fresh-enough info; when the station fails, the last known state marked stale.
+
+        In a fleet, info the station's poller (another process) stored within the cache time
+        answers without asking the station, and is the last known state when it is newer."""
         client = self.client(station)
+        shared = await self._shared_info(client)
+        ttl = client.cache_times.info
+        if shared is not None and _age(shared) <= ttl and not _fresh(client.last_info, ttl):
+            return Snapshot(shared)
         try:
             info = await client.info()
         except (StationUnavailable, StationResponseError):
-            if client.last_info is None:
+            known = max(
+                (i for i in (client.last_info, shared) if i is not None),
+                key=lambda i: i.fetched_at,
+                default=None,
+            )
+            if known is None:
                 raise
-            return Snapshot(client.last_info, stale=True)
+            return Snapshot(known, stale=True)
         age = (datetime.now(UTC) - info.fetched_at).total_seconds()
         return Snapshot(info, stale=age > client.cache_times.info + 1)

@@ -12,7 +12,6 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.announcer import job_id_for
 from bot.core import OnAirBot, report_error
 from bot.errors import BadInput
 from bot.netguard import check_url
@@ -425,7 +424,8 @@ class Admin(
         announcer = self.bot.announcer
         watches = announcer.watches.watches if announcer else {}
         for config in self.bot.registry.visible(guild_id):
-            watch = watches.get(job_id_for(self.bot.registry.client(config)))
+            client = self.bot.registry.client(config)
+            watch = watches.get(announcer.job_id(client)) if announcer else None
             if watch is None:
                 builder.field(
                     config.name[:200], "not watched (no announcements set up)", inline=False

@@ -192,11 +192,16 @@ async def test_two_processes_on_one_database_announce_each_play_once(tmp_path):
                 sim, fake=fake, extra_config=config, db_path=db, env_extra=env_extra
             ) as two,
         ):
+            watches = [next(iter(e.bot.announcer.watches.watches.values())) for e in (one, two)]
+            # PostgreSQL: one poller per station for both processes; SQLite: each polls.
+            assert [w.owned for w in watches].count(True) == (1 if url else 2)
             for step in (0, 21, 5):
                 clock.advance(step)
                 for env in (one, two):
                     announcer = env.bot.announcer
                     watch = next(iter(announcer.watches.watches.values()))
+                    if not watch.owned:
+                        continue  # PostgreSQL: the other process holds the station's lease
                     await wait_for(lambda w=watch: not w.busy)
                     before = watch.status.polls
                     announcer.watches.poll_now(watch.job_id)

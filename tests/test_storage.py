@@ -244,3 +244,10 @@ async def test_style_migration_keeps_existing_subscriptions(tmp_path):
         assert (stored.mode, stored.style) == ("card", "")
     finally:
         await store.close()
+
+
+async def test_shared_secret_is_made_once_and_the_same_for_every_caller(storage):
+    first = await storage.shared_secret("watch-job-id")
+    assert len(first) == 32
+    assert await storage.shared_secret("watch-job-id") == first
+    assert await storage.shared_secret("other") != first

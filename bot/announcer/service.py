@@ -29,12 +29,13 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from ..config import Settings, StationConfig
-from ..station import Play, StationError
+from ..station import Play, StationClient, StationError, StationInfo
 from ..stations import StationRegistry
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
 from . import snapshot
 from .filters import skip_reason
-from .watcher import Announcement, StationWatch, WatchScheduler, job_id_for
+from .fleet import FleetCoordinator
+from .watcher import ELSEWHERE, Announcement, StationWatch, WatchScheduler, job_id_for
 
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
@@ -106,6 +107,21 @@ class AnnouncerService:
         self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
         self._inflight: set[tuple[int, int]] = set()  # (announcement, subscription) being sent
         self._sweeper_task: asyncio.Task[None] | None = None
+        # Key of the watch job ids (HMAC: a logged id says nothing about the station's key). A
+        # fleet shares one from the database at start, so every process names a watch alike.
+        self._job_secret = secrets.token_bytes(32)
+        # PostgreSQL: one process polls each station (watch leases) and publishes its plays.
+        self.fleet: FleetCoordinator | None = None
+        if storage.fleet:
+            registry.shared_info = self._shared_info
+            self.fleet = FleetCoordinator(
+                storage,
+                watches,
+                self.owner,
+                lease=settings.watch_lease,
+                on_play=self._on_published,
+                on_connect=self._on_listening,
+            )
         self.delivered = 0
         self.skipped = 0
         self.failed = 0
@@ -117,6 +133,8 @@ class AnnouncerService:
     # Lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
+        if self.fleet is not None:
+            self._job_secret = await self.storage.shared_secret("watch-job-id")
         await self.import_config_subscriptions()
         if self.storage.single_process:
             released = await self.storage.release_all_leases()
@@ -125,12 +143,16 @@ class AnnouncerService:
                     "%d delivery(ies) left in flight by the last run are pending", released
                 )
         await self.refresh()
+        if self.fleet is not None:
+            await self.fleet.start()
         self._sweeper_task = asyncio.create_task(self._sweeper())
 
     async def stop(self, grace: float = 3.0) -> None:
         """Stop watching; let announcements in flight finish (up to ``grace`` seconds), then
         cancel the rest: a cancelled send gives its lease back and stays pending for the next
-        run."""
+        run. In a fleet the watch leases are given back first, so another process polls on."""
+        if self.fleet is not None:
+            await self.fleet.stop()
         if self._sweeper_task is not None:
             self._sweeper_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -177,11 +199,11 @@ class AnnouncerService:
             station = self.registry.station(slug)
             if station is None:
                 continue
-            wanted[job_id_for(self.registry.client(station))].append(slug)
-        for job_id in list(self._slugs_by_job):
-            if job_id not in wanted:
-                self.watches.remove(job_id)
-                del self._slugs_by_job[job_id]
+            wanted[self.job_id(self.registry.client(station))].append(slug)
+        gone = [job_id for job_id in self._slugs_by_job if job_id not in wanted]
+        for job_id in gone:
+            self.watches.remove(job_id)
+            del self._slugs_by_job[job_id]
         new = 0
         for job_id, slugs in wanted.items():
             self._slugs_by_job[job_id] = slugs
@@ -189,11 +211,30 @@ class AnnouncerService:
                 continue
             station = self.registry.station(slugs[0])
             assert station is not None
-            watch = StationWatch(self.registry.client(station), settings=self.settings.poll)
+            watch = StationWatch(
+                self.registry.client(station), settings=self.settings.poll, job_id=job_id
+            )
             watch.listeners.append(self._listener(job_id))
+            # In a fleet a watch polls only once this process holds its lease.
+            if self.fleet is not None:
+                watch.owned, watch.status.state = False, ELSEWHERE
             # Spread first polls (20 ms apart) so 500 stations do not answer in one loop turn.
             self.watches.add(watch, delay=new * STARTUP_SPREAD)
             new += 1
+        if self.fleet is not None:
+            if gone:
+                await self.fleet.forget(gone)
+            if new:
+                self.fleet.wake()
+
+    async def _shared_info(self, client: StationClient) -> StationInfo | None:
+        assert self.fleet is not None
+        return await self.fleet.shared_info(self.job_id(client))
+
+    def job_id(self, client: StationClient) -> str:
+        """The id of the watch that polls ``client``'s station (the same in every process of a
+        fleet)."""
+        return job_id_for(client, secret=self._job_secret)
 
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
@@ -234,10 +275,13 @@ class AnnouncerService:
             )
             if stored is None:
                 return
+            # In a fleet the poller records the play for every channel of every shard (each
+            # process then sends to its own shards' channels); alone, for its own shards.
             subs = [
                 s
                 for s in stored
-                if s.paused_reason is None and self.settings.handles_guild(s.guild_id)
+                if s.paused_reason is None
+                and (self.fleet is not None or self.settings.handles_guild(s.guild_id))
             ]
             item_type = await self._item_type(station, play, subs)
             targets = []
@@ -275,6 +319,9 @@ class AnnouncerService:
                     len(targets),
                 )
                 return
+            if self.fleet is not None:
+                await self.fleet.publish(announcement_id)
+                targets = [s for s in targets if self.settings.handles_guild(s.guild_id)]
             paused = await self._drain(
                 announcement_id, play_key, station, announcement, targets, until
             )
@@ -521,27 +568,56 @@ class AnnouncerService:
                     )
             await asyncio.sleep(interval)
 
-    async def sweep(self) -> int:
-        """One pass; returns how many deliveries it resumed."""
+    def _on_published(self, announcement_id: int) -> None:
+        """Another process (or this one) recorded a play: send it to this process's channels."""
+        self._spawn(self._take_up(announcement_id))
+
+    def _on_listening(self) -> None:
+        """The play listener (re)connected: look for plays published while it was not."""
+        self._spawn(self._sweep_quietly())
+
+    async def _take_up(self, announcement_id: int) -> None:
+        try:
+            await self.sweep(announcement_id=announcement_id)
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            _LOGGER.warning(
+                "could not read published announcement %d (%s); the sweep retries it",
+                announcement_id,
+                describe(error),
+            )
+
+    async def _sweep_quietly(self) -> None:
+        try:
+            await self.sweep()
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            _LOGGER.warning("could not look for pending announcements (%s)", describe(error))
+
+    async def sweep(self, *, announcement_id: int | None = None) -> int:
+        """One pass (over one published announcement, or all); returns how many deliveries it
+        resumed."""
         now = time.time()
-        if self._inflight:
+        if self._inflight and announcement_id is None:
             await self.storage.renew_leases(self.owner, now + self.settings.delivery_lease)
         due: dict[int, list[Delivery]] = defaultdict(list)
-        for item in await self.storage.due_deliveries(now):
+        for item in await self.storage.due_deliveries(now, announcement_id=announcement_id):
             if (item.announcement_id, item.subscription_id) not in self._inflight:
                 due[item.announcement_id].append(item)
         subs_by_station: dict[str, dict[int, Subscription]] = {}
         resumed = 0
-        for announcement_id, items in due.items():
+        for ann_id, items in due.items():
             first = items[0]
             if first.expires_at < now:
                 for item in items:
-                    await self._finish(announcement_id, item.subscription_id, DROPPED)
+                    await self._finish(ann_id, item.subscription_id, DROPPED)
                 self._dropped(len(items))
                 _LOGGER.warning(
                     "dropped announcement %d of station %s for %d channel(s): not delivered "
                     "before it went stale",
-                    announcement_id,
+                    ann_id,
                     first.station,
                     len(items),
                 )
@@ -558,29 +634,31 @@ class AnnouncerService:
             for item in items:
                 sub = subs.get(item.subscription_id)
                 if sub is None or sub.paused_reason is not None:
-                    await self._finish(announcement_id, item.subscription_id, DROPPED)
+                    await self._finish(ann_id, item.subscription_id, DROPPED)
                 elif self.settings.handles_guild(sub.guild_id):
                     targets.append(sub)
             if not targets:
                 continue
-            payload = await self.storage.announcement_payload(announcement_id)
+            payload = await self.storage.announcement_payload(ann_id)
             try:
                 announcement = snapshot.load(payload or "")
             except ValueError as error:
-                _LOGGER.warning("dropping announcement %d: %s", announcement_id, error)
+                _LOGGER.warning("dropping announcement %d: %s", ann_id, error)
                 for sub in targets:
-                    await self._finish(announcement_id, sub.id, DROPPED)
+                    await self._finish(ann_id, sub.id, DROPPED)
                 continue
-            _LOGGER.info(
-                "resuming announcement %d (%r) in %d channel(s)",
-                announcement_id,
+            _LOGGER.log(
+                logging.DEBUG if announcement_id is not None else logging.INFO,
+                "%s announcement %d (%r) in %d channel(s)",
+                "sending published" if announcement_id is not None else "resuming",
+                ann_id,
                 announcement.play.display,
                 len(targets),
             )
             resumed += len(targets)
             self._spawn(
                 self._resume(
-                    announcement_id,
+                    ann_id,
                     first.play_key,
                     station,
                     announcement,

@@ -41,6 +41,19 @@ def load(payload: str) -> Announcement:
         raise ValueError(f"unreadable announcement payload ({error})") from None
 
 
+def dump_info(info: StationInfo) -> str:
+    """Station info alone (what a fleet's poller shares for the others' commands)."""
+    return json.dumps(to_jsonable(info), ensure_ascii=False, separators=(",", ":"))
+
+
+def load_info(payload: str) -> StationInfo:
+    try:
+        info: StationInfo = _build(StationInfo, json.loads(payload))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"unreadable station info payload ({error})") from None
+    return info
+
+
 def load_play(payload: str) -> Play:
     """Only the play of a payload (cheaper than :func:`load`)."""
     try:

@@ -21,6 +21,7 @@ from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
 
 _LOGGER = logging.getLogger("onair.watch")
+ELSEWHERE = "polled by another process"  # the state of a fleet's idle watch (/onair status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,7 @@ class Announcement:
 class StationStatus:
     """What the status command and metrics show about one station."""
 
-    state: str = "starting"  # starting | ok | failing | unreachable
+    state: str = "starting"  # starting | ok | failing | unreachable | ELSEWHERE
     last_poll: datetime | None = None
     next_poll: datetime | None = None
     last_error: str | None = None
@@ -77,6 +78,7 @@ class StationWatch:
         client: StationClient,
         *,
         settings: PollSettings | None = None,
+        job_id: str | None = None,
         last_play: Play | None = None,
     ) -> None:
         self.client = client
@@ -85,9 +87,13 @@ class StationWatch:
         self.status = StationStatus()
         self.listeners: list[AnnouncementListener] = []
         self.error_listeners: list[ErrorListener] = []
-        self.job_id = job_id_for(client)
+        self.job_id = job_id or job_id_for(client)
         self.busy = False
         self.poll_again = False  # a poll was asked for while one was running
+        # In a fleet (PostgreSQL) only the process holding the station's watch lease polls;
+        # the others keep the watch registered but idle (see WatchScheduler.set_owned).
+        self.owned = True
+        self.last_info: StationInfo | None = None  # of the last successful poll
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
@@ -111,6 +117,7 @@ class StationWatch:
         status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
+        self.last_info = info
         play = self.detector.observe(info)
         if play is not None:
             self.policy.learn_play(play, info)
@@ -151,11 +158,13 @@ class WatchScheduler:
         self.watches: dict[str, StationWatch] = {}
 
     def add(self, watch: StationWatch, *, delay: float = 0.0) -> StationWatch:
+        """Register a watch; it polls from ``delay`` on unless it is not ``owned``."""
         existing = self.watches.get(watch.job_id)
         if existing is not None:
             return existing
         self.watches[watch.job_id] = watch
-        self._arm(watch, delay)
+        if watch.owned:
+            self._arm(watch, delay)
         return watch
 
     def remove(self, job_id: str) -> StationWatch | None:
@@ -166,8 +175,24 @@ class WatchScheduler:
 
     def poll_now(self, job_id: str) -> None:
         watch = self.watches.get(job_id)
-        if watch is not None:
+        if watch is not None and watch.owned:
             self._arm(watch, 0.0)
+
+    def set_owned(self, job_id: str, owned: bool, *, delay: float = 0.0) -> bool:
+        """Start (after ``delay``) or stop polling a registered watch; True when that changed."""
+        watch = self.watches.get(job_id)
+        if watch is None or watch.owned == owned:
+            return False
+        watch.owned = owned
+        if owned:
+            watch.status.state = "starting"
+            self._arm(watch, delay)
+        else:
+            watch.status.state = ELSEWHERE
+            watch.status.next_poll = None
+            with contextlib.suppress(JobLookupError):
+                self.scheduler.remove_job(job_id)
+        return True
 
     def _arm(self, watch: StationWatch, delay: float) -> None:
         when = datetime.now(UTC) + timedelta(seconds=delay)
@@ -188,7 +213,7 @@ class WatchScheduler:
 
     async def _run(self, job_id: str) -> None:
         watch = self.watches.get(job_id)
-        if watch is None:
+        if watch is None or not watch.owned:
             return
         if watch.busy:
             watch.poll_again = True
@@ -202,5 +227,5 @@ class WatchScheduler:
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0
-        if self.watches.get(job_id) is watch:
+        if self.watches.get(job_id) is watch and watch.owned:
             self._arm(watch, delay)

@@ -8,11 +8,13 @@ against both.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from ..station import Play
 from .models import (
@@ -123,6 +125,28 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE subscriptions ADD COLUMN style TEXT NOT NULL DEFAULT '';
     """,
+    # PostgreSQL fleets: which process polls each station (a lease on the watch's job id), and
+    # the poller's last station info, which the other processes answer commands from.
+    """
+    CREATE TABLE watch_leases (
+        job_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        lease_until {real} NOT NULL
+    );
+    CREATE TABLE station_state (
+        job_id TEXT PRIMARY KEY,
+        payload TEXT NOT NULL,
+        fetched_at {real} NOT NULL
+    );
+    """,
+    # Random values the processes of one deployment share (the watch job-id HMAC key: every
+    # process must name a station's watch alike, and a log reader must not be able to guess it).
+    """
+    CREATE TABLE shared_secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    """,
 )
 
 # Delivery states: pending (to send; leased while a process sends it), sent, failed (permanent
@@ -139,6 +163,10 @@ class Storage(ABC):
     # True when only one process can use the database (SQLite): leases left by an earlier run
     # are then certainly dead and are released at start-up instead of waiting for them to expire.
     single_process: ClassVar[bool] = False
+    # True when several processes share the database and coordinate through it (PostgreSQL):
+    # each station is polled by the one process holding its watch lease, and new plays are
+    # published to the others (the fleet methods at the end of this class).
+    fleet: ClassVar[bool] = False
 
     # Primitives --------------------------------------------------------------------------
 
@@ -396,14 +424,18 @@ class Storage(ABC):
             (PENDING,),
         )
 
-    async def due_deliveries(self, now: float, limit: int = 1000) -> list[Delivery]:
-        """Pending deliveries nobody holds a live lease on, oldest play first."""
+    async def due_deliveries(
+        self, now: float, limit: int = 1000, *, announcement_id: int | None = None
+    ) -> list[Delivery]:
+        """Pending deliveries nobody holds a live lease on (of one announcement, or of all),
+        oldest play first."""
+        one = "" if announcement_id is None else "AND d.announcement_id = ? "
         rows = await self.fetch(
             "SELECT d.announcement_id, d.subscription_id, a.station, a.play_key, a.expires_at, "
             "d.attempts FROM deliveries d JOIN announcements a ON a.id = d.announcement_id "
-            "WHERE d.state = ? AND (d.lease_until IS NULL OR d.lease_until < ?) "
+            f"WHERE d.state = ? AND (d.lease_until IS NULL OR d.lease_until < ?) {one}"
             "ORDER BY a.detected_at, d.announcement_id, d.subscription_id LIMIT ?",
-            (PENDING, now, limit),
+            (PENDING, now, *([] if announcement_id is None else [announcement_id]), limit),
         )
         return [Delivery(r[0], r[1], r[2], r[3], float(r[4]), int(r[5])) for r in rows]
 
@@ -573,3 +605,60 @@ class Storage(ABC):
         await self.execute("DELETE FROM subscriptions WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_stations WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_settings WHERE guild_id = ?", (guild_id,))
+
+    # Fleet coordination (PostgreSQL only; see ``fleet``) -----------------------------------
+
+    async def shared_secret(self, name: str) -> bytes:
+        """A random 32-byte value made once per database and the same for every process that
+        uses it (the first to ask makes it)."""
+        await self.execute(
+            "INSERT INTO shared_secrets (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (name, secrets.token_hex(32)),
+        )
+        row = await self.fetchone("SELECT value FROM shared_secrets WHERE name = ?", (name,))
+        assert row is not None
+        return bytes.fromhex(str(row[0]))
+
+    async def renew_watches(self, owner: str, lease: float) -> set[str]:
+        """Extend every watch lease ``owner`` holds by ``lease`` seconds; return their job ids
+        (a lease another process took over after this one stalled is no longer among them)."""
+        raise NotImplementedError
+
+    async def acquire_watches(self, job_ids: Sequence[str], owner: str, lease: float) -> set[str]:
+        """Take the watch leases among ``job_ids`` that nobody holds (or whose holder let them
+        run out); return those taken. One process wins each, however many ask at once."""
+        raise NotImplementedError
+
+    async def release_watches(self, owner: str, job_ids: Sequence[str] | None = None) -> int:
+        """Give leases back (all of ``owner``'s by default) so another process polls at once."""
+        raise NotImplementedError
+
+    async def watch_owners(self) -> dict[str, str]:
+        """{job id: owner} of the live watch leases (status and tests)."""
+        raise NotImplementedError
+
+    async def save_station_states(self, states: Sequence[tuple[str, str, float]]) -> None:
+        """Store (job id, info JSON, fetch time) of the stations this process polls."""
+        raise NotImplementedError
+
+    async def station_state(self, job_id: str) -> tuple[str, float] | None:
+        """The last stored (info JSON, fetch time) of a station."""
+        raise NotImplementedError
+
+    async def publish_play(self, announcement_id: int) -> None:
+        """Tell every process listening that announcement ``announcement_id`` was recorded."""
+        raise NotImplementedError
+
+    def listen_plays(
+        self, callback: Callable[[int], None], on_connect: Callable[[], None]
+    ) -> PlayListener:
+        """Call ``callback(announcement id)`` for every published play until closed, over a
+        connection of its own that is re-opened when it drops (``on_connect`` after each
+        (re)connection: plays published meanwhile are found by a sweep)."""
+        raise NotImplementedError
+
+
+class PlayListener(Protocol):
+    connected: asyncio.Event
+
+    async def close(self) -> None: ...

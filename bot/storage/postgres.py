@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from .base import Row, Statement, Storage
 
 _PLACEHOLDER = re.compile(r"\?")
+_LOGGER = logging.getLogger("onair.storage")
+PLAYS_CHANNEL = "onair_plays"
+# Watch leases run on the database's clock, so processes on hosts whose clocks disagree still
+# agree on when a lease ran out.
+_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 
 
 def to_dollar(sql: str) -> str:
@@ -23,12 +31,17 @@ class PostgresStorage(Storage):
         "real": "DOUBLE PRECISION",
         "blob": "BYTEA",
     }
+    fleet: ClassVar[bool] = True
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10) -> None:
         self.url = url
         self.min_size = min_size
         self.max_size = max_size
         self._pool: Any = None
+        # The watch leases' own connection: a renewal must not queue behind a burst of fan-out
+        # queries in the main pool, or the lease runs out while its holder is alive and busy.
+        self._leases: Any = None
+        self._leases_lock = asyncio.Lock()
 
     async def open(self) -> PostgresStorage:
         import asyncpg  # imported here: SQLite-only deployments never load it
@@ -52,6 +65,9 @@ class PostgresStorage(Storage):
         return self
 
     async def close(self) -> None:
+        if self._leases is not None:
+            await self._leases.close()
+            self._leases = None
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
@@ -84,3 +100,168 @@ class PostgresStorage(Storage):
         return isinstance(
             error, asyncpg.PostgresError | asyncpg.InterfaceError | OSError | TimeoutError
         )
+
+    # Fleet coordination ------------------------------------------------------------------
+
+    async def _lease_pool(self) -> Any:
+        import asyncpg
+
+        async with self._leases_lock:
+            if self._leases is None:
+                self._leases = await asyncpg.create_pool(
+                    self.url, min_size=1, max_size=1, command_timeout=10
+                )
+        return self._leases
+
+    async def renew_watches(self, owner: str, lease: float) -> set[str]:
+        rows = await (await self._lease_pool()).fetch(
+            f"UPDATE watch_leases SET lease_until = {_NOW} + $2 WHERE owner = $1 RETURNING job_id",
+            owner,
+            lease,
+        )
+        return {str(r[0]) for r in rows}
+
+    async def acquire_watches(self, job_ids: Sequence[str], owner: str, lease: float) -> set[str]:
+        if not job_ids:
+            return set()
+        # A read first: in the steady state every lease is held and nothing is written.
+        free = await (await self._lease_pool()).fetch(
+            "SELECT j FROM unnest($1::text[]) AS j WHERE NOT EXISTS (SELECT 1 FROM watch_leases "
+            f"w WHERE w.job_id = j AND w.lease_until >= {_NOW} AND w.owner <> $2)",
+            list(job_ids),
+            owner,
+        )
+        if not free:
+            return set()
+        rows = await (await self._lease_pool()).fetch(
+            "INSERT INTO watch_leases (job_id, owner, lease_until) "
+            f"SELECT j, $2, {_NOW} + $3 FROM unnest($1::text[]) AS j "
+            "ON CONFLICT (job_id) DO UPDATE SET owner = excluded.owner, "
+            "lease_until = excluded.lease_until "
+            f"WHERE watch_leases.lease_until < {_NOW} OR watch_leases.owner = excluded.owner "
+            "RETURNING job_id",
+            [str(r[0]) for r in free],
+            owner,
+            lease,
+        )
+        return {str(r[0]) for r in rows}
+
+    async def release_watches(self, owner: str, job_ids: Sequence[str] | None = None) -> int:
+        pool = await self._lease_pool()
+        if job_ids is None:
+            status: str = await pool.execute("DELETE FROM watch_leases WHERE owner = $1", owner)
+        else:
+            status = await pool.execute(
+                "DELETE FROM watch_leases WHERE owner = $1 AND job_id = ANY($2::text[])",
+                owner,
+                list(job_ids),
+            )
+        tail = status.rsplit(" ", 1)[-1]
+        return int(tail) if tail.isdigit() else 0
+
+    async def watch_owners(self) -> dict[str, str]:
+        rows = await (await self._lease_pool()).fetch(
+            f"SELECT job_id, owner FROM watch_leases WHERE lease_until >= {_NOW}"
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    async def save_station_states(self, states: Sequence[tuple[str, str, float]]) -> None:
+        if not states:
+            return
+        await (await self._lease_pool()).execute(
+            "INSERT INTO station_state (job_id, payload, fetched_at) "
+            "SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) "
+            "ON CONFLICT (job_id) DO UPDATE SET payload = excluded.payload, "
+            "fetched_at = excluded.fetched_at WHERE station_state.fetched_at < excluded.fetched_at",
+            [s[0] for s in states],
+            [s[1] for s in states],
+            [s[2] for s in states],
+        )
+
+    async def station_state(self, job_id: str) -> tuple[str, float] | None:
+        row = await self._pool.fetchrow(
+            "SELECT payload, fetched_at FROM station_state WHERE job_id = $1", job_id
+        )
+        return (str(row[0]), float(row[1])) if row else None
+
+    async def publish_play(self, announcement_id: int) -> None:
+        await self._pool.execute("SELECT pg_notify($1, $2)", PLAYS_CHANNEL, str(announcement_id))
+
+    def listen_plays(
+        self, callback: Callable[[int], None], on_connect: Callable[[], None]
+    ) -> PgListener:
+        return PgListener(self.url, PLAYS_CHANNEL, callback, on_connect, self.is_storage_error)
+
+
+class PgListener:
+    """``LISTEN`` on a dedicated connection (a pooled one would be handed to other queries),
+    re-opened with backoff when it drops; a 10-s ``SELECT 1`` notices a silently dead server."""
+
+    def __init__(
+        self,
+        url: str,
+        channel: str,
+        callback: Callable[[int], None],
+        on_connect: Callable[[], None],
+        is_storage_error: Callable[[BaseException], bool],
+        *,
+        check_every: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.channel = channel
+        self.callback = callback
+        self.on_connect = on_connect
+        self.is_storage_error = is_storage_error
+        self.check_every = check_every
+        self.connected = asyncio.Event()
+        self._task = asyncio.create_task(self._run())
+
+    def _notified(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            announcement_id = int(payload)
+        except ValueError:
+            _LOGGER.warning("ignoring a malformed %s notification", self.channel)
+            return
+        self.callback(announcement_id)
+
+    async def _run(self) -> None:
+        import asyncpg  # imported here: SQLite-only deployments never load it
+
+        delay = 0.2
+        while True:
+            connection: Any = None
+            try:
+                connection = await asyncpg.connect(self.url, timeout=10)
+                lost = asyncio.Event()
+                connection.add_termination_listener(lambda _c, lost=lost: lost.set())
+                await connection.add_listener(self.channel, self._notified)
+                self.connected.set()
+                delay = 0.2
+                self.on_connect()
+                while not lost.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(lost.wait(), self.check_every)
+                    if not lost.is_set():
+                        await connection.execute("SELECT 1", timeout=10)
+                _LOGGER.warning("the %s listener lost its connection; reconnecting", self.channel)
+            except Exception as error:
+                if not self.is_storage_error(error):
+                    _LOGGER.exception("the %s listener failed; restarting it", self.channel)
+                else:
+                    _LOGGER.warning(
+                        "the %s listener cannot reach PostgreSQL (%s); again in %.1fs",
+                        self.channel,
+                        type(error).__name__,
+                        delay,
+                    )
+            finally:
+                self.connected.clear()
+                if connection is not None:
+                    connection.terminate()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task

@@ -438,7 +438,7 @@ class FakeDiscord:
                 elif op == 2:
                     self.identify_count += 1
                     self.token = data["d"]["token"]
-                    await self._ready(ws)
+                    await self._ready(ws, data["d"].get("shard") or [0, 1])
                 elif op == 6:
                     self.resume_count += 1
                     self.sequence += 1
@@ -452,19 +452,22 @@ class FakeDiscord:
                 self.sockets.remove(ws)
         return ws
 
-    async def _ready(self, ws: web.WebSocketResponse) -> None:
+    async def _ready(self, ws: web.WebSocketResponse, shard: list[int]) -> None:
+        """READY and GUILD_CREATE for the guilds of the identifying shard (Discord's formula
+        ``(guild_id >> 22) % shard_count``), so each process of a fleet sees its own guilds."""
+        guilds = [g for g in self.guilds if (g.id >> 22) % shard[1] == shard[0]]
         self.sequence += 1
         ready = {
             "v": 10,
             "user": self.user(self.bot_id, "OnAir", bot=True),
-            "guilds": [{"id": str(g.id), "unavailable": True} for g in self.guilds],
+            "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": self.session_id,
             "resume_gateway_url": f"wss://gateway.discord.gg:{self.port}",
             "application": {"id": str(self.app_id), "flags": 0},
-            "shard": [0, 1],
+            "shard": shard,
         }
         await ws.send_str(json.dumps({"op": 0, "t": "READY", "s": self.sequence, "d": ready}))
-        for guild in self.guilds:
+        for guild in guilds:
             self.sequence += 1
             await ws.send_str(
                 json.dumps(

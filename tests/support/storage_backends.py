@@ -11,6 +11,9 @@ from bot.storage import PostgresStorage, SqliteStorage, Storage
 POSTGRES_ENV = "ONAIR_TEST_POSTGRES_URL"
 TABLES = (
     "claims",
+    "watch_leases",
+    "station_state",
+    "shared_secrets",
     "announcements",
     "deliveries",
     "subscriptions",
