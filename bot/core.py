@@ -100,6 +100,8 @@ class OnAirTree(app_commands.CommandTree["OnAirBot"]):
 class OnAirBot(commands.AutoShardedBot):
     """AutoSharded: one process runs the shards it is given (or all that Discord recommends)."""
 
+    announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
+
     def __init__(
         self,
         settings: Settings,
@@ -127,7 +129,6 @@ class OnAirBot(commands.AutoShardedBot):
         self.keybox = keybox
         self.metrics = Metrics()
         self._metrics_server: MetricsServer | None = None
-        self.announcer: AnnouncerService | None = None  # set by the announcer cog
         self.initial_extensions = extensions
         # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
         self.commands_only = commands_only
@@ -163,18 +164,18 @@ class OnAirBot(commands.AutoShardedBot):
         return self.is_ready() and not self.is_closed()
 
     def _start_metrics_gauges(self) -> None:
-        def watches() -> list[Any]:
-            return list(self.announcer.watches.watches.values()) if self.announcer else []
-
-        self.metrics.gauges["watched_stations"] = lambda: len(watches())
-        self.metrics.gauges["polls_total"] = lambda: sum(w.status.polls for w in watches())
-        self.metrics.gauges["poll_errors_total"] = lambda: sum(w.status.errors for w in watches())
+        announcer = self.announcer
+        self.metrics.gauges["watched_stations"] = announcer.watched_station_count
+        self.metrics.gauges["polls_total"] = lambda: sum(
+            w.status.polls for w in announcer.watched()
+        )
+        self.metrics.gauges["poll_errors_total"] = lambda: sum(
+            w.status.errors for w in announcer.watched()
+        )
         self.metrics.gauges["stations_unreachable"] = lambda: sum(
-            w.status.state == "unreachable" for w in watches()
+            w.status.state == "unreachable" for w in announcer.watched()
         )
-        self.metrics.gauges["subscriptions"] = lambda: (
-            self.announcer.subscription_count if self.announcer else 0
-        )
+        self.metrics.gauges["subscriptions"] = lambda: announcer.subscription_count
         count_discord_429s(self.metrics)
 
     async def close(self) -> None:

@@ -12,7 +12,6 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.announcer import job_id_for
 from bot.core import OnAirBot, report_error
 from bot.errors import BadInput
 from bot.netguard import check_url
@@ -422,16 +421,13 @@ class Admin(
     async def status(self, interaction: discord.Interaction[OnAirBot]) -> None:
         guild_id = interaction.guild_id
         builder = EmbedBuilder("OnAir status")
-        announcer = self.bot.announcer
-        watches = announcer.watches.watches if announcer else {}
         for config in self.bot.registry.visible(guild_id):
-            watch = watches.get(job_id_for(self.bot.registry.client(config)))
-            if watch is None:
+            st = self.bot.announcer.status_for(config)
+            if st is None:
                 builder.field(
                     config.name[:200], "not watched (no announcements set up)", inline=False
                 )
                 continue
-            st = watch.status
             lines = [
                 f"state: **{st.state}**",
                 f"last poll: {timestamp(st.last_poll)}, next: {timestamp(st.next_poll)}",
@@ -456,8 +452,7 @@ class Admin(
         await interaction.response.send_message(embed=builder.build(), ephemeral=True)
 
     async def _refresh(self) -> None:
-        if self.bot.announcer is not None:
-            await self.bot.announcer.refresh()
+        await self.bot.announcer.refresh()
 
 
 async def setup(bot: OnAirBot) -> None:

@@ -181,7 +181,7 @@ async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
         )
         assert "Stopped" in (await fake.response(iid)).json["data"]["content"]
         assert await env.bot.storage.subscriptions(guild_id=env.guild.id) == []
-        assert env.bot.announcer.watches.watches == {}  # no subscription left: no polling
+        assert env.bot.announcer.watched() == []  # no subscription left: no polling
         await env.bot.storage.upsert_subscription(Subscription(0, env.guild.id, channel, "main"))
         await fake.remove_guild(env.guild)
         await fake.wait_for(lambda: env.bot.get_guild(env.guild.id) is None)
@@ -227,10 +227,10 @@ async def test_two_processes_on_one_database_announce_each_play_once(tmp_path):
                 clock.advance(step)
                 for env in (one, two):
                     announcer = env.bot.announcer
-                    watch = next(iter(announcer.watches.watches.values()))
+                    watch = announcer.watched()[0]
                     await wait_for(lambda w=watch: not w.busy)
                     before = watch.status.polls
-                    announcer.watches.poll_now(watch.job_id)
+                    announcer.poll_now(watch)
                     await wait_for(lambda w=watch, b=before: w.status.polls > b and not w.busy)
                     await announcer.idle()
         posts = [
