@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..config import PollSettings as PollSettings  # re-exported: where the policy is read
 from ..station import StationInfo
-
-
-@dataclass(frozen=True, slots=True)
-class PollSettings:
-    min_interval: float = 2.0
-    max_interval: float = 30.0
-    steady_interval: float = 10.0  # live shows and items of unknown length
-    margin: float = 0.25  # added after the predicted end, on top of what is learned
-    max_backoff: float = 300.0
-    failure_base: float = 2.0
-    breaker_threshold: int = 3  # consecutive failures before a station counts as unreachable
 
 
 class PollPolicy:
