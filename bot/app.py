@@ -25,6 +25,7 @@ from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
 from .netguard import GuardedResolver, policy_for, trusted_hosts
+from .onboarding import StationOnboarding
 from .startup import Backoff, announce_when_ready, connection_problem
 from .stations import StationRegistry
 from .storage import create_storage
@@ -87,6 +88,13 @@ def create_bot(
         settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
     )
     bot.announcer.metrics = bot.metrics
+    bot.onboarding = StationOnboarding(
+        settings,
+        registry,
+        storage,
+        bot.keybox,
+        is_member=lambda guild: bot.get_guild(guild) is not None,
+    )
     return bot
 
 
