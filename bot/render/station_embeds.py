@@ -14,7 +14,7 @@ from typing import Literal
 import discord
 
 from ..station import Links, Play, Playlist, StationInfo, Stats
-from ..station.models import normalise_title
+from ..station.play import normalise_title
 from ..timeline import Slot, timeline
 from .embeds import COMPONENTS, LIVE, EmbedBuilder, cache_busted, link_view
 from .text import (
