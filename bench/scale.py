@@ -25,8 +25,8 @@ from bot.announcer import WatchScheduler
 from bot.announcer.service import AnnouncerService
 from bot.config import Settings, StationConfig
 from bot.heap import freeze_startup_heap
+from bot.registry import StationRegistry
 from bot.simulator import StationSimulator
-from bot.stations import StationRegistry
 from bot.storage import SqliteStorage, Subscription
 
 from .common import LoopLag, cpu_seconds, emit, rss_mb

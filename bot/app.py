@@ -26,8 +26,8 @@ from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
 from .netguard import GuardedResolver, policy_for, trusted_hosts
 from .onboarding import StationOnboarding
+from .registry import StationRegistry
 from .startup import Backoff, announce_when_ready, connection_problem
-from .stations import StationRegistry
 from .storage import create_storage
 
 EXIT_UNAVAILABLE = 69

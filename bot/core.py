@@ -19,8 +19,8 @@ from .heap import freeze_startup_heap
 from .keybox import KeyBox
 from .logs import count_discord_429s, guard_discord_logs
 from .metrics import Metrics, MetricsServer
+from .registry import StationRegistry
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
-from .stations import StationRegistry
 from .storage import Storage
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from .errors import BadInput
 from .inputs.zone import zone_input
 from .keybox import KeyBox
 from .netguard import check_url
+from .registry import StationRegistry, short_slug
 from .render.text import safe
 from .station import StationError
-from .stations import StationRegistry, short_slug
 from .storage import GuildStation, Storage
 
 

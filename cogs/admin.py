@@ -69,11 +69,11 @@ class AdminCog(
     async def station_remove(
         self, interaction: discord.Interaction[OnAirBot], station: str
     ) -> None:
-        config = resolve_station(interaction, station)
-        await self.bot.onboarding.remove(interaction.guild_id or 0, config)
+        chosen = resolve_station(interaction, station)
+        await self.bot.onboarding.remove(interaction.guild_id or 0, chosen)
         await self._refresh()
         await interaction.response.send_message(
-            f"Removed **{safe(config.name, limit=80)}** and its announcements.", ephemeral=True
+            f"Removed **{safe(chosen.name, limit=80)}** and its announcements.", ephemeral=True
         )
 
     @station.command(name="list", description="Stations this server can use")
@@ -133,7 +133,7 @@ class AdminCog(
         announce_live: bool = True,
         style: Literal["compact", "full"] | None = None,
     ) -> None:
-        config = resolve_station(interaction, station)
+        chosen = resolve_station(interaction, station)
         if skip_pattern:
             compile_pattern(skip_pattern)  # RE2: refuses what it cannot run in linear time
         check_announce_target(channel, role)
@@ -142,7 +142,7 @@ class AdminCog(
                 0,
                 guild_id=interaction.guild_id or 0,
                 channel_id=channel.id,
-                station=config.slug,
+                station=chosen.slug,
                 mode=mode,
                 mention_role=role.id if role else 0,
                 min_seconds=float(min_seconds),
@@ -153,7 +153,7 @@ class AdminCog(
         )
         await self._refresh()
         await interaction.response.send_message(
-            f"New tracks of **{safe(config.name, limit=80)}** will be announced in "
+            f"New tracks of **{safe(chosen.name, limit=80)}** will be announced in "
             f"{channel.mention} ({mode}, {station_embeds.effective_style(style, mode)}).",
             ephemeral=True,
         )
@@ -201,14 +201,14 @@ class AdminCog(
     async def preview(
         self, interaction: discord.Interaction[OnAirBot], station: str | None = None
     ) -> None:
-        config = resolve_station(interaction, station)
+        chosen = resolve_station(interaction, station)
 
         async def work() -> Reply:
-            snapshot = await self.bot.registry.snapshot(config)
+            snapshot = await self.bot.registry.snapshot(chosen)
             play = snapshot.info.current_play()
             if play is None:
                 return Reply(content="Nothing is on air right now.", ephemeral=True)
-            embed, view = station_embeds.announcement(snapshot.info, play, config.name)
+            embed, view = station_embeds.announcement(snapshot.info, play, chosen.name)
             return Reply(embed=embed, view=view, ephemeral=True)
 
         await answer(interaction, work())

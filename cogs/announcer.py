@@ -8,7 +8,7 @@ from discord.ext import commands
 from bot.core import OnAirBot
 
 
-class Announcer(commands.Cog):
+class AnnouncerCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
         self.service = bot.announcer
@@ -34,4 +34,4 @@ class Announcer(commands.Cog):
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(Announcer(bot))
+    await bot.add_cog(AnnouncerCog(bot))

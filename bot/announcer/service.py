@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from ..config import Settings, StationConfig
+from ..registry import StationRegistry
 from ..station import Play, StationError
-from ..stations import StationRegistry
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
 from . import snapshot
 from .filters import skip_reason

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from ..config import StationConfig
-from ..stations import short_slug
+from ..registry import short_slug
 from ..storage import Subscription
 from .embeds import EmbedBuilder
 from .text import safe, timestamp
