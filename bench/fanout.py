@@ -42,8 +42,8 @@ async def main() -> None:
         announcer = env.bot.announcer
         # Stop the watch so only the measured announcement is delivered.
         await announcer.idle()
-        for job in list(announcer.watches.watches):
-            announcer.watches.remove(job)
+        for watch in announcer.watched():
+            announcer.watches.remove(watch.job_id)
         await announcer.idle()
         fake.requests.clear()
         fake.ratelimited.clear()

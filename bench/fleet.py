@@ -71,11 +71,11 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
 
     import aiohttp
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from bot.registry import StationRegistry
 
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
     from bot.config import Settings, StationConfig
-    from bot.stations import StationRegistry
     from bot.storage import PostgresStorage, Subscription
 
     configs = tuple(
@@ -118,7 +118,7 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
     def report() -> None:
         """SIGUSR1: hand the figures so far to the parent (before it kills one of us)."""
         assert service is not None
-        polls = sum(w.status.polls for w in service.watches.watches.values())
+        polls = sum(w.status.polls for w in service.watched())
         queue.put(
             {
                 "report": shard,

@@ -25,8 +25,8 @@ from bot.announcer import WatchScheduler
 from bot.announcer.service import AnnouncerService
 from bot.config import Settings, StationConfig
 from bot.heap import freeze_startup_heap
+from bot.registry import StationRegistry
 from bot.simulator import StationSimulator
-from bot.stations import StationRegistry
 from bot.storage import SqliteStorage, Subscription
 
 from .common import LoopLag, cpu_seconds, emit, rss_mb
@@ -98,8 +98,8 @@ async def main() -> None:
             await asyncio.sleep(1.0)
             peak_rss = max(peak_rss, rss_mb())
         await lag.stop()
-        polls = sum(w.status.polls for w in service.watches.watches.values())
-        errors = sum(w.status.errors for w in service.watches.watches.values())
+        polls = sum(w.status.polls for w in service.watched())
+        errors = sum(w.status.errors for w in service.watched())
         await service.stop()
         scheduler.shutdown(wait=False)
     await storage.close()

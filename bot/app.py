@@ -16,14 +16,18 @@ import aiohttp
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from .announcer import WatchScheduler
+from .announcer.discord_delivery import DiscordDeliverer
+from .announcer.service import AnnouncerService
 from .commandsync import state_path, sync_commands
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
 from .netguard import GuardedResolver, policy_for, trusted_hosts
+from .onboarding import StationOnboarding
+from .registry import StationRegistry
 from .startup import Backoff, announce_when_ready, connection_problem
-from .stations import StationRegistry
 from .storage import create_storage
 
 EXIT_UNAVAILABLE = 69
@@ -36,7 +40,8 @@ _LOGGER = logging.getLogger("onair")
 def create_bot(
     settings: Settings, *, connector: aiohttp.BaseConnector | None = None, **options: Any
 ) -> OnAirBot:
-    """The bot and its services. ``connector`` lets tests point discord.py at a fake Discord."""
+    """The bot and every service it runs (the composition root: nothing else builds them).
+    ``connector`` lets tests point discord.py at a fake Discord."""
     policy = policy_for(
         settings.allowed_station_hosts,
         allow_http=settings.allow_http_station_urls,
@@ -69,7 +74,7 @@ def create_bot(
         options.setdefault("shard_count", settings.shard_count)
         if settings.shard_ids:
             options.setdefault("shard_ids", list(settings.shard_ids))
-    return OnAirBot(
+    bot = OnAirBot(
         settings,
         session=session,
         registry=registry,
@@ -78,6 +83,19 @@ def create_bot(
         keybox=KeyBox(settings.secret_key),
         **options,
     )
+    # The announcer posts through the bot's own client; the announcer cog starts and stops it.
+    bot.announcer = AnnouncerService(
+        settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
+    )
+    bot.announcer.metrics = bot.metrics
+    bot.onboarding = StationOnboarding(
+        settings,
+        registry,
+        storage,
+        bot.keybox,
+        is_member=lambda guild: bot.get_guild(guild) is not None,
+    )
+    return bot
 
 
 def _config_problems(error: ConfigError) -> int:

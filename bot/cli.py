@@ -22,8 +22,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import aiohttp
 from yarl import URL
 
-from . import summary
-from .serialize import to_jsonable
+from .console import summary
+from .console.serialize import to_jsonable
 from .station import (
     Playlist,
     RetryPolicy,
@@ -312,11 +312,11 @@ def main(
     elif args.command == "simulate":
         runner = _simulate(args)
     elif args.command == "watch":
-        from .console import watch
+        from .console.modes import watch
 
         runner = watch(args.base_url, args.station, args.key, zone=args.tz, as_json=args.json)
     elif args.command == "demo":
-        from .console import demo
+        from .console.modes import demo
 
         runner = demo(duration=args.duration, seed=args.seed)
     elif args.command == "sync":

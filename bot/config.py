@@ -1,9 +1,10 @@
 """Settings from TOML, secrets from the environment.
 
-Every key is declared once in ``SCHEMA`` (with its type and default); loading reports every
-problem at once, one line each, located as TOML writes it (``[bot]``, ``[[stations]] #2``): an
-unknown key with the closest valid name, a bad value, a missing secret, a misspelt database URL
-scheme. A TOML syntax error (with its line) stops at itself.
+Every key is declared once in ``SCHEMA`` (its type, default and the field it fills); loading
+reports every problem at once, one line each, located as TOML writes it (``[bot]``,
+``[[stations]] #2``): an unknown key with the closest valid name, a bad value, a missing secret,
+a misspelt database URL scheme. A TOML syntax error (with its line) stops at itself. Imports
+nothing of the bot above it (the announcer reads ``PollSettings`` from here).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .announcer import PollSettings
 from .patterns import UnsafePattern, compile_pattern
 from .storage.models import Subscription
 
@@ -76,7 +76,9 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
-def _zone(value: Any) -> ZoneInfo:
+def time_zone(value: Any) -> ZoneInfo:
+    """An IANA zone by name; ValueError (phrased for the config file) when there is none.
+    The one zone check: guild admins' input goes through it too (``bot.inputs.zone``)."""
     try:
         return ZoneInfo(_str(value))
     except (ZoneInfoNotFoundError, ValueError):
@@ -151,71 +153,118 @@ def _list_of(item: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
     return convert
 
 
-Field = tuple[Callable[[Any], Any], Any]  # converter, default (... = required)
 REQUIRED: Any = ...
 
-SCHEMA: dict[str, dict[str, Field]] = {
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One key of the config file, declared once: how its value is checked and converted, its
+    default (``REQUIRED``: none), and for the plain ones the :class:`Settings` field it fills
+    (``poll.x`` fills ``Settings.poll.x``). Its documentation is config.example.toml (a test
+    checks every key is there). Adding a setting: one line here, one field, the example file."""
+
+    convert: Callable[[Any], Any]
+    default: Any = REQUIRED
+    attr: str = ""  # "" = read by parse_settings itself (array tables, checks across keys)
+
+
+SCHEMA: dict[str, dict[str, Setting]] = {
     "bot": {
-        "dev_guild": (_snowflake, 0),
-        "default_station": (_str, ""),
-        "log_level": (_level, "INFO"),
-        "sync_commands": (_bool, True),
-        "cache_seconds": (_seconds, 5.0),
-        "shard_count": (_int, 0),
-        "shard_ids": (_list_of(_int), ()),
-        "allowed_station_hosts": (_list_of(_str), ("*.radioboss.fm",)),
-        "allow_http_station_urls": (_bool, False),
-        "allowed_station_ports": (_list_of(_port), ()),
-        "allow_private_station_urls": (_bool, False),
-        "max_guild_stations": (_int, 10),
+        "dev_guild": Setting(_snowflake, 0, "dev_guild"),
+        "default_station": Setting(_str, "", "default_station"),
+        "log_level": Setting(_level, "INFO", "log_level"),
+        "sync_commands": Setting(_bool, True, "sync_commands"),
+        "cache_seconds": Setting(_seconds, 5.0, "cache_seconds"),
+        "shard_count": Setting(_int, 0, "shard_count"),
+        "shard_ids": Setting(_list_of(_int), (), "shard_ids"),
+        "allowed_station_hosts": Setting(
+            _list_of(_str), ("*.radioboss.fm",), "allowed_station_hosts"
+        ),
+        "allow_http_station_urls": Setting(_bool, False, "allow_http_station_urls"),
+        # () = 443, and 80 when http is allowed
+        "allowed_station_ports": Setting(_list_of(_port), (), "allowed_station_ports"),
+        "allow_private_station_urls": Setting(_bool, False, "allow_private_station_urls"),
+        "max_guild_stations": Setting(_int, 10, "max_guild_stations"),
     },
     "metrics": {
-        "port": (_port_or_off, 0),
-        "host": (_str, "127.0.0.1"),
+        "port": Setting(_port_or_off, 0, "metrics_port"),
+        "host": Setting(_str, "127.0.0.1", "metrics_host"),
     },
     "database": {
-        "path": (_str, "onair.sqlite3"),
-        "url": (_str, ""),
-        "history_days": (_int, 30),
-        "lock_timeout": (_seconds, 5.0),
+        "path": Setting(_str, "onair.sqlite3", "database_path"),
+        "url": Setting(_str, "", "database_url"),
+        "history_days": Setting(_int, 30, "history_days"),
+        "lock_timeout": Setting(_seconds, 5.0, "database_lock_timeout"),
     },
     "announcer": {
-        "min_interval": (_seconds, 2.0),
-        "max_interval": (_seconds, 30.0),
-        "steady_interval": (_seconds, 10.0),
-        "max_backoff": (_seconds, 300.0),
-        "concurrency": (_int, 8),
-        "max_delivery_age": (_seconds, 900.0),
-        "delivery_lease": (_seconds, 30.0),
-        "watch_lease": (_seconds, 3.0),
+        "min_interval": Setting(_seconds, 2.0, "poll.min_interval"),
+        "max_interval": Setting(_seconds, 30.0, "poll.max_interval"),
+        # live shows and items of unknown length
+        "steady_interval": Setting(_seconds, 10.0, "poll.steady_interval"),
+        "max_backoff": Setting(_seconds, 300.0, "poll.max_backoff"),
+        "concurrency": Setting(_int, 8, "concurrency"),
+        # a play not delivered by then (or by its end) is dropped
+        "max_delivery_age": Setting(_seconds, 900.0, "max_delivery_age"),
+        # a send in flight holds its delivery this long, renewed
+        "delivery_lease": Setting(_seconds, 30.0, "delivery_lease"),
+        # PostgreSQL fleets: a station's poller holds its watch lease this long, renewed
+        "watch_lease": Setting(_seconds, 3.0, "watch_lease"),
     },
     "stations": {
-        "id": (_slug, REQUIRED),
-        "name": (_str, REQUIRED),
-        "base_url": (_url, REQUIRED),
-        "station_id": (_int, REQUIRED),
-        "key_env": (_str, ""),
-        "timezone": (_zone, ZoneInfo("UTC")),  # a default is not converted: a zone, not "UTC"
-        "guilds": (_list_of(_snowflake), ()),
+        "id": Setting(_slug),
+        "name": Setting(_str),
+        "base_url": Setting(_url),
+        "station_id": Setting(_int),
+        "key_env": Setting(_str, ""),
+        "timezone": Setting(time_zone, ZoneInfo("UTC")),  # a default is not converted: a zone
+        "guilds": Setting(_list_of(_snowflake), ()),
     },
     "guilds": {
-        "id": (_snowflake, REQUIRED),
-        "default_station": (_str, ""),
+        "id": Setting(_snowflake),
+        "default_station": Setting(_str, ""),
     },
     "subscriptions": {
-        "guild": (_snowflake, REQUIRED),
-        "channel": (_snowflake, REQUIRED),
-        "station": (_str, REQUIRED),
-        "mode": (_mode, "post"),
-        "style": (_style, ""),
-        "mention_role": (_snowflake, 0),
-        "min_seconds": (_seconds, 0.0),
-        "skip_item_types": (_list_of(_str), ()),
-        "skip_pattern": (_regex, ""),
-        "announce_live": (_bool, True),
+        "guild": Setting(_snowflake),
+        "channel": Setting(_snowflake),
+        "station": Setting(_str),
+        "mode": Setting(_mode, "post"),
+        "style": Setting(_style, ""),
+        "mention_role": Setting(_snowflake, 0),
+        "min_seconds": Setting(_seconds, 0.0),
+        "skip_item_types": Setting(_list_of(_str), ()),
+        "skip_pattern": Setting(_regex, ""),
+        "announce_live": Setting(_bool, True),
     },
 }
 ARRAY_TABLES = {"stations", "guilds", "subscriptions"}
+
+
+def _default(section: str, key: str) -> Any:
+    return SCHEMA[section][key].default
+
+
+@dataclass(frozen=True, slots=True)
+class PollSettings:
+    """How often the announcer polls a station (see ``bot.announcer.policy``)."""
+
+    min_interval: float = _default("announcer", "min_interval")  # bar one re-poll at a switch
+    max_interval: float = _default("announcer", "max_interval")
+    steady_interval: float = _default("announcer", "steady_interval")
+    margin: float = 0.25  # after the predicted end, while no switch has been observed yet
+    max_backoff: float = _default("announcer", "max_backoff")
+    failure_base: float = 2.0
+    breaker_threshold: int = 3  # consecutive failures before a station counts as unreachable
+    # Switches of items with a known length.
+    switch_delay: float = 0.7  # aim: a switch is found at most this long after it happened ...
+    late_share: float = 0.03  # ... except this share of the station's recent switches
+    switch_window: int = 64  # recent (switch - predicted end) offsets kept per station
+    max_switch_polls: float = 2.0  # mean polls per switch the plan may cost at most
+    learning_switches: int = 10  # until this many switches are seen, the plan ...
+    learning_margin: float = 0.5  # ... also catches switches this much earlier than any seen
+    # Live shows and items of unknown length.
+    end_interval: float = 2.5  # cadence once such an item's end is near
+    length_window: int = 8  # lengths kept per title
+    max_titles: int = 32  # titles whose lengths are kept per station
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,30 +293,32 @@ class GuildConfig:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """Everything the bot runs with. Defaults (and meanings) are declared in ``SCHEMA``."""
+
     token: str | None = field(default=None, repr=False)
-    dev_guild: int = 0
-    default_station: str = ""
-    log_level: str = "INFO"
-    sync_commands: bool = True
-    cache_seconds: float = 5.0
-    database_path: str = "onair.sqlite3"
-    database_url: str = field(default="", repr=False)
-    history_days: int = 30
-    database_lock_timeout: float = 5.0
+    dev_guild: int = _default("bot", "dev_guild")
+    default_station: str = _default("bot", "default_station")
+    log_level: str = _default("bot", "log_level")
+    sync_commands: bool = _default("bot", "sync_commands")
+    cache_seconds: float = _default("bot", "cache_seconds")
+    database_path: str = _default("database", "path")
+    database_url: str = field(default=_default("database", "url"), repr=False)
+    history_days: int = _default("database", "history_days")
+    database_lock_timeout: float = _default("database", "lock_timeout")
     poll: PollSettings = field(default_factory=PollSettings)
-    concurrency: int = 8
-    max_delivery_age: float = 900.0  # a play not delivered by then (or by its end) is dropped
-    delivery_lease: float = 30.0  # a send in flight holds its delivery this long, renewed
-    watch_lease: float = 3.0  # PostgreSQL fleets: a station's poller holds it this long, renewed
-    shard_count: int = 0
-    shard_ids: tuple[int, ...] = ()
-    allowed_station_hosts: tuple[str, ...] = ("*.radioboss.fm",)
-    allow_http_station_urls: bool = False
-    allowed_station_ports: tuple[int, ...] = ()  # () = 443, and 80 when http is allowed
-    allow_private_station_urls: bool = False
-    max_guild_stations: int = 10
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int = 0
+    concurrency: int = _default("announcer", "concurrency")
+    max_delivery_age: float = _default("announcer", "max_delivery_age")
+    delivery_lease: float = _default("announcer", "delivery_lease")
+    watch_lease: float = _default("announcer", "watch_lease")
+    shard_count: int = _default("bot", "shard_count")
+    shard_ids: tuple[int, ...] = _default("bot", "shard_ids")
+    allowed_station_hosts: tuple[str, ...] = _default("bot", "allowed_station_hosts")
+    allow_http_station_urls: bool = _default("bot", "allow_http_station_urls")
+    allowed_station_ports: tuple[int, ...] = _default("bot", "allowed_station_ports")
+    allow_private_station_urls: bool = _default("bot", "allow_private_station_urls")
+    max_guild_stations: int = _default("bot", "max_guild_stations")
+    metrics_host: str = _default("metrics", "host")
+    metrics_port: int = _default("metrics", "port")
     secret_key: str | None = field(default=None, repr=False)
     stations: tuple[StationConfig, ...] = ()
     guilds: tuple[GuildConfig, ...] = ()
@@ -309,7 +360,7 @@ def _database_url(url: str, where: str, problems: list[str]) -> None:
 
 
 def _table(
-    where: str, raw: Any, schema: dict[str, Field], problems: list[str]
+    where: str, raw: Any, schema: dict[str, Setting], problems: list[str]
 ) -> dict[str, Any] | None:
     """The table's values, defaults filled in; each problem is added to ``problems``. None when
     the table cannot be used (not a table, or a required key missing or bad)."""
@@ -321,7 +372,8 @@ def _table(
             problems.append(f"{where} unknown key '{key}'{_closest(key, schema)}")
     values: dict[str, Any] = {}
     usable = True
-    for key, (convert, default) in schema.items():
+    for key, setting in schema.items():
+        convert, default = setting.convert, setting.default
         if key not in raw:
             if default is REQUIRED:
                 problems.append(f"{where} needs '{key}'")
@@ -361,7 +413,7 @@ def parse_settings(
         if name in ARRAY_TABLES:
             continue
         values = _table(_place(name), raw.get(name, {}), SCHEMA[name], problems)
-        tables[name] = values or {key: default for key, (_, default) in SCHEMA[name].items()}
+        tables[name] = values or {key: setting.default for key, setting in SCHEMA[name].items()}
     arrays: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for name in ARRAY_TABLES:
         entries = raw.get(name, [])
@@ -454,36 +506,25 @@ def parse_settings(
         problems.append("[bot] bad value for 'shard_ids': each must be below shard_count")
     if problems:
         raise ConfigError(*(f"{source}: {problem}" for problem in problems))
+    plain: dict[str, Any] = {}
+    poll: dict[str, Any] = {}
+    for name, table in tables.items():
+        for key, setting in SCHEMA[name].items():
+            if setting.attr.startswith("poll."):
+                poll[setting.attr.removeprefix("poll.")] = table[key]
+            elif setting.attr:
+                plain[setting.attr] = table[key]
     return Settings(
+        **{
+            **plain,
+            "database_url": env_url or database["url"],
+            "metrics_port": metrics_port,
+            "concurrency": max(1, announcer["concurrency"]),
+            "delivery_lease": max(1.0, announcer["delivery_lease"]),
+            "watch_lease": max(0.5, announcer["watch_lease"]),
+        },
+        poll=PollSettings(**poll),
         token=env.get(TOKEN_ENV) or None,
-        dev_guild=bot["dev_guild"],
-        default_station=bot["default_station"],
-        log_level=bot["log_level"],
-        sync_commands=bot["sync_commands"],
-        cache_seconds=bot["cache_seconds"],
-        database_path=database["path"],
-        database_url=env_url or database["url"],
-        history_days=database["history_days"],
-        database_lock_timeout=database["lock_timeout"],
-        poll=PollSettings(
-            min_interval=announcer["min_interval"],
-            max_interval=announcer["max_interval"],
-            steady_interval=announcer["steady_interval"],
-            max_backoff=announcer["max_backoff"],
-        ),
-        concurrency=max(1, announcer["concurrency"]),
-        max_delivery_age=announcer["max_delivery_age"],
-        delivery_lease=max(1.0, announcer["delivery_lease"]),
-        watch_lease=max(0.5, announcer["watch_lease"]),
-        shard_count=bot["shard_count"],
-        shard_ids=bot["shard_ids"],
-        allowed_station_hosts=bot["allowed_station_hosts"],
-        allow_http_station_urls=bot["allow_http_station_urls"],
-        allowed_station_ports=bot["allowed_station_ports"],
-        allow_private_station_urls=bot["allow_private_station_urls"],
-        max_guild_stations=bot["max_guild_stations"],
-        metrics_host=metrics["host"],
-        metrics_port=metrics_port,
         secret_key=env.get(SECRET_ENV) or None,
         stations=tuple(stations),
         guilds=guilds,

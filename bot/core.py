@@ -11,6 +11,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from discord import app_commands
 from discord.ext import commands
 
+from . import errors
 from .commandsync import state_path, sync_commands
 from .config import Settings
 from .errors import OnAirError
@@ -18,12 +19,13 @@ from .heap import freeze_startup_heap
 from .keybox import KeyBox
 from .logs import count_discord_429s, guard_discord_logs
 from .metrics import Metrics, MetricsServer
+from .registry import StationRegistry
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
-from .stations import StationRegistry
 from .storage import Storage
 
 if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
+    from .onboarding import StationOnboarding
 
 _LOGGER = logging.getLogger("onair.bot")
 
@@ -41,29 +43,21 @@ EXTENSIONS = (
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer"})
 
-GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
-
 
 def user_message(error: BaseException) -> str | None:
-    """The message a user sees for a known error, or None for a bug."""
+    """The message a user sees for a known error (texts in ``bot.errors``), or None for a bug."""
     if isinstance(error, OnAirError):
         return error.message
     if isinstance(error, StationAuthError):
-        return "The station refused OnAir's API key. Please ask a server admin to check it."
+        return errors.STATION_KEY_REFUSED
     if isinstance(error, StationNotFound):
-        return (
-            "The station server does not know this station. "
-            "Please ask a server admin to check its id."
-        )
+        return errors.STATION_NOT_FOUND
     if isinstance(error, StationUnavailable):
-        return "The station is not answering right now. Please try again in a minute."
+        return errors.STATION_UNAVAILABLE
     if isinstance(error, StationError):
-        return (
-            "The station sent something OnAir could not read. "
-            f"Please try again later. ({error.message})"
-        )
+        return f"{errors.STATION_UNREADABLE} ({error.message})"
     if isinstance(error, app_commands.CheckFailure):
-        return str(error) or "You can't use this command here."
+        return str(error) or errors.NOT_HERE
     if isinstance(error, app_commands.TransformerError):
         return (
             f"That value doesn't work here: {discord.utils.escape_mentions(str(error.value))[:100]}"
@@ -77,7 +71,7 @@ async def report_error(interaction: discord.Interaction[Any], error: BaseExcepti
     if message is None:
         command = interaction.command.qualified_name if interaction.command else "?"
         _LOGGER.error("interaction /%s failed", command, exc_info=error)
-        message = GENERIC_ERROR
+        message = errors.GENERIC_ERROR
     try:
         if interaction.response.is_done():
             await interaction.followup.send(message, ephemeral=True)
@@ -99,6 +93,9 @@ class OnAirTree(app_commands.CommandTree["OnAirBot"]):
 
 class OnAirBot(commands.AutoShardedBot):
     """AutoSharded: one process runs the shards it is given (or all that Discord recommends)."""
+
+    announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
+    onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
 
     def __init__(
         self,
@@ -127,7 +124,6 @@ class OnAirBot(commands.AutoShardedBot):
         self.keybox = keybox
         self.metrics = Metrics()
         self._metrics_server: MetricsServer | None = None
-        self.announcer: AnnouncerService | None = None  # set by the announcer cog
         self.initial_extensions = extensions
         # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
         self.commands_only = commands_only
@@ -163,18 +159,18 @@ class OnAirBot(commands.AutoShardedBot):
         return self.is_ready() and not self.is_closed()
 
     def _start_metrics_gauges(self) -> None:
-        def watches() -> list[Any]:
-            return list(self.announcer.watches.watches.values()) if self.announcer else []
-
-        self.metrics.gauges["watched_stations"] = lambda: len(watches())
-        self.metrics.gauges["polls_total"] = lambda: sum(w.status.polls for w in watches())
-        self.metrics.gauges["poll_errors_total"] = lambda: sum(w.status.errors for w in watches())
+        announcer = self.announcer
+        self.metrics.gauges["watched_stations"] = announcer.watched_station_count
+        self.metrics.gauges["polls_total"] = lambda: sum(
+            w.status.polls for w in announcer.watched()
+        )
+        self.metrics.gauges["poll_errors_total"] = lambda: sum(
+            w.status.errors for w in announcer.watched()
+        )
         self.metrics.gauges["stations_unreachable"] = lambda: sum(
-            w.status.state == "unreachable" for w in watches()
+            w.status.state == "unreachable" for w in announcer.watched()
         )
-        self.metrics.gauges["subscriptions"] = lambda: (
-            self.announcer.subscription_count if self.announcer else 0
-        )
+        self.metrics.gauges["subscriptions"] = lambda: announcer.subscription_count
         count_discord_429s(self.metrics)
 
     async def close(self) -> None:

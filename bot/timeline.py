@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 
 from .station import Play, Playlist, PlaylistItem
-from .station.models import normalise_title
+from .station.play import normalise_title
 
 
 @dataclass(frozen=True, slots=True)

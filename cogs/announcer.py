@@ -1,28 +1,17 @@
-"""Track announcements: the announcer service runs while this cog is loaded."""
+"""Track announcements: starts and stops the announcer service ``create_bot`` built."""
 
 from __future__ import annotations
 
 import discord
 from discord.ext import commands
 
-from bot.announcer import WatchScheduler
-from bot.announcer.discord_delivery import DiscordDeliverer
-from bot.announcer.service import AnnouncerService
 from bot.core import OnAirBot
 
 
-class Announcer(commands.Cog):
+class AnnouncerCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
-        self.service = AnnouncerService(
-            bot.settings,
-            bot.registry,
-            bot.storage,
-            WatchScheduler(bot.scheduler),
-            DiscordDeliverer(bot),
-        )
-        self.service.metrics = bot.metrics
-        bot.announcer = self.service
+        self.service = bot.announcer
 
     async def cog_load(self) -> None:
         await self.service.start()
@@ -41,12 +30,8 @@ class Announcer(commands.Cog):
     @commands.Cog.listener()
     async def on_guild_remove(self, guild: discord.Guild) -> None:
         """The bot left (or was removed from) a guild: purge everything of it."""
-        await self.bot.storage.purge_guild(guild.id)
-        for station in self.bot.registry.visible(guild.id):
-            if station.owner_guild == guild.id:
-                self.bot.registry.remove_guild_station(station.slug)
-        await self.service.refresh()
+        await self.service.forget_guild(guild.id)
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(Announcer(bot))
+    await bot.add_cog(AnnouncerCog(bot))

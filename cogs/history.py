@@ -10,14 +10,14 @@ from discord.ext import commands
 
 from bot.core import OnAirBot
 from bot.errors import BadInput
-from bot.history import parse_moment
+from bot.inputs.moments import parse_moment
 from bot.render import station_embeds
 from bot.render.text import safe
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
 
 
-class History(commands.Cog):
+class HistoryCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
 
@@ -37,26 +37,26 @@ class History(commands.Cog):
         search: app_commands.Range[str, 1, 100] | None = None,
         station: str | None = None,
     ) -> None:
-        config = resolve_station(interaction, station)
-        moment = parse_moment(at, datetime.now(config.timezone)) if at else None
+        chosen = resolve_station(interaction, station)
+        moment = parse_moment(at, datetime.now(chosen.timezone)) if at else None
         if moment is None and not search:
-            moment = datetime.now(config.timezone)
+            moment = datetime.now(chosen.timezone)
         if moment is not None and search:
             raise BadInput("Use either `at` or `search`, not both.")
         storage = self.bot.storage
 
         async def work() -> Reply:
-            since = await storage.history_since(config.slug)
-            name = safe(config.name, limit=80)
+            since = await storage.history_since(chosen.slug)
+            name = safe(chosen.name, limit=80)
             if moment is not None:
-                entries = await storage.play_at(config.slug, moment)
+                entries = await storage.play_at(chosen.slug, moment)
                 heading = f"On air at {moment:%Y-%m-%d %H:%M} ({name})"
             else:
-                entries = await storage.search_plays(config.slug, search or "")
+                entries = await storage.search_plays(chosen.slug, search or "")
                 heading = f'Plays matching "{safe(search, limit=80)}" ({name})'
             rows = [(e.started, e.title, e.artist) for e in entries]
             embed = station_embeds.history_embed(
-                rows, heading, config.timezone, since=since, mark_first=moment is not None
+                rows, heading, chosen.timezone, since=since, mark_first=moment is not None
             )
             return Reply(embed=embed)
 
@@ -64,4 +64,4 @@ class History(commands.Cog):
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(History(bot))
+    await bot.add_cog(HistoryCog(bot))

@@ -8,13 +8,13 @@ from discord.ext import commands
 
 from bot.config import StationConfig
 from bot.core import OnAirBot
+from bot.registry import Snapshot
 from bot.render import station_embeds
-from bot.stations import Snapshot
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 
 
-class Listen(commands.Cog):
+class ListenCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
 
@@ -26,12 +26,12 @@ class Listen(commands.Cog):
         interaction: discord.Interaction[OnAirBot],
         station: str | None = None,
     ) -> None:
-        def render(snapshot: Snapshot, config: StationConfig) -> Reply:
-            embed, view = station_embeds.listen_embed(snapshot.info, config.name)
+        def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
+            embed, view = station_embeds.listen_embed(snapshot.info, chosen.name)
             return Reply(embed=embed, view=view)
 
         await answer_with_snapshot(interaction, station, render)
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(Listen(bot))
+    await bot.add_cog(ListenCog(bot))

@@ -8,13 +8,13 @@ from discord.ext import commands
 
 from bot.config import StationConfig
 from bot.core import OnAirBot
+from bot.registry import Snapshot
 from bot.render import station_embeds
-from bot.stations import Snapshot
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 
 
-class NowPlaying(commands.Cog):
+class NowPlayingCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
 
@@ -26,9 +26,9 @@ class NowPlaying(commands.Cog):
         interaction: discord.Interaction[OnAirBot],
         station: str | None = None,
     ) -> None:
-        def render(snapshot: Snapshot, config: StationConfig) -> Reply:
+        def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             embed, view = station_embeds.nowplaying(
-                snapshot.info, config.name, stale=snapshot.stale
+                snapshot.info, chosen.name, stale=snapshot.stale
             )
             return Reply(embed=embed, view=view)
 
@@ -36,4 +36,4 @@ class NowPlaying(commands.Cog):
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(NowPlaying(bot))
+    await bot.add_cog(NowPlayingCog(bot))

@@ -29,8 +29,8 @@ class PlaylistCog(commands.Cog):
     async def playlist(
         self, interaction: discord.Interaction[OnAirBot], station: str | None = None
     ) -> None:
-        config = resolve_station(interaction, station)
-        client = self.bot.registry.client(config)
+        chosen = resolve_station(interaction, station)
+        client = self.bot.registry.client(chosen)
 
         async def work() -> Reply:
             playlist = await client.playlist()
@@ -39,13 +39,13 @@ class PlaylistCog(commands.Cog):
                 info = await client.info()
             except StationError:
                 info = client.last_info  # marking the playing item is a nicety, not a must
-            rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC), config.timezone)
+            rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC), chosen.timezone)
             start = next((i for i, r in enumerate(rows) if r.state == "playing"), 0)
             pages = max(1, -(-len(rows) // PER_PAGE))
 
             def render(page: int) -> discord.Embed:
                 return station_embeds.playlist_page(
-                    rows, page, PER_PAGE, config.name, config.timezone
+                    rows, page, PER_PAGE, chosen.name, chosen.timezone
                 )
 
             paginator = Paginator(render, pages, owner_id=interaction.user.id)

@@ -12,7 +12,7 @@ from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 
 
-class Recent(commands.Cog):
+class RecentCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
 
@@ -30,11 +30,11 @@ class Recent(commands.Cog):
         await answer_with_snapshot(
             interaction,
             station,
-            lambda snapshot, config: Reply(
-                embed=station_embeds.recent(snapshot.info, config.name, count, config.timezone)
+            lambda snapshot, chosen: Reply(
+                embed=station_embeds.recent(snapshot.info, chosen.name, count, chosen.timezone)
             ),
         )
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(Recent(bot))
+    await bot.add_cog(RecentCog(bot))

@@ -12,7 +12,7 @@ from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 
 
-class Station(commands.Cog):
+class StationCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
 
@@ -27,11 +27,11 @@ class Station(commands.Cog):
         await answer_with_snapshot(
             interaction,
             station,
-            lambda snapshot, config: Reply(
-                embed=station_embeds.station_embed(snapshot.info, config.name)
+            lambda snapshot, chosen: Reply(
+                embed=station_embeds.station_embed(snapshot.info, chosen.name)
             ),
         )
 
 
 async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(Station(bot))
+    await bot.add_cog(StationCog(bot))

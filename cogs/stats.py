@@ -10,9 +10,9 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.core import OnAirBot
+from bot.inputs.ranges import PERIODS, stats_range
 from bot.render import station_embeds
 from bot.render.chart import ChartRenderer
-from bot.statsrange import PERIODS, stats_range
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
 
@@ -45,16 +45,16 @@ class StatsCog(commands.Cog):
         date_to: str | None = None,
         station: str | None = None,
     ) -> None:
-        config = resolve_station(interaction, station)
-        today = datetime.now(config.timezone).date()
+        chosen = resolve_station(interaction, station)
+        today = datetime.now(chosen.timezone).date()
         first, last = stats_range(period, date_from, date_to, today=today)  # BadInput: ephemeral
-        client = self.bot.registry.client(config)
+        client = self.bot.registry.client(chosen)
 
         async def work() -> Reply:
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
             png = await self.charts.render(days)
-            embed = station_embeds.stats_embed(stats, first, last, config.name, chart_name=CHART)
+            embed = station_embeds.stats_embed(stats, first, last, chosen.name, chart_name=CHART)
             return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
 
         await answer(interaction, work(), defer_now=True)

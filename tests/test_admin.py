@@ -150,7 +150,7 @@ async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
         )
         assert "Stopped" in (await fake.response(iid)).json["data"]["content"]
         assert await env.bot.storage.subscriptions(guild_id=env.guild.id) == []
-        assert env.bot.announcer.watches.watches == {}  # no subscription left: no polling
+        assert env.bot.announcer.watched() == []  # no subscription left: no polling
         await env.bot.storage.upsert_subscription(Subscription(0, env.guild.id, channel, "main"))
         await fake.remove_guild(env.guild)
         await fake.wait_for(lambda: env.bot.get_guild(env.guild.id) is None)
@@ -192,19 +192,19 @@ async def test_two_processes_on_one_database_announce_each_play_once(tmp_path):
                 sim, fake=fake, extra_config=config, db_path=db, env_extra=env_extra
             ) as two,
         ):
-            watches = [next(iter(e.bot.announcer.watches.watches.values())) for e in (one, two)]
+            watches = [e.bot.announcer.watched()[0] for e in (one, two)]
             # PostgreSQL: one poller per station for both processes; SQLite: each polls.
             assert [w.owned for w in watches].count(True) == (1 if url else 2)
             for step in (0, 21, 5):
                 clock.advance(step)
                 for env in (one, two):
                     announcer = env.bot.announcer
-                    watch = next(iter(announcer.watches.watches.values()))
+                    watch = announcer.watched()[0]
                     if not watch.owned:
                         continue  # PostgreSQL: the other process holds the station's lease
                     await wait_for(lambda w=watch: not w.busy)
                     before = watch.status.polls
-                    announcer.watches.poll_now(watch.job_id)
+                    announcer.poll_now(watch)
                     await wait_for(lambda w=watch, b=before: w.status.polls > b and not w.busy)
                     await announcer.idle()
         posts = [

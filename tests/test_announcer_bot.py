@@ -73,10 +73,10 @@ def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
 async def poll(env) -> None:
     """Run the station's watch job now and wait for its fan-out to finish."""
     announcer = env.bot.announcer
-    watch = next(iter(announcer.watches.watches.values()))
+    watch = announcer.watched()[0]
     await wait_for(lambda: not watch.busy, within=10)
     before = watch.status.polls
-    announcer.watches.poll_now(watch.job_id)
+    announcer.poll_now(watch)
     await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
     await announcer.idle()
 
@@ -265,7 +265,7 @@ async def test_history_lookups(programme_sim, fake):
 
 async def test_history_works_for_a_station_no_channel_announces(programme_sim, fake):
     async with running_bot(programme_sim, fake=fake) as env:
-        assert not env.bot.announcer.watches.watches  # nothing polls it on its own
+        assert not env.bot.announcer.watched()  # nothing polls it on its own
         client = env.bot.registry.clients["main"]
         for _ in range(3):  # the first fetches, the others are served from the cache
             await fake.final_message(await fake.slash("nowplaying"))
@@ -308,4 +308,4 @@ async def test_deleted_channel_is_paused_with_reason(programme_sim, fake):
         await env.bot.announcer.idle()
         (sub,) = await env.bot.storage.subscriptions()
         assert sub.paused_reason == "the channel no longer exists"
-        assert not env.bot.announcer.watches.watches  # its only channel paused: no more polling
+        assert not env.bot.announcer.watched()  # its only channel paused: no more polling

@@ -281,10 +281,10 @@ def hold_write_lock(db: Path) -> sqlite3.Connection:
 
 async def poll(env: Any) -> None:
     announcer = env.bot.announcer
-    watch = next(iter(announcer.watches.watches.values()))
+    watch = announcer.watched()[0]
     await wait_for(lambda: not watch.busy)
     before = watch.status.polls
-    announcer.watches.poll_now(watch.job_id)
+    announcer.poll_now(watch)
     await wait_for(lambda: watch.status.polls > before)
 
 

@@ -211,12 +211,12 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
     each play through NOTIFY for its own channels, answers /nowplaying from A's stored info, and
     takes the station over when A stops."""
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from bot.registry import StationRegistry
 
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
     from bot.config import Settings, StationConfig
     from bot.simulator import JINGLES, ManualClock
-    from bot.stations import StationRegistry
     from bot.storage import PostgresStorage, Subscription
 
     await reset_postgres(postgres_url)
@@ -258,8 +258,8 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
             )
             await services[name].start()
         a, b = services["A"], services["B"]
-        (watch_a,) = a.watches.watches.values()
-        (watch_b,) = b.watches.watches.values()
+        (watch_a,) = a.watched()
+        (watch_b,) = b.watched()
         assert watch_a.owned
         assert not watch_b.owned
         assert watch_b.status.state == "polled by another process"  # what /onair status shows

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import summary
-from bot.serialize import to_jsonable
+from bot.console import summary
+from bot.console.serialize import to_jsonable
 from bot.station import Playlist, StationInfo, StationResponseError, Stats, coerce
 from bot.station.client import StationClient
 

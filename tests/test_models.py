@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.station import Playlist, StationInfo, StationResponseError, Stats
-from bot.station.models import Play
+from bot.station.play import Play
 
 from .fixtures import responses
 

@@ -99,6 +99,6 @@ async def test_process_polls_only_stations_of_its_own_shards(live_simulator):
             live_simulator, fake=fake, extra_config=config, bot_extra=bot_extra
         ) as env:
             assert env.bot.shard_count == 2
-            assert env.bot.announcer.watches.watches == {}  # this guild belongs to the other shard
+            assert env.bot.announcer.watched() == []  # this guild belongs to the other shard
     finally:
         await fake.stop()

@@ -13,9 +13,9 @@ from yarl import URL
 
 from bot.config import parse_settings
 from bot.netguard import HostPolicy, UrlRefused, address_refused, check_target, check_url
+from bot.registry import StationRegistry
 from bot.simulator import StationSimulator
 from bot.station import RetryPolicy, StationClient, StationRefused, StationUnavailable
-from bot.stations import StationRegistry
 from bot.storage import GuildStation
 
 from .support.stations import KEY

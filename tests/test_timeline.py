@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from bot.console.summary import playlist_lines
 from bot.render import station_embeds
 from bot.station import Play, Playlist, PlaylistItem
 from bot.station.models import anchor_clock_time
-from bot.summary import playlist_lines
 from bot.timeline import timeline
 
 BERLIN = ZoneInfo("Europe/Berlin")

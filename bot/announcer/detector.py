@@ -7,7 +7,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ..station import Play, StationInfo
-from ..station.models import normalise_title
+from ..station.play import normalise_title
 
 PLACEHOLDER_TITLES = frozenset({"", "n/a", "na", "unknown", "-", "none", "null"})
 

@@ -19,31 +19,10 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..config import PollSettings as PollSettings  # re-exported: where the policy is read
 from ..station import Play, StationInfo
-from ..station.models import normalise_title
+from ..station.play import normalise_title
 from .detector import PLACEHOLDER_TITLES
-
-
-@dataclass(frozen=True, slots=True)
-class PollSettings:
-    min_interval: float = 2.0  # floor between polls (bar one re-poll at a predicted switch)
-    max_interval: float = 30.0
-    steady_interval: float = 10.0  # live shows and items of unknown length, until the end nears
-    margin: float = 0.25  # after the predicted end, while no switch has been observed yet
-    max_backoff: float = 300.0
-    failure_base: float = 2.0
-    breaker_threshold: int = 3  # consecutive failures before a station counts as unreachable
-    # Switches of items with a known length.
-    switch_delay: float = 0.7  # aim: a switch is found at most this long after it happened ...
-    late_share: float = 0.03  # ... except this share of the station's recent switches
-    switch_window: int = 64  # recent (switch - predicted end) offsets kept per station
-    max_switch_polls: float = 2.0  # mean polls per switch the plan may cost at most
-    learning_switches: int = 10  # until this many switches are seen, the plan ...
-    learning_margin: float = 0.5  # ... also catches switches this much earlier than any seen
-    # Live shows and items of unknown length.
-    end_interval: float = 2.5  # cadence once such an item's end is near
-    length_window: int = 8  # lengths kept per title
-    max_titles: int = 32  # titles whose lengths are kept per station
 
 
 @dataclass(slots=True)

@@ -29,13 +29,20 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from ..config import Settings, StationConfig
+from ..registry import StationRegistry
 from ..station import Play, StationClient, StationError, StationInfo
-from ..stations import StationRegistry
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
-from .watcher import ELSEWHERE, Announcement, StationWatch, WatchScheduler, job_id_for
+from .watcher import (
+    ELSEWHERE,
+    Announcement,
+    StationStatus,
+    StationWatch,
+    WatchScheduler,
+    job_id_for,
+)
 
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
@@ -694,3 +701,29 @@ class AnnouncerService:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             _LOGGER.error("an announcement task failed", exc_info=task.exception())
+
+    # What the rest of the bot asks of the service (status, metrics, leaving a guild) ------
+
+    def watched(self) -> list[StationWatch]:
+        """The station watches polling now, one per distinct station."""
+        return list(self.watches.watches.values())
+
+    def watched_station_count(self) -> int:
+        return len(self.watches.watches)
+
+    def status_for(self, station: StationConfig) -> StationStatus | None:
+        """This station's polling status, or None when no announcement makes OnAir poll it."""
+        watch = self.watches.watches.get(self.job_id(self.registry.client(station)))
+        return watch.status if watch is not None else None
+
+    def poll_now(self, watch: StationWatch) -> None:
+        """Poll this station at once instead of at its scheduled time."""
+        self.watches.poll_now(watch.job_id)
+
+    async def forget_guild(self, guild_id: int) -> None:
+        """The bot left the guild: purge its subscriptions and stations, stop their polls."""
+        await self.storage.purge_guild(guild_id)
+        for station in self.registry.visible(guild_id):
+            if station.owner_guild == guild_id:
+                self.registry.remove_guild_station(station.slug)
+        await self.refresh()

@@ -11,7 +11,7 @@ from datetime import date, datetime, time, timedelta
 from functools import cache
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from ..serialize import to_jsonable
+from ..console.serialize import to_jsonable
 from ..station import Play, StationInfo
 from .watcher import Announcement
 

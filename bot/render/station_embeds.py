@@ -14,9 +14,9 @@ from typing import Literal
 import discord
 
 from ..station import Links, Play, Playlist, StationInfo, Stats
-from ..station.models import normalise_title
+from ..station.play import normalise_title
 from ..timeline import Slot, timeline
-from .embeds import COMPONENTS, LIVE, EmbedBuilder, cache_busted, link_view
+from .embeds import BRAND, COMPONENTS, LIVE, EmbedBuilder, cache_busted, link_view
 from .text import (
     duration,
     flag,
@@ -42,7 +42,7 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
         if busted:
             return busted
     logo = info.links.station_logo
-    return logo if logo and logo.lower().startswith("https://") else None
+    return logo if is_http_url(logo, https_only=True) else None
 
 
 def listen_buttons(links: Links, *, full: bool = True) -> discord.ui.View | None:
@@ -118,7 +118,7 @@ def _next_line(info: StationInfo, play: Play | None, *, limit: int = 200) -> str
 
 def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
     title = safe(play.title, limit=240, fallback=NO_TITLE)
-    colour = colour or (LIVE if play.live else discord.Colour(0xE0245E))
+    colour = colour or (LIVE if play.live else BRAND)
     return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
 
 

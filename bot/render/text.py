@@ -94,19 +94,20 @@ def flag(iso: str | None) -> str:
     return "".join(chr(0x1F1E6 + ord(c) - ord("a")) for c in iso.lower())
 
 
-_HTTP_URL = re.compile(r"(?i)^https?://\S+$")
-_HTTPS_URL = re.compile(r"(?i)^https://\S+$")
+_HTTP_URL = re.compile(r"(?i)^http(s?)://\S+$")
 
 
 def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
-    """An absolute http(s) URL with a host, without spaces, short enough for Discord (512).
+    """An absolute http(s) URL with a host, without spaces, short enough for Discord (512): the
+    one test of every link OnAir puts in a message (embeds, buttons, masked links).
 
     Discord refuses the whole message for one URL it finds malformed (``https://:8443/x``), so
     a station's odd link must be left out, not sent.
     """
     if not url or len(url) > 512 or not url.isprintable():
         return False
-    if not (_HTTPS_URL if https_only else _HTTP_URL).match(url):
+    match = _HTTP_URL.match(url)
+    if match is None or (https_only and not match.group(1)):
         return False
     try:
         return bool(urlsplit(url).hostname)

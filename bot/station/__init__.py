@@ -15,7 +15,6 @@ from .models import (
     DayStats,
     Links,
     Mount,
-    Play,
     Playback,
     Playlist,
     PlaylistItem,
@@ -24,6 +23,7 @@ from .models import (
     Stats,
     Track,
 )
+from .play import Play, normalise_title
 from .redact import redact, redact_url
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "StationUnavailable",
     "Stats",
     "Track",
+    "normalise_title",
     "redact",
     "redact_url",
 ]

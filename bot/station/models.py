@@ -1,4 +1,5 @@
-"""Typed, immutable models of the station API, built from any JSON the station returns.
+"""Typed, immutable models of the station API (the wire format), built from any JSON the
+station returns. The same-play rule lives in ``play``.
 
 Frozen dataclasses rather than a validation library: every field needs a hand-written coercion
 anyway (field notes), the station subpackage stays free of extra dependencies, and construction
@@ -7,7 +8,6 @@ is cheap enough to parse on every poll. Parsers never raise anything but ``Stati
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from . import coerce as c
 from .errors import StationResponseError
+from .play import ESTIMATE_TOLERANCE, Play, normalise_title
 
 ARTID = "ARTID"
 T = TypeVar("T")
@@ -47,6 +48,29 @@ def _require_object(payload: Any, what: str) -> Mapping[str, Any]:
     return payload
 
 
+def _track_fields(raw: Mapping[str, Any], zone: tzinfo) -> dict[str, Any]:
+    """The members a track-info object and a playlist entry share, parsed one way for both."""
+    return {
+        "artist": c.text(raw.get("ARTIST")),
+        "title": c.text(raw.get("TITLE")),
+        "album": c.text(raw.get("ALBUM")),
+        "year": c.text(raw.get("YEAR")),
+        "genre": c.text(raw.get("GENRE")),
+        "comment": c.text(raw.get("COMMENT")),
+        "filename": c.text(raw.get("FILENAME")),
+        "duration": c.duration(raw.get("DURATION")),
+        "play_count": c.integer(raw.get("PLAYCOUNT")),
+        "last_played": c.local_datetime(raw.get("LASTPLAYED"), zone),
+        # Seconds as a decimal in track info, MM:SS in the playlist: one type in both.
+        "intro": c.duration(raw.get("INTRO")),
+        "outro": c.duration(raw.get("OUTRO")),
+        "language": c.text(raw.get("LANGUAGE")),
+        "rating": c.integer(raw.get("RATING")),
+        "bpm": c.text(raw.get("BPM")),
+        "custom": tuple(c.text(raw.get(f"F{i}")) for i in range(1, 6)),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Track:
     """A track-info object, flattened from ``@attributes``."""
@@ -61,8 +85,8 @@ class Track:
     duration: timedelta | None = None
     play_count: int | None = None
     last_played: datetime | None = None
-    intro: float | None = None
-    outro: float | None = None
+    intro: timedelta | None = None
+    outro: timedelta | None = None
     language: str | None = None
     rating: int | None = None
     bpm: str | None = None
@@ -87,23 +111,8 @@ class Track:
         if not attrs:
             return None
         track = cls(
-            artist=c.text(attrs.get("ARTIST")),
-            title=c.text(attrs.get("TITLE")),
-            album=c.text(attrs.get("ALBUM")),
-            year=c.text(attrs.get("YEAR")),
-            genre=c.text(attrs.get("GENRE")),
-            comment=c.text(attrs.get("COMMENT")),
-            filename=c.text(attrs.get("FILENAME")),
-            duration=c.duration(attrs.get("DURATION")),
-            play_count=c.integer(attrs.get("PLAYCOUNT")),
-            last_played=c.local_datetime(attrs.get("LASTPLAYED"), zone),
-            intro=c.number(attrs.get("INTRO")),
-            outro=c.number(attrs.get("OUTRO")),
-            language=c.text(attrs.get("LANGUAGE")),
-            rating=c.integer(attrs.get("RATING")),
-            bpm=c.text(attrs.get("BPM")),
+            **_track_fields(attrs, zone),
             tags=c.text(attrs.get("TAGS")),
-            custom=tuple(c.text(attrs.get(f"F{i}")) for i in range(1, 6)),
             cast_title=c.text(attrs.get("CASTTITLE")),
             listeners=c.integer(attrs.get("LISTENERS")),
             item_title=c.text(attrs.get("ITEMTITLE")),
@@ -272,80 +281,6 @@ class RecentItem:
         if not (item.title or item.track_title):
             return None
         return item
-
-
-def normalise_title(value: str | None) -> str:
-    """Case-, width- and whitespace-insensitive form used to compare titles."""
-    if not value:
-        return ""
-    folded = unicodedata.normalize("NFKC", value).casefold()
-    return " ".join(folded.split())
-
-
-# How far apart two *estimated* start times may be and still be the same play. Estimates come
-# from "fetched_at - pos" and move with request latency; an exact ``started`` is compared as is.
-ESTIMATE_TOLERANCE = timedelta(seconds=20)
-
-
-@dataclass(frozen=True, slots=True)
-class Play:
-    """One play of one item: what the announcer announces once.
-
-    The "same play" rule (see :meth:`same_as`): two observations are the same play when
-    artist and title match (after normalising case and whitespace), the file matches when both
-    know it, and the start time matches when both know it: exactly when the station reported it
-    (``recent[0].started`` or ``LASTPLAYED``), within ``ESTIMATE_TOLERANCE`` when it was
-    estimated from the playback position. A song played again later is therefore a new play, and
-    polling the same play again is not.
-    """
-
-    title: str
-    artist: str | None = None
-    album: str | None = None
-    year: str | None = None
-    started: datetime | None = None
-    started_exact: bool = False
-    file: str | None = None
-    duration: timedelta | None = None
-    live: bool = False
-    item_type: str | None = None
-
-    @property
-    def display(self) -> str:
-        return f"{self.artist} - {self.title}" if self.artist else self.title
-
-    @property
-    def claim_key(self) -> str:
-        """A stable text key for "this play" shared by processes that observed it separately.
-
-        Exact starts are used as they are; estimated ones are rounded to 5 minutes (estimates
-        from different processes differ by the request latency).
-        """
-        started = ""
-        if self.started is not None:
-            stamp = int(self.started.timestamp())
-            started = str(stamp if self.started_exact else stamp - stamp % 300)
-        parts = (
-            normalise_title(self.artist),
-            normalise_title(self.title),
-            started,
-            self.file or "",
-        )
-        return "|".join(parts)
-
-    def same_as(self, other: Play) -> bool:
-        if normalise_title(self.title) != normalise_title(other.title):
-            return False
-        if normalise_title(self.artist) != normalise_title(other.artist):
-            return False
-        if self.file and other.file and self.file != other.file:
-            return False
-        if self.started and other.started:
-            gap = abs(self.started - other.started)
-            if self.started_exact and other.started_exact:
-                return gap < timedelta(seconds=1)
-            return gap <= ESTIMATE_TOLERANCE
-        return True
 
 
 def _plausible_start(
@@ -589,26 +524,11 @@ class PlaylistItem:
             playlist_index=c.integer(raw.get("PLAYLISTINDEX")),
             start_time=start,
             starts_at=anchor_clock_time(start, zone, now) if start else None,
+            **_track_fields(raw, zone),
             cast_title=c.text(raw.get("CASTTITLE")),
-            artist=c.text(raw.get("ARTIST")),
-            title=c.text(raw.get("TITLE")),
-            album=c.text(raw.get("ALBUM")),
-            year=c.text(raw.get("YEAR")),
-            genre=c.text(raw.get("GENRE")),
-            comment=c.text(raw.get("COMMENT")),
-            duration=c.duration(raw.get("DURATION")),
-            filename=c.text(raw.get("FILENAME")),
-            rating=c.integer(raw.get("RATING")),
-            play_count=c.integer(raw.get("PLAYCOUNT")),
-            intro=c.duration(raw.get("INTRO")),
-            outro=c.duration(raw.get("OUTRO")),
-            bpm=c.text(raw.get("BPM")),
             ft_idx=c.integer(raw.get("FT_IDX")),
             item_type=c.text(raw.get("ITEMTYPE")),
             pqueue=c.integer(raw.get("PQUEUE")),
-            last_played=c.local_datetime(raw.get("LASTPLAYED"), zone),
-            language=c.text(raw.get("LANGUAGE")),
-            custom=tuple(c.text(raw.get(f"F{i}")) for i in range(1, 6)),
         )
 
 

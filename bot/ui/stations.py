@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from ..stations import Snapshot
+from ..registry import Snapshot
 from .reply import Reply, answer
 
 if TYPE_CHECKING:
@@ -50,10 +50,10 @@ async def answer_with_snapshot(
     render: Callable[[Snapshot, StationConfig], Reply],
 ) -> None:
     """Resolve the station, fetch its (possibly last known) info, render and answer once."""
-    config = resolve_station(interaction, station)
+    chosen = resolve_station(interaction, station)
 
     async def work() -> Reply:
-        snapshot = await registry_of(interaction).snapshot(config)
-        return render(snapshot, config)
+        snapshot = await registry_of(interaction).snapshot(chosen)
+        return render(snapshot, chosen)
 
     await answer(interaction, work())

@@ -206,10 +206,10 @@ async def _announcements(out: Path) -> None:
             for step in (0, 175, 5):
                 clock.advance(step)
                 marks.append((time.monotonic(), clock()))
-                watch = next(iter(announcer.watches.watches.values()))
+                watch = announcer.watched()[0]
                 await fake.wait_for(lambda w=watch: not w.busy)
                 before = watch.status.polls
-                announcer.watches.poll_now(watch.job_id)
+                announcer.poll_now(watch)
                 await fake.wait_for(lambda w=watch, b=before: w.status.polls > b and not w.busy)
                 await announcer.idle()
             for channel, mode in zip(guild.channels, ("post", "card"), strict=True):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from .errors import BadInput
+from ..errors import BadInput
 
 PERIODS = {"today": 1, "7d": 7, "30d": 30, "90d": 90}
 MAX_SPAN_DAYS = 366

@@ -14,10 +14,10 @@ from typing import Any
 import aiohttp
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from .announcer import Announcement, StationStatus, StationWatch, WatchScheduler
-from .announcer.watcher import AnnouncementListener, ErrorListener
-from .render.text import duration
-from .station import StationAuthError, StationClient, StationError, StationNotFound
+from ..announcer import Announcement, StationStatus, StationWatch, WatchScheduler
+from ..announcer.watcher import AnnouncementListener, ErrorListener
+from ..render.text import duration
+from ..station import StationAuthError, StationClient, StationError, StationNotFound
 
 EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
 
@@ -160,7 +160,7 @@ async def watch(
 
 async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
     """Offline demo: the simulator in-process with short tracks, watched and announced here."""
-    from .simulator import StationSimulator
+    from ..simulator import StationSimulator
 
     simulator = StationSimulator()
     simulator.add_station(

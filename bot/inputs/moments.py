@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta
 
-from .errors import BadInput
+from ..errors import BadInput
 
 _MOMENT = re.compile(
     r"^\s*(?:(?P<word>today|yesterday)|(?P<date>\d{4}-\d{2}-\d{2}))?\s*"

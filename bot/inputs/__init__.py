@@ -1,0 +1,1 @@
+"""What users type into commands, checked and parsed: times, ranges, time zones."""

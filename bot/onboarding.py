@@ -1,0 +1,127 @@
+"""A guild adds its own station: who may, whether the address and the key work, and storing it
+(the key encrypted). No Discord here: the setup commands call it, tests can too."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import errors
+from .config import Settings, StationConfig
+from .errors import BadInput
+from .inputs.zone import zone_input
+from .keybox import KeyBox
+from .netguard import check_url
+from .registry import StationRegistry, short_slug
+from .render.text import safe
+from .station import StationError
+from .storage import GuildStation, Storage
+
+
+def make_slug(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-")[:32].strip("-")
+    return slug or "station"
+
+
+@dataclass(frozen=True, slots=True)
+class StationRequest:
+    """A guild's request to add a station, checked except for its key (asked for next)."""
+
+    guild_id: int
+    name: str
+    base_url: str
+    station_id: int
+    zone: str
+
+
+class StationOnboarding:
+    """Checks a request before the key is asked for, then validates the key with a live call
+    and stores the station. One add at a time per guild, so concurrent submits cannot pass the
+    station limit."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: StationRegistry,
+        storage: Storage,
+        keybox: KeyBox,
+        *,
+        is_member: Callable[[int], bool],
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.storage = storage
+        self.keybox = keybox
+        self.is_member = is_member  # whether the bot is in the guild (not just its commands)
+        self._adding: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def refusal(self, guild_id: int, slug: str, owned: list[str]) -> str | None:
+        """Why this guild cannot add a station (not a member, or at its limit), else None."""
+        if not self.is_member(guild_id):
+            return errors.NOT_A_MEMBER
+        if slug not in owned and len(owned) >= self.settings.max_guild_stations:
+            return errors.STATION_LIMIT.format(count=len(owned))
+        return None
+
+    def check_request(
+        self, guild_id: int, name: str, base_url: str, station_id: int, zone: str
+    ) -> StationRequest:
+        """The request, its URL checked; BadInput (or UrlRefused) says why it cannot go on."""
+        owned = [
+            short_slug(s) for s in self.registry.visible(guild_id) if s.owner_guild == guild_id
+        ]
+        refusal = self.refusal(guild_id, make_slug(name), owned)
+        if refusal is not None:
+            raise BadInput(refusal)
+        url = check_url(base_url, self.registry.policy)
+        zone_input(zone)
+        return StationRequest(guild_id, name, url, station_id, zone)
+
+    async def add(self, request: StationRequest, key: str) -> str:
+        """Validate with a live `info` call, then store (key encrypted). Returns the reply."""
+        async with self._adding[request.guild_id]:
+            return await self._add(request, key)
+
+    async def _add(self, request: StationRequest, key: str) -> str:
+        guild_id, name, base_url = request.guild_id, request.name, request.base_url
+        station_id, zone = request.station_id, request.zone
+        if key and not self.keybox.available:
+            return errors.NO_SECRET
+        slug = make_slug(name)
+        owned = [s.slug for s in await self.storage.guild_stations(guild_id)]
+        refusal = self.refusal(guild_id, slug, owned)
+        if refusal is not None:
+            return refusal
+        client = self.registry.guest_client(base_url, station_id, key or None)
+        try:
+            info = await client.info(max_age=0)
+        except StationError as error:
+            return errors.ADD_FAILED.format(reason=error.message)
+        stored = GuildStation(
+            guild_id,
+            slug,
+            name,
+            base_url,
+            station_id,
+            self.keybox.encrypt(key) if key else None,
+            zone,
+        )
+        await self.storage.save_guild_station(stored)
+        self.registry.add_guild_station(stored, key or None)
+        play = info.current_play()
+        on_air = f" On air now: {safe(play.display, limit=200)}." if play else ""
+        return f"Added **{safe(name, limit=80)}** (`{slug}`); the key works.{on_air}"
+
+    async def remove(self, guild_id: int, station: StationConfig) -> None:
+        """Remove a station this guild added (BadInput for one of the bot's own)."""
+        if station.owner_guild != guild_id:
+            raise BadInput(
+                "That station comes from the bot's own configuration; only its owner can remove it."
+            )
+        await self.storage.remove_guild_station(
+            station.owner_guild, short_slug(station), station.slug
+        )
+        self.registry.remove_guild_station(station.slug)

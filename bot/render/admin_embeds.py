@@ -1,0 +1,61 @@
+"""The setup commands' embeds: the guild's stations and the polling/announcement status."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import discord
+
+from ..config import StationConfig
+from ..registry import short_slug
+from ..storage import Subscription
+from .embeds import EmbedBuilder
+from .text import safe, timestamp
+
+if TYPE_CHECKING:
+    from ..announcer import StationStatus
+
+
+def station_list(stations: Sequence[StationConfig]) -> discord.Embed:
+    lines = [
+        f"`{short_slug(s)}` **{safe(s.name, limit=80)}**: {s.base_url} #{s.station_id}, "
+        f"{'key set' if s.key else 'no key'}, {getattr(s.timezone, 'key', 'UTC')}"
+        f"{'' if s.owner_guild else ' (from the bot config)'}"
+        for s in stations
+    ]
+    embed = EmbedBuilder(
+        "Stations", "\n".join(lines) or "No stations yet: add one with `/onair station add`."
+    )
+    return embed.build()
+
+
+def status(
+    stations: Sequence[StationConfig],
+    status_for: Callable[[StationConfig], StationStatus | None],
+    subs: Sequence[Subscription],
+) -> discord.Embed:
+    """Per station: state, last and next poll, last error; then where it announces (or not)."""
+    builder = EmbedBuilder("OnAir status")
+    for station in stations:
+        st = status_for(station)
+        if st is None:
+            builder.field(station.name[:200], "not watched (no announcements set up)", inline=False)
+            continue
+        lines = [
+            f"state: **{st.state}**",
+            f"last poll: {timestamp(st.last_poll)}, next: {timestamp(st.next_poll)}",
+        ]
+        if st.unreachable_since:
+            lines.append(f"unreachable since {timestamp(st.unreachable_since)}")
+        if st.last_error:
+            lines.append(f"last error: {safe(st.last_error, limit=200)}")
+        builder.field(safe(station.name, limit=200), "\n".join(lines), inline=False)
+    paused = [
+        f"<#{s.channel_id}>: {safe(s.paused_reason, limit=150)}" for s in subs if s.paused_reason
+    ]
+    active = [f"<#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
+    builder.field("Announcing in", "\n".join(active) or "nowhere yet", inline=False)
+    if paused:
+        builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
+    return builder.build()

@@ -1,0 +1,33 @@
+"""What the setup commands check of the invoker and of Discord objects before acting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from ..errors import BadInput
+
+
+def can_manage(interaction: discord.Interaction[Any]) -> bool:
+    """Manage Server (or Administrator) in the guild the interaction came from."""
+    permissions = interaction.permissions
+    return interaction.guild_id is not None and bool(
+        permissions.manage_guild or permissions.administrator
+    )
+
+
+def check_announce_target(
+    channel: discord.TextChannel | discord.Thread, role: discord.Role | None
+) -> None:
+    """BadInput when OnAir could not post embeds there, or the role to ping is @everyone."""
+    if role is not None and role.is_default():
+        raise BadInput("OnAir never pings @everyone; pick a role of its own.")
+    me = channel.guild.me
+    if me is None:
+        return
+    allowed = channel.permissions_for(me)
+    if not (allowed.send_messages or allowed.send_messages_in_threads) or not allowed.embed_links:
+        raise BadInput(
+            f"I can't post embeds in {channel.mention}; let me Send Messages and Embed Links there."
+        )

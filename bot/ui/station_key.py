@@ -1,0 +1,58 @@
+"""The private form a guild admin types a station's API key into."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from ..core import report_error
+from ..errors import NEED_MANAGE, NOT_YOUR_FORM
+from ..onboarding import StationOnboarding, StationRequest
+from .checks import can_manage
+
+
+class StationKeyModal(discord.ui.Modal, title="Station API key"):
+    """The key is typed here, never in a visible command option, and never shown again.
+
+    The custom id is discord.py's random default (a fixed one would let two guilds' pending
+    forms for the same name replace each other), and only the user who opened the form, in the
+    guild they opened it in, can submit it; Manage Server is checked again on submit.
+    """
+
+    # Discord allows 45 characters in a label and 100 in a placeholder.
+    key: discord.ui.TextInput[Any] = discord.ui.TextInput(
+        label="API key",
+        placeholder="Leave empty if the station needs no key",
+        required=False,
+        max_length=200,
+        style=discord.TextStyle.short,
+    )
+
+    def __init__(
+        self, onboarding: StationOnboarding, request: StationRequest, *, user_id: int
+    ) -> None:
+        super().__init__(timeout=600)
+        self.onboarding = onboarding
+        self.request = request
+        self.user_id = user_id
+
+    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
+        """Refuse (privately) a submit by anyone else, from elsewhere, or without Manage Server."""
+        refusal = None
+        if interaction.user.id != self.user_id or interaction.guild_id != self.request.guild_id:
+            refusal = NOT_YOUR_FORM
+        elif not can_manage(interaction):
+            refusal = NEED_MANAGE
+        if refusal is None:
+            return True
+        await interaction.response.send_message(refusal, ephemeral=True)
+        return False
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        message = await self.onboarding.add(self.request, self.key.value.strip())
+        await interaction.followup.send(message, ephemeral=True)
+
+    async def on_error(self, interaction: discord.Interaction[Any], error: Exception) -> None:  # type: ignore[override]
+        await report_error(interaction, error)
