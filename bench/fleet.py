@@ -71,11 +71,11 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
 
     import aiohttp
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
-    from bot.registry import StationRegistry
 
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
     from bot.config import Settings, StationConfig
+    from bot.registry import StationRegistry
     from bot.storage import PostgresStorage, Subscription
 
     configs = tuple(

@@ -211,11 +211,11 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
     each play through NOTIFY for its own channels, answers /nowplaying from A's stored info, and
     takes the station over when A stops."""
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
-    from bot.registry import StationRegistry
 
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
     from bot.config import Settings, StationConfig
+    from bot.registry import StationRegistry
     from bot.simulator import JINGLES, ManualClock
     from bot.storage import PostgresStorage, Subscription
 
