@@ -84,3 +84,11 @@ async def test_a_station_with_an_empty_name_does_not_break_autocomplete(live_sim
         assert answer.status == 200, answer.response
         choices = answer.json["data"]["choices"]
         assert {"name": "blank", "value": "blank"} in choices
+
+
+def test_station_links_with_a_user_part_are_left_out() -> None:
+    from bot.render.text import is_http_url
+
+    assert not is_http_url("https://x.example@everyone")
+    assert not is_http_url("https://user:pw@c9.radioboss.fm/p/1")
+    assert is_http_url("https://c9.radioboss.fm/p/1?who=@x")

@@ -110,7 +110,10 @@ def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
     if match is None or (https_only and not match.group(1)):
         return False
     try:
-        return bool(urlsplit(url).hostname)
+        parts = urlsplit(url)
+        # No user part: "https://x.example@everyone" would show a mention-like "@everyone" and
+        # a station's link has no business carrying credentials into a public channel.
+        return bool(parts.hostname) and "@" not in parts.netloc
     except ValueError:  # e.g. an unclosed IPv6 bracket
         return False
 
