@@ -98,6 +98,20 @@ def _url(value: Any) -> str:
     return url
 
 
+def _stream_url(value: Any) -> str:
+    """A station's stream (a path is fine, unlike base URLs): http(s), no credentials, no spaces.
+    "" = the best listen link the station reports."""
+    url = _str(value).strip()
+    if not url:
+        return ""
+    if not re.match(r"^https?://[^/\s?#@]+(/[^\s#]*)?$", url):
+        raise ValueError(
+            "expected an http(s) stream URL like https://c5.radioboss.fm:18123/stream, "
+            "with no credentials or spaces"
+        )
+    return url
+
+
 def _port_or_off(value: Any) -> int:
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
@@ -218,6 +232,8 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "key_env": Setting(_str, ""),
         "timezone": Setting(time_zone, ZoneInfo("UTC")),  # a default is not converted: a zone
         "guilds": Setting(_list_of(_snowflake), ()),
+        "voice": Setting(_bool, True),  # /join may play it in voice channels
+        "stream_url": Setting(_stream_url, ""),  # "" = the best listen link in its info
     },
     "guilds": {
         "id": Setting(_snowflake),
@@ -278,6 +294,8 @@ class StationConfig:
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     guilds: tuple[int, ...] = ()
     owner_guild: int = 0  # set for a station a guild added itself (only that guild sees it)
+    voice: bool = True  # may be played in voice (guild stations: off until an admin opts in)
+    stream_url: str = ""  # "" = the best listen link of the station's info
 
     def visible_in(self, guild_id: int | None) -> bool:
         if self.owner_guild:
@@ -450,6 +468,8 @@ def parse_settings(
                 key_env=values["key_env"],
                 timezone=values["timezone"],
                 guilds=values["guilds"],
+                voice=values["voice"],
+                stream_url=values["stream_url"],
             )
         )
     slugs = {s.slug for s in stations}

@@ -19,6 +19,10 @@ class BadInput(OnAirError):
     pass
 
 
+class VoiceRefused(OnAirError):
+    """Voice cannot play what was asked (no channel, permission, stream, FFmpeg)."""
+
+
 # Every text a user sees when something fails, in one table (the command layer's one error
 # handler, bot.core.user_message, and the setup commands read them from here).
 GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
@@ -47,3 +51,33 @@ STATION_LIMIT = (
     "server; remove one with `/onair station remove` first."
 )
 ADD_FAILED = "I could not add the station: {reason}"
+
+# Voice (/join, /leave, /onair voice, the "Play in" button).
+VOICE_UNAVAILABLE = (
+    "Voice is not available on this bot: its owner has not set up FFmpeg. "
+    "The other commands work as usual."
+)
+JOIN_NO_CHANNEL = "Join a voice or stage channel first, then run `/join` (I play where you are)."
+JOIN_NO_PERMISSION = (
+    "I can't play in {channel}: I am missing the **{missing}** permission there. "
+    "Please ask a server admin to allow it."
+)
+STAGE_CANNOT_SPEAK = (
+    "I can't speak on the stage {channel}: please make me a stage moderator "
+    "(**Mute Members**) or allow me to **Request to Speak** there."
+)
+STATION_NO_VOICE = "**{station}** is not played in voice by this bot (its owner turned it off)."
+GUILD_STATION_NO_VOICE = (
+    "**{station}** is not played in voice yet: a server admin can turn it on with "
+    "`/onair voice station:`."
+)
+NO_STREAM = "**{station}** does not name a stream I may play. Please ask a server admin."
+STREAM_UNREACHABLE = "I can't reach **{station}**'s stream right now. Please try again in a minute."
+VOICE_CONNECT_FAILED = "I could not connect to {channel} in time. Please try again in a minute."
+NOT_IN_VOICE = "I'm not playing in a voice channel here."
+NOT_A_VOICE_CHANNEL = "Pick a voice or stage channel from the list (or none)."
+REBROADCAST_TERMS = (
+    "OnAir plays the station's public stream in this server's voice channels, and counts as "
+    "one listener at the station however many listen here. Please make sure the station's owner "
+    "allows relaying: some stations' terms forbid it."
+)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -54,12 +55,34 @@ class ModalContentFilter(logging.Filter):
         return True
 
 
+# discord.py logs voice frames at DEBUG as they are: IDENTIFY/RESUME carry the voice server
+# token, VOICE_SERVER_UPDATE the same token, SESSION_DESCRIPTION the session's secret key.
+_VOICE_SECRETS = re.compile(
+    r"""(?P<name>['"](?:token|secret_key)['"]\s*:\s*)(?:'[^']*'|"[^"]*"|\[[^\]]*\]|b'[^']*')"""
+)
+
+
+class VoiceSecretFilter(logging.Filter):
+    """Withholds voice server tokens and voice session keys from discord.py's DEBUG frames."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = _VOICE_SECRETS.sub(r"\g<name>'[withheld]'", message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
 def guard_discord_logs() -> None:
-    """Attach the modal filter to discord.py's gateway logger once (a logger-level filter applies
-    whatever handlers the application or a test installs)."""
+    """Attach the modal and voice-secret filters to discord.py's loggers once (a logger-level
+    filter applies whatever handlers the application or a test installs)."""
     gateway = logging.getLogger("discord.gateway")
     if not any(isinstance(f, ModalContentFilter) for f in gateway.filters):
         gateway.addFilter(ModalContentFilter())
+    for name in ("discord.gateway", "discord.voice_state", "discord.voice_client"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, VoiceSecretFilter) for f in logger.filters):
+            logger.addFilter(VoiceSecretFilter())
 
 
 class _RateLimitCounter(logging.Filter):

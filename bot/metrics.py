@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
@@ -18,6 +18,8 @@ class Metrics:
         self.delay_counts = [0] * (len(DELAY_BUCKETS) + 1)
         self.delay_sum = 0.0
         self.gauges: dict[str, Callable[[], float]] = {}
+        # name -> (label, read): one gauge line per label value (e.g. per station)
+        self.labelled: dict[str, tuple[str, Callable[[], Mapping[str, float]]]] = {}
         self.started = time.time()
 
     def inc(self, name: str, amount: float = 1.0) -> None:
@@ -37,6 +39,11 @@ class Metrics:
             lines += [f"# TYPE onair_{name} counter", f"onair_{name} {value:g}"]
         for name, read in sorted(self.gauges.items()):
             lines += [f"# TYPE onair_{name} gauge", f"onair_{name} {read():g}"]
+        for name, (label, read_all) in sorted(self.labelled.items()):
+            lines.append(f"# TYPE onair_{name} gauge")
+            for key, number in sorted(read_all().items()):
+                escaped = key.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+                lines.append(f'onair_{name}{{{label}="{escaped}"}} {number:g}')
         lines.append("# TYPE onair_announcement_delay_seconds histogram")
         cumulative = 0
         for bound, count in zip(DELAY_BUCKETS, self.delay_counts, strict=False):

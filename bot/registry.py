@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -147,17 +147,30 @@ class StationRegistry:
             zone = ZoneInfo(stored.timezone)
         except (ZoneInfoNotFoundError, ValueError):
             zone = ZoneInfo("UTC")
+        slug = guild_slug(stored.guild_id, stored.slug)
+        previous = self._stations.get(slug)  # re-added: storage kept its voice choice
         station = StationConfig(
-            slug=guild_slug(stored.guild_id, stored.slug),
+            slug=slug,
             name=stored.name,
             base_url=stored.base_url,
             station_id=stored.station_id,
             key=key,
             timezone=zone,
             owner_guild=stored.guild_id,
+            voice=stored.voice or (previous is not None and previous.voice),
+            stream_url=stored.stream_url or (previous.stream_url if previous else ""),
         )
         self._stations[station.slug] = station
         self.clients[station.slug] = self._client(station, guarded=True)
+        return station
+
+    def set_voice(self, slug: str, *, voice: bool, stream_url: str = "") -> StationConfig | None:
+        """A guild station's voice opt-in changed (already stored)."""
+        station = self._stations.get(slug)
+        if station is None:
+            return None
+        station = replace(station, voice=voice, stream_url=stream_url)
+        self._stations[slug] = station
         return station
 
     def remove_guild_station(self, slug: str) -> None:

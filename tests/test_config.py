@@ -29,6 +29,16 @@ def test_example_config_parses_and_documents_every_key():
             )
 
 
+def test_stations_play_in_voice_by_default_from_their_listen_link():
+    base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
+    (station,) = parse_settings(base, {}).stations
+    assert (station.voice, station.stream_url) == (True, "")
+    (station,) = parse_settings(
+        base + "voice = false\nstream_url = 'https://c1.radioboss.fm:18001/stream'", {}
+    ).stations
+    assert (station.voice, station.stream_url) == (False, "https://c1.radioboss.fm:18001/stream")
+
+
 def test_key_is_not_in_repr():
     settings = parse_settings(
         EXAMPLE, {"ONAIR_KEY_MAIN": "very-secret", "ONAIR_DISCORD_TOKEN": "tok-secret"}
@@ -56,6 +66,20 @@ def test_key_is_not_in_repr():
         ("[[subscriptions]]\nguild=1\nchannel=2\nstation='zzz'", "not defined"),
         ("[[subscriptions]]\nguild=1\nchannel=2\nstation='x'\nmode='loud'", '"post" or "card"'),
         ("[bot]\nmax_guild_stations = -1", "'max_guild_stations': must be 0 or more"),
+        (
+            "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\n"
+            "stream_url='https://user:pw@x.example/live'",
+            "bad value for 'stream_url'",
+        ),
+        (
+            "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\n"
+            "stream_url='file:///etc/passwd'",
+            "http(s) stream URL",
+        ),
+        (
+            "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\nvoice='yes'",
+            "bad value for 'voice'",
+        ),
     ],
 )
 def test_bad_configs_get_one_clear_message(text, message):

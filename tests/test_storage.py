@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.station import Play
-from bot.storage import GuildSettings, GuildStation, Subscription
+from bot.storage import GuildSettings, GuildStation, GuildVoice, Subscription, VoiceSession
 
 from .support.storage_backends import open_backend
 
@@ -251,3 +251,45 @@ async def test_shared_secret_is_made_once_and_the_same_for_every_caller(storage)
     assert len(first) == 32
     assert await storage.shared_secret("watch-job-id") == first
     assert await storage.shared_secret("other") != first
+
+
+async def test_voice_sessions_are_one_per_guild_and_survive_a_reopen(storage):
+    await storage.save_voice_session(VoiceSession(1, 100, "main"), now=1.0)
+    await storage.save_voice_session(VoiceSession(2, 200, "main"), now=1.0)
+    await storage.save_voice_session(VoiceSession(1, 101, "other"), now=2.0)  # moved: replaced
+    await storage.close()
+    again = await storage.open()
+    assert await again.voice_sessions() == [
+        VoiceSession(1, 101, "other"),
+        VoiceSession(2, 200, "main"),
+    ]
+    assert await again.remove_voice_session(1) is True
+    assert await again.remove_voice_session(1) is False
+    assert await again.voice_sessions() == [VoiceSession(2, 200, "main")]
+
+
+async def test_guild_voice_settings_default_and_purge(storage):
+    assert await storage.guild_voice(5) == GuildVoice(5, 0, 300.0, "")
+    await storage.save_guild_voice(GuildVoice(5, home_channel=55, leave_when_empty=0, station="x"))
+    await storage.save_guild_voice(GuildVoice(6, leave_when_empty=30.5))
+    assert await storage.guild_voice(5) == GuildVoice(5, 55, 0.0, "x")
+    assert [v.guild_id for v in await storage.all_guild_voice()] == [5, 6]
+    await storage.save_voice_session(VoiceSession(5, 55, "x"), now=1.0)
+    await storage.purge_guild(5)
+    assert await storage.guild_voice(5) == GuildVoice(5)
+    assert await storage.voice_sessions() == []
+    assert await storage.guild_voice(6) == GuildVoice(6, 0, 30.5, "")
+
+
+async def test_guild_station_voice_is_off_until_opted_in_and_kept_when_re_added(storage):
+    station = GuildStation(1, "mine", "My FM", "https://c1.radioboss.fm", 7, None)
+    await storage.save_guild_station(station)
+    (stored,) = await storage.guild_stations(1)
+    assert (stored.voice, stored.stream_url) == (False, "")
+    assert await storage.set_guild_station_voice(1, "nope", voice=True) is False
+    assert await storage.set_guild_station_voice(
+        1, "mine", voice=True, stream_url="https://c1.radioboss.fm/stream"
+    )
+    await storage.save_guild_station(station)  # re-added with a new key: the opt-in stays
+    (stored,) = await storage.guild_stations(1)
+    assert (stored.voice, stored.stream_url) == (True, "https://c1.radioboss.fm/stream")

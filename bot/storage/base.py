@@ -22,8 +22,10 @@ from .models import (
     Delivery,
     GuildSettings,
     GuildStation,
+    GuildVoice,
     HistoryEntry,
     Subscription,
+    VoiceSession,
     history_entry,
     play_to_json,
     subscription_from_row,
@@ -146,6 +148,25 @@ MIGRATIONS: tuple[str, ...] = (
         name TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );
+    """,
+    # Voice: the channel each guild's player is in (rejoined after a restart), each guild's voice
+    # settings (24/7 home channel, empty-channel timeout, station) and whether a guild-added
+    # station may be played in voice (the guild's admin opts in) and from which stream.
+    """
+    CREATE TABLE voice_sessions (
+        guild_id BIGINT PRIMARY KEY,
+        channel_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        updated_at {real} NOT NULL
+    );
+    CREATE TABLE guild_voice (
+        guild_id BIGINT PRIMARY KEY,
+        home_channel BIGINT NOT NULL DEFAULT 0,
+        leave_when_empty {real} NOT NULL DEFAULT 300,
+        station TEXT NOT NULL DEFAULT ''
+    );
+    ALTER TABLE guild_stations ADD COLUMN voice INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE guild_stations ADD COLUMN stream_url TEXT NOT NULL DEFAULT '';
     """,
 )
 
@@ -550,8 +571,8 @@ class Storage(ABC):
 
     async def guild_stations(self, guild_id: int | None = None) -> list[GuildStation]:
         query = (
-            "SELECT guild_id, slug, name, base_url, station_id, key_cipher, timezone "
-            "FROM guild_stations"
+            "SELECT guild_id, slug, name, base_url, station_id, key_cipher, timezone, voice, "
+            "stream_url FROM guild_stations"
         )
         params: list[Any] = []
         if guild_id is not None:
@@ -560,7 +581,15 @@ class Storage(ABC):
         rows = await self.fetch(query + " ORDER BY guild_id, slug", params)
         return [
             GuildStation(
-                r[0], r[1], r[2], r[3], r[4], bytes(r[5]) if r[5] is not None else None, r[6]
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                bytes(r[5]) if r[5] is not None else None,
+                r[6],
+                voice=bool(r[7]),
+                stream_url=r[8] or "",
             )
             for r in rows
         ]
@@ -605,6 +634,66 @@ class Storage(ABC):
         await self.execute("DELETE FROM subscriptions WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_stations WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_settings WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM voice_sessions WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_voice WHERE guild_id = ?", (guild_id,))
+
+    # Voice -------------------------------------------------------------------------------
+
+    async def set_guild_station_voice(
+        self, guild_id: int, slug: str, *, voice: bool, stream_url: str = ""
+    ) -> bool:
+        """Turn voice on or off for a station the guild added (re-adding it keeps the choice).
+        False when the guild has no such station."""
+        changed = await self.execute(
+            "UPDATE guild_stations SET voice = ?, stream_url = ? WHERE guild_id = ? AND slug = ?",
+            (int(voice), stream_url, guild_id, slug),
+        )
+        return changed > 0
+
+    async def save_voice_session(self, session: VoiceSession, *, now: float) -> None:
+        """Where the guild's player is (one per guild): rejoined after a restart."""
+        await self.execute(
+            "INSERT INTO voice_sessions (guild_id, channel_id, station, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
+            "channel_id = excluded.channel_id, station = excluded.station, "
+            "updated_at = excluded.updated_at",
+            (session.guild_id, session.channel_id, session.station, now),
+        )
+
+    async def remove_voice_session(self, guild_id: int) -> bool:
+        return await self.execute("DELETE FROM voice_sessions WHERE guild_id = ?", (guild_id,)) > 0
+
+    async def voice_sessions(self) -> list[VoiceSession]:
+        rows = await self.fetch(
+            "SELECT guild_id, channel_id, station FROM voice_sessions ORDER BY guild_id"
+        )
+        return [VoiceSession(int(r[0]), int(r[1]), str(r[2])) for r in rows]
+
+    async def save_guild_voice(self, voice: GuildVoice) -> None:
+        await self.execute(
+            "INSERT INTO guild_voice (guild_id, home_channel, leave_when_empty, station) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
+            "home_channel = excluded.home_channel, "
+            "leave_when_empty = excluded.leave_when_empty, station = excluded.station",
+            (voice.guild_id, voice.home_channel, voice.leave_when_empty, voice.station),
+        )
+
+    async def guild_voice(self, guild_id: int) -> GuildVoice:
+        row = await self.fetchone(
+            "SELECT guild_id, home_channel, leave_when_empty, station FROM guild_voice "
+            "WHERE guild_id = ?",
+            (guild_id,),
+        )
+        if row is None:
+            return GuildVoice(guild_id)
+        return GuildVoice(int(row[0]), int(row[1]), float(row[2]), str(row[3]))
+
+    async def all_guild_voice(self) -> list[GuildVoice]:
+        rows = await self.fetch(
+            "SELECT guild_id, home_channel, leave_when_empty, station FROM guild_voice "
+            "ORDER BY guild_id"
+        )
+        return [GuildVoice(int(r[0]), int(r[1]), float(r[2]), str(r[3])) for r in rows]
 
     # Fleet coordination (PostgreSQL only; see ``fleet``) -----------------------------------
 

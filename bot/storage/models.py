@@ -114,6 +114,8 @@ class GuildStation:
     station_id: int
     key_cipher: bytes | None
     timezone: str = "UTC"
+    voice: bool = False  # an admin opted in to playing it in voice (/onair voice station)
+    stream_url: str = ""  # "" = the best listen link of its info
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,30 @@ class GuildSettings:
     guild_id: int
     timezone: str = "UTC"
     default_station: str = ""
+
+
+# Seconds the player stays in a channel with no listener before it leaves (0 = stays).
+LEAVE_WHEN_EMPTY = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class GuildVoice:
+    """A guild's voice settings: the 24/7 home channel (0 = none), how long the player stays in
+    a channel nobody listens in (0 = stays) and the station the home channel plays."""
+
+    guild_id: int
+    home_channel: int = 0
+    leave_when_empty: float = LEAVE_WHEN_EMPTY
+    station: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceSession:
+    """Where a guild's player is: rejoined on READY after a restart or a reconnect."""
+
+    guild_id: int
+    channel_id: int
+    station: str
 
 
 def history_entry(row: Sequence[Any]) -> HistoryEntry:

@@ -20,6 +20,8 @@ TABLES = (
     "plays",
     "guild_stations",
     "guild_settings",
+    "voice_sessions",
+    "guild_voice",
     "schema_version",
 )
 

@@ -1,0 +1,604 @@
+"""Voice: play a station in guilds' voice and stage channels, one decode per station.
+
+The service owns every guild's player (one voice connection per guild), decides what may play
+where, keeps (guild, channel, station) in storage so the bot rejoins after a restart or a
+gateway reconnect, leaves channels nobody listens in, rejoins after voice failures discord.py
+gives up on (see ``bot.voice.client``), and sets the bot's presence. The audio comes from the
+engine (``bot.voice.broadcast``: one FFmpeg per station fanned out to every guild), reached
+through the small :class:`AudioHub` interface; the composition root passes both in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import discord
+
+from .. import errors
+from ..config import Settings, StationConfig
+from ..errors import VoiceRefused
+from ..netguard import UrlRefused
+from ..registry import StationRegistry, short_slug
+from ..render.text import safe
+from ..storage import GuildVoice, Storage, VoiceSession
+from .client import OnAirVoiceClient, voice_client_class
+from .idle import EmptyChannelWatch
+from .presence import PresenceGate, presence_station, presence_text
+from .streams import check_stream, choose_stream
+from .timers import LoopTimers, Timers
+
+if TYPE_CHECKING:
+    from ..metrics import Metrics
+
+_LOGGER = logging.getLogger("onair.voice")
+
+VoiceChannel = discord.VoiceChannel | discord.StageChannel
+# Seconds between rejoin attempts after a voice connection failed for good (then stays at the
+# last): discord.py's own reconnects come first, this is what follows when it gives up.
+REJOIN_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+REJOIN_ATTEMPTS = 20  # then the stored session waits for the next READY
+
+
+class AudioHub(Protocol):
+    """What the service needs of the engine's ``Broadcasts`` (one decoder per station)."""
+
+    def audio_for(self, key: str, stream_url: str) -> discord.AudioSource: ...
+
+    def is_running(self, key: str) -> bool: ...
+
+    def stats(self) -> Mapping[str, Any]: ...
+
+    async def close(self) -> None: ...
+
+
+class StreamDown(Exception):
+    """The probe could not open the stream (the composition root maps the engine's error)."""
+
+
+Probe = Callable[[str], Awaitable[str]]
+
+
+@dataclass(slots=True)
+class Player:
+    """One guild's player: where it is, what it plays."""
+
+    guild_id: int
+    channel_id: int
+    station: str
+    stream_url: str
+    client: OnAirVoiceClient | None = None
+    audio: discord.AudioSource | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """What /join did, for the reply."""
+
+    channel: VoiceChannel
+    station: StationConfig
+    note: str = ""
+
+
+def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
+    """The permissions OnAir lacks to be heard in ``channel`` (names as Discord shows them)."""
+    allowed = channel.permissions_for(me)
+    missing = []
+    if not allowed.view_channel:
+        missing.append("View Channel")
+    if not allowed.connect:
+        missing.append("Connect")
+    if isinstance(channel, discord.StageChannel):
+        return missing  # speaking on a stage is checked after joining (unsuppress or request)
+    if not allowed.speak:
+        missing.append("Speak")
+    return missing
+
+
+def listeners_in(channel: discord.abc.GuildChannel | None, me_id: int) -> int:
+    """Members in a voice channel who are not bots (members not cached count as listeners)."""
+    if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
+        return 0
+    count = 0
+    for user_id in channel.voice_states:
+        if user_id == me_id:
+            continue
+        member = channel.guild.get_member(user_id)
+        if member is None or not member.bot:
+            count += 1
+    return count
+
+
+class VoiceService:
+    """Every guild's player; built by ``create_bot`` (``hub`` None: no FFmpeg, voice is off)."""
+
+    def __init__(
+        self,
+        client: discord.Client,
+        settings: Settings,
+        registry: StationRegistry,
+        storage: Storage,
+        *,
+        hub: AudioHub | None,
+        probe: Probe | None,
+        timers: Timers | None = None,
+        connect_timeout: float = 20.0,
+        rejoin_delays: tuple[float, ...] = REJOIN_DELAYS,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.registry = registry
+        self.storage = storage
+        self.hub = hub
+        self.probe = probe
+        self.timers: Timers = timers or LoopTimers()
+        self.connect_timeout = connect_timeout
+        self.rejoin_delays = rejoin_delays
+        self.players: dict[int, Player] = {}
+        self.idle = EmptyChannelWatch(self.timers, self._channel_empty)
+        self.presence = PresenceGate(self.timers)
+        self._voice: dict[int, GuildVoice] = {}
+        self._rejoins: dict[int, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._presence_task: asyncio.Task[None] | None = None
+        self._client_class = voice_client_class(self._closed, self._moved)
+        self._closing = False
+        self.rejoined = 0  # sessions rejoined after a restart, reconnect or failure (tests, logs)
+
+    @property
+    def available(self) -> bool:
+        return self.hub is not None and self.probe is not None
+
+    # Settings -----------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Read every guild's voice settings (at start-up, after storage opened)."""
+        self._voice = {v.guild_id: v for v in await self.storage.all_guild_voice()}
+
+    def guild_voice(self, guild_id: int) -> GuildVoice:
+        return self._voice.get(guild_id) or GuildVoice(guild_id)
+
+    async def save_guild_voice(self, voice: GuildVoice) -> None:
+        await self.storage.save_guild_voice(voice)
+        self._voice[voice.guild_id] = voice
+        player = self.players.get(voice.guild_id)
+        if player is not None:
+            self._update_idle(voice.guild_id)
+
+    # Checks -------------------------------------------------------------------------------
+
+    def check_can_play(self, station: StationConfig) -> None:
+        """VoiceRefused when voice is off on this bot or for the station."""
+        if not self.available:
+            raise VoiceRefused(errors.VOICE_UNAVAILABLE)
+        if not station.voice:
+            text = errors.GUILD_STATION_NO_VOICE if station.owner_guild else errors.STATION_NO_VOICE
+            raise VoiceRefused(text.format(station=_name(station)))
+
+    def check_channel(self, channel: VoiceChannel) -> None:
+        """VoiceRefused naming the permissions OnAir lacks in ``channel``."""
+        me = channel.guild.me
+        missing = missing_permissions(channel, me)
+        if missing:
+            raise VoiceRefused(
+                errors.JOIN_NO_PERMISSION.format(channel=channel.mention, missing=_and(missing))
+            )
+        if isinstance(channel, discord.StageChannel):
+            allowed = channel.permissions_for(me)
+            if not (allowed.mute_members or allowed.request_to_speak):
+                raise VoiceRefused(errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention))
+
+    # Join and leave -----------------------------------------------------------------------
+
+    async def join(self, channel: VoiceChannel, station: StationConfig) -> Joined:
+        """Play ``station`` in ``channel`` (moving the guild's player there if it is elsewhere).
+        Raises VoiceRefused with the reason when it cannot."""
+        self.check_can_play(station)
+        self.check_channel(channel)
+        stream_url = await self._stream_for(station)
+        note = await self._connect_and_play(channel, station, stream_url)
+        await self.storage.save_voice_session(
+            VoiceSession(channel.guild.id, channel.id, station.slug), now=self.timers.now()
+        )
+        self._update_idle(channel.guild.id)
+        self.refresh_presence()
+        return Joined(channel, station, note)
+
+    async def leave(self, guild_id: int) -> bool:
+        """Stop and leave; the stored session goes (no rejoin). False when not playing here."""
+        rejoin = self._rejoins.pop(guild_id, None)
+        if rejoin is not None:
+            rejoin.cancel()
+        self.idle.cancel(guild_id)
+        player = self.players.pop(guild_id, None)
+        removed = await self.storage.remove_voice_session(guild_id)
+        voice_client = player.client if player else None
+        guild = self.client.get_guild(guild_id)
+        if voice_client is None and guild is not None:
+            found = guild.voice_client
+            voice_client = found if isinstance(found, OnAirVoiceClient) else None
+        if voice_client is not None:
+            voice_client.leaving = True
+            await voice_client.disconnect(force=True)
+        self.refresh_presence()
+        return player is not None or removed or voice_client is not None
+
+    async def _stream_for(self, station: StationConfig) -> str:
+        """The stream to play. A station already playing in another guild shares its decoder:
+        no station request and no probe, so a second guild opens no new connection."""
+        running = self._running_stream(station.slug)
+        if running is not None:
+            return running
+        assert self.probe is not None
+        info = None
+        if not station.stream_url or station.owner_guild:
+            info = (await self.registry.snapshot(station)).info
+        url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
+        if url is None:
+            raise VoiceRefused(errors.NO_STREAM.format(station=_name(station)))
+        try:
+            final = await self.probe(url)
+        except StreamDown:
+            raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
+        if final != url:
+            # A redirect: the address FFmpeg will open must pass the same guard.
+            trusted = self.registry.trusted_hosts if not station.owner_guild else frozenset()
+            try:
+                check_stream(final, self.registry.policy, trusted)
+            except UrlRefused:
+                raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
+        return final
+
+    def _running_stream(self, slug: str) -> str | None:
+        if self.hub is None or not self.hub.is_running(slug):
+            return None
+        return next((p.stream_url for p in self.players.values() if p.station == slug), None)
+
+    async def _connect_and_play(
+        self, channel: VoiceChannel, station: StationConfig, stream_url: str
+    ) -> str:
+        guild = channel.guild
+        found = guild.voice_client
+        voice_client = found if isinstance(found, OnAirVoiceClient) else None
+        if found is not None and voice_client is None:
+            await found.disconnect(force=True)  # not ours (cannot happen in OnAir): replace it
+        try:
+            if voice_client is None or not voice_client.is_connected():
+                if voice_client is not None:
+                    voice_client.leaving = True
+                    await voice_client.disconnect(force=True)
+                voice_client = await channel.connect(
+                    cls=self._client_class,
+                    timeout=self.connect_timeout,
+                    reconnect=True,
+                    self_deaf=True,
+                )
+            elif voice_client.channel is None or voice_client.channel.id != channel.id:
+                await voice_client.move_to(channel, timeout=self.connect_timeout)
+        except (TimeoutError, discord.ClientException) as error:
+            _LOGGER.warning(
+                "could not connect to voice in guild %s: %s", guild.id, type(error).__name__
+            )
+            raise VoiceRefused(
+                errors.VOICE_CONNECT_FAILED.format(channel=channel.mention)
+            ) from None
+        note = (
+            await self._take_the_stage(channel) if isinstance(channel, discord.StageChannel) else ""
+        )
+        player = self.players.get(guild.id)
+        if player is None or player.client is not voice_client or player.station != station.slug:
+            if voice_client.is_playing():
+                voice_client.stop()  # the old source's cleanup releases its broadcast
+            assert self.hub is not None
+            audio = self.hub.audio_for(station.slug, stream_url)
+            voice_client.play(audio, after=self._after_play(guild.id))
+            player = Player(guild.id, channel.id, station.slug, stream_url, voice_client, audio)
+            self.players[guild.id] = player
+        player.channel_id = channel.id
+        return note
+
+    async def _take_the_stage(self, channel: discord.StageChannel) -> str:
+        """Speak on a stage: unsuppress itself as a stage moderator, else request to speak."""
+        me = channel.guild.me
+        allowed = channel.permissions_for(me)
+        try:
+            if allowed.mute_members:
+                await me.edit(suppress=False)
+                return ""
+            if allowed.request_to_speak:
+                await me.request_to_speak()
+                return (
+                    f"I asked to speak on {channel.mention}: a stage moderator can invite me "
+                    "up to be heard."
+                )
+        except discord.HTTPException as error:
+            _LOGGER.warning("stage %s refused OnAir as a speaker (%s)", channel.id, error.status)
+        return errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention)
+
+    def _after_play(self, guild_id: int) -> Callable[[Exception | None], None]:
+        """discord.py's player thread ends: log an error (a station's audio never ends by
+        itself while its player plays)."""
+        loop = asyncio.get_running_loop()
+
+        def after(error: Exception | None) -> None:
+            if error is not None:
+                loop.call_soon_threadsafe(
+                    _LOGGER.warning, "voice player of guild %s stopped: %r", guild_id, error
+                )
+
+        return after
+
+    # Closes, moves and rejoins ------------------------------------------------------------
+
+    def _closed(self, voice_client: OnAirVoiceClient) -> None:
+        """A voice connection ended for good (called by the client's cleanup)."""
+        guild_id = voice_client.guild.id
+        player = self.players.get(guild_id)
+        if player is None or player.client is not voice_client:
+            return  # replaced, or left by OnAir
+        self.players.pop(guild_id, None)
+        self.idle.cancel(guild_id)
+        if voice_client.leaving or self._closing:
+            return
+        if voice_client.kicked:
+            _LOGGER.info(
+                "removed from voice in guild %s (by a moderator, or the channel is gone): "
+                "staying out until someone runs /join",
+                guild_id,
+            )
+            self._spawn(self.storage.remove_voice_session(guild_id))
+            self.refresh_presence()
+            return
+        _LOGGER.warning("voice connection in guild %s failed for good: rejoining", guild_id)
+        self._schedule_rejoin(VoiceSession(guild_id, player.channel_id, player.station))
+
+    def _moved(self, voice_client: OnAirVoiceClient) -> None:
+        """Moved to another channel (by a moderator): discord.py follows; so does the session."""
+        guild_id = voice_client.guild.id
+        player = self.players.get(guild_id)
+        channel = voice_client.channel
+        if player is None or player.client is not voice_client or channel is None:
+            return
+        if player.channel_id != channel.id:
+            player.channel_id = channel.id
+            session = VoiceSession(guild_id, channel.id, player.station)
+            self._spawn(self.storage.save_voice_session(session, now=self.timers.now()))
+            self._update_idle(guild_id)
+
+    async def rejoin_stored(self) -> None:
+        """On READY (start-up and every gateway re-identify): rejoin each stored session of this
+        process's guilds that has no live connection."""
+        if not self.available:
+            return
+        for session in await self.storage.voice_sessions():
+            if self.client.get_guild(session.guild_id) is None:
+                continue  # another shard's or process's guild, or the bot left it
+            player = self.players.get(session.guild_id)
+            if player is not None and player.client is not None and player.client.is_connected():
+                continue
+            if session.guild_id not in self._rejoins:
+                self._schedule_rejoin(session, first_delay=0.0)
+
+    def _schedule_rejoin(self, session: VoiceSession, *, first_delay: float | None = None) -> None:
+        previous = self._rejoins.pop(session.guild_id, None)
+        if previous is not None:
+            previous.cancel()
+        task = asyncio.create_task(
+            self._rejoin(session, first_delay), name=f"voice rejoin {session.guild_id}"
+        )
+        self._rejoins[session.guild_id] = task
+
+    async def _rejoin(self, session: VoiceSession, first_delay: float | None) -> None:
+        try:
+            for attempt in range(REJOIN_ATTEMPTS):
+                delay = self.rejoin_delays[min(attempt, len(self.rejoin_delays) - 1)]
+                if attempt == 0 and first_delay is not None:
+                    delay = first_delay
+                await asyncio.sleep(delay)
+                outcome = await self._rejoin_once(session)
+                if outcome is not None:
+                    if outcome:
+                        self.rejoined += 1
+                    return
+            _LOGGER.warning(
+                "gave up rejoining voice in guild %s; next try at the next READY", session.guild_id
+            )
+        finally:
+            if self._rejoins.get(session.guild_id) is asyncio.current_task():
+                self._rejoins.pop(session.guild_id, None)
+
+    async def _rejoin_once(self, session: VoiceSession) -> bool | None:
+        """True: playing again; False: nothing to rejoin (session dropped); None: try again."""
+        guild = self.client.get_guild(session.guild_id)
+        channel = guild.get_channel(session.channel_id) if guild is not None else None
+        station = self.registry.station(session.station)
+        if guild is None or station is None or not isinstance(channel, VoiceChannel):
+            _LOGGER.info("voice session of guild %s has nothing left to rejoin", session.guild_id)
+            await self.storage.remove_voice_session(session.guild_id)
+            return False
+        try:
+            self.check_can_play(station)
+            self.check_channel(channel)
+        except VoiceRefused as refused:
+            _LOGGER.info("not rejoining voice in guild %s: %s", guild.id, refused.message)
+            await self.storage.remove_voice_session(session.guild_id)
+            return False
+        try:
+            stream_url = await self._stream_for(station)
+            await self._connect_and_play(channel, station, stream_url)
+        except VoiceRefused as refused:
+            _LOGGER.info("rejoining voice in guild %s failed: %s", guild.id, refused.message)
+            return None
+        except Exception as error:  # a station error, Discord 5xx: try again later
+            _LOGGER.warning(
+                "rejoining voice in guild %s failed: %s", guild.id, type(error).__name__
+            )
+            return None
+        self._update_idle(guild.id)
+        self.refresh_presence()
+        return True
+
+    # Listeners ----------------------------------------------------------------------------
+
+    def voice_state_changed(
+        self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
+    ) -> None:
+        """Any member's voice state changed: recount the listeners of an affected player."""
+        guild_id = member.guild.id
+        player = self.players.get(guild_id)
+        if player is None:
+            return
+        touched = {getattr(before.channel, "id", None), getattr(after.channel, "id", None)}
+        if player.channel_id in touched or self._is_me(member):
+            self._update_idle(guild_id)
+
+    def _is_me(self, member: discord.abc.User) -> bool:
+        user = self.client.user
+        return user is not None and member.id == user.id
+
+    def _player_channel(self, player: Player) -> discord.abc.GuildChannel | None:
+        guild = self.client.get_guild(player.guild_id)
+        return guild.get_channel(player.channel_id) if guild is not None else None
+
+    def listeners(self, guild_id: int) -> int:
+        player = self.players.get(guild_id)
+        if player is None:
+            return 0
+        me = self.client.user
+        return listeners_in(self._player_channel(player), me.id if me else 0)
+
+    def _update_idle(self, guild_id: int) -> None:
+        player = self.players.get(guild_id)
+        if player is None:
+            self.idle.cancel(guild_id)
+            return
+        voice = self.guild_voice(guild_id)
+        self.idle.update(
+            guild_id,
+            self.listeners(guild_id),
+            home=voice.home_channel == player.channel_id,
+            leave_after=voice.leave_when_empty,
+        )
+
+    def _channel_empty(self, guild_id: int) -> None:
+        _LOGGER.info("voice channel of guild %s has been empty: leaving", guild_id)
+        self._spawn(self.leave(guild_id))
+
+    # Figures ------------------------------------------------------------------------------
+
+    def playing(self, station: str) -> bool:
+        return any(p.station == station for p in self.players.values())
+
+    def listeners_by_station(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for guild_id, player in self.players.items():
+            counts[player.station] += self.listeners(guild_id)
+        return dict(counts)
+
+    def frames_sent(self) -> int:
+        return sum(int(getattr(p.audio, "frames_sent", 0)) for p in self.players.values())
+
+    def decoder_restarts(self) -> dict[str, int]:
+        if self.hub is None:
+            return {}
+        return {key: int(getattr(s, "restarts", 0)) for key, s in self.hub.stats().items()}
+
+    def register_metrics(self, metrics: Metrics) -> None:
+        metrics.gauges["voice_guilds"] = lambda: len(self.players)
+        metrics.gauges["voice_frames_sent"] = self.frames_sent
+        metrics.labelled["voice_listeners"] = ("station", self.listeners_by_station)
+        metrics.labelled["voice_decoder_restarts"] = ("station", self.decoder_restarts)
+
+    # Presence -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the presence loop (idempotent; the voice cog calls it on READY)."""
+        if self._presence_task is None or self._presence_task.done():
+            self._presence_task = asyncio.create_task(self._presence_loop(), name="presence")
+
+    def refresh_presence(self) -> None:
+        if self._presence_task is not None and not self._presence_task.done():
+            self._spawn(self.update_presence())
+
+    async def _presence_loop(self) -> None:
+        while True:
+            try:
+                await self.update_presence()
+            except Exception as error:  # a station down: the next round tries again
+                _LOGGER.debug("presence update failed: %s", type(error).__name__)
+            await asyncio.sleep(self.presence.interval)
+
+    async def update_presence(self) -> None:
+        """Per shard: the station played in most of its guilds (else the default station); its
+        track as "Listening to ..." when it changed, at most once per interval."""
+        by_shard: dict[int, list[str]] = defaultdict(list)
+        for guild_id, player in self.players.items():
+            guild = self.client.get_guild(guild_id)
+            if guild is not None:
+                by_shard[guild.shard_id].append(player.station)
+        shards = list(getattr(self.client, "shards", {}) or {0: None})
+        for shard_id in shards:
+            slug = presence_station(by_shard.get(shard_id, []), self.settings.default_station)
+            station = self.registry.station(slug) if slug else None
+            text = None
+            if station is not None:
+                with contextlib.suppress(Exception):
+                    text = presence_text((await self.registry.snapshot(station)).info)
+            if not self.presence.due(shard_id, text):
+                continue
+            activity = (
+                discord.Activity(type=discord.ActivityType.listening, name=text) if text else None
+            )
+            self.presence.sent(shard_id, text)
+            await _change_presence(self.client, activity, shard_id)
+
+    # Life ---------------------------------------------------------------------------------
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _LOGGER.warning("voice task failed: %r", task.exception())
+
+    async def close(self) -> None:
+        """Stop every player (sessions stay stored: the next start rejoins them)."""
+        self._closing = True
+        self.idle.close()
+        for task in [*self._rejoins.values(), *self._tasks]:
+            task.cancel()
+        if self._presence_task is not None:
+            self._presence_task.cancel()
+        for player in list(self.players.values()):
+            if player.client is not None:
+                player.client.leaving = True
+                with contextlib.suppress(Exception):
+                    await player.client.disconnect(force=True)
+        self.players.clear()
+        if self.hub is not None:
+            await self.hub.close()
+
+
+async def _change_presence(
+    client: discord.Client, activity: discord.Activity | None, shard_id: int
+) -> None:
+    if isinstance(client, discord.AutoShardedClient):
+        await client.change_presence(activity=activity, shard_id=shard_id)
+    else:
+        await client.change_presence(activity=activity)
+
+
+def _name(station: StationConfig) -> str:
+    return safe(station.name, limit=80) or short_slug(station)
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
