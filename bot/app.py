@@ -29,6 +29,7 @@ from .onboarding import StationOnboarding
 from .registry import StationRegistry
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
+from .voice.service import VoiceService
 
 EXIT_UNAVAILABLE = 69
 EXIT_SOFTWARE = 70
@@ -68,8 +69,6 @@ def create_bot(
     )
     if connector is not None:
         options["connector"] = connector
-    # OnAir has no voice feature: discord.py's "PyNaCl/davey is not installed" warnings are noise.
-    discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
     if settings.shard_count:
         options.setdefault("shard_count", settings.shard_count)
         if settings.shard_ids:
@@ -88,6 +87,7 @@ def create_bot(
         settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
     )
     bot.announcer.metrics = bot.metrics
+    bot.voice = VoiceService(bot, settings, registry, storage, hub=None, probe=None)
     bot.onboarding = StationOnboarding(
         settings,
         registry,

@@ -26,6 +26,7 @@ from .storage import Storage
 if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
     from .onboarding import StationOnboarding
+    from .voice.service import VoiceService
 
 _LOGGER = logging.getLogger("onair.bot")
 
@@ -39,6 +40,7 @@ EXTENSIONS = (
     "cogs.history",
     "cogs.announcer",
     "cogs.admin",
+    "cogs.voice",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer"})
@@ -96,6 +98,7 @@ class OnAirBot(commands.AutoShardedBot):
 
     announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
     onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
+    voice: VoiceService  # built by ``create_bot``; the voice cog starts and stops it
 
     def __init__(
         self,
@@ -110,7 +113,8 @@ class OnAirBot(commands.AutoShardedBot):
         commands_only: bool = False,
         **options: Any,
     ) -> None:
-        options.setdefault("intents", discord.Intents.none() | discord.Intents(guilds=True))
+        # Voice needs voice states (who is in which channel); neither is privileged.
+        options.setdefault("intents", discord.Intents(guilds=True, voice_states=True))
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
         guard_discord_logs()
         super().__init__(
@@ -137,6 +141,7 @@ class OnAirBot(commands.AutoShardedBot):
             return
         await self.storage.open()
         await self.registry.load(self.storage, self.keybox)
+        await self.voice.load()
         self.scheduler.start()
         if self.settings.metrics_port:
             self._start_metrics_gauges()
@@ -171,6 +176,7 @@ class OnAirBot(commands.AutoShardedBot):
             w.status.state == "unreachable" for w in announcer.watched()
         )
         self.metrics.gauges["subscriptions"] = lambda: announcer.subscription_count
+        self.voice.register_metrics(self.metrics)
         count_discord_429s(self.metrics)
 
     async def close(self) -> None:

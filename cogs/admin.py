@@ -19,6 +19,7 @@ from bot.ui import Reply, answer
 from bot.ui.checks import can_manage, check_announce_target
 from bot.ui.station_key import StationKeyModal
 from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.voice import configure_voice, voice_channel_autocomplete
 
 
 @app_commands.guild_only()
@@ -222,6 +223,26 @@ class AdminCog(
             await self.bot.storage.subscriptions(guild_id=guild_id),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    # Voice -------------------------------------------------------------------------------
+
+    @app_commands.command(
+        name="voice", description="Voice: 24/7 home channel, empty leave, station"
+    )
+    @app_commands.describe(
+        channel="Voice or stage channel to stay in 24/7, or none",
+        leave_when_empty="Seconds to stay in a channel nobody listens in (0 = stay)",
+        station="Station to play (turns voice on for a station this server added)",
+    )
+    @app_commands.autocomplete(channel=voice_channel_autocomplete, station=station_autocomplete)
+    async def voice(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: app_commands.Range[str, 1, 120] | None = None,
+        leave_when_empty: app_commands.Range[int, 0, 86400] | None = None,
+        station: str | None = None,
+    ) -> None:
+        await configure_voice(interaction, channel, leave_when_empty, station)
 
     async def _refresh(self) -> None:
         await self.bot.announcer.refresh()

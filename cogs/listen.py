@@ -12,6 +12,7 @@ from bot.registry import Snapshot
 from bot.render import station_embeds
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
+from bot.ui.voice import with_play_button
 
 
 class ListenCog(commands.Cog):
@@ -28,7 +29,7 @@ class ListenCog(commands.Cog):
     ) -> None:
         def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             embed, view = station_embeds.listen_embed(snapshot.info, chosen.name)
-            return Reply(embed=embed, view=view)
+            return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer_with_snapshot(interaction, station, render)
 

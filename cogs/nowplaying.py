@@ -12,6 +12,7 @@ from bot.registry import Snapshot
 from bot.render import station_embeds
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
+from bot.ui.voice import with_play_button
 
 
 class NowPlayingCog(commands.Cog):
@@ -30,7 +31,7 @@ class NowPlayingCog(commands.Cog):
             embed, view = station_embeds.nowplaying(
                 snapshot.info, chosen.name, stale=snapshot.stale
             )
-            return Reply(embed=embed, view=view)
+            return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer_with_snapshot(interaction, station, render)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 from datetime import datetime
 
@@ -9,10 +10,12 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.config import StationConfig
 from bot.core import OnAirBot
 from bot.inputs.ranges import PERIODS, stats_range
 from bot.render import station_embeds
 from bot.render.chart import ChartRenderer
+from bot.station import StationError
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
 
@@ -54,10 +57,26 @@ class StatsCog(commands.Cog):
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
             png = await self.charts.render(days)
-            embed = station_embeds.stats_embed(stats, first, last, chosen.name, chart_name=CHART)
+            embed = station_embeds.stats_embed(
+                stats,
+                first,
+                last,
+                chosen.name,
+                chart_name=CHART,
+                listening_now=await self._listening_now(chosen),
+            )
             return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
 
         await answer(interaction, work(), defer_now=True)
+
+    async def _listening_now(self, station: StationConfig) -> tuple[int | None, int] | None:
+        """The station's own count beside its Discord voice listeners, when it plays in voice."""
+        if not self.bot.voice.playing(station.slug):
+            return None
+        count = None
+        with contextlib.suppress(StationError):
+            count = (await self.bot.registry.snapshot(station)).info.listener_count
+        return count, self.bot.voice.listeners_by_station().get(station.slug, 0)
 
 
 async def setup(bot: OnAirBot) -> None:

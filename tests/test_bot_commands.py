@@ -33,6 +33,8 @@ async def test_bot_logs_in_and_syncs(onair):
     names = sorted(c["name"] for c in onair.fake.commands)
     assert names == [
         "history",
+        "join",
+        "leave",
         "listen",
         "nowplaying",
         "onair",

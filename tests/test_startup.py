@@ -18,6 +18,7 @@ import aiohttp
 import discord
 import pytest
 from aiohttp.abc import AbstractResolver
+from discord import voice_client
 
 from bot.app import run_bot, sync_once
 from bot.invite import permissions
@@ -60,9 +61,10 @@ def records(monkeypatch: pytest.MonkeyPatch) -> Iterator[Records]:
     saved = (root.handlers[:], root.level, logging.getLogger("discord").level)
     for logger in loggers:
         logger.addHandler(handler)
-    # discord.py warns about missing voice libraries once per process: restore its first state.
-    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
-    monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
+    # discord.py warns about missing voice libraries once per process: restore its first state
+    # (PyNaCl and davey are installed for voice, so it has nothing to warn about).
+    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", not voice_client.has_nacl)
+    monkeypatch.setattr(discord.VoiceClient, "warn_dave", not voice_client.has_dave)
     try:
         yield handler
     finally:

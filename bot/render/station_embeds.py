@@ -276,8 +276,16 @@ def playlist_page(
 
 
 def stats_embed(
-    stats: Stats, first: date, last: date, station_name: str, *, chart_name: str | None
+    stats: Stats,
+    first: date,
+    last: date,
+    station_name: str,
+    *,
+    chart_name: str | None,
+    listening_now: tuple[int | None, int] | None = None,
 ) -> discord.Embed:
+    """``listening_now``: (the station's own listener count, Discord voice listeners) when
+    OnAir plays the station in voice somewhere."""
     days = stats.days_between(first, last)
     sessions = (
         stats.total_sessions if stats.total_sessions is not None else sum(d.sessions for d in days)
@@ -289,6 +297,10 @@ def stats_embed(
         else f"{first:%d %b} – {last:%d %b %Y} ({len(days)} days)"
     )
     lines = [span, f"**{sessions:,}** sessions · **{unique:,}** unique listeners"]
+    if listening_now is not None:
+        station_count, discord_count = listening_now
+        at_station = "" if station_count is None else f"**{station_count:,}** at the station · "
+        lines.append(f"Now: {at_station}**{discord_count:,}** in Discord voice through OnAir")
     second = []
     if stats.total_tlh is not None:
         second.append(f"**{stats.total_tlh:,}** h listened")

@@ -209,6 +209,12 @@ class VoiceService:
         self.refresh_presence()
         return Joined(channel, station, note)
 
+    def present(self, guild_id: int) -> bool:
+        """Whether the guild has a player, a rejoin under way or a voice connection of OnAir's."""
+        guild = self.client.get_guild(guild_id)
+        connected = guild is not None and guild.voice_client is not None
+        return guild_id in self.players or guild_id in self._rejoins or connected
+
     async def leave(self, guild_id: int) -> bool:
         """Stop and leave; the stored session goes (no rejoin). False when not playing here."""
         rejoin = self._rejoins.pop(guild_id, None)

@@ -1,0 +1,237 @@
+"""/join, /leave and the "▶ Play in <channel>" button: what they check and answer (the voice
+cog and the /nowplaying and /listen replies share it; the playing is ``bot.voice.service``)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+
+from .. import errors
+from ..errors import BadInput, OnAirError, VoiceRefused
+from ..registry import short_slug
+from ..render.text import safe
+from ..storage import GuildVoice
+from .stations import resolve_station
+
+if TYPE_CHECKING:
+    from ..config import StationConfig
+    from ..core import OnAirBot
+    from ..voice.service import Joined, VoiceChannel
+
+PLAY_PREFIX = "onair:play:"
+BUTTON_LABEL = 80
+ROWS, PER_ROW = 5, 5
+
+
+def invoker_channel(interaction: discord.Interaction[Any]) -> VoiceChannel | None:
+    """The voice or stage channel the invoker is in, in the guild the interaction came from."""
+    guild = interaction.guild
+    if guild is None:
+        return None
+    member = guild.get_member(interaction.user.id) or interaction.user
+    state = member.voice if isinstance(member, discord.Member) else None
+    channel = state.channel if state is not None else None
+    if isinstance(channel, discord.VoiceChannel | discord.StageChannel) and channel.guild == guild:
+        return channel
+    return None
+
+
+def joined_text(joined: Joined) -> str:
+    text = f"▶ Playing **{safe(joined.station.name, limit=80)}** in {joined.channel.mention}."
+    return f"{text}\n{joined.note}" if joined.note else text
+
+
+async def join_here(interaction: discord.Interaction[OnAirBot], station: str | None) -> None:
+    """What /join does: checks that need no network first (their errors are ephemeral
+    replies), then a private "thinking" while the stream is checked and the bot connects."""
+    if interaction.guild is None:
+        raise VoiceRefused(errors.NOT_HERE)
+    voice = interaction.client.voice
+    chosen = resolve_station(interaction, station)
+    channel = invoker_channel(interaction)
+    if channel is None:
+        raise VoiceRefused(errors.JOIN_NO_CHANNEL)
+    voice.check_can_play(chosen)
+    voice.check_channel(channel)
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    joined = await voice.join(channel, chosen)
+    await interaction.followup.send(joined_text(joined), ephemeral=True)
+
+
+class PlayHereButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=re.compile(re.escape(PLAY_PREFIX) + r"(?P<station>[a-z0-9_-]{1,80})"),
+):
+    """Does what /join does for whoever clicks it (it works after a restart: the station is in
+    its custom id)."""
+
+    def __init__(self, station: str, label: str = "▶ Play here") -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=label[:BUTTON_LABEL],
+                style=discord.ButtonStyle.primary,
+                custom_id=f"{PLAY_PREFIX}{station}",
+            )
+        )
+        self.station = station
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+    ) -> PlayHereButton:
+        return cls(match["station"], getattr(item, "label", None) or "▶ Play here")
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        from ..core import report_error  # the command layer's one error reply
+
+        try:
+            await join_here(interaction, self.station)
+        except Exception as error:
+            await report_error(interaction, error)
+
+
+def with_play_button(
+    interaction: discord.Interaction[OnAirBot],
+    station: StationConfig,
+    view: discord.ui.View | None,
+) -> discord.ui.View | None:
+    """``view`` plus "▶ Play in <channel>" when the invoker is in a voice channel and the
+    station can play there (the last link button gives way when all 25 places are taken)."""
+    channel = invoker_channel(interaction)
+    voice = getattr(interaction.client, "voice", None)
+    if channel is None or voice is None or not voice.available or not station.voice:
+        return view
+    label = f"▶ Play in {' '.join(channel.name.split())}"
+    button = PlayHereButton(station.slug, label)
+    view = view or discord.ui.View(timeout=None)
+    rows = Counter(item.row or 0 for item in view.children)
+    free = next((row for row in range(ROWS) if rows[row] < PER_ROW), None)
+    if free is None:
+        last = view.children[-1]
+        view.remove_item(last)
+        free = last.row or 0
+    button.row = free
+    view.add_item(button)
+    return view
+
+
+# /onair voice ----------------------------------------------------------------------------
+
+NONE_VALUES = frozenset({"", "none", "off", "0", "no"})
+
+
+async def voice_channel_autocomplete(
+    interaction: discord.Interaction[Any], current: str
+) -> list[app_commands.Choice[str]]:
+    """The guild's voice and stage channels, and "none" (no home channel)."""
+    guild = interaction.guild
+    needle = current.casefold().strip()
+    choices = [app_commands.Choice(name="none (no 24/7 home channel)", value="none")]
+    if guild is not None:
+        for channel in [*guild.voice_channels, *guild.stage_channels]:
+            name = " ".join(channel.name.split())
+            if not needle or needle in name.casefold():
+                icon = "🎙" if isinstance(channel, discord.StageChannel) else "🔊"
+                choices.append(
+                    app_commands.Choice(name=f"{icon} {name}"[:100], value=str(channel.id))
+                )
+    return choices[:25]
+
+
+def home_channel_input(guild: discord.Guild, value: str) -> int:
+    """A voice or stage channel of ``guild`` (its id, mention or name) or none (0)."""
+    text = value.strip()[:120]
+    if text.casefold() in NONE_VALUES or text.casefold().startswith("none"):
+        return 0
+    digits = text.removeprefix("<#").removesuffix(">")
+    channel: Any = None
+    if digits.isdigit() and len(digits) <= 20:
+        channel = guild.get_channel(int(digits))
+    else:
+        wanted = text.lstrip("🔊🎙 ").casefold()
+        channel = next(
+            (
+                c
+                for c in [*guild.voice_channels, *guild.stage_channels]
+                if c.name.casefold() == wanted
+            ),
+            None,
+        )
+    if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
+        raise BadInput(errors.NOT_A_VOICE_CHANNEL)
+    return int(channel.id)
+
+
+async def configure_voice(
+    interaction: discord.Interaction[OnAirBot],
+    channel: str | None,
+    leave_when_empty: int | None,
+    station: str | None,
+) -> None:
+    """``/onair voice``: the 24/7 home channel (joined now), the empty-channel timeout and the
+    station; for a station the guild added, this turns voice on (with the rebroadcast terms)."""
+    guild = interaction.guild
+    if guild is None:
+        raise VoiceRefused(errors.NOT_HERE)
+    bot = interaction.client
+    voice = bot.voice
+    current = voice.guild_voice(guild.id)
+    home = home_channel_input(guild, channel) if channel is not None else current.home_channel
+    chosen = resolve_station(interaction, station) if station else None
+    if chosen is not None and not chosen.owner_guild and not chosen.voice:
+        raise VoiceRefused(errors.STATION_NO_VOICE.format(station=safe(chosen.name, limit=80)))
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    lines: list[str] = []
+    if chosen is not None and chosen.owner_guild and not chosen.voice:
+        await bot.storage.set_guild_station_voice(
+            guild.id, short_slug(chosen), voice=True, stream_url=chosen.stream_url
+        )
+        chosen = bot.registry.set_voice(chosen.slug, voice=True, stream_url=chosen.stream_url)
+        assert chosen is not None
+        lines.append(f"Voice is now on for **{safe(chosen.name, limit=80)}**.")
+    if chosen is not None and chosen.owner_guild:
+        lines.append(f"-# {errors.REBROADCAST_TERMS}")
+    updated = GuildVoice(
+        guild.id,
+        home,
+        float(leave_when_empty) if leave_when_empty is not None else current.leave_when_empty,
+        chosen.slug if chosen is not None else current.station,
+    )
+    await voice.save_guild_voice(updated)
+    lines.insert(0, settings_line(guild, updated, bot))
+    if channel is not None and home and voice.available:
+        lines.append(await _join_home(interaction, guild, updated))
+    await interaction.followup.send("\n".join(lines), ephemeral=True)
+
+
+def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+    home = guild.get_channel(voice.home_channel) if voice.home_channel else None
+    where = f"{home.mention} (24/7)" if home is not None else "none"
+    empty = f"after {voice.leave_when_empty:g} s" if voice.leave_when_empty > 0 else "never (stays)"
+    station = bot.registry.station(voice.station) if voice.station else None
+    name = f"**{safe(station.name, limit=80)}**" if station else "the server's default"
+    return (
+        f"Voice settings: home channel {where} · leaves an empty channel {empty} · station {name}."
+    )
+
+
+async def _join_home(
+    interaction: discord.Interaction[OnAirBot], guild: discord.Guild, settings: GuildVoice
+) -> str:
+    """Join the new home channel now; a refusal becomes a line of the reply."""
+    channel = guild.get_channel(settings.home_channel)
+    if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
+        return ""
+    try:
+        station = resolve_station(interaction, settings.station or None)
+        joined = await interaction.client.voice.join(channel, station)
+    except OnAirError as refused:
+        return f"I could not join {channel.mention} now: {refused.message}"
+    return joined_text(joined)

@@ -1,0 +1,62 @@
+"""/join and /leave: play a station in the voice or stage channel you are in."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.core import OnAirBot
+from bot.errors import NOT_IN_VOICE, VoiceRefused
+from bot.ui.stations import station_autocomplete
+from bot.ui.voice import PlayHereButton, join_here
+
+
+class VoiceCog(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    async def cog_unload(self) -> None:
+        self.bot.remove_dynamic_items(PlayHereButton)
+        await self.bot.voice.close()
+
+    @app_commands.command(name="join", description="Play the station in your voice channel")
+    @app_commands.describe(station="Which station (default: this server's)")
+    @app_commands.autocomplete(station=station_autocomplete)
+    @app_commands.guild_only()
+    async def join(
+        self, interaction: discord.Interaction[OnAirBot], station: str | None = None
+    ) -> None:
+        await join_here(interaction, station)
+
+    @app_commands.command(name="leave", description="Stop playing and leave the voice channel")
+    @app_commands.guild_only()
+    async def leave(self, interaction: discord.Interaction[OnAirBot]) -> None:
+        guild_id = interaction.guild_id or 0
+        if not self.bot.voice.present(guild_id):
+            raise VoiceRefused(NOT_IN_VOICE)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await self.bot.voice.leave(guild_id)
+        await interaction.followup.send("⏹ Stopped and left the voice channel.", ephemeral=True)
+
+    @commands.Cog.listener()
+    async def on_ready(self) -> None:
+        self.bot.voice.start()
+        await self.bot.voice.rejoin_stored()
+
+    @commands.Cog.listener()
+    async def on_shard_ready(self, shard_id: int) -> None:
+        # A shard that identified again (a new gateway session) rejoins its guilds' channels.
+        if self.bot.is_ready():
+            await self.bot.voice.rejoin_stored()
+
+    @commands.Cog.listener()
+    async def on_voice_state_update(
+        self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
+    ) -> None:
+        self.bot.voice.voice_state_changed(member, before, after)
+
+
+async def setup(bot: OnAirBot) -> None:
+    bot.add_dynamic_items(PlayHereButton)
+    await bot.add_cog(VoiceCog(bot))
