@@ -22,6 +22,9 @@ PERMISSIONS: dict[str, str] = {
     "read_message_history": (
         "card mode looks at the channel's newest message to re-post a buried card"
     ),
+    "connect": "join the voice or stage channel /join is used in",
+    "speak": "play the station in that voice channel",
+    "request_to_speak": "ask to speak on a stage when OnAir is not a stage moderator",
 }
 
 
