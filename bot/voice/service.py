@@ -144,11 +144,13 @@ class VoiceService:
         self.presence = PresenceGate(self.timers)
         self._voice: dict[int, GuildVoice] = {}
         self._rejoins: dict[int, asyncio.Task[None]] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._presence_task: asyncio.Task[None] | None = None
         self._client_class = voice_client_class(self._closed, self._moved)
         self._closing = False
         self.rejoined = 0  # sessions rejoined after a restart, reconnect or failure (tests, logs)
+        self._frames_retired = 0  # frames sent by players that have stopped
 
     @property
     def available(self) -> bool:
@@ -200,8 +202,13 @@ class VoiceService:
         Raises VoiceRefused with the reason when it cannot."""
         self.check_can_play(station)
         self.check_channel(channel)
-        stream_url = await self._stream_for(station)
-        note = await self._connect_and_play(channel, station, stream_url)
+        guild_id = channel.guild.id
+        rejoin = self._rejoins.pop(guild_id, None)
+        if rejoin is not None:
+            rejoin.cancel()  # asked for explicitly: this join wins
+        async with self._lock(guild_id):
+            stream_url = await self._stream_for(station)
+            note = await self._connect_and_play(channel, station, stream_url)
         await self.storage.save_voice_session(
             VoiceSession(channel.guild.id, channel.id, station.slug), now=self.timers.now()
         )
@@ -221,7 +228,7 @@ class VoiceService:
         if rejoin is not None:
             rejoin.cancel()
         self.idle.cancel(guild_id)
-        player = self.players.pop(guild_id, None)
+        player = self._retire(self.players.pop(guild_id, None))
         removed = await self.storage.remove_voice_session(guild_id)
         voice_client = player.client if player else None
         guild = self.client.get_guild(guild_id)
@@ -259,6 +266,10 @@ class VoiceService:
             except UrlRefused:
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
         return final
+
+    def _lock(self, guild_id: int) -> asyncio.Lock:
+        """One connect at a time per guild (two /join at once would race for the connection)."""
+        return self._locks.setdefault(guild_id, asyncio.Lock())
 
     def _running_stream(self, slug: str) -> str | None:
         if self.hub is None or not self.hub.is_running(slug):
@@ -301,8 +312,13 @@ class VoiceService:
             if voice_client.is_playing():
                 voice_client.stop()  # the old source's cleanup releases its broadcast
             assert self.hub is not None
-            audio = self.hub.audio_for(station.slug, stream_url)
+            try:
+                audio = self.hub.audio_for(station.slug, stream_url)
+            except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
+                _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
+                raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
             voice_client.play(audio, after=self._after_play(guild.id))
+            self._retire(player)
             player = Player(guild.id, channel.id, station.slug, stream_url, voice_client, audio)
             self.players[guild.id] = player
         player.channel_id = channel.id
@@ -347,7 +363,7 @@ class VoiceService:
         player = self.players.get(guild_id)
         if player is None or player.client is not voice_client:
             return  # replaced, or left by OnAir
-        self.players.pop(guild_id, None)
+        self._retire(self.players.pop(guild_id, None))
         self.idle.cancel(guild_id)
         if voice_client.leaving or self._closing:
             return
@@ -435,8 +451,9 @@ class VoiceService:
             await self.storage.remove_voice_session(session.guild_id)
             return False
         try:
-            stream_url = await self._stream_for(station)
-            await self._connect_and_play(channel, station, stream_url)
+            async with self._lock(guild.id):
+                stream_url = await self._stream_for(station)
+                await self._connect_and_play(channel, station, stream_url)
         except VoiceRefused as refused:
             _LOGGER.info("rejoining voice in guild %s failed: %s", guild.id, refused.message)
             return None
@@ -507,7 +524,14 @@ class VoiceService:
         return dict(counts)
 
     def frames_sent(self) -> int:
-        return sum(int(getattr(p.audio, "frames_sent", 0)) for p in self.players.values())
+        """Frames every player sent since start-up (the engine's sources count them)."""
+        playing = sum(_frames(p) for p in self.players.values())
+        return self._frames_retired + playing
+
+    def _retire(self, player: Player | None) -> Player | None:
+        if player is not None:
+            self._frames_retired += _frames(player)
+        return player
 
     def decoder_restarts(self) -> dict[str, int]:
         if self.hub is None:
@@ -549,12 +573,17 @@ class VoiceService:
                 by_shard[guild.shard_id].append(player.station)
         shards = list(getattr(self.client, "shards", {}) or {0: None})
         for shard_id in shards:
-            slug = presence_station(by_shard.get(shard_id, []), self.settings.default_station)
+            playing = by_shard.get(shard_id, [])
+            slug = presence_station(playing, self.settings.default_station)
             station = self.registry.station(slug) if slug else None
             text = None
-            if station is not None:
+            if station is not None and slug in playing:
+                # A station OnAir plays is asked (its info is cached and shared with commands).
                 with contextlib.suppress(Exception):
                     text = presence_text((await self.registry.snapshot(station)).info)
+            elif station is not None:
+                # The default station while nothing plays: what is known, without a request.
+                text = presence_text(self.registry.client(station).last_info)
             if not self.presence.due(shard_id, text):
                 continue
             activity = (
@@ -600,6 +629,10 @@ async def _change_presence(
         await client.change_presence(activity=activity, shard_id=shard_id)
     else:
         await client.change_presence(activity=activity)
+
+
+def _frames(player: Player) -> int:
+    return int(getattr(player.audio, "frames_sent", 0))
 
 
 def _name(station: StationConfig) -> str:
