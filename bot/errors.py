@@ -59,7 +59,7 @@ VOICE_UNAVAILABLE = (
 )
 JOIN_NO_CHANNEL = "Join a voice or stage channel first, then run `/join` (I play where you are)."
 JOIN_NO_PERMISSION = (
-    "I can't play in {channel}: I am missing the **{missing}** permission there. "
+    "I can't play in {channel}: I am missing the {missing} there. "
     "Please ask a server admin to allow it."
 )
 STAGE_CANNOT_SPEAK = (

@@ -92,7 +92,7 @@ def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
     if not allowed.view_channel:
         missing.append("View Channel")
     if not allowed.connect:
-        missing.append("Connect")
+        return [*missing, "Connect"]  # (Discord then denies Speak too: Connect comes first)
     if isinstance(channel, discord.StageChannel):
         return missing  # speaking on a stage is checked after joining (unsuppress or request)
     if not allowed.speak:
@@ -127,7 +127,7 @@ class VoiceService:
         hub: AudioHub | None,
         probe: Probe | None,
         timers: Timers | None = None,
-        connect_timeout: float = 20.0,
+        connect_timeout: float = 10.0,
         rejoin_delays: tuple[float, ...] = REJOIN_DELAYS,
     ) -> None:
         self.client = client
@@ -187,8 +187,9 @@ class VoiceService:
         me = channel.guild.me
         missing = missing_permissions(channel, me)
         if missing:
+            names = f"**{_and(missing)}** permission" + ("s" if len(missing) > 1 else "")
             raise VoiceRefused(
-                errors.JOIN_NO_PERMISSION.format(channel=channel.mention, missing=_and(missing))
+                errors.JOIN_NO_PERMISSION.format(channel=channel.mention, missing=names)
             )
         if isinstance(channel, discord.StageChannel):
             allowed = channel.permissions_for(me)
