@@ -9,6 +9,12 @@ reconnect that times out, 4021 (rate limited), or a failed first handshake end i
 ``disconnect()`` and the player is gone. This client reports each final close to the voice
 service with its cause, and the service rejoins with a backoff of its own, except after a
 moderator's disconnect (or the channel's deletion): then the bot stays out.
+
+Seen against the fake voice server: the 4015 resume sends op 4 for the channel the bot is in and
+waits for both voice events, which do not both come while it is connected, so it times out after
+the connect timeout; and after a 4006 reconnect the "left the channel" event stays set, so a
+later 4014 is taken as final. Both end in ``disconnect()``, and the service's rejoin brings the
+audio back.
 """
 
 from __future__ import annotations
