@@ -8,6 +8,7 @@ from discord.ext import commands
 
 from bot.core import OnAirBot
 from bot.errors import NOT_IN_VOICE, VoiceRefused
+from bot.ui import Reply, answer
 from bot.ui.stations import station_autocomplete
 from bot.ui.voice import PlayHereButton, join_here
 
@@ -35,9 +36,12 @@ class VoiceCog(commands.Cog):
         guild_id = interaction.guild_id or 0
         if not self.bot.voice.present(guild_id):
             raise VoiceRefused(NOT_IN_VOICE)
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        await self.bot.voice.leave(guild_id)
-        await interaction.followup.send("⏹ Stopped and left the voice channel.", ephemeral=True)
+
+        async def work() -> Reply:
+            await self.bot.voice.leave(guild_id)
+            return Reply(content="⏹ Stopped and left the voice channel.", ephemeral=True)
+
+        await answer(interaction, work(), ephemeral=True)
 
     @commands.Cog.listener()
     async def on_ready(self) -> None:

@@ -47,15 +47,17 @@ async def answer(
     *,
     defer_now: bool = False,
     defer_after: float = DEFER_AFTER,
+    ephemeral: bool = False,
 ) -> None:
-    """Run ``work``; defer if it is slow (or ``defer_now``), then send its reply once."""
+    """Run ``work``; defer if it is slow (or ``defer_now``), then send its reply once.
+    ``ephemeral``: the defer is private too (so is whatever follows it, errors included)."""
     task = asyncio.ensure_future(work)
     if defer_now:
-        await interaction.response.defer(thinking=True)
+        await interaction.response.defer(thinking=True, ephemeral=ephemeral)
     else:
         done, _ = await asyncio.wait({task}, timeout=defer_after)
         if not done:
-            await interaction.response.defer(thinking=True)
+            await interaction.response.defer(thinking=True, ephemeral=ephemeral)
     try:
         reply = await task
     finally:

@@ -15,6 +15,7 @@ from ..errors import BadInput, OnAirError, VoiceRefused
 from ..registry import short_slug
 from ..render.text import safe
 from ..storage import GuildVoice
+from .reply import Reply, answer
 from .stations import resolve_station
 
 if TYPE_CHECKING:
@@ -46,8 +47,9 @@ def joined_text(joined: Joined) -> str:
 
 
 async def join_here(interaction: discord.Interaction[OnAirBot], station: str | None) -> None:
-    """What /join does: checks that need no network first (their errors are ephemeral
-    replies), then a private "thinking" while the stream is checked and the bot connects."""
+    """What /join does: checks that need no network first, then the stream check and the
+    connection (a private "thinking" first when that takes more than a moment). Every answer,
+    errors included, is private."""
     if interaction.guild is None:
         raise VoiceRefused(errors.NOT_HERE)
     voice = interaction.client.voice
@@ -57,9 +59,11 @@ async def join_here(interaction: discord.Interaction[OnAirBot], station: str | N
         raise VoiceRefused(errors.JOIN_NO_CHANNEL)
     voice.check_can_play(chosen)
     voice.check_channel(channel)
-    await interaction.response.defer(ephemeral=True, thinking=True)
-    joined = await voice.join(channel, chosen)
-    await interaction.followup.send(joined_text(joined), ephemeral=True)
+
+    async def work() -> Reply:
+        return Reply(content=joined_text(await voice.join(channel, chosen)), ephemeral=True)
+
+    await answer(interaction, work(), ephemeral=True)
 
 
 class PlayHereButton(
@@ -180,14 +184,33 @@ async def configure_voice(
     guild = interaction.guild
     if guild is None:
         raise VoiceRefused(errors.NOT_HERE)
-    bot = interaction.client
-    voice = bot.voice
-    current = voice.guild_voice(guild.id)
+    current = interaction.client.voice.guild_voice(guild.id)
     home = home_channel_input(guild, channel) if channel is not None else current.home_channel
     chosen = resolve_station(interaction, station) if station else None
     if chosen is not None and not chosen.owner_guild and not chosen.voice:
         raise VoiceRefused(errors.STATION_NO_VOICE.format(station=safe(chosen.name, limit=80)))
-    await interaction.response.defer(ephemeral=True, thinking=True)
+
+    async def work() -> Reply:
+        return Reply(
+            content=await _apply_voice(interaction, guild, chosen, home, leave_when_empty, channel),
+            ephemeral=True,
+        )
+
+    await answer(interaction, work(), ephemeral=True)
+
+
+async def _apply_voice(
+    interaction: discord.Interaction[OnAirBot],
+    guild: discord.Guild,
+    chosen: StationConfig | None,
+    home: int,
+    leave_when_empty: int | None,
+    channel: str | None,
+) -> str:
+    bot = interaction.client
+    voice = bot.voice
+    current = voice.guild_voice(guild.id)
+    """Store the settings (and the opt-in), join a new home channel; the reply's lines."""
     lines: list[str] = []
     if chosen is not None and chosen.owner_guild and not chosen.voice:
         await bot.storage.set_guild_station_voice(
@@ -208,7 +231,7 @@ async def configure_voice(
     lines.insert(0, settings_line(guild, updated, bot))
     if channel is not None and home and voice.available:
         lines.append(await _join_home(interaction, guild, updated))
-    await interaction.followup.send("\n".join(lines), ephemeral=True)
+    return "\n".join(lines)
 
 
 def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
