@@ -18,7 +18,7 @@ from .netguard import check_url
 from .registry import StationRegistry, short_slug
 from .render.text import safe
 from .station import StationError
-from .storage import GuildStation, Storage
+from .storage import GuildSettings, GuildStation, Storage
 
 
 def make_slug(name: str) -> str:
@@ -125,3 +125,18 @@ class StationOnboarding:
             station.owner_guild, short_slug(station), station.slug
         )
         self.registry.remove_guild_station(station.slug)
+
+    async def save_settings(
+        self, guild_id: int, timezone: str | None, default_station: str | None
+    ) -> GuildSettings:
+        """Change the guild's time zone and/or default station (None keeps the stored one)."""
+        zone = zone_input(timezone).key if timezone else None
+        current = await self.storage.guild_settings(guild_id)
+        saved = GuildSettings(
+            guild_id,
+            zone or current.timezone,
+            current.default_station if default_station is None else default_station,
+        )
+        await self.storage.save_guild_settings(saved)
+        self.registry.set_default(guild_id, saved.default_station)
+        return saved

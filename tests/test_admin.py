@@ -8,7 +8,7 @@ import os
 import pytest
 
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
-from bot.storage import Subscription
+from bot.storage import GuildSettings, Subscription
 
 from .support.botenv import DEV_OVERRIDE, GUILD_KEY, SECRET, running_bot
 from .support.discord_rules import CHANNEL_MESSAGE, EPHEMERAL, MODAL
@@ -156,6 +156,43 @@ async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
         await fake.wait_for(lambda: env.bot.get_guild(env.guild.id) is None)
         await env.bot.announcer.idle()
         await wait_for(_purged(env), within=10)
+
+
+async def test_settings_resume_and_station_remove(dev_bot, guild_sim):
+    async with dev_bot() as env:
+        fake, guild = env.fake, env.guild
+        options = {"timezone": "Europe/Berlin", "default_station": "main"}
+        reply = await fake.final_message(await fake.slash("onair", options, sub=["settings"]))
+        assert reply["flags"] & EPHEMERAL
+        assert reply["content"] == "Time zone: **Europe/Berlin**; default station: **main**."
+        await fake.final_message(await fake.slash("onair", {"timezone": "UTC"}, sub=["settings"]))
+        assert await env.bot.storage.guild_settings(guild.id) == GuildSettings(
+            guild.id, "UTC", "main"
+        )
+        channel = guild.channels[1]
+        sub = await env.bot.storage.upsert_subscription(Subscription(0, guild.id, channel, "main"))
+        await env.bot.storage.pause(sub.id, "I lost Send Messages there")
+        iid = await fake.slash(
+            "onair",
+            {"channel": str(channel)},
+            sub=["resume"],
+            resolved=fake.resolved_channel(channel),
+        )
+        assert (await fake.final_message(iid))[
+            "content"
+        ] == f"Resumed 1 announcement(s) in <#{channel}>."
+        (resumed,) = await env.bot.storage.subscriptions(guild_id=guild.id)
+        assert resumed.paused_reason is None
+        assert len(env.bot.announcer.watched()) == 1  # resumed: the station is polled again
+        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
+        modal = callback["data"]
+        field_id = modal["components"][0]["components"][0]["custom_id"]
+        submit = await fake.submit_modal(modal["custom_id"], {field_id: GUILD_KEY})
+        await fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+        iid = await fake.slash("onair", {"station": "guild-radio"}, sub=["station", "remove"])
+        text = (await fake.final_message(iid))["content"]
+        assert text == "Removed **Guild Radio** and its announcements."
+        assert await env.bot.storage.guild_stations(guild.id) == []
 
 
 def _purged(env):

@@ -727,3 +727,23 @@ class AnnouncerService:
             if station.owner_guild == guild_id:
                 self.registry.remove_guild_station(station.slug)
         await self.refresh()
+
+    async def subscribe(self, sub: Subscription) -> None:
+        """Store (or update) a channel's announcements of a station, and watch the station."""
+        await self.storage.upsert_subscription(sub)
+        await self.refresh()
+
+    async def unsubscribe(self, guild_id: int, channel_id: int, station: str | None) -> int:
+        """Stop a channel's announcements (of one station, or of all); how many there were."""
+        removed = await self.storage.remove_subscription(guild_id, channel_id, station)
+        await self.refresh()
+        return removed
+
+    async def resume_channel(self, guild_id: int, channel_id: int) -> int:
+        """Resume a channel's paused announcements; how many the channel has."""
+        subs = await self.storage.subscriptions(guild_id=guild_id)
+        ours = [s for s in subs if s.channel_id == channel_id]
+        for sub in ours:
+            await self.storage.pause(sub.id, None)
+        await self.refresh()
+        return len(ours)
