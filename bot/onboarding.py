@@ -99,7 +99,7 @@ class StationOnboarding:
         try:
             info = await client.info(max_age=0)
         except StationError as error:
-            return errors.ADD_FAILED.format(reason=error.message)
+            return errors.ADD_FAILED.format(reason=errors.station_problem(error, detail=True))
         stored = GuildStation(
             guild_id,
             slug,
@@ -118,9 +118,7 @@ class StationOnboarding:
     async def remove(self, guild_id: int, station: StationConfig) -> None:
         """Remove a station this guild added (BadInput for one of the bot's own)."""
         if station.owner_guild != guild_id:
-            raise BadInput(
-                "That station comes from the bot's own configuration; only its owner can remove it."
-            )
+            raise BadInput(errors.NOT_OURS)
         await self.storage.remove_guild_station(
             station.owner_guild, short_slug(station), station.slug
         )

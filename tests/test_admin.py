@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from bot import errors
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 from bot.storage import GuildSettings, Subscription
 
@@ -78,7 +79,8 @@ async def test_wrong_key_is_refused_and_nothing_saved(dev_bot, guild_sim):
         field_id = modal["components"][0]["components"][0]["custom_id"]
         submit = await env.fake.submit_modal(modal["custom_id"], {field_id: "not-the-key"})
         follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
-        assert "refused the API key" in follow[0].json["content"]
+        refused = errors.ADD_FAILED.format(reason=errors.STATION_KEY_REFUSED)
+        assert follow[0].json["content"] == refused
         assert "not-the-key" not in follow[0].json["content"]
         assert await env.bot.storage.guild_stations(env.guild.id) == []
 

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot import errors
 from bot.simulator import Programme
 from bot.simulator.library import LibraryItem
 
@@ -179,7 +180,7 @@ async def test_station_down_shows_last_known_state_then_friendly_error(onair):
     client._cache.clear()
     iid = await onair.fake.slash("station")
     reply = await onair.fake.final_message(iid, within=30)
-    assert "not answering" in reply["content"]
+    assert reply["content"] == errors.STATION_UNAVAILABLE
     onair.sim.faults.clear()
 
 
@@ -188,7 +189,7 @@ async def test_bad_key_and_unknown_station_messages(onair):
     iid = await onair.fake.slash("recent")
     reply = await onair.fake.final_message(iid)
     assert reply["flags"] & EPHEMERAL
-    assert "ask a server admin" in reply["content"]
+    assert reply["content"] == errors.STATION_KEY_REFUSED
     iid = await onair.fake.slash("nowplaying", {"station": "nope"})
     reply = await onair.fake.final_message(iid)
     assert reply["flags"] & EPHEMERAL
