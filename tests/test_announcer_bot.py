@@ -270,7 +270,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         for _ in range(3):  # the first fetches, the others are served from the cache
             await fake.final_message(await fake.slash("nowplaying"))
         programme_sim.clock.advance(21)  # the jingle
-        client._cache.clear()
+        client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
         lines = message["embeds"][0]["description"].splitlines()

@@ -54,7 +54,7 @@ async def test_info_playlist_stats(simulator, session):
 @pytest.mark.parametrize("available", ["api/getplaylist", "api/info/getplaylist"])
 async def test_playlist_works_on_either_path_and_remembers_it(simulator, session, available):
     simulator.playlist_paths = {available}
-    StationClient._playlist_path_by_base.pop(simulator.base_url, None)
+    StationClient.forget_playlist_path(simulator.base_url)
     client = make_client(simulator, session, cache=None)
     first = await client.playlist()
     assert first.items
@@ -68,7 +68,7 @@ async def test_playlist_works_on_either_path_and_remembers_it(simulator, session
 
 async def test_playlist_not_found_on_both_paths(simulator, session):
     simulator.playlist_paths = set()
-    StationClient._playlist_path_by_base.pop(simulator.base_url, None)
+    StationClient.forget_playlist_path(simulator.base_url)
     with pytest.raises(StationNotFound):
         await make_client(simulator, session).playlist()
 
@@ -248,7 +248,7 @@ async def test_client_closes_only_its_own_session(simulator, session):
     assert not session.closed
     own = StationClient(simulator.base_url, 1, KEY)
     await own.info()
-    own_session = own._session
+    own_session = own.session
     await own.close()
     assert own_session is not None
     assert own_session.closed

@@ -286,7 +286,7 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
         await a.stop()
         await wait_for(lambda: watch_b.owned)
         clock.advance(3600)  # the jingle
-        b.watches.poll_now(watch_b.job_id)
+        b.poll_now(watch_b)
         await wait_for(lambda: bool(got(JINGLES[0].title)))
         await b.idle()
         assert got(JINGLES[0].title) == [("B", c) for c in sorted(channels[1])]

@@ -165,9 +165,7 @@ class AnnouncerService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper_task
             self._sweeper_task = None
-        for job_id in list(self._slugs_by_job):
-            self.watches.remove(job_id)
-        self._slugs_by_job.clear()
+        self.stop_watching()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
         if self._tasks:
@@ -181,6 +179,12 @@ class AnnouncerService:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def stop_watching(self) -> None:
+        """Stop every station's polls (fan-outs in flight go on); ``refresh`` starts them again."""
+        for job_id in list(self._slugs_by_job):
+            self.watches.remove(job_id)
+        self._slugs_by_job.clear()
 
     async def idle(self) -> None:
         """Wait until every fan-out in flight has finished (tests and benchmarks)."""
@@ -246,9 +250,14 @@ class AnnouncerService:
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
-                self._spawn(self._fan_out(slug, announcement))
+                self.announce(slug, announcement)
 
         return on_play
+
+    def announce(self, slug: str, announcement: Announcement) -> None:
+        """Fan a new play out to the station's subscriptions in the background (what a watch
+        does when it sees one; ``idle`` waits for it)."""
+        self._spawn(self._fan_out(slug, announcement))
 
     # Fan-out ----------------------------------------------------------------------------
 
@@ -711,9 +720,13 @@ class AnnouncerService:
     def watched_station_count(self) -> int:
         return len(self.watches.watches)
 
+    def watch_for(self, station: StationConfig) -> StationWatch | None:
+        """The watch that polls this station, or None when no announcement makes OnAir poll it."""
+        return self.watches.watches.get(self.job_id(self.registry.client(station)))
+
     def status_for(self, station: StationConfig) -> StationStatus | None:
         """This station's polling status, or None when no announcement makes OnAir poll it."""
-        watch = self.watches.watches.get(self.job_id(self.registry.client(station)))
+        watch = self.watch_for(station)
         return watch.status if watch is not None else None
 
     def poll_now(self, watch: StationWatch) -> None:
