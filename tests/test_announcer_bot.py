@@ -8,7 +8,7 @@ import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 
-from .support.botenv import running_bot
+from .support.botenv import fake_discord_fixture, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.waiting import wait_for
@@ -40,12 +40,7 @@ async def programme_sim():
     await simulator.stop()
 
 
-@pytest.fixture
-async def fake():
-    server = FakeDiscord(channels_per_guild=3)
-    await server.start()
-    yield server
-    await server.stop()
+fake = fake_discord_fixture(channels_per_guild=3)
 
 
 def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:

@@ -1128,6 +1128,14 @@ class FakeDiscord:
             return web.Response(status=204)
         return _json(self.messages[mid])
 
+    async def __aenter__(self) -> FakeDiscord:
+        """``async with FakeDiscord(...) as fake``: started, and stopped however the block ends."""
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
 
 _COMMANDS = re.compile(r"^/applications/(\d+)(?:/guilds/(\d+))?/commands$")
 _CALLBACK = re.compile(r"^/interactions/(\d+)/([^/]+)/callback$")
