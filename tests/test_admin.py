@@ -27,6 +27,16 @@ async def start_add(env, name: str, base_url: str, station_id: int, **kw) -> tup
     return iid, callback.json
 
 
+async def add_with_key(env, name: str, base_url: str, station_id: int, key: str) -> str:
+    """/onair station add, then ``key`` typed into its form; the reply that follows."""
+    _, callback = await start_add(env, name, base_url, station_id)
+    modal = callback["data"]
+    field_id = modal["components"][0]["components"][0]["custom_id"]
+    submit = await env.fake.submit_modal(modal["custom_id"], {field_id: key})
+    follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+    return follow[0].json["content"]
+
+
 async def test_member_without_manage_server_is_refused(dev_bot):
     async with dev_bot() as env:
         iid = await env.fake.slash("onair", {}, sub=["status"], permissions=0x800 | 0x400)
@@ -74,25 +84,15 @@ async def test_station_add_with_modal_key_is_validated_encrypted_and_never_echoe
 
 async def test_wrong_key_is_refused_and_nothing_saved(dev_bot, guild_sim):
     async with dev_bot() as env:
-        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
-        modal = callback["data"]
-        field_id = modal["components"][0]["components"][0]["custom_id"]
-        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: "not-the-key"})
-        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
-        refused = errors.ADD_FAILED.format(reason=errors.STATION_KEY_REFUSED)
-        assert follow[0].json["content"] == refused
-        assert "not-the-key" not in follow[0].json["content"]
+        text = await add_with_key(env, "Guild Radio", guild_sim.base_url, 5, "not-the-key")
+        assert text == errors.ADD_FAILED.format(reason=errors.STATION_KEY_REFUSED)
         assert await env.bot.storage.guild_stations(env.guild.id) == []
 
 
 async def test_without_secret_key_guild_keys_are_not_stored(guild_sim, guild_fake):
     async with running_bot(guild_sim, fake=guild_fake, bot_extra=DEV_OVERRIDE) as env:
-        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
-        modal = callback["data"]
-        field_id = modal["components"][0]["components"][0]["custom_id"]
-        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: GUILD_KEY})
-        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
-        assert "ONAIR_SECRET_KEY" in follow[0].json["content"]
+        text = await add_with_key(env, "Guild Radio", guild_sim.base_url, 5, GUILD_KEY)
+        assert text == errors.NO_SECRET
         assert await env.bot.storage.guild_stations() == []
 
 
@@ -186,11 +186,8 @@ async def test_settings_resume_and_station_remove(dev_bot, guild_sim):
         (resumed,) = await env.bot.storage.subscriptions(guild_id=guild.id)
         assert resumed.paused_reason is None
         assert len(env.bot.announcer.watched()) == 1  # resumed: the station is polled again
-        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
-        modal = callback["data"]
-        field_id = modal["components"][0]["components"][0]["custom_id"]
-        submit = await fake.submit_modal(modal["custom_id"], {field_id: GUILD_KEY})
-        await fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+        added = await add_with_key(env, "Guild Radio", guild_sim.base_url, 5, GUILD_KEY)
+        assert added.startswith("Added **Guild Radio**")
         iid = await fake.slash("onair", {"station": "guild-radio"}, sub=["station", "remove"])
         text = (await fake.final_message(iid))["content"]
         assert text == "Removed **Guild Radio** and its announcements."
