@@ -194,3 +194,16 @@ async def test_subscribe_and_unsubscribe_start_and_stop_the_polls(service):
     assert await service.unsubscribe(GUILD, 2, None) == 1
     assert service.watched() == []
     assert await service.unsubscribe(GUILD, 2, None) == 0
+
+
+async def test_a_message_discord_refuses_fails_once_and_the_channel_goes_on(service, deliverer):
+    await subscribe(service, 1)
+    deliverer.failures[1] = DeliveryError("Refused (400)", permanent=False, final=True)
+    await announce(service, await on_air(service, "Refused"))
+    assert service.failed == 1
+    assert await service.storage.due_deliveries(time.time()) == []  # nothing left to retry
+    assert await service.sweep() == 0
+    deliverer.failures.clear()
+    await announce(service, await on_air(service, "Next", hours=1))
+    assert deliverer.sent == [(1, "Next")]
+    assert [s.paused_reason for s in await service.storage.subscriptions()] == [None]

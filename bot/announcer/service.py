@@ -74,12 +74,15 @@ def describe(error: BaseException) -> str:
 
 
 class DeliveryError(Exception):
-    """A send failed. ``permanent`` failures (403, 404) pause the subscription."""
+    """A send failed. ``permanent`` failures (403, 404) pause the subscription; ``final`` ones
+    (Discord refused this message itself, 400/413) fail this one delivery, never retried, and
+    leave the channel announcing: the next play's message may well be fine."""
 
-    def __init__(self, reason: str, *, permanent: bool) -> None:
+    def __init__(self, reason: str, *, permanent: bool, final: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.permanent = permanent
+        self.final = final
 
 
 class Deliverer(Protocol):
@@ -466,7 +469,14 @@ class AnnouncerService:
                     until=None,
                 )
                 return True
-            if attempts >= MAX_ATTEMPTS:
+            if error.final:
+                _LOGGER.warning(
+                    "announcement to %s refused by Discord, not retried: %s",
+                    sub.channel_id,
+                    error.reason,
+                )
+                await self._finish(announcement_id, sub.id, FAILED)
+            elif attempts >= MAX_ATTEMPTS:
                 _LOGGER.warning(
                     "announcement to %s failed %d times, giving up: %s",
                     sub.channel_id,
