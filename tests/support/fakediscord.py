@@ -727,6 +727,8 @@ class FakeDiscord:
             return
         if not self.voice.running:
             await self.voice.start()
+        previous = guild.voice_states.get(self.bot_id)
+        moved = previous is not None and previous["channel_id"] != str(channel.id)
         state = self._voice_state(
             guild,
             self.bot_id,
@@ -744,6 +746,9 @@ class FakeDiscord:
             "VOICE_SERVER_UPDATE",
             {"token": token, "guild_id": str(guild.id), "endpoint": self.voice.endpoint},
         )
+        if moved and self.voice.connected(guild.id):
+            # A move ends the old voice connection with 4014; discord.py then reconnects.
+            await self.voice.close(guild.id, 4014)
         self._changed.set()
 
     async def _edit_my_voice_state(self, guild_id: int, body: dict[str, Any]) -> web.Response:

@@ -214,9 +214,9 @@ class FakeVoiceServer:
         self.ca.issue_cert("127.0.0.1").configure_cert(context)
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
         await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
+        assert sockets
+        self.port = int(sockets[0].getsockname()[1])
         self._udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._udp.bind(("127.0.0.1", 0))
         self._udp.settimeout(0.2)
