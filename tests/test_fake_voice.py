@@ -65,6 +65,29 @@ def sine() -> discord.FFmpegOpusAudio:
 
 
 @contextlib.asynccontextmanager
+async def real_client(fake: FakeDiscord) -> AsyncIterator[discord.Client]:
+    """discord.py with the intents voice needs (guilds | voice_states), connected to the fake."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.voice_states = True
+    client = discord.Client(intents=intents, connector=fake.connector(), guild_ready_timeout=0.05)
+    task: asyncio.Task[None] | None = None
+    try:
+        await client.login(fake.expected_token)
+        task = asyncio.create_task(client.connect(reconnect=True))
+        await asyncio.wait_for(client.wait_until_ready(), timeout=15)
+        yield client
+    finally:
+        for vc in list(client.voice_clients):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(vc.disconnect(force=True), timeout=5)
+        await client.close()
+        if task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(task, timeout=10)
+
+
+@contextlib.asynccontextmanager
 async def voice_world(*, dave_version: int = 1) -> AsyncIterator[Voice]:
     fake = FakeDiscord()
     fake.voice.dave_version = dave_version
@@ -76,25 +99,11 @@ async def voice_world(*, dave_version: int = 1) -> AsyncIterator[Voice]:
     locked = fake.add_voice_channel(guild, "Locked", bot_deny=CONNECT)
     mute = fake.add_voice_channel(guild, "Quiet", bot_deny=SPEAK)
     await fake.start()
-    await fake.set_member_voice(guild, LISTENER, radio, name="early-listener")
-    intents = discord.Intents.none()
-    intents.guilds = True
-    intents.voice_states = True
-    client = discord.Client(intents=intents, connector=fake.connector(), guild_ready_timeout=0.05)
-    task: asyncio.Task[None] | None = None
     try:
-        await client.login(fake.expected_token)
-        task = asyncio.create_task(client.connect(reconnect=True))
-        await asyncio.wait_for(client.wait_until_ready(), timeout=15)
-        yield Voice(fake, guild, radio, lounge, stage, podium, locked, mute, client)
+        await fake.set_member_voice(guild, LISTENER, radio, name="early-listener")
+        async with real_client(fake) as client:
+            yield Voice(fake, guild, radio, lounge, stage, podium, locked, mute, client)
     finally:
-        for vc in list(client.voice_clients):
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(vc.disconnect(force=True), timeout=5)
-        await client.close()
-        if task is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(task, timeout=10)
         await fake.stop()
 
 
@@ -373,3 +382,25 @@ async def test_a_moderator_disconnect_ends_the_voice_client_at_once(world: Voice
     await wait_for(lambda: not world.client.voice_clients, within=5)
     assert not vc.is_connected()
     assert world.fake.bot_voice == {}
+
+
+async def test_two_guilds_are_counted_apart() -> None:
+    """Each guild has its own voice session, SSRC, key and counters on the one voice server."""
+    fake = FakeDiscord(guild_count=2)
+    first, second = fake.guilds
+    channels = [fake.add_voice_channel(first), fake.add_voice_channel(second)]
+    await fake.start()
+    try:
+        async with real_client(fake) as client:
+            for channel_id in channels:
+                channel = client.get_channel(channel_id)
+                assert isinstance(channel, discord.VoiceChannel)
+                vc = await channel.connect(timeout=10, cls=discord.VoiceClient)
+                vc.play(sine())
+            await wait_for(lambda: all(fake.voice.stats(g.id).audio >= 100 for g in fake.guilds))
+            stats = [fake.voice.stats(g.id) for g in fake.guilds]
+            assert [s.gaps for s in stats] == [0, 0]
+            assert all(45 <= s.rate(window=1.5) <= 55 for s in stats)
+            assert fake.bot_voice == {first.id: channels[0], second.id: channels[1]}
+    finally:
+        await fake.stop()
