@@ -404,3 +404,31 @@ async def test_two_guilds_are_counted_apart() -> None:
             assert fake.bot_voice == {first.id: channels[0], second.id: channels[1]}
     finally:
         await fake.stop()
+
+
+async def test_without_the_voice_states_intent_no_voice_state_arrives() -> None:
+    """As on Discord: no GUILD_VOICE_STATES intent, no voice states (and joins time out)."""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    radio = fake.add_voice_channel(guild)
+    await fake.start()
+    client = discord.Client(
+        intents=discord.Intents(guilds=True), connector=fake.connector(), guild_ready_timeout=0.05
+    )
+    task: asyncio.Task[None] | None = None
+    try:
+        await fake.set_member_voice(guild, LISTENER, radio)
+        await client.login(fake.expected_token)
+        task = asyncio.create_task(client.connect())
+        await asyncio.wait_for(client.wait_until_ready(), timeout=15)
+        channel = client.get_channel(radio)
+        assert isinstance(channel, discord.VoiceChannel)
+        assert channel.voice_states == {}
+        with pytest.raises(asyncio.TimeoutError):
+            await channel.connect(timeout=1.0)
+    finally:
+        await client.close()
+        if task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(task, timeout=10)
+        await fake.stop()

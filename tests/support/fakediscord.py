@@ -55,6 +55,7 @@ CONNECT = 1 << 20
 SPEAK = 1 << 21
 MUTE_MEMBERS = 1 << 22
 REQUEST_TO_SPEAK = 1 << 32
+GUILD_VOICE_STATES = 1 << 7  # the gateway intent
 EVERYONE_PERMISSIONS = 1071698660929  # @everyone's: view, connect, speak, request to speak; no mute
 
 
@@ -211,6 +212,7 @@ class FakeDiscord:
         # The voice server (started with the first op 4) and what the fake refused on the gateway.
         self.voice = FakeVoiceServer(self.ca)
         self.voice_rejections: list[str] = []
+        self.intents = 0  # of the last IDENTIFY: voice states reach only GUILD_VOICE_STATES
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -397,11 +399,12 @@ class FakeDiscord:
             + [
                 self._member(guild, uid)
                 for uid in guild.voice_states
-                if uid != self.bot_id and uid in guild.member_names
+                if uid != self.bot_id and uid in guild.member_names and self._voice_intent
             ],
             "voice_states": [
                 {k: v for k, v in state.items() if k != "guild_id"}
                 for state in guild.voice_states.values()
+                if self._voice_intent
             ],
             "presences": [],
             "stage_instances": [],
@@ -454,6 +457,8 @@ class FakeDiscord:
     # Gateway ---------------------------------------------------------------------------
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        if event == "VOICE_STATE_UPDATE" and not self.intents & GUILD_VOICE_STATES:
+            return  # Discord sends none without the intent (then voice connects time out)
         self.sequence += 1
         payload = {"op": 0, "t": event, "s": self.sequence, "d": data}
         for ws in list(self.sockets):
@@ -476,6 +481,7 @@ class FakeDiscord:
                 elif op == 2:
                     self.identify_count += 1
                     self.token = data["d"]["token"]
+                    self.intents = int(data["d"].get("intents") or 0)
                     await self._ready(ws, data["d"].get("shard") or [0, 1])
                 elif op == 4:
                     await self._voice_op(ws, data.get("d"))
@@ -620,6 +626,10 @@ class FakeDiscord:
         )
         if self.voice.connected(guild.id):
             await self.voice.close(guild.id, 4014)
+
+    @property
+    def _voice_intent(self) -> bool:
+        return bool(self.intents & GUILD_VOICE_STATES)
 
     def _find_voice_channel(self, guild: Guild, channel_id: int) -> VoiceChannel | None:
         return next((vc for vc in guild.voice_channels if vc.id == channel_id), None)
