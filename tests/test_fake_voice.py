@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -432,3 +433,31 @@ async def test_without_the_voice_states_intent_no_voice_state_arrives() -> None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(task, timeout=10)
         await fake.stop()
+
+
+async def test_discord_py_itself_logs_voice_secrets_at_debug(
+    world: Voice, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A fact for the bot: discord.py 2.7.1 logs the voice token (VOICE_SERVER_UPDATE, IDENTIFY)
+    and the secret key (SESSION_DESCRIPTION) at DEBUG in ``discord.gateway``, so the bot must
+    filter those records; ``fake.voice.leaks`` finds either without showing it."""
+    caplog.set_level(logging.DEBUG, logger="discord")
+    await world.channel(world.radio).connect(timeout=10)
+    leaked = world.fake.voice.leaks(caplog.text)
+    assert leaked == {"token", "secret_key"}
+    assert {r.name for r in caplog.records if world.fake.voice.leaks(r.getMessage())} == {
+        "discord.gateway"
+    }
+
+
+async def test_binary_server_frames_carry_the_sequence_discord_py_acknowledges(
+    world: Voice,
+) -> None:
+    """Server binary frames are [seq:2][op:1][payload]: discord.py acks their seq (v8)."""
+    vc = await world.channel(world.radio).connect(timeout=10, cls=discord.VoiceClient)
+    await world.fake.voice.send_binary(world.guild.id, 99, b"ignored")  # an op it ignores
+    sent = world.fake.voice.server_seq(world.guild.id)
+    await wait_for(lambda: vc.ws.seq_ack == sent)
+    heartbeats = world.fake.voice.opcodes(world.guild.id).count(3)
+    await wait_for(lambda: world.fake.voice.opcodes(world.guild.id).count(3) > heartbeats)
+    assert world.fake.voice.acknowledged(world.guild.id) == sent

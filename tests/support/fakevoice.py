@@ -225,6 +225,7 @@ class FakeVoiceServer:
         self.dave_offered: dict[int, int] = {}  # guild → max_dave_protocol_version identified with
         self.closes: list[tuple[int, int]] = []  # (guild, code) the server closed with
         self.violations: list[str] = []  # protocol errors the client made (never with secrets)
+        self._issued: list[tuple[str, str]] = []  # (kind, value) of every secret handed out
         self.connections = 0
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -280,6 +281,7 @@ class FakeVoiceServer:
         """Register a join (op 4 answered); returns the new voice token for VOICE_SERVER_UPDATE."""
         token = secrets.token_hex(12)
         self._expected[guild_id] = Expected(user_id, session_id, token, channel_id)
+        self._issued.append(("token", token))
         return token
 
     def forget(self, guild_id: int) -> None:
@@ -307,9 +309,22 @@ class FakeVoiceServer:
         out.audio_arrivals.sort()
         return out
 
+    def leaks(self, text: str) -> set[str]:
+        """Which kinds of voice secret ("token", "secret_key") appear in ``text`` (say, captured
+        logs), without ever showing one: the bot must log neither, at any level."""
+        return {kind for kind, value in self._issued if value in text}
+
     def opcodes(self, guild_id: int) -> list[int]:
         """Every opcode the guild's voice client sent, in order (JSON and binary frames)."""
         return list(self._seen.get(guild_id, []))
+
+    def server_seq(self, guild_id: int) -> int:
+        """The last sequence number the server sent the guild's client (v8)."""
+        return self._sessions[guild_id].seq
+
+    def acknowledged(self, guild_id: int) -> int:
+        """The last ``seq_ack`` the guild's client sent in a heartbeat."""
+        return self._sessions[guild_id].seq_ack
 
     def connected(self, guild_id: int) -> bool:
         """True while the guild's voice client holds an identified websocket."""
@@ -494,6 +509,8 @@ class FakeVoiceServer:
             return
         key = secrets.token_bytes(32)
         session.key = key
+        self._issued += [("secret_key", str(list(key))), ("secret_key", json.dumps(list(key)))]
+        self._issued += [("secret_key", key.hex())]
         with self._lock:
             self._streams[session.ssrc].key = key
         await self._send(
