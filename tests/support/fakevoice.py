@@ -209,6 +209,7 @@ class FakeVoiceServer:
         # None sends none (then discord.py 2.7.1's socket reader can sit 30 s in select() on a
         # socket it closed, which delays its reconnect after 4006/4017: see test_fake_voice).
         self.rtcp_interval = rtcp_interval
+        self._next_report = 0.0
         self.port = 0  # the websocket's
         self.udp_port = 0
         self._runner: web.AppRunner | None = None
@@ -548,9 +549,10 @@ class FakeVoiceServer:
 
     def _report(self, udp: socket.socket) -> None:
         """An RTCP receiver report (encrypted like RTP, 8-byte header as AAD) to each sender."""
-        if self.rtcp_interval is None:
-            return
         now = time.monotonic()
+        if self.rtcp_interval is None or now < self._next_report:
+            return
+        self._next_report = now + min(0.1, self.rtcp_interval)  # not on every packet
         due: list[tuple[int, bytes, tuple[str, int], int]] = []
         with self._lock:
             for ssrc, s in self._streams.items():
