@@ -21,6 +21,9 @@ import discord
 import imageio_ffmpeg
 import pytest
 
+from bot.simulator import StationSimulator
+
+from .support.botenv import running_bot
 from .support.fakediscord import CONNECT, MUTE_MEMBERS, SPEAK, FakeDiscord, Guild
 from .support.waiting import wait_for
 
@@ -461,3 +464,23 @@ async def test_binary_server_frames_carry_the_sequence_discord_py_acknowledges(
     heartbeats = world.fake.voice.opcodes(world.guild.id).count(3)
     await wait_for(lambda: world.fake.voice.opcodes(world.guild.id).count(3) > heartbeats)
     assert world.fake.voice.acknowledged(world.guild.id) == sent
+
+
+async def test_the_real_bot_starts_in_a_guild_with_voice_and_stage_channels(
+    live_simulator: StationSimulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The OnAir bot itself takes the fake's voice-shaped GUILD_CREATE without an error."""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    radio = fake.add_voice_channel(guild, "Radio")
+    stage = fake.add_voice_channel(guild, "Stage", stage=True)
+    await fake.start()
+    try:
+        await fake.set_member_voice(guild, LISTENER, radio)
+        async with running_bot(live_simulator, fake=fake) as env:
+            assert isinstance(env.bot.get_channel(radio), discord.VoiceChannel)
+            assert isinstance(env.bot.get_channel(stage), discord.StageChannel)
+            await fake.set_member_voice(guild, OTHER, stage)
+    finally:
+        await fake.stop()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
