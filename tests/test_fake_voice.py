@@ -4,19 +4,22 @@ A minimal ``discord.Client`` (intents guilds | voice_states) joins voice channel
 plays FFmpeg's sine source as Opus; the fake's voice server decrypts every RTP packet. Proven here:
 GUILD_CREATE carries voice/stage channels, voice states and overwrites; member moves reach the
 client; audio arrives at ~50 frames/s without sequence gaps (DAVE 0 and 1, passthrough); op 4 leave;
-the stage route's permission rules and strict shapes; close codes 4006/4014/4015/4017 and what
-discord.py does with each (the bot's rejoin logic depends on it).
+the stage route's permission rules and strict shapes; the voice IDENTIFY checks (4002, 4003, 4004,
+4006, 4011, 4017, over a raw websocket); close codes 4006/4014/4015/4017 and what discord.py does
+with each (the bot's rejoin logic depends on it); discord.py's own DEBUG logs carry voice secrets.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import aiohttp
 import discord
 import imageio_ffmpeg
 import pytest
@@ -484,3 +487,65 @@ async def test_the_real_bot_starts_in_a_guild_with_voice_and_stage_channels(
     finally:
         await fake.stop()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ({}, None),  # the valid IDENTIFY is answered with READY
+        ({"max_dave_protocol_version": 0}, 4017),  # DAVE required
+        ({"token": "not-the-token"}, 4004),
+        ({"session_id": "another-session"}, 4006),
+        ({"server_id": "1"}, 4011),
+        ({"extra": True}, 4002),
+    ],
+)
+async def test_voice_identify_is_checked_like_discord(
+    change: dict[str, object], code: int | None
+) -> None:
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    await fake.voice.start()
+    token = fake.voice.expect(guild.id, fake.bot_id, "voice-session", 1)
+    identify = {
+        "server_id": str(guild.id),
+        "user_id": str(fake.bot_id),
+        "session_id": "voice-session",
+        "token": token,
+        "max_dave_protocol_version": 1,
+        **change,
+    }
+    try:
+        async with (
+            aiohttp.ClientSession(connector=fake.connector()) as http,
+            http.ws_connect(f"wss://{fake.voice.endpoint}/?v=8") as ws,
+        ):
+            hello = await ws.receive_json(timeout=5)
+            assert hello["op"] == 8
+            await ws.send_json({"op": 0, "d": identify})
+            answer = await ws.receive(timeout=5)
+            if code is None:
+                ready = json.loads(answer.data)
+                assert (ready["op"], ready["d"]["port"]) == (2, fake.voice.udp_port)
+                assert "aead_xchacha20_poly1305_rtpsize" in ready["d"]["modes"]
+            else:
+                assert (answer.type, ws.close_code) == (aiohttp.WSMsgType.CLOSE, code)
+                assert token not in " ".join(fake.voice.violations)
+    finally:
+        await fake.stop()
+
+
+async def test_voice_ops_before_identify_close_with_4003() -> None:
+    fake = FakeDiscord()
+    await fake.voice.start()
+    try:
+        async with (
+            aiohttp.ClientSession(connector=fake.connector()) as http,
+            http.ws_connect(f"wss://{fake.voice.endpoint}/?v=8") as ws,
+        ):
+            await ws.receive_json(timeout=5)  # HELLO
+            await ws.send_json({"op": 3, "d": {"t": 1, "seq_ack": -1}})
+            answer = await ws.receive(timeout=5)
+            assert (answer.type, ws.close_code) == (aiohttp.WSMsgType.CLOSE, 4003)
+    finally:
+        await fake.stop()
