@@ -24,7 +24,11 @@ How a test uses it
         fake.voice.opcodes(guild.id)                        # every client opcode, in order
 
 ``fake.bot_voice`` is {guild id: channel id} of where the bot is; ``fake.bot_voice_state(guild)``
-its voice state (``suppress``, ``request_to_speak_timestamp`` on a stage).
+its voice state (``suppress``, ``request_to_speak_timestamp`` on a stage). The bot must identify
+with the GUILD_VOICE_STATES intent or it sees no voice state and its joins time out.
+``fake.voice.leaks(caplog.text)`` says which voice secrets ("token", "secret_key") a log holds
+(discord.py's own DEBUG records in ``discord.gateway`` hold both). ``fake.voice.violations`` lists
+protocol errors of the client, ``key_packages``/``dave_offered`` what it did for DAVE.
 
 Permissions: ``add_voice_channel(..., bot_deny=CONNECT)`` (or ``SPEAK``; ``bot_allow=MUTE_MEMBERS``
 on a stage) writes a member overwrite for the bot into the channel payload, so discord.py's
