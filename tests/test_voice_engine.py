@@ -256,6 +256,41 @@ async def test_stalled_stream_restarts_on_the_watchdog(
     assert "stream.mp3" not in caplog.text
 
 
+async def test_decoder_exit_restarts_with_capped_backoff_reset_after_a_healthy_run(
+    icecast: FakeIcecast,
+    broadcasts: Callable[..., StationBroadcast],
+    players: Callable[[StationAudio], Player],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    broadcast = broadcasts(
+        f"{icecast.url}?token={TOKEN}", min_backoff=0.1, max_backoff=0.3, healthy_after=0.5
+    )
+    icecast.refuse_new, icecast.refuse_status = True, 404  # FFmpeg gives up on a 404 at once
+    player = players(broadcast.audio())
+    await wait_for(lambda: broadcast.restarts >= 4, within=10)
+    assert player.is_alive()
+    assert player.audio_since(0) == 0  # silence all along, and playback never ended
+    icecast.refuse_new = False
+    mark = len(player.frames)
+    await wait_for(lambda: player.audio_since(mark) >= 50, within=10)  # healthy for 1 s
+    failures = broadcast.restarts
+    icecast.refuse_new = True
+    icecast.drop_all()
+    await wait_for(lambda: broadcast.restarts > failures, within=10)
+
+    lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+    delays = [float(line.split(" in ")[1].split(" s ")[0]) for line in lines]
+    assert delays[0] <= 0.125
+    assert delays[1] > delays[0]  # doubles (with jitter)
+    assert max(delays) <= 0.3  # capped
+    assert delays[failures] <= 0.125  # a healthy run started the backoff over
+    assert "exit" in lines[0]
+    assert "404" in lines[0]
+    assert TOKEN not in caplog.text
+    assert "stream.mp3" not in caplog.text
+
+
 async def test_slow_subscriber_drops_its_oldest_packets_only(
     icecast: FakeIcecast, broadcasts: Callable[..., StationBroadcast]
 ) -> None:
@@ -303,6 +338,12 @@ async def test_decoder_stops_with_the_last_subscriber_and_restarts(
     assert broadcast.pid not in (None, pid)
     assert icecast.connections == 2
     assert broadcast.restarts == 0  # stopping for lack of listeners is not a restart
+
+    # The last one leaves and a new one arrives before the old decoder has wound down.
+    third.cleanup()
+    fourth = broadcast.audio()
+    await wait_for(lambda: fourth.queue.received >= 10, within=10)
+    await wait_for(lambda: len(ffmpeg_children()) == 1, within=5)
 
 
 async def test_ffmpeg_never_follows_a_redirect_to_a_file(ffmpeg: str, tmp_path: Path) -> None:

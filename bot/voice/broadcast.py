@@ -99,7 +99,7 @@ class StationBroadcast:
         self._linger: asyncio.TimerHandle | None = None
         self._retarget = False
         self._closed = False
-        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stopping: set[asyncio.Task[None]] = set()
 
     # State ----------------------------------------------------------------------------
 
@@ -163,8 +163,14 @@ class StationBroadcast:
 
     def _stop_if_idle(self) -> None:
         self._linger = None
-        if not self._subs and self._task is not None:
-            self._task.cancel()
+        task = self._task
+        if not self._subs and task is not None:
+            # Not running from now on: a subscriber arriving before the task has wound down
+            # starts a new one instead of joining a dying one.
+            self._task = None
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+            task.cancel()
 
     def retarget(self, stream_url: str) -> None:
         """Play another URL for this station (it changed): the decoder restarts at once."""
@@ -185,9 +191,11 @@ class StationBroadcast:
         for audio in list(self._subs.values()):
             audio.close()
         self._subs.clear()
-        task = self._task
-        if task is not None:
+        tasks = [*self._stopping, *([self._task] if self._task is not None else [])]
+        self._task = None
+        for task in tasks:
             task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
@@ -199,7 +207,11 @@ class StationBroadcast:
         while self._subs:
             started = loop.time()
             produced = self.frames_produced
-            reason = await self._run_once()
+            try:
+                reason = await self._run_once()
+            except Exception:  # a bug here must not leave the station silent for good
+                log.exception("voice %s: decoder supervisor failed", self.key)
+                reason = "internal error"
             if not self._subs:
                 return
             if self._retarget:
@@ -221,7 +233,6 @@ class StationBroadcast:
 
     async def _run_once(self) -> str:
         """Run FFmpeg until it exits or stalls; why it ended."""
-        self._stderr.clear()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *decode_args(self.ffmpeg, self.stream_url),
@@ -235,17 +246,28 @@ class StationBroadcast:
         self._proc = proc
         assert proc.stdout is not None
         assert proc.stderr is not None
-        drain = asyncio.create_task(self._drain(proc.stderr))
+        tail: deque[str] = deque(maxlen=STDERR_LINES)
+        drain = asyncio.create_task(self._drain(proc.stderr, tail))
         try:
-            return await self._pump(proc.stdout)
+            if await self._pump(proc.stdout):
+                return f"no audio for {self.watchdog:g} s"
+            # Output ended: FFmpeg exits; give it a moment to say why on stderr.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await proc.wait()
+                    await drain
+            detail = self._redact(tail[-1]) if tail else "no message"
+            return f"the stream ended or failed, exit {proc.returncode}: {detail}"
         finally:
             self._kill(proc)
-            with contextlib.suppress(ProcessLookupError):
-                await asyncio.shield(proc.wait())
             drain.cancel()
-            self._proc = None
+            if self._proc is proc:
+                self._proc = None
+            with contextlib.suppress(ProcessLookupError):
+                await asyncio.shield(proc.wait())  # reaped: no zombie, no orphan
 
-    async def _pump(self, stdout: asyncio.StreamReader) -> str:
+    async def _pump(self, stdout: asyncio.StreamReader) -> bool:
+        """Fan FFmpeg's packets out until its output ends (False) or the watchdog fires (True)."""
         loop = asyncio.get_running_loop()
         parser = OggOpusParser()
         last_packet = loop.time()
@@ -257,9 +279,9 @@ class StationBroadcast:
                 async with asyncio.timeout(left):
                     chunk = await stdout.read(READ_SIZE)
             except TimeoutError:
-                return f"no audio for {self.watchdog:g} s"
+                return True
             if not chunk:
-                return self._exit_reason()
+                return False
             packets = parser.feed(chunk)
             if not packets:
                 continue
@@ -270,7 +292,8 @@ class StationBroadcast:
                     queue.put(packet)
             self.frames_produced += len(packets)
 
-    async def _drain(self, stderr: asyncio.StreamReader) -> None:
+    @staticmethod
+    async def _drain(stderr: asyncio.StreamReader, tail: deque[str]) -> None:
         """Read FFmpeg's stderr to the end, keeping only its last few lines (bounded), so a
         chatty FFmpeg never blocks on a full pipe."""
         pending = b""
@@ -280,11 +303,7 @@ class StationBroadcast:
             for line in lines:
                 text = line.decode("utf-8", "replace").strip()
                 if text:
-                    self._stderr.append(text[:STDERR_LINE_CHARS])
-
-    def _exit_reason(self) -> str:
-        detail = self._stderr[-1] if self._stderr else "no message"
-        return f"the stream ended or failed: {self._redact(detail)}"
+                    tail.append(text[:STDERR_LINE_CHARS])
 
     def _redact(self, text: str) -> str:
         text = text.replace(self.stream_url, redact_url(self.stream_url))

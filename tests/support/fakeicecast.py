@@ -73,7 +73,8 @@ class FakeIcecast:
         self.bytes_per_second = bytes_per_second
         self.connections = 0  # stream requests answered with audio
         self.requests = 0  # every request, refused and hung ones included
-        self.refuse_new = False  # answer new requests 503
+        self.refuse_new = False  # answer new requests with refuse_status
+        self.refuse_status = 503
         self.hang_new = False  # accept new requests and never answer
         self.bytes_sent = 0
         self.base_url = ""
@@ -145,7 +146,7 @@ class FakeIcecast:
     async def _stream(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
         if self.refuse_new:
-            return web.Response(status=503, text="source unavailable")
+            return web.Response(status=self.refuse_status, text="source unavailable")
         if self.hang_new:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.Event().wait()  # until the client or the server gives up
