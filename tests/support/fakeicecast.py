@@ -8,8 +8,10 @@ supervisor can be exercised through a real FFmpeg.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import signal
 import subprocess
 from pathlib import Path
 
@@ -93,6 +95,7 @@ class FakeIcecast:
 
     async def start(self) -> str:
         app = web.Application()
+        app.router.add_get("/_admin/counters", self._counters)
         app.router.add_get("/{path:.*}", self._stream)
         # Endless responses: a short shutdown timeout, or teardown waits a minute for them.
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
@@ -141,6 +144,16 @@ class FakeIcecast:
     def stalled(self) -> bool:
         return not self._flowing.is_set()
 
+    async def _counters(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "connections": self.connections,
+                "open": self.open_connections,
+                "requests": self.requests,
+                "bytes_sent": self.bytes_sent,
+            }
+        )
+
     # Serving --------------------------------------------------------------------------
 
     async def _stream(self, request: web.Request) -> web.StreamResponse:
@@ -186,3 +199,26 @@ class FakeIcecast:
             next_at += self.chunk_seconds
             await asyncio.sleep(max(0.0, next_at - loop.time()))
             owed = chunk
+
+
+async def _serve(mp3: bytes) -> None:
+    """Serve until SIGTERM/SIGINT; the first stdout line is the stream URL."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with FakeIcecast(mp3) as server:
+        print(server.url, flush=True)
+        await stop.wait()
+
+
+def main() -> None:
+    """``python -m tests.support.fakeicecast --mp3 FILE``: the fake in a process of its own
+    (the voice benchmark keeps its CPU apart from the bot's)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mp3", type=Path, required=True)
+    asyncio.run(_serve(parser.parse_args().mp3.read_bytes()))
+
+
+if __name__ == "__main__":
+    main()
