@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -48,7 +49,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import aiohttp
 import discord
@@ -196,6 +197,11 @@ def ffmpeg_children(parent: int) -> list[int]:
     return found
 
 
+@functools.cache
+def _devnull() -> IO[bytes]:
+    return open(os.devnull, "wb")
+
+
 def make_source(mode: str, broadcasts: Broadcasts, url: str, ffmpeg: str) -> discord.AudioSource:
     if mode == "shared":
         return broadcasts.audio_for("bench", url)
@@ -205,6 +211,7 @@ def make_source(mode: str, broadcasts: Broadcasts, url: str, ffmpeg: str) -> dis
         executable=ffmpeg,
         before_options="-reconnect 1 -reconnect_streamed 1 -reconnect_delay_max 5",
         options="-loglevel error",
+        stderr=_devnull(),  # "broken pipe" when a run ends is noise here
     )
 
 
@@ -304,8 +311,8 @@ async def run_fake(
     assert child.stdout is not None
     try:
         line = await asyncio.wait_for(child.stdout.readline(), timeout=180)
-        if not line:
-            raise RuntimeError("the bench's bot process ended before it played")
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the bench's bot process did not play: {line.decode()[:300]}")
 
         def counts() -> list[tuple[int, int, int]]:
             stats = [fake.voice.stats(guild.id) for guild in fake.guilds]
@@ -318,15 +325,11 @@ async def run_fake(
         child.send_signal(signal.SIGTERM)
         report = json.loads(await asyncio.wait_for(child.stdout.readline(), timeout=60) or "{}")
         result.update(report)
+        await asyncio.wait_for(child.wait(), timeout=30)
     finally:
         if child.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                child.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(child.wait(), timeout=30)
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+            child.kill()
+            await child.wait()
         await fake.stop()
     return result
 
@@ -347,15 +350,23 @@ async def child_main(mode: str, url: str) -> None:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
 
+    sources: list[discord.AudioSource] = []
+
     async def join(guild: discord.Guild, gate: asyncio.Semaphore) -> None:
         async with gate:
             voice = await guild.voice_channels[0].connect(self_deaf=True, timeout=60)
-        voice.play(make_source(mode, broadcasts, url, binary.path))
+        sources.append(make_source(mode, broadcasts, url, binary.path))
+        voice.play(sources[-1])
 
     async def play() -> None:
-        await client.wait_until_ready()
-        gate = asyncio.Semaphore(10)
-        await asyncio.gather(*(join(guild, gate) for guild in client.guilds))
+        try:
+            await client.wait_until_ready()
+            gate = asyncio.Semaphore(10)
+            await asyncio.gather(*(join(guild, gate) for guild in client.guilds))
+        except Exception as error:
+            print(f"failed: {type(error).__name__}: {error}", flush=True)
+            stop.set()
+            return
         lag.start()
         print("ready", flush=True)
 
@@ -368,6 +379,8 @@ async def child_main(mode: str, url: str) -> None:
         for voice in list(client.voice_clients):
             voice.stop()  # type: ignore[attr-defined]
             await voice.disconnect(force=True)
+        for source in sources:
+            source.cleanup()  # the player threads would too, but this process ends first
         await broadcasts.close()
         player.cancel()
         await client.close()
