@@ -346,6 +346,33 @@ async def test_decoder_stops_with_the_last_subscriber_and_restarts(
     await wait_for(lambda: len(ffmpeg_children()) == 1, within=5)
 
 
+async def test_linger_keeps_the_decoder_for_a_quick_return_and_a_new_url_restarts_it(
+    icecast: FakeIcecast, ffmpeg: str
+) -> None:
+    registry = Broadcasts(ffmpeg, linger=30.0)
+    try:
+        first = registry.audio_for("main", icecast.url)
+        await wait_for(lambda: first.queue.received >= 5)
+        broadcast = registry.get("main")
+        assert broadcast is not None
+        pid = broadcast.pid
+        first.cleanup()  # the last listener leaves...
+        assert registry.is_running("main")  # ...and the decoder lingers
+        second = registry.audio_for("main", icecast.url)  # a rejoin within the linger
+        await wait_for(lambda: second.queue.received >= 5)
+        assert broadcast.pid == pid
+        assert icecast.connections == 1
+
+        moved = registry.audio_for("main", f"{icecast.url}?moved=1")  # the station's URL changed
+        await wait_for(lambda: icecast.connections == 2 and moved.queue.received >= 5)
+        assert broadcast.pid not in (None, pid)
+        assert broadcast.restarts == 0
+        assert broadcast.subscribers == 2
+    finally:
+        await registry.close()
+    assert ffmpeg_children() == []
+
+
 async def test_ffmpeg_never_follows_a_redirect_to_a_file(ffmpeg: str, tmp_path: Path) -> None:
     """The protocol whitelist holds in a real FFmpeg: a stream that redirects to file: plays
     nothing (the file is never read)."""
