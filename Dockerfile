@@ -3,8 +3,8 @@
 # (requirements-runtime.lock, the runtime subset of requirements.lock with the same pins), copied
 # into a clean slim image that runs as an unprivileged user.
 #
-#   docker build -t onair .                                   # no FFmpeg
-#   docker build --build-arg WITH_FFMPEG=1 -t onair:ffmpeg .  # with FFmpeg (for voice)
+#   docker build -t onair .                                   # voice with the wheel's FFmpeg
+#   docker build --build-arg WITH_FFMPEG=1 -t onair:ffmpeg .  # voice with Debian's FFmpeg
 #   docker run --env-file .env -v ./config.toml:/etc/onair/config.toml:ro -v onair-data:/data onair
 ARG PYTHON_VERSION=3.11
 
@@ -24,7 +24,9 @@ RUN /opt/onair/bin/pip install --no-cache-dir --no-deps --no-build-isolation /sr
 
 FROM python:${PYTHON_VERSION}-slim
 ARG WITH_FFMPEG=0
-# FFmpeg only when asked for (voice); Debian's package, versions follow the base image.
+# Voice works without this (imageio-ffmpeg's static FFmpeg is in the venv); WITH_FFMPEG=1 adds
+# Debian's package, which follows the base image's security updates (use it with
+# ONAIR_FFMPEG=/usr/bin/ffmpeg in the environment).
 # hadolint ignore=DL3008
 RUN if [ "$WITH_FFMPEG" = "1" ]; then \
         apt-get update \

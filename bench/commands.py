@@ -57,7 +57,7 @@ async def main() -> None:
         single = bot_side(single_ids)
 
         # All at once: 500 interactions sent back to back on one cold cache.
-        env.bot.registry.clients["main"]._cache.clear()
+        env.bot.registry.clients["main"].forget_cached()
         before = sim.counters["info"]
         count_before = len(callbacks())
         burst_started = time.perf_counter()

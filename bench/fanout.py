@@ -42,8 +42,7 @@ async def main() -> None:
         announcer = env.bot.announcer
         # Stop the watch so only the measured announcement is delivered.
         await announcer.idle()
-        for watch in announcer.watched():
-            announcer.watches.remove(watch.job_id)
+        announcer.stop_watching()
         await announcer.idle()
         fake.requests.clear()
         fake.ratelimited.clear()
@@ -57,8 +56,7 @@ async def main() -> None:
 
         new_play = replace(play, started=(play.started or info.fetched_at) + timedelta(hours=1))
         started = time.perf_counter()
-        announcer._slugs_by_job.setdefault("bench", ["main"])  # the real fan-out path
-        await announcer._listener("bench")(Announcement(new_play, info, time.time()))
+        announcer.announce("main", Announcement(new_play, info, time.time()))  # the real fan-out
         await announcer.idle()
         elapsed = time.perf_counter() - started
         delivered = len({r.route for r in fake.requests if r.method == "POST" and r.status == 200})

@@ -102,9 +102,7 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
         async def deliver(self, sub, announcement, station, *, nonce):  # type: ignore[no-untyped-def]
             play = announcement.play
             if play.started is not None and play.started_exact and service is not None:
-                watch = service.watches.watches.get(
-                    service.job_id(service.registry.client(station))
-                )
+                watch = service.watch_for(station)
                 kind = "own" if watch is not None and watch.owned else "notified"
                 now = time.time()
                 records.append((now, now - play.started.timestamp(), kind))

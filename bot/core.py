@@ -20,7 +20,7 @@ from .keybox import KeyBox
 from .logs import count_discord_429s, guard_discord_logs
 from .metrics import Metrics, MetricsServer
 from .registry import StationRegistry
-from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
+from .station import StationError
 from .storage import Storage
 
 if TYPE_CHECKING:
@@ -48,14 +48,8 @@ def user_message(error: BaseException) -> str | None:
     """The message a user sees for a known error (texts in ``bot.errors``), or None for a bug."""
     if isinstance(error, OnAirError):
         return error.message
-    if isinstance(error, StationAuthError):
-        return errors.STATION_KEY_REFUSED
-    if isinstance(error, StationNotFound):
-        return errors.STATION_NOT_FOUND
-    if isinstance(error, StationUnavailable):
-        return errors.STATION_UNAVAILABLE
     if isinstance(error, StationError):
-        return f"{errors.STATION_UNREADABLE} ({error.message})"
+        return errors.station_problem(error)
     if isinstance(error, app_commands.CheckFailure):
         return str(error) or errors.NOT_HERE
     if isinstance(error, app_commands.TransformerError):

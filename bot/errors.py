@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
+
 
 class OnAirError(Exception):
     """A problem with what the user asked for (not with OnAir or the station)."""
@@ -20,11 +22,12 @@ class BadInput(OnAirError):
 
 
 # Every text a user sees when something fails, in one table (the command layer's one error
-# handler, bot.core.user_message, and the setup commands read them from here).
+# handler, bot.core.user_message, and the setup commands read them from here). One wording per
+# situation: a refused key reads the same in /nowplaying as when an admin adds the station.
 GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
-STATION_KEY_REFUSED = "The station refused OnAir's API key. Please ask a server admin to check it."
+STATION_KEY_REFUSED = "The station refused the API key; a server admin needs to check it."
 STATION_NOT_FOUND = (
-    "The station server does not know this station. Please ask a server admin to check its id."
+    "The station server does not know this station id; a server admin needs to check it."
 )
 STATION_UNAVAILABLE = "The station is not answering right now. Please try again in a minute."
 STATION_UNREADABLE = "The station sent something OnAir could not read. Please try again later."
@@ -47,3 +50,20 @@ STATION_LIMIT = (
     "server; remove one with `/onair station remove` first."
 )
 ADD_FAILED = "I could not add the station: {reason}"
+NOT_OURS = "That station comes from the bot's own configuration; only its owner can remove it."
+NO_EVERYONE = "OnAir never pings @everyone; pick a role of its own."
+CANNOT_POST = "I can't post embeds in {channel}; let me Send Messages and Embed Links there."
+
+
+def station_problem(error: StationError, *, detail: bool = False) -> str:
+    """The text for a failed station call. ``detail`` adds what the client saw when it says
+    more than its kind (the add flow: the admin has just typed the address and the id)."""
+    if isinstance(error, StationAuthError):
+        return STATION_KEY_REFUSED
+    if isinstance(error, StationNotFound):
+        return STATION_NOT_FOUND
+    if isinstance(error, StationUnavailable):
+        if not detail or error.message == error.default_message:
+            return STATION_UNAVAILABLE
+        return f"{STATION_UNAVAILABLE} ({error.message})"
+    return f"{STATION_UNREADABLE} ({error.message})"

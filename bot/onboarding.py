@@ -18,7 +18,7 @@ from .netguard import check_url
 from .registry import StationRegistry, short_slug
 from .render.text import safe
 from .station import StationError
-from .storage import GuildStation, Storage
+from .storage import GuildSettings, GuildStation, Storage
 
 
 def make_slug(name: str) -> str:
@@ -99,7 +99,7 @@ class StationOnboarding:
         try:
             info = await client.info(max_age=0)
         except StationError as error:
-            return errors.ADD_FAILED.format(reason=error.message)
+            return errors.ADD_FAILED.format(reason=errors.station_problem(error, detail=True))
         stored = GuildStation(
             guild_id,
             slug,
@@ -118,10 +118,23 @@ class StationOnboarding:
     async def remove(self, guild_id: int, station: StationConfig) -> None:
         """Remove a station this guild added (BadInput for one of the bot's own)."""
         if station.owner_guild != guild_id:
-            raise BadInput(
-                "That station comes from the bot's own configuration; only its owner can remove it."
-            )
+            raise BadInput(errors.NOT_OURS)
         await self.storage.remove_guild_station(
             station.owner_guild, short_slug(station), station.slug
         )
         self.registry.remove_guild_station(station.slug)
+
+    async def save_settings(
+        self, guild_id: int, timezone: str | None, default_station: str | None
+    ) -> GuildSettings:
+        """Change the guild's time zone and/or default station (None keeps the stored one)."""
+        zone = zone_input(timezone).key if timezone else None
+        current = await self.storage.guild_settings(guild_id)
+        saved = GuildSettings(
+            guild_id,
+            zone or current.timezone,
+            current.default_station if default_station is None else default_station,
+        )
+        await self.storage.save_guild_settings(saved)
+        self.registry.set_default(guild_id, saved.default_station)
+        return saved

@@ -7,6 +7,7 @@ length and RE2 in memory; titles are clipped before matching.
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from typing import Any
 
@@ -17,6 +18,7 @@ from .errors import BadInput
 MAX_PATTERN_CHARS = 200
 MAX_SUBJECT_CHARS = 1024
 _MAX_MEM = 1 << 20  # RE2's program and DFA budget per pattern (bytes)
+_LOGGER = logging.getLogger("onair.patterns")
 
 
 class UnsafePattern(BadInput):
@@ -51,7 +53,14 @@ def _cached(pattern: str) -> Any | None:
     try:
         return compile_pattern(pattern)
     except UnsafePattern:
-        return None  # a pattern stored before these rules: ignored rather than crashing
+        # A pattern stored before these rules: ignored rather than crashing, said once (the
+        # cache) so the owner knows why that channel's skips stopped working.
+        _LOGGER.warning(
+            "skip pattern %r is ignored: OnAir cannot run it safely (set it again with "
+            "/onair announce)",
+            pattern[:80],
+        )
+        return None
 
 
 def matches(pattern: str, text: str) -> bool:

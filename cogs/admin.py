@@ -10,11 +10,9 @@ from discord.ext import commands
 
 from bot.core import OnAirBot
 from bot.errors import NEED_MANAGE
-from bot.inputs.zone import zone_input
 from bot.patterns import compile_pattern
 from bot.render import admin_embeds, station_embeds
-from bot.render.text import safe
-from bot.storage import GuildSettings, Subscription
+from bot.storage import Subscription
 from bot.ui import Reply, answer
 from bot.ui.checks import can_manage, check_announce_target
 from bot.ui.station_key import StationKeyModal
@@ -72,9 +70,7 @@ class AdminCog(
         chosen = resolve_station(interaction, station)
         await self.bot.onboarding.remove(interaction.guild_id or 0, chosen)
         await self._refresh()
-        await interaction.response.send_message(
-            f"Removed **{safe(chosen.name, limit=80)}** and its announcements.", ephemeral=True
-        )
+        await interaction.response.send_message(admin_embeds.removed(chosen), ephemeral=True)
 
     @station.command(name="list", description="Stations this server can use")
     async def station_list(self, interaction: discord.Interaction[OnAirBot]) -> None:
@@ -93,19 +89,9 @@ class AdminCog(
         timezone: str | None = None,
         default_station: str | None = None,
     ) -> None:
-        guild_id = interaction.guild_id or 0
-        current = await self.bot.storage.guild_settings(guild_id)
-        zone = zone_input(timezone).key if timezone else current.timezone
-        slug = (
-            resolve_station(interaction, default_station).slug
-            if default_station
-            else current.default_station
-        )
-        await self.bot.storage.save_guild_settings(GuildSettings(guild_id, zone, slug))
-        self.bot.registry.set_default(guild_id, slug)
-        await interaction.response.send_message(
-            f"Time zone: **{zone}**; default station: **{slug or 'none'}**.", ephemeral=True
-        )
+        slug = resolve_station(interaction, default_station).slug if default_station else None
+        saved = await self.bot.onboarding.save_settings(interaction.guild_id or 0, timezone, slug)
+        await interaction.response.send_message(admin_embeds.settings_saved(saved), ephemeral=True)
 
     # Announcements ----------------------------------------------------------------------
 
@@ -137,7 +123,7 @@ class AdminCog(
         if skip_pattern:
             compile_pattern(skip_pattern)  # RE2: refuses what it cannot run in linear time
         check_announce_target(channel, role)
-        await self.bot.storage.upsert_subscription(
+        await self.bot.announcer.subscribe(
             Subscription(
                 0,
                 guild_id=interaction.guild_id or 0,
@@ -151,12 +137,8 @@ class AdminCog(
                 style=style or "",
             )
         )
-        await self._refresh()
-        await interaction.response.send_message(
-            f"New tracks of **{safe(chosen.name, limit=80)}** will be announced in "
-            f"{channel.mention} ({mode}, {station_embeds.effective_style(style, mode)}).",
-            ephemeral=True,
-        )
+        text = admin_embeds.announcing(chosen, channel.mention, mode, style)
+        await interaction.response.send_message(text, ephemeral=True)
 
     @app_commands.command(name="unannounce", description="Stop announcements in a channel")
     @app_commands.autocomplete(station=station_autocomplete)
@@ -167,15 +149,8 @@ class AdminCog(
         station: str | None = None,
     ) -> None:
         slug = resolve_station(interaction, station).slug if station else None
-        removed = await self.bot.storage.remove_subscription(
-            interaction.guild_id or 0, channel.id, slug
-        )
-        await self._refresh()
-        text = (
-            f"Stopped announcements in {channel.mention}."
-            if removed
-            else f"{channel.mention} had no announcements."
-        )
+        removed = await self.bot.announcer.unsubscribe(interaction.guild_id or 0, channel.id, slug)
+        text = admin_embeds.unannounced(channel.mention, removed)
         await interaction.response.send_message(text, ephemeral=True)
 
     @app_commands.command(name="resume", description="Resume paused announcements in a channel")
@@ -184,16 +159,9 @@ class AdminCog(
         interaction: discord.Interaction[OnAirBot],
         channel: discord.TextChannel | discord.Thread,
     ) -> None:
-        subs = [
-            s
-            for s in await self.bot.storage.subscriptions(guild_id=interaction.guild_id)
-            if s.channel_id == channel.id
-        ]
-        for sub in subs:
-            await self.bot.storage.pause(sub.id, None)
-        await self._refresh()
+        count = await self.bot.announcer.resume_channel(interaction.guild_id or 0, channel.id)
         await interaction.response.send_message(
-            f"Resumed {len(subs)} announcement(s) in {channel.mention}.", ephemeral=True
+            f"Resumed {count} announcement(s) in {channel.mention}.", ephemeral=True
         )
 
     @app_commands.command(name="preview", description="The announcement for the track on air now")

@@ -27,6 +27,7 @@ from .support.botenv import (
     SECRET,
     STATION_KEY,
     BotEnv,
+    fake_discord_fixture,
     running_bot,
 )
 from .support.cli import KEY as CLI_KEY
@@ -90,15 +91,8 @@ async def guild_sim() -> AsyncIterator[StationSimulator]:
         await sim.stop()
 
 
-@pytest.fixture
-async def guild_fake() -> AsyncIterator[FakeDiscord]:
-    """A fake Discord with two guilds of two channels (guild isolation needs a second guild)."""
-    server = FakeDiscord(guild_count=2, channels_per_guild=2)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+# A fake Discord with two guilds of two channels (guild isolation needs a second guild).
+guild_fake = fake_discord_fixture("guild_fake", guild_count=2, channels_per_guild=2)
 
 
 @pytest.fixture

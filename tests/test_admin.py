@@ -7,8 +7,9 @@ import os
 
 import pytest
 
+from bot import errors
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
-from bot.storage import Subscription
+from bot.storage import GuildSettings, Subscription
 
 from .support.botenv import DEV_OVERRIDE, GUILD_KEY, SECRET, running_bot
 from .support.discord_rules import CHANNEL_MESSAGE, EPHEMERAL, MODAL
@@ -24,6 +25,16 @@ async def start_add(env, name: str, base_url: str, station_id: int, **kw) -> tup
     iid = await env.fake.slash("onair", options, sub=["station", "add"], **kw)
     callback = await env.fake.response(iid)
     return iid, callback.json
+
+
+async def add_with_key(env, name: str, base_url: str, station_id: int, key: str) -> str:
+    """/onair station add, then ``key`` typed into its form; the reply that follows."""
+    _, callback = await start_add(env, name, base_url, station_id)
+    modal = callback["data"]
+    field_id = modal["components"][0]["components"][0]["custom_id"]
+    submit = await env.fake.submit_modal(modal["custom_id"], {field_id: key})
+    follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
+    return follow[0].json["content"]
 
 
 async def test_member_without_manage_server_is_refused(dev_bot):
@@ -73,24 +84,15 @@ async def test_station_add_with_modal_key_is_validated_encrypted_and_never_echoe
 
 async def test_wrong_key_is_refused_and_nothing_saved(dev_bot, guild_sim):
     async with dev_bot() as env:
-        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
-        modal = callback["data"]
-        field_id = modal["components"][0]["components"][0]["custom_id"]
-        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: "not-the-key"})
-        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
-        assert "refused the API key" in follow[0].json["content"]
-        assert "not-the-key" not in follow[0].json["content"]
+        text = await add_with_key(env, "Guild Radio", guild_sim.base_url, 5, "not-the-key")
+        assert text == errors.ADD_FAILED.format(reason=errors.STATION_KEY_REFUSED)
         assert await env.bot.storage.guild_stations(env.guild.id) == []
 
 
 async def test_without_secret_key_guild_keys_are_not_stored(guild_sim, guild_fake):
     async with running_bot(guild_sim, fake=guild_fake, bot_extra=DEV_OVERRIDE) as env:
-        _, callback = await start_add(env, "Guild Radio", guild_sim.base_url, 5)
-        modal = callback["data"]
-        field_id = modal["components"][0]["components"][0]["custom_id"]
-        submit = await env.fake.submit_modal(modal["custom_id"], {field_id: GUILD_KEY})
-        follow = await env.fake.wait_request("POST", rf"^/webhooks/\d+/itoken-{submit}")
-        assert "ONAIR_SECRET_KEY" in follow[0].json["content"]
+        text = await add_with_key(env, "Guild Radio", guild_sim.base_url, 5, GUILD_KEY)
+        assert text == errors.NO_SECRET
         assert await env.bot.storage.guild_stations() == []
 
 
@@ -156,6 +158,40 @@ async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
         await fake.wait_for(lambda: env.bot.get_guild(env.guild.id) is None)
         await env.bot.announcer.idle()
         await wait_for(_purged(env), within=10)
+
+
+async def test_settings_resume_and_station_remove(dev_bot, guild_sim):
+    async with dev_bot() as env:
+        fake, guild = env.fake, env.guild
+        options = {"timezone": "Europe/Berlin", "default_station": "main"}
+        reply = await fake.final_message(await fake.slash("onair", options, sub=["settings"]))
+        assert reply["flags"] & EPHEMERAL
+        assert reply["content"] == "Time zone: **Europe/Berlin**; default station: **main**."
+        await fake.final_message(await fake.slash("onair", {"timezone": "UTC"}, sub=["settings"]))
+        assert await env.bot.storage.guild_settings(guild.id) == GuildSettings(
+            guild.id, "UTC", "main"
+        )
+        channel = guild.channels[1]
+        sub = await env.bot.storage.upsert_subscription(Subscription(0, guild.id, channel, "main"))
+        await env.bot.storage.pause(sub.id, "I lost Send Messages there")
+        iid = await fake.slash(
+            "onair",
+            {"channel": str(channel)},
+            sub=["resume"],
+            resolved=fake.resolved_channel(channel),
+        )
+        assert (await fake.final_message(iid))[
+            "content"
+        ] == f"Resumed 1 announcement(s) in <#{channel}>."
+        (resumed,) = await env.bot.storage.subscriptions(guild_id=guild.id)
+        assert resumed.paused_reason is None
+        assert len(env.bot.announcer.watched()) == 1  # resumed: the station is polled again
+        added = await add_with_key(env, "Guild Radio", guild_sim.base_url, 5, GUILD_KEY)
+        assert added.startswith("Added **Guild Radio**")
+        iid = await fake.slash("onair", {"station": "guild-radio"}, sub=["station", "remove"])
+        text = (await fake.final_message(iid))["content"]
+        assert text == "Removed **Guild Radio** and its announcements."
+        assert await env.bot.storage.guild_stations(guild.id) == []
 
 
 def _purged(env):

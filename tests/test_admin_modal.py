@@ -9,11 +9,10 @@ import asyncio
 from typing import Any
 
 import pytest
-from cryptography.fernet import Fernet
 
 from bot.simulator import StationSimulator
 
-from .support.botenv import running_bot
+from .support.botenv import DEV_OVERRIDE, SECRET, fake_discord_fixture, running_bot
 from .support.discord_rules import ACTION_ROW, CHANNEL_MESSAGE, EPHEMERAL, MODAL
 from .support.fakediscord import FakeDiscord, Guild, snowflake
 
@@ -21,8 +20,6 @@ pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
 KEY_A = "guild-A-KEY-11111"
 KEY_B = "guild-B-KEY-22222"
-SECRET = Fernet.generate_key().decode()
-DEV_OVERRIDE = "allow_private_station_urls = true\n"
 MANAGE_NOTHING = 0x800 | 0x400  # send messages, view channel
 OLD_LABEL = "API key (leave empty if the station needs none)"
 
@@ -38,12 +35,7 @@ async def keyed_sim():
     await server.stop()
 
 
-@pytest.fixture
-async def fake():
-    server = FakeDiscord(guild_count=2, channels_per_guild=1)
-    await server.start()
-    yield server
-    await server.stop()
+fake = fake_discord_fixture(guild_count=2, channels_per_guild=1)
 
 
 def bot(keyed_sim: StationSimulator, fake: FakeDiscord, bot_extra: str = "") -> Any:

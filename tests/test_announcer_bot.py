@@ -8,7 +8,7 @@ import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 
-from .support.botenv import running_bot
+from .support.botenv import fake_discord_fixture, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.waiting import wait_for
@@ -40,12 +40,7 @@ async def programme_sim():
     await simulator.stop()
 
 
-@pytest.fixture
-async def fake():
-    server = FakeDiscord(channels_per_guild=3)
-    await server.start()
-    yield server
-    await server.stop()
+fake = fake_discord_fixture(channels_per_guild=3)
 
 
 def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:
@@ -175,6 +170,24 @@ async def test_forbidden_channel_is_paused_others_go_on(programme_sim, fake):
         assert len(fake.sent("POST", rf"^/channels/{bad}/messages$")) == attempts  # not retried
 
 
+async def test_a_message_discord_refuses_is_not_retried_and_the_channel_is_not_paused(
+    programme_sim, fake
+):
+    config = subscription(fake, 0)
+    channel = fake.guilds[0].channels[0]
+    route = rf"^/channels/{channel}/messages$"
+    fake.fail("POST", route, 400, code=50035, message="Invalid Form Body", times=1)
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
+        await fake.wait_for(lambda: len(fake.sent("POST", route)) == 1)
+        await env.bot.announcer.idle()
+        assert await env.bot.announcer.sweep() == 0  # refused: not given back for a retry
+        assert len(fake.sent("POST", route)) == 1
+        assert [s.paused_reason for s in await env.bot.storage.subscriptions()] == [None]
+        programme_sim.clock.advance(21)
+        await poll(env)
+        assert len(posts(fake, 0)) == 1  # the next play is announced as usual
+
+
 async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_sim, fake):
     config = (
         subscription(fake, 0, mode="card")
@@ -270,7 +283,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         for _ in range(3):  # the first fetches, the others are served from the cache
             await fake.final_message(await fake.slash("nowplaying"))
         programme_sim.clock.advance(21)  # the jingle
-        client._cache.clear()
+        client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
         lines = message["embeds"][0]["description"].splitlines()

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot import errors
 from bot.simulator import Programme
 from bot.simulator.library import LibraryItem
 
@@ -172,14 +173,14 @@ async def test_station_down_shows_last_known_state_then_friendly_error(onair):
     await onair.fake.final_message(await onair.fake.slash("nowplaying"))
     onair.sim.inject("status", status=503)
     client = onair.bot.registry.clients["main"]
-    client._cache.clear()
+    client.forget_cached()
     message = await onair.fake.final_message(await onair.fake.slash("nowplaying"), within=30)
     assert "as of <t:" in message["embeds"][0]["description"].splitlines()[-1]
     client.last_info = None
-    client._cache.clear()
+    client.forget_cached()
     iid = await onair.fake.slash("station")
     reply = await onair.fake.final_message(iid, within=30)
-    assert "not answering" in reply["content"]
+    assert reply["content"] == errors.STATION_UNAVAILABLE
     onair.sim.faults.clear()
 
 
@@ -188,7 +189,7 @@ async def test_bad_key_and_unknown_station_messages(onair):
     iid = await onair.fake.slash("recent")
     reply = await onair.fake.final_message(iid)
     assert reply["flags"] & EPHEMERAL
-    assert "ask a server admin" in reply["content"]
+    assert reply["content"] == errors.STATION_KEY_REFUSED
     iid = await onair.fake.slash("nowplaying", {"station": "nope"})
     reply = await onair.fake.final_message(iid)
     assert reply["flags"] & EPHEMERAL
@@ -369,7 +370,7 @@ async def test_unexpected_error_gets_generic_message_and_log(onair, caplog, monk
 
 async def test_key_never_in_discord_traffic_or_logs(onair, caplog):
     onair.sim.inject("status", status=500, times=10)
-    onair.bot.registry.clients["main"]._cache.clear()
+    onair.bot.registry.clients["main"].forget_cached()
     await onair.fake.final_message(await onair.fake.slash("recent"), within=30)
     onair.sim.faults.clear()
     assert STATION_KEY not in _all_text(onair.fake)

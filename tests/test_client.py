@@ -7,10 +7,12 @@ import logging
 import time
 import traceback
 from datetime import date
+from typing import Any
 
+import aiohttp
 import pytest
 
-from bot.simulator import QUIRKS
+from bot.simulator import QUIRKS, StationSimulator
 from bot.station import (
     RetryPolicy,
     StationAuthError,
@@ -54,7 +56,7 @@ async def test_info_playlist_stats(simulator, session):
 @pytest.mark.parametrize("available", ["api/getplaylist", "api/info/getplaylist"])
 async def test_playlist_works_on_either_path_and_remembers_it(simulator, session, available):
     simulator.playlist_paths = {available}
-    StationClient._playlist_path_by_base.pop(simulator.base_url, None)
+    StationClient.forget_playlist_path(simulator.base_url)
     client = make_client(simulator, session, cache=None)
     first = await client.playlist()
     assert first.items
@@ -68,7 +70,7 @@ async def test_playlist_works_on_either_path_and_remembers_it(simulator, session
 
 async def test_playlist_not_found_on_both_paths(simulator, session):
     simulator.playlist_paths = set()
-    StationClient._playlist_path_by_base.pop(simulator.base_url, None)
+    StationClient.forget_playlist_path(simulator.base_url)
     with pytest.raises(StationNotFound):
         await make_client(simulator, session).playlist()
 
@@ -118,13 +120,25 @@ FAULTS = [
     ({"kind": "error_json"}, StationAuthError),
 ]
 
+# A "delay" fault answers after 5 s: the client gives up after its timeout on every try, so a
+# short one keeps the test fast (the mapping and the retries are the same).
+SHORT_TIMEOUT = aiohttp.ClientTimeout(total=0.2)
+
+
+def fault_client(
+    simulator: StationSimulator, session: aiohttp.ClientSession, fault: dict[str, Any]
+) -> StationClient:
+    if fault["kind"] == "delay":
+        return make_client(simulator, session, timeout=SHORT_TIMEOUT)
+    return make_client(simulator, session)
+
 
 @pytest.mark.parametrize(
     ("fault", "error"), FAULTS, ids=[f[0]["kind"] + str(f[0].get("status", "")) for f in FAULTS]
 )
 async def test_every_fault_maps_to_its_error_within_budget(simulator, session, fault, error):
     simulator.inject(**fault)
-    client = make_client(simulator, session)
+    client = fault_client(simulator, session, fault)
     started = time.monotonic()
     with pytest.raises(error) as caught:
         await client.info()
@@ -214,7 +228,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
 async def test_key_never_in_exception_chain_or_logs(simulator, session, caplog, fault):
     caplog.set_level(logging.DEBUG)
     simulator.inject(**fault)
-    client = make_client(simulator, session)
+    client = fault_client(simulator, session, fault)
     with pytest.raises(StationError) as caught:
         await client.info()
     chain = _chain(caught.value)
@@ -248,7 +262,7 @@ async def test_client_closes_only_its_own_session(simulator, session):
     assert not session.closed
     own = StationClient(simulator.base_url, 1, KEY)
     await own.info()
-    own_session = own._session
+    own_session = own.session
     await own.close()
     assert own_session is not None
     assert own_session.closed

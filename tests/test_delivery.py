@@ -26,7 +26,7 @@ from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimula
 from bot.station import StationClient
 from bot.storage import Subscription
 
-from .support.botenv import STATION_KEY, config_text, running_bot
+from .support.botenv import STATION_KEY, config_text, fake_discord_fixture, running_bot
 from .support.fakediscord import FakeDiscord, Recorded
 from .support.run_against_fake import CA_ENV, PORT_ENV
 from .support.waiting import wait_for
@@ -51,12 +51,7 @@ async def programme_sim() -> AsyncIterator[StationSimulator]:
     await simulator.stop()
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    server = FakeDiscord(channels_per_guild=CHANNELS)
-    await server.start()
-    yield server
-    await server.stop()
+fake = fake_discord_fixture(channels_per_guild=CHANNELS)
 
 
 def subscriptions(fake: FakeDiscord, count: int = CHANNELS) -> str:

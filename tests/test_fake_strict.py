@@ -16,6 +16,7 @@ import discord
 import pytest
 
 from .support import discord_rules as rules
+from .support.botenv import fake_discord_fixture
 from .support.fakediscord import RECORD_ENV, FakeDiscord
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
@@ -25,14 +26,7 @@ Mutation = Callable[[Any], None]
 JSON_TYPE = "application/json"
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    server = FakeDiscord()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+fake = fake_discord_fixture()
 
 
 @pytest.fixture
@@ -764,17 +758,15 @@ async def test_unknown_routes_answer_404_and_are_recorded(fake, http):
 
 
 async def test_strict_off_lets_a_violation_through(http):
-    lax = FakeDiscord(strict=False)
-    await lax.start()
-    try:
-        async with aiohttp.ClientSession(connector=lax.connector()) as session:
-            channel = lax.guilds[0].channels[0]
-            status, _ = await call(
-                session, "POST", f"/channels/{channel}/messages", {"content": "c" * 2001}
-            )
-            assert status == 200
-    finally:
-        await lax.stop()
+    async with (
+        FakeDiscord(strict=False) as lax,
+        aiohttp.ClientSession(connector=lax.connector()) as session,
+    ):
+        channel = lax.guilds[0].channels[0]
+        status, _ = await call(
+            session, "POST", f"/channels/{channel}/messages", {"content": "c" * 2001}
+        )
+        assert status == 200
 
 
 async def test_requests_are_recorded_as_json_lines(fake, http, tmp_path, monkeypatch):

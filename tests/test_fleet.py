@@ -15,7 +15,7 @@ import pytest
 
 from bot.simulator import TRACKS, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
-from tests.support.botenv import STATION_KEY, config_text
+from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
 from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
 from tests.support.waiting import wait_for
@@ -54,18 +54,18 @@ async def sim() -> AsyncIterator[StationSimulator]:
     await simulator.stop()
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    """One guild on each shard: guild ids chosen so that ``(id >> 22) % 3`` is 0, 1, 2."""
-    server = FakeDiscord(guild_count=SHARDS, channels_per_guild=CHANNELS)
+def one_guild_per_shard(server: FakeDiscord) -> None:
+    """Guild ids chosen so that ``(id >> 22) % 3`` is 0, 1, 2."""
     base = int(time.time() * 1000) - DISCORD_EPOCH_MS
     for shard, guild in enumerate(server.guilds):
         stamp = base - (base % SHARDS) + shard
         guild.id = (stamp << 22) | 7
         guild.roles[0] = guild.id  # @everyone has the guild's id
-    await server.start()
-    yield server
-    await server.stop()
+
+
+fake = fake_discord_fixture(
+    prepare=one_guild_per_shard, guild_count=SHARDS, channels_per_guild=CHANNELS
+)
 
 
 def subscriptions(fake: FakeDiscord) -> str:
@@ -286,7 +286,7 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
         await a.stop()
         await wait_for(lambda: watch_b.owned)
         clock.advance(3600)  # the jingle
-        b.watches.poll_now(watch_b.job_id)
+        b.poll_now(watch_b)
         await wait_for(lambda: bool(got(JINGLES[0].title)))
         await b.idle()
         assert got(JINGLES[0].title) == [("B", c) for c in sorted(channels[1])]

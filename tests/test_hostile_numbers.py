@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from bot.console import summary
 from bot.console.serialize import to_jsonable
 from bot.station import Playlist, StationInfo, StationResponseError, Stats, coerce
-from bot.station.client import StationClient
 
 from .fixtures import responses
 from .support.cli import admin, check
+from .support.stations import make_client
 
 NOW = datetime(2026, 11, 20, 14, 31, 10, tzinfo=UTC)
 HUGE = 10**4000
@@ -156,9 +156,11 @@ def test_negative_lengths_are_unknown():
     assert coerce.duration(-1) is None
 
 
-def test_decode_turns_unreadable_numbers_into_response_errors():
-    with pytest.raises(StationResponseError):
-        StationClient._decode(b'{"listeners": ' + b"9" * 5000 + b"}")
+async def test_unreadable_numbers_are_response_errors(simulator, session):
+    body = '{"listeners": ' + "9" * 5000 + "}"  # more digits than Python's int() reads
+    simulator.inject("status", status=200, endpoint="info", body=body)
+    with pytest.raises(StationResponseError, match="not valid JSON"):
+        await make_client(simulator, session).info()
 
 
 def _hostile_info_body() -> str:

@@ -12,8 +12,9 @@ import pytest
 from bot.config import Settings
 from bot.logs import RedactingFilter, setup_logging
 
-from .support.botenv import running_bot
-from .support.fakediscord import FakeDiscord
+from .support.botenv import fake_discord_fixture, running_bot
+
+fake = fake_discord_fixture()
 
 
 def test_root_logger_redacts_keys_and_tokens():
@@ -49,31 +50,26 @@ def _free_port() -> int:
 
 
 @pytest.mark.e2e
-async def test_metrics_and_healthz_on_loopback(live_simulator):
+async def test_metrics_and_healthz_on_loopback(fake, live_simulator):
     port = _free_port()
-    fake = FakeDiscord()
-    await fake.start()
     guild = fake.guilds[0]
     config = (
         f"[metrics]\nport = {port}\n"
         f'[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\nstation = "main"\n'
     )
-    try:
-        async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
-            await fake.wait_request("POST", rf"^/channels/{guild.channels[0]}/messages$")
-            await env.bot.announcer.idle()
-            async with aiohttp.ClientSession() as session:
-                async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
-                    assert response.status == 200
-                    assert (await response.json()) == {"ok": True}
-                async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
-                    text = await response.text()
-            assert "onair_watched_stations 1" in text
-            assert "onair_subscriptions 1" in text
-            assert "onair_announcements_total 1" in text
-            assert 'onair_announcement_delay_seconds_bucket{le="+Inf"} 1' in text
-    finally:
-        await fake.stop()
+    async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
+        await fake.wait_request("POST", rf"^/channels/{guild.channels[0]}/messages$")
+        await env.bot.announcer.idle()
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                assert response.status == 200
+                assert (await response.json()) == {"ok": True}
+            async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
+                text = await response.text()
+        assert "onair_watched_stations 1" in text
+        assert "onair_subscriptions 1" in text
+        assert "onair_announcements_total 1" in text
+        assert 'onair_announcement_delay_seconds_bucket{le="+Inf"} 1' in text
 
 
 def test_shard_formula():
@@ -85,20 +81,15 @@ def test_shard_formula():
 
 
 @pytest.mark.e2e
-async def test_process_polls_only_stations_of_its_own_shards(live_simulator):
-    fake = FakeDiscord()
-    await fake.start()
+async def test_process_polls_only_stations_of_its_own_shards(fake, live_simulator):
     guild = fake.guilds[0]
     other_shard = ((guild.id >> 22) % 2 + 1) % 2
     config = (
         f'[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\nstation = "main"\n'
     )
     bot_extra = f"shard_count = 2\nshard_ids = [{other_shard}]\n"
-    try:
-        async with running_bot(
-            live_simulator, fake=fake, extra_config=config, bot_extra=bot_extra
-        ) as env:
-            assert env.bot.shard_count == 2
-            assert env.bot.announcer.watched() == []  # this guild belongs to the other shard
-    finally:
-        await fake.stop()
+    async with running_bot(
+        live_simulator, fake=fake, extra_config=config, bot_extra=bot_extra
+    ) as env:
+        assert env.bot.shard_count == 2
+        assert env.bot.announcer.watched() == []  # this guild belongs to the other shard

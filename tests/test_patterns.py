@@ -91,3 +91,14 @@ async def test_backreference_pattern_refused_by_the_announce_command(dev_bot):
             resolved=fake.resolved_channel(channel),
         )
         assert "will be announced" in (await fake.response(iid)).json["data"]["content"]
+
+
+def test_a_stored_pattern_re2_refuses_is_ignored_with_one_warning(caplog):
+    sub = Subscription(0, 1, 2, "main", skip_pattern=r"(\w)\1 stored long ago")
+    play = Play(title="aa stored long ago")
+    with caplog.at_level("WARNING", logger="onair.patterns"):
+        assert skip_reason(sub, play) is None  # ignored, not crashing and not skipping all
+        assert skip_reason(sub, play) is None
+    warnings = [r for r in caplog.records if "is ignored" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "/onair announce" in warnings[0].getMessage()

@@ -10,7 +10,7 @@ import gc
 import logging
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +87,6 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextlib.asynccontextmanager
-async def started_fake() -> AsyncIterator[FakeDiscord]:
-    fake = FakeDiscord()
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
-
-
 def _config(tmp_path: Path, sim: Any, fake: FakeDiscord, bot_extra: str = "") -> str:
     path = tmp_path / "config.toml"
     db = tmp_path / "onair.sqlite3"
@@ -131,7 +121,7 @@ async def _run_until_ready(config: str, factory: Any, records: Records) -> int |
 async def test_discord_unreachable_is_one_line_each_then_retried_until_ready(
     live_simulator, tmp_path, monkeypatch, records, bot_env
 ):
-    async with started_fake() as fake:
+    async with FakeDiscord() as fake:
         monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
         config = _config(tmp_path, live_simulator, fake)
         untrusted = ssl.create_default_context()  # does not know the fake's CA
@@ -171,7 +161,7 @@ async def test_discord_unreachable_is_one_line_each_then_retried_until_ready(
 async def test_refused_token_is_one_line_and_exit_78(
     live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
 ):
-    async with started_fake() as fake:
+    async with FakeDiscord() as fake:
         monkeypatch.setenv("ONAIR_DISCORD_TOKEN", "not-the-token")
         config = _config(tmp_path, live_simulator, fake)
         assert await _run_until_ready(config, fake.connector, records) == 78
@@ -192,7 +182,7 @@ def _puts(fake: FakeDiscord) -> list[str]:
 async def test_sync_registers_once_and_run_syncs_only_a_changed_tree(
     live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
 ):
-    async with started_fake() as fake:
+    async with FakeDiscord() as fake:
         monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
         config = _config(tmp_path, live_simulator, fake)
         assert await sync_once(config, None, connector=fake.connector()) == 0
@@ -230,7 +220,7 @@ async def test_sync_registers_once_and_run_syncs_only_a_changed_tree(
 async def test_sync_with_discord_unreachable_is_one_line_and_exit_69(
     live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
 ):
-    async with started_fake() as fake:
+    async with FakeDiscord() as fake:
         monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
         config = _config(tmp_path, live_simulator, fake)
         connector = aiohttp.TCPConnector(resolver=NoDNS())
@@ -247,7 +237,7 @@ async def test_sync_with_discord_unreachable_is_one_line_and_exit_69(
 async def test_a_start_up_failure_that_is_not_the_network_is_one_line_and_exit_70(
     live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
 ):
-    async with started_fake() as fake:
+    async with FakeDiscord() as fake:
         monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
         path = tmp_path / "config.toml"
         unusable = tmp_path / "missing-directory" / "onair.sqlite3"

@@ -10,8 +10,9 @@ import pytest
 from bot.render.text import is_http_url
 from bot.simulator import StationSimulator
 
-from .support.botenv import running_bot
-from .support.fakediscord import FakeDiscord
+from .support.botenv import fake_discord_fixture, running_bot
+
+fake = fake_discord_fixture()
 
 
 @pytest.fixture
@@ -42,19 +43,14 @@ async def test_links_without_a_host_are_left_out_not_sent(hostless_sim, command)
 
 
 @pytest.mark.e2e
-async def test_announcement_with_hostless_links_is_posted_not_lost(hostless_sim):
-    fake = FakeDiscord()
-    await fake.start()
+async def test_announcement_with_hostless_links_is_posted_not_lost(fake, hostless_sim):
     guild = fake.guilds[0]
     channel = guild.channels[0]
     subscription = f'[[subscriptions]]\nguild = {guild.id}\nchannel = {channel}\nstation = "main"\n'
-    try:
-        async with running_bot(hostless_sim, fake=fake, extra_config=subscription):
-            posts = await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
-            await fake.wait_for(lambda: posts[0].status != 0)
-            assert posts[0].status == 200, posts[0].response
-    finally:
-        await fake.stop()
+    async with running_bot(hostless_sim, fake=fake, extra_config=subscription):
+        posts = await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
+        await fake.wait_for(lambda: posts[0].status != 0)
+        assert posts[0].status == 200, posts[0].response
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,8 @@ PERMANENT = {
     403: "OnAir may not post there (Missing Permissions)",
     404: "the channel no longer exists",
 }
+# Discord refused the message itself: sending it again can only fail again.
+REFUSED = frozenset({400, 413})
 
 
 class DiscordDeliverer:
@@ -107,6 +109,9 @@ class DiscordDeliverer:
             except discord.HTTPException as error:
                 if error.status in PERMANENT:
                     raise DeliveryError(PERMANENT[error.status], permanent=True) from None
+                if error.status in REFUSED:
+                    reason = f"Discord refused the message ({error.status}, code {error.code})"
+                    raise DeliveryError(reason, permanent=False, final=True) from None
                 last_error = error
                 await asyncio.sleep(0.5 * 2**attempt)
         raise DeliveryError(f"Discord kept failing ({last_error})", permanent=False)

@@ -74,12 +74,15 @@ def describe(error: BaseException) -> str:
 
 
 class DeliveryError(Exception):
-    """A send failed. ``permanent`` failures (403, 404) pause the subscription."""
+    """A send failed. ``permanent`` failures (403, 404) pause the subscription; ``final`` ones
+    (Discord refused this message itself, 400/413) fail this one delivery, never retried, and
+    leave the channel announcing: the next play's message may well be fine."""
 
-    def __init__(self, reason: str, *, permanent: bool) -> None:
+    def __init__(self, reason: str, *, permanent: bool, final: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.permanent = permanent
+        self.final = final
 
 
 class Deliverer(Protocol):
@@ -165,9 +168,7 @@ class AnnouncerService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper_task
             self._sweeper_task = None
-        for job_id in list(self._slugs_by_job):
-            self.watches.remove(job_id)
-        self._slugs_by_job.clear()
+        self.stop_watching()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
         if self._tasks:
@@ -181,6 +182,12 @@ class AnnouncerService:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def stop_watching(self) -> None:
+        """Stop every station's polls (fan-outs in flight go on); ``refresh`` starts them again."""
+        for job_id in list(self._slugs_by_job):
+            self.watches.remove(job_id)
+        self._slugs_by_job.clear()
 
     async def idle(self) -> None:
         """Wait until every fan-out in flight has finished (tests and benchmarks)."""
@@ -246,9 +253,14 @@ class AnnouncerService:
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
-                self._spawn(self._fan_out(slug, announcement))
+                self.announce(slug, announcement)
 
         return on_play
+
+    def announce(self, slug: str, announcement: Announcement) -> None:
+        """Fan a new play out to the station's subscriptions in the background (what a watch
+        does when it sees one; ``idle`` waits for it)."""
+        self._spawn(self._fan_out(slug, announcement))
 
     # Fan-out ----------------------------------------------------------------------------
 
@@ -457,7 +469,14 @@ class AnnouncerService:
                     until=None,
                 )
                 return True
-            if attempts >= MAX_ATTEMPTS:
+            if error.final:
+                _LOGGER.warning(
+                    "announcement to %s refused by Discord, not retried: %s",
+                    sub.channel_id,
+                    error.reason,
+                )
+                await self._finish(announcement_id, sub.id, FAILED)
+            elif attempts >= MAX_ATTEMPTS:
                 _LOGGER.warning(
                     "announcement to %s failed %d times, giving up: %s",
                     sub.channel_id,
@@ -711,9 +730,13 @@ class AnnouncerService:
     def watched_station_count(self) -> int:
         return len(self.watches.watches)
 
+    def watch_for(self, station: StationConfig) -> StationWatch | None:
+        """The watch that polls this station, or None when no announcement makes OnAir poll it."""
+        return self.watches.watches.get(self.job_id(self.registry.client(station)))
+
     def status_for(self, station: StationConfig) -> StationStatus | None:
         """This station's polling status, or None when no announcement makes OnAir poll it."""
-        watch = self.watches.watches.get(self.job_id(self.registry.client(station)))
+        watch = self.watch_for(station)
         return watch.status if watch is not None else None
 
     def poll_now(self, watch: StationWatch) -> None:
@@ -727,3 +750,23 @@ class AnnouncerService:
             if station.owner_guild == guild_id:
                 self.registry.remove_guild_station(station.slug)
         await self.refresh()
+
+    async def subscribe(self, sub: Subscription) -> None:
+        """Store (or update) a channel's announcements of a station, and watch the station."""
+        await self.storage.upsert_subscription(sub)
+        await self.refresh()
+
+    async def unsubscribe(self, guild_id: int, channel_id: int, station: str | None) -> int:
+        """Stop a channel's announcements (of one station, or of all); how many there were."""
+        removed = await self.storage.remove_subscription(guild_id, channel_id, station)
+        await self.refresh()
+        return removed
+
+    async def resume_channel(self, guild_id: int, channel_id: int) -> int:
+        """Resume a channel's paused announcements; how many the channel has."""
+        subs = await self.storage.subscriptions(guild_id=guild_id)
+        ours = [s for s in subs if s.channel_id == channel_id]
+        for sub in ours:
+            await self.storage.pause(sub.id, None)
+        await self.refresh()
+        return len(ours)

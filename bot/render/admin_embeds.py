@@ -1,4 +1,4 @@
-"""The setup commands' embeds: the guild's stations and the polling/announcement status."""
+"""The setup commands' embeds and replies: the guild's stations, settings, announcements, status."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import discord
 
 from ..config import StationConfig
 from ..registry import short_slug
-from ..storage import Subscription
+from ..storage import GuildSettings, Subscription
 from .embeds import EmbedBuilder
+from .station_embeds import effective_style
 from .text import safe, timestamp
 
 if TYPE_CHECKING:
@@ -59,3 +60,24 @@ def status(
     if paused:
         builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
     return builder.build()
+
+
+def removed(station: StationConfig) -> str:
+    return f"Removed **{safe(station.name, limit=80)}** and its announcements."
+
+
+def settings_saved(saved: GuildSettings) -> str:
+    station = saved.default_station or "none"
+    return f"Time zone: **{saved.timezone}**; default station: **{station}**."
+
+
+def announcing(station: StationConfig, channel: str, mode: str, style: str | None) -> str:
+    """The reply to /onair announce: which station, where, in which mode and style."""
+    return (
+        f"New tracks of **{safe(station.name, limit=80)}** will be announced in "
+        f"{channel} ({mode}, {effective_style(style, mode)})."
+    )
+
+
+def unannounced(channel: str, removed: int) -> str:
+    return f"Stopped announcements in {channel}." if removed else f"{channel} had no announcements."

@@ -134,7 +134,9 @@ class StationSimulator:
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        self._runner = web.AppRunner(self.make_app(), access_log=None)
+        # A handler whose client gave up (a timed-out "delay" fault) is cancelled, not awaited:
+        # stop() is instant instead of waiting out the fault.
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handler_cancellation=True)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()

@@ -190,6 +190,23 @@ class StationClient:
         """What makes two clients the same upstream station (the key is part of it, unseen)."""
         return (self.base_url, self.station_id, self._key or "")
 
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        """The session in use: the injected one, else the client's own (None before its first
+        call and after ``close``)."""
+        return self._session
+
+    def forget_cached(self) -> None:
+        """Drop the cached answers, so the next call of each kind asks the station (``last_info``
+        stays: a failing station still shows its last known state)."""
+        self._cache.clear()
+
+    @classmethod
+    def forget_playlist_path(cls, base_url: str) -> None:
+        """Forget which playlist path this server answered on; the next playlist call learns it
+        again (a server that was moved or upgraded)."""
+        cls._playlist_path_by_base.pop(base_url.rstrip("/"), None)
+
     async def close(self) -> None:
         if self._own_session and self._session is not None:
             await self._session.close()

@@ -6,7 +6,7 @@ from typing import Any
 
 import discord
 
-from ..errors import BadInput
+from ..errors import CANNOT_POST, NO_EVERYONE, BadInput
 
 
 def can_manage(interaction: discord.Interaction[Any]) -> bool:
@@ -22,12 +22,10 @@ def check_announce_target(
 ) -> None:
     """BadInput when OnAir could not post embeds there, or the role to ping is @everyone."""
     if role is not None and role.is_default():
-        raise BadInput("OnAir never pings @everyone; pick a role of its own.")
+        raise BadInput(NO_EVERYONE)
     me = channel.guild.me
     if me is None:
         return
     allowed = channel.permissions_for(me)
     if not (allowed.send_messages or allowed.send_messages_in_threads) or not allowed.embed_links:
-        raise BadInput(
-            f"I can't post embeds in {channel.mention}; let me Send Messages and Embed Links there."
-        )
+        raise BadInput(CANNOT_POST.format(channel=channel.mention))

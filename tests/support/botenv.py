@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from cryptography.fernet import Fernet
 
 from bot.app import create_bot
@@ -22,6 +23,24 @@ GUILD_KEY = "guild-typed-KEY-77777"  # the key a guild admin types for station 5
 SECRET = Fernet.generate_key().decode()  # ONAIR_SECRET_KEY: encrypts guild keys at rest
 # The development override (off by default) that lets guild stations live on loopback.
 DEV_OVERRIDE = "allow_private_station_urls = true\n"
+
+
+def fake_discord_fixture(
+    name: str = "fake", *, prepare: Callable[[FakeDiscord], None] | None = None, **options: Any
+) -> Any:
+    """A pytest fixture called ``name`` that yields a started ``FakeDiscord(**options)`` and
+    stops it after the test; ``prepare`` edits it (guild ids, ...) before it starts. A test module
+    assigns it: ``fake = fake_discord_fixture(channels_per_guild=3)``."""
+
+    @pytest.fixture(name=name)
+    async def fixture() -> AsyncIterator[FakeDiscord]:
+        server = FakeDiscord(**options)
+        if prepare is not None:
+            prepare(server)
+        async with server:
+            yield server
+
+    return fixture
 
 
 def config_text(

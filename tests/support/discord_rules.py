@@ -13,6 +13,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -901,3 +902,73 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
                 1,
                 STRING_OPTION_LENGTH_MAX,
             )
+
+
+# Voice (gateway op 4 and PATCH /guilds/{guild}/voice-states/@me) -------------------------------
+
+VOICE_STATE_FIELDS = frozenset({"guild_id", "channel_id", "self_mute", "self_deaf"})
+MY_VOICE_STATE_FIELDS = frozenset({"channel_id", "suppress", "request_to_speak_timestamp"})
+UNKNOWN_VOICE_STATE = 10065
+MISSING_PERMISSIONS = 50013
+INVALID_CHANNEL_TYPE = 50024
+
+
+def check_gateway_voice_state(data: Any) -> str | None:
+    """Op 4's ``d``: what is wrong with it (Discord closes the gateway with 4002), or None."""
+    if not isinstance(data, dict):
+        return "op 4 without an object"
+    if set(data) != VOICE_STATE_FIELDS:
+        return f"op 4 fields {sorted(data)[:8]} are not {sorted(VOICE_STATE_FIELDS)}"
+    if not _snowflake(data["guild_id"]) or isinstance(data["guild_id"], bool):
+        return "op 4 guild_id is not a snowflake"
+    channel = data["channel_id"]
+    if channel is not None and (isinstance(channel, bool) or not _snowflake(channel)):
+        return "op 4 channel_id is not a snowflake or null"
+    if not isinstance(data["self_mute"], bool) or not isinstance(data["self_deaf"], bool):
+        return "op 4 self_mute/self_deaf are not booleans"
+    return None
+
+
+def check_my_voice_state(body: Any, errors: FormErrors) -> None:
+    """Modify Current User Voice State: three optional fields (the fake rejects any other)."""
+    if not isinstance(body, dict):
+        errors.add((), "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+        return
+    for name in sorted(set(body) - MY_VOICE_STATE_FIELDS)[:10]:
+        errors.add((name,), "UNKNOWN_FIELD", "This field is not accepted here.")
+    channel = body.get("channel_id")
+    if channel is not None and (isinstance(channel, bool) or not _snowflake(channel)):
+        errors.add(("channel_id",), "NUMBER_TYPE_COERCE", f'Value "{channel}" is not snowflake.')
+    suppress = body.get("suppress")
+    if suppress is not None and not isinstance(suppress, bool):
+        errors.add(("suppress",), "BASE_TYPE_BOOLEAN", "Must be either true or false.")
+    stamp = body.get("request_to_speak_timestamp")
+    if stamp is not None and not _iso8601(stamp):
+        errors.add(
+            ("request_to_speak_timestamp",), "DATE_TIME_TYPE_PARSE", "Could not parse the date."
+        )
+
+
+def _iso8601(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def missing_permissions() -> Rejection:
+    return Rejection(403, {"code": MISSING_PERMISSIONS, "message": "Missing Permissions"})
+
+
+def unknown_voice_state() -> Rejection:
+    return Rejection(404, {"code": UNKNOWN_VOICE_STATE, "message": "Unknown Voice State"})
+
+
+def invalid_channel_type() -> Rejection:
+    return Rejection(
+        400,
+        {"code": INVALID_CHANNEL_TYPE, "message": "Cannot execute action on this channel type"},
+    )

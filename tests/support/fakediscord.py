@@ -26,6 +26,7 @@ import itertools
 import json
 import os
 import re
+import secrets
 import socket
 import ssl
 import time
@@ -40,12 +41,22 @@ from aiohttp import web
 from aiohttp.abc import AbstractResolver
 
 from . import discord_rules as rules
+from .fakevoice import FakeVoiceServer
 
 DISCORD_EPOCH_MS = 1420070400000
 HOSTS = ("discord.com", "gateway.discord.gg", "cdn.discordapp.com")
 JSON = "application/json"
 RECORD_ENV = "ONAIR_FAKE_DISCORD_RECORD"
 _counter = itertools.count(1)
+
+# Permission bits the voice side checks (Discord's values).
+VIEW_CHANNEL = 1 << 10
+CONNECT = 1 << 20
+SPEAK = 1 << 21
+MUTE_MEMBERS = 1 << 22
+REQUEST_TO_SPEAK = 1 << 32
+GUILD_VOICE_STATES = 1 << 7  # the gateway intent
+EVERYONE_PERMISSIONS = 1071698660929  # @everyone's: view, connect, speak, request to speak; no mute
 
 
 def snowflake() -> int:
@@ -131,12 +142,26 @@ class Interaction:
 
 
 @dataclass
+class VoiceChannel:
+    """A voice (type 2) or stage (type 13) channel; ``overwrites`` in Discord's shape."""
+
+    id: int
+    name: str
+    stage: bool = False
+    overwrites: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
 class Guild:
     id: int
     name: str
     channels: list[int]
     roles: list[int] = field(default_factory=list)
     threads: list[int] = field(default_factory=list)
+    voice_channels: list[VoiceChannel] = field(default_factory=list)
+    # user id → that user's voice state (Discord's payload without ``member``)
+    voice_states: dict[int, dict[str, Any]] = field(default_factory=dict)
+    member_names: dict[int, str] = field(default_factory=dict)  # members seen in voice
 
 
 class FakeDiscord:
@@ -184,6 +209,10 @@ class FakeDiscord:
         self._changed = asyncio.Event()
         self._originals: dict[str, int] = {}
         self.connections: set[int] = set()  # distinct client connections seen (keep-alive check)
+        # The voice server (started with the first op 4) and what the fake refused on the gateway.
+        self.voice = FakeVoiceServer(self.ca)
+        self.voice_rejections: list[str] = []
+        self.intents = 0  # of the last IDENTIFY: voice states reach only GUILD_VOICE_STATES
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -202,6 +231,8 @@ class FakeDiscord:
         self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     async def stop(self) -> None:
+        if self.voice.running:
+            await self.voice.stop()
         for ws in list(self.sockets):
             await ws.close()
         if self._runner is not None:
@@ -352,7 +383,8 @@ class FakeDiscord:
             ],
             "emojis": [],
             "stickers": [],
-            "channels": [self._channel(guild, cid, i) for i, cid in enumerate(guild.channels)],
+            "channels": [self._channel(guild, cid, i) for i, cid in enumerate(guild.channels)]
+            + [self._voice_channel(guild, vc) for vc in guild.voice_channels],
             "threads": [self._thread(guild, tid) for tid in guild.threads],
             "members": [
                 {
@@ -363,8 +395,17 @@ class FakeDiscord:
                     "mute": False,
                     "flags": 0,
                 }
+            ]
+            + [
+                self._member(guild, uid)
+                for uid in guild.voice_states
+                if uid != self.bot_id and uid in guild.member_names and self._voice_intent
             ],
-            "voice_states": [],
+            "voice_states": [
+                {k: v for k, v in state.items() if k != "guild_id"}
+                for state in guild.voice_states.values()
+                if self._voice_intent
+            ],
             "presences": [],
             "stage_instances": [],
             "guild_scheduled_events": [],
@@ -416,6 +457,8 @@ class FakeDiscord:
     # Gateway ---------------------------------------------------------------------------
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        if event == "VOICE_STATE_UPDATE" and not self.intents & GUILD_VOICE_STATES:
+            return  # Discord sends none without the intent (then voice connects time out)
         self.sequence += 1
         payload = {"op": 0, "t": event, "s": self.sequence, "d": data}
         for ws in list(self.sockets):
@@ -438,7 +481,10 @@ class FakeDiscord:
                 elif op == 2:
                     self.identify_count += 1
                     self.token = data["d"]["token"]
+                    self.intents = int(data["d"].get("intents") or 0)
                     await self._ready(ws, data["d"].get("shard") or [0, 1])
+                elif op == 4:
+                    await self._voice_op(ws, data.get("d"))
                 elif op == 6:
                     self.resume_count += 1
                     self.sequence += 1
@@ -495,6 +541,256 @@ class FakeDiscord:
 
     async def remove_guild(self, guild: Guild) -> None:
         await self.dispatch("GUILD_DELETE", {"id": str(guild.id)})
+
+    # Voice ------------------------------------------------------------------------------
+
+    def add_voice_channel(
+        self,
+        guild: Guild,
+        name: str = "Radio",
+        *,
+        stage: bool = False,
+        bot_allow: int = 0,
+        bot_deny: int = 0,
+    ) -> int:
+        """A voice (or stage) channel in ``guild``'s GUILD_CREATE (call before the bot starts).
+
+        ``bot_allow``/``bot_deny`` become a member overwrite for the bot (e.g. ``bot_deny=CONNECT``
+        or ``SPEAK``, ``bot_allow=MUTE_MEMBERS`` on a stage), which discord.py folds into
+        ``channel.permissions_for(guild.me)`` and the fake enforces on op 4 and the stage route.
+        """
+        channel = VoiceChannel(snowflake(), name, stage)
+        if bot_allow or bot_deny:
+            channel.overwrites.append(
+                {"id": str(self.bot_id), "type": 1, "allow": str(bot_allow), "deny": str(bot_deny)}
+            )
+        guild.voice_channels.append(channel)
+        return channel.id
+
+    @property
+    def bot_voice(self) -> dict[int, int]:
+        """guild id → the voice channel the bot is in (guilds where it is in none are absent)."""
+        return {
+            g.id: int(g.voice_states[self.bot_id]["channel_id"])
+            for g in self.guilds
+            if self.bot_id in g.voice_states
+        }
+
+    def bot_voice_state(self, guild: Guild) -> dict[str, Any] | None:
+        """The bot's voice state in ``guild`` as Discord keeps it (suppress, request to speak)."""
+        state = guild.voice_states.get(self.bot_id)
+        return dict(state) if state is not None else None
+
+    def bot_permissions(self, guild: Guild, channel_id: int) -> int:
+        """The bot's permissions in a voice channel, computed as Discord does (base, overwrites)."""
+        base = EVERYONE_PERMISSIONS  # the bot has no roles beyond @everyone
+        channel = self._find_voice_channel(guild, channel_id)
+        for overwrite in channel.overwrites if channel else []:
+            if overwrite["id"] in (str(guild.id), str(self.bot_id)):
+                base = (base & ~int(overwrite["deny"])) | int(overwrite["allow"])
+        return base
+
+    async def set_member_voice(
+        self, guild: Guild, user_id: int, channel_id: int | None, *, name: str = "listener"
+    ) -> None:
+        """Put a (non-bot) member into a voice channel, move them, or take them out (None).
+
+        Before READY this only shapes GUILD_CREATE (``voice_states`` and the member); after READY
+        it dispatches VOICE_STATE_UPDATE with the member, as Discord does.
+        """
+        if user_id == self.bot_id:
+            raise AssertionError("the bot joins voice itself (op 4)")
+        if channel_id is None:
+            state = guild.voice_states.pop(user_id, None)
+            if state is None:
+                return
+            state = {**state, "channel_id": None}
+        else:
+            channel = self._find_voice_channel(guild, channel_id)
+            if channel is None:
+                raise AssertionError(f"{channel_id} is not a voice channel of {guild.name}")
+            guild.member_names[user_id] = name
+            state = self._voice_state(guild, user_id, channel, secrets.token_hex(16))
+            guild.voice_states[user_id] = state
+        await self.dispatch("VOICE_STATE_UPDATE", {**state, "member": self._member(guild, user_id)})
+
+    async def disconnect_bot(self, guild: Guild) -> None:
+        """A moderator disconnects the bot: VOICE_STATE_UPDATE (no channel), voice close 4014."""
+        state = guild.voice_states.pop(self.bot_id, None)
+        if state is None:
+            raise AssertionError("the bot is not in voice")
+        self.voice.forget(guild.id)
+        await self.dispatch(
+            "VOICE_STATE_UPDATE",
+            {**state, "channel_id": None, "member": self._member(guild, self.bot_id)},
+        )
+        if self.voice.connected(guild.id):
+            await self.voice.close(guild.id, 4014)
+
+    @property
+    def _voice_intent(self) -> bool:
+        return bool(self.intents & GUILD_VOICE_STATES)
+
+    def _find_voice_channel(self, guild: Guild, channel_id: int) -> VoiceChannel | None:
+        return next((vc for vc in guild.voice_channels if vc.id == channel_id), None)
+
+    def _voice_channel(self, guild: Guild, channel: VoiceChannel) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": str(channel.id),
+            "type": 13 if channel.stage else 2,
+            "guild_id": str(guild.id),
+            "name": channel.name,
+            "position": len(guild.channels) + guild.voice_channels.index(channel),
+            "permission_overwrites": channel.overwrites,
+            "nsfw": False,
+            "parent_id": None,
+            "bitrate": 64000,
+            "user_limit": 0,
+            "rtc_region": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+        }
+        if channel.stage:
+            data["topic"] = None
+        else:
+            data["video_quality_mode"] = 1
+        return data
+
+    def _member(self, guild: Guild, user_id: int) -> dict[str, Any]:
+        bot = user_id == self.bot_id
+        return {
+            "user": self.user(
+                user_id, "OnAir" if bot else guild.member_names.get(user_id, ""), bot
+            ),
+            "roles": [],
+            "joined_at": "2026-01-01T00:00:00+00:00",
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+        }
+
+    def _voice_state(
+        self,
+        guild: Guild,
+        user_id: int,
+        channel: VoiceChannel,
+        session_id: str,
+        *,
+        self_mute: bool = False,
+        self_deaf: bool = False,
+    ) -> dict[str, Any]:
+        return {
+            "guild_id": str(guild.id),
+            "channel_id": str(channel.id),
+            "user_id": str(user_id),
+            "session_id": session_id,
+            "deaf": False,
+            "mute": False,
+            "self_deaf": self_deaf,
+            "self_mute": self_mute,
+            "self_video": False,
+            "suppress": channel.stage,  # everyone joins a stage as audience
+            "request_to_speak_timestamp": None,
+        }
+
+    async def _voice_op(self, ws: web.WebSocketResponse, data: Any) -> None:
+        """The bot's op 4: join, move or leave (channel_id null) a voice channel."""
+        problem = rules.check_gateway_voice_state(data)
+        if problem is not None:
+            self.voice_rejections.append(problem)
+            if self.strict:
+                await ws.close(code=4002)  # Discord's "Decode error" for an invalid payload
+            return
+        guild = next((g for g in self.guilds if g.id == int(data["guild_id"])), None)
+        if guild is None:
+            self.voice_rejections.append("op 4 for a guild the bot is not in")
+            return
+        if data["channel_id"] is None:
+            # Answered even when the bot was in no channel: discord.py waits for this event.
+            state = guild.voice_states.pop(self.bot_id, None)
+            self.voice.forget(guild.id)
+            left = {
+                **(state or {"guild_id": str(guild.id), "user_id": str(self.bot_id)}),
+                "channel_id": None,
+                "session_id": self.session_id,
+                "deaf": False,
+                "mute": False,
+                "self_deaf": data["self_deaf"],
+                "self_mute": data["self_mute"],
+                "self_video": False,
+                "suppress": False,
+                "request_to_speak_timestamp": None,
+            }
+            await self.dispatch(
+                "VOICE_STATE_UPDATE", {**left, "member": self._member(guild, self.bot_id)}
+            )
+            self._changed.set()
+            return
+        channel = self._find_voice_channel(guild, int(data["channel_id"]))
+        if channel is None:
+            self.voice_rejections.append("op 4 into a channel that is not a voice channel")
+            return
+        allowed = self.bot_permissions(guild, channel.id)
+        if allowed & (VIEW_CHANNEL | CONNECT) != VIEW_CHANNEL | CONNECT:
+            # Discord ignores a join the bot may not make: no event, the client times out.
+            self.voice_rejections.append("op 4 into a channel without Connect")
+            return
+        if not self.voice.running:
+            await self.voice.start()
+        previous = guild.voice_states.get(self.bot_id)
+        moved = previous is not None and previous["channel_id"] != str(channel.id)
+        state = self._voice_state(
+            guild,
+            self.bot_id,
+            channel,
+            self.session_id,
+            self_mute=data["self_mute"],
+            self_deaf=data["self_deaf"],
+        )
+        guild.voice_states[self.bot_id] = state
+        token = self.voice.expect(guild.id, self.bot_id, self.session_id, channel.id)
+        await self.dispatch(
+            "VOICE_STATE_UPDATE", {**state, "member": self._member(guild, self.bot_id)}
+        )
+        await self.dispatch(
+            "VOICE_SERVER_UPDATE",
+            {"token": token, "guild_id": str(guild.id), "endpoint": self.voice.endpoint},
+        )
+        if moved and self.voice.connected(guild.id):
+            # A move ends the old voice connection with 4014; discord.py then reconnects.
+            await self.voice.close(guild.id, 4014)
+        self._changed.set()
+
+    async def _edit_my_voice_state(self, guild_id: int, body: dict[str, Any]) -> web.Response:
+        """Stage: unsuppress (needs Mute Members) or request to speak (needs Request to Speak)."""
+        guild = next((g for g in self.guilds if g.id == guild_id), None)
+        if guild is None:
+            return _json({"message": "Unknown Guild", "code": 10004}, 404)
+        state = guild.voice_states.get(self.bot_id)
+        channel_id = body.get("channel_id")
+        if state is None or (channel_id is not None and str(channel_id) != state["channel_id"]):
+            found = rules.unknown_voice_state()
+            return _json(found.body, found.status)
+        channel = self._find_voice_channel(guild, int(state["channel_id"]))
+        assert channel is not None
+        if not channel.stage:
+            found = rules.invalid_channel_type()
+            return _json(found.body, found.status)
+        allowed = self.bot_permissions(guild, channel.id)
+        stamp = body.get("request_to_speak_timestamp")
+        if (body.get("suppress") is False and not allowed & MUTE_MEMBERS) or (
+            stamp is not None and not allowed & REQUEST_TO_SPEAK
+        ):
+            found = rules.missing_permissions()
+            return _json(found.body, found.status)
+        if "suppress" in body and body["suppress"] is not None:
+            state["suppress"] = body["suppress"]
+        if "request_to_speak_timestamp" in body:
+            state["request_to_speak_timestamp"] = stamp
+        await self.dispatch(
+            "VOICE_STATE_UPDATE", {**state, "member": self._member(guild, self.bot_id)}
+        )
+        return web.Response(status=204)
 
     # Interactions ----------------------------------------------------------------------
 
@@ -832,6 +1128,7 @@ class FakeDiscord:
             ("PATCH", _CHANNEL_MESSAGE, self._check_edit),
             ("POST", _WEBHOOK, self._check_follow_up),
             ("PATCH", _WEBHOOK_MESSAGE, self._check_edit),
+            ("PATCH", _MY_VOICE_STATE, self._check_my_voice_state),
         ]
 
     def _check_commands(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
@@ -860,6 +1157,11 @@ class FakeDiscord:
         if rules.is_empty(r.json or {}, r.filenames):
             return rules.empty_message()
         return None
+
+    def _check_my_voice_state(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        errors = rules.FormErrors()
+        rules.check_my_voice_state(r.json, errors)
+        return rules.rejection(errors)
 
     def _check_follow_up(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
         token = match.group(2)
@@ -1009,10 +1311,16 @@ class FakeDiscord:
                         return _json(self._channel(guild, cid, index))
                 if channel_id in guild.threads:
                     return _json(self._thread(guild, channel_id))
+                for vc in guild.voice_channels:
+                    if vc.id == channel_id:
+                        return _json(self._voice_channel(guild, vc))
             return _json({"message": "Unknown Channel", "code": 10003}, 404)
         match = re.match(r"^/channels/(\d+)/messages(?:/(\d+))?$", route)
         if match:
             return self._channel_messages(int(match.group(1)), match.group(2), r)
+        match = _MY_VOICE_STATE.match(route)
+        if match and method == "PATCH":
+            return await self._edit_my_voice_state(int(match.group(1)), r.json or {})
         return _json({"message": "404: Not Found", "code": 0}, 404)
 
     def _known_channel(self, channel_id: int) -> bool:
@@ -1128,6 +1436,14 @@ class FakeDiscord:
             return web.Response(status=204)
         return _json(self.messages[mid])
 
+    async def __aenter__(self) -> FakeDiscord:
+        """``async with FakeDiscord(...) as fake``: started, and stopped however the block ends."""
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
 
 _COMMANDS = re.compile(r"^/applications/(\d+)(?:/guilds/(\d+))?/commands$")
 _CALLBACK = re.compile(r"^/interactions/(\d+)/([^/]+)/callback$")
@@ -1135,6 +1451,7 @@ _CHANNEL_MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
 _CHANNEL_MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
 _WEBHOOK = re.compile(r"^/webhooks/(\d+)/([^/]+)$")
 _WEBHOOK_MESSAGE = re.compile(r"^/webhooks/(\d+)/([^/]+)/messages/(@original|\d+)$")
+_MY_VOICE_STATE = re.compile(r"^/guilds/(\d+)/voice-states/@me$")
 
 
 def _option_type(command: dict[str, Any], sub: list[str] | None, name: str) -> int:
