@@ -1,0 +1,30 @@
+"""Voice: one FFmpeg decode per station, fanned out to every guild's player (issue 12)."""
+
+from .broadcast import (
+    Broadcasts,
+    BroadcastStats,
+    StationBroadcast,
+    StreamUnreachable,
+    probe_stream,
+)
+from .ffmpeg import FFMPEG_ENV, FFmpegBinary, UnsafeStreamUrl, decode_args, find_ffmpeg
+from .ogg import OggOpusParser
+from .source import FRAME_SECONDS, OPUS_SILENCE, PacketQueue, StationAudio
+
+__all__ = [
+    "FFMPEG_ENV",
+    "FRAME_SECONDS",
+    "OPUS_SILENCE",
+    "BroadcastStats",
+    "Broadcasts",
+    "FFmpegBinary",
+    "OggOpusParser",
+    "PacketQueue",
+    "StationAudio",
+    "StationBroadcast",
+    "StreamUnreachable",
+    "UnsafeStreamUrl",
+    "decode_args",
+    "find_ffmpeg",
+    "probe_stream",
+]

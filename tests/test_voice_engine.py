@@ -1,0 +1,611 @@
+"""The voice engine through a real FFmpeg and a fake Icecast on loopback (issue 12).
+
+One decode per station fanned out to every subscriber; silence while the decoder restarts; the
+watchdog on a stalled stream; slow subscribers drop their own oldest packets; no FFmpeg outlives
+its broadcast. Players are threads calling ``read()`` every 20 ms, as discord.py's AudioPlayer
+does. Everything waits on counters with a deadline; rates are ratios measured in one run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.voice import (
+    FFMPEG_ENV,
+    OPUS_SILENCE,
+    Broadcasts,
+    PacketQueue,
+    StationAudio,
+    StationBroadcast,
+    StreamUnreachable,
+    UnsafeStreamUrl,
+    decode_args,
+    find_ffmpeg,
+    probe_stream,
+)
+from bot.voice.ogg import OggOpusParser, ogg_crc
+
+from .support.fakeicecast import FakeIcecast, make_mp3
+from .support.waiting import wait_for
+
+TOKEN = "listener-token-SECRET-77"
+
+
+# Fixtures and helpers -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def ffmpeg() -> str:
+    binary = find_ffmpeg()
+    assert binary is not None, "no FFmpeg: install the imageio-ffmpeg wheel (pip install -e .)"
+    return binary.path
+
+
+@pytest.fixture(scope="session")
+def mp3(ffmpeg: str, tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return make_mp3(ffmpeg, tmp_path_factory.mktemp("voice") / "sine.mp3").read_bytes()
+
+
+@pytest.fixture(scope="session")
+def ogg_opus(ffmpeg: str) -> bytes:
+    """Two seconds of Opus in Ogg as FFmpeg writes it (its CRCs are FFmpeg's, not ours)."""
+    return subprocess.run(
+        [
+            ffmpeg,
+            *("-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "sine=duration=2"),
+            *("-c:a", "libopus", "-b:a", "128k", "-ar", "48000", "-ac", "2"),
+            *("-frame_duration", "20", "-f", "ogg", "-page_duration", "20000", "pipe:1"),
+        ],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
+
+
+@pytest.fixture
+async def icecast(mp3: bytes) -> AsyncIterator[FakeIcecast]:
+    async with FakeIcecast(mp3) as server:
+        yield server
+
+
+def ffmpeg_children() -> list[int]:
+    """Process ids of this test process's children that are FFmpeg (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if ppid == os.getpid() and name.startswith("ffmpeg"):
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
+@pytest.fixture
+async def broadcasts(ffmpeg: str) -> AsyncIterator[Callable[..., StationBroadcast]]:
+    """Makes StationBroadcasts; closes them all and checks that no FFmpeg is left."""
+    made: list[StationBroadcast] = []
+
+    def make(url: str, **options: float) -> StationBroadcast:
+        broadcast = StationBroadcast("test-station", url, ffmpeg, **options)  # type: ignore[arg-type]
+        made.append(broadcast)
+        return broadcast
+
+    yield make
+    for broadcast in made:
+        await broadcast.close()
+    assert ffmpeg_children() == []
+
+
+class Player(threading.Thread):
+    """discord.py's AudioPlayer in miniature: ``read()`` every 20 ms on a drift-free schedule,
+    in its own thread, until the source returns ``b""`` or ``stop()``."""
+
+    def __init__(self, source: StationAudio) -> None:
+        super().__init__(daemon=True)
+        self.source = source
+        self.frames: list[tuple[float, bool]] = []  # (monotonic time, was audio)
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        loops = 0
+        while not self._stopped.is_set():
+            data = self.source.read()
+            if not data:
+                return
+            self.frames.append((time.monotonic(), data != OPUS_SILENCE))
+            loops += 1
+            self._stopped.wait(max(0.0, start + 0.02 * loops - time.perf_counter()))
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join(timeout=5)
+
+    def audio_since(self, index: int) -> int:
+        return sum(1 for _, audio in self.frames[index:] if audio)
+
+
+@pytest.fixture
+def players() -> Iterator[Callable[[StationAudio], Player]]:
+    started: list[Player] = []
+
+    def start(source: StationAudio) -> Player:
+        player = Player(source)
+        player.start()
+        started.append(player)
+        return player
+
+    yield start
+    for player in started:
+        player.stop()
+
+
+# Through a real FFmpeg ------------------------------------------------------------------
+
+
+async def test_packets_arrive_at_real_time(
+    icecast: FakeIcecast,
+    broadcasts: Callable[..., StationBroadcast],
+    players: Callable[[StationAudio], Player],
+) -> None:
+    broadcast = broadcasts(icecast.url)
+    player = players(broadcast.audio())
+    await wait_for(lambda: broadcast.frames_produced >= 50, within=10)  # past the burst
+    start_frames, started = broadcast.frames_produced, time.monotonic()
+    first_read = len(player.frames)
+    await wait_for(lambda: broadcast.frames_produced >= start_frames + 100, within=10)
+    rate = (broadcast.frames_produced - start_frames) / (time.monotonic() - started)
+    assert 0.85 <= rate / 50 <= 1.15, f"{rate:.1f} packets/s"
+    window = player.frames[first_read:]
+    audio_share = sum(1 for _, audio in window if audio) / len(window)
+    assert audio_share >= 0.95, f"the player read silence {1 - audio_share:.0%} of the time"
+    assert broadcast.restarts == 0
+
+
+async def test_two_subscribers_share_one_upstream_connection(
+    icecast: FakeIcecast, ffmpeg: str, players: Callable[[StationAudio], Player]
+) -> None:
+    registry = Broadcasts(ffmpeg)
+    try:
+        assert not registry.is_running("main")
+        first = players(registry.audio_for("main", icecast.url))
+        second = players(registry.audio_for("main", icecast.url))
+        assert registry.is_running("main")
+        await wait_for(lambda: first.audio_since(0) >= 25 and second.audio_since(0) >= 25)
+        assert icecast.connections == 1
+        assert len(ffmpeg_children()) == 1
+        stats = registry.stats()["main"]
+        assert stats.subscribers == 2
+        assert stats.frames_produced >= 25
+    finally:
+        await registry.close()
+    assert ffmpeg_children() == []
+    assert first.source.read() == b""  # a closed registry ends playback
+
+
+async def test_dropped_stream_is_bridged_with_silence(
+    icecast: FakeIcecast,
+    broadcasts: Callable[..., StationBroadcast],
+    players: Callable[[StationAudio], Player],
+) -> None:
+    broadcast = broadcasts(f"{icecast.url}?token={TOKEN}", min_backoff=0.2)
+    player = players(broadcast.audio())
+    await wait_for(lambda: player.audio_since(0) >= 25, within=10)
+    icecast.refuse_new = True  # the source is gone for a moment: FFmpeg's reconnect fails
+    dropped_at = time.monotonic()
+    assert icecast.drop_all() == 1
+    mark = len(player.frames)
+    await wait_for(lambda: any(not audio for _, audio in player.frames[mark:]), within=3)
+    icecast.refuse_new = False
+    silent_from = mark + next(i for i, (_, a) in enumerate(player.frames[mark:]) if not a)
+    await wait_for(lambda: player.audio_since(silent_from) >= 5, within=5)
+    resumed_at = next(t for t, audio in player.frames[silent_from:] if audio)
+    assert resumed_at - dropped_at <= 3.0, f"audio resumed {resumed_at - dropped_at:.2f}s later"
+    assert player.is_alive()  # playback never ended
+    assert icecast.connections >= 2
+
+
+async def test_stalled_stream_restarts_on_the_watchdog(
+    icecast: FakeIcecast,
+    broadcasts: Callable[..., StationBroadcast],
+    players: Callable[[StationAudio], Player],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    broadcast = broadcasts(f"{icecast.url}?token={TOKEN}", watchdog=1.0, min_backoff=0.1)
+    player = players(broadcast.audio())
+    await wait_for(lambda: player.audio_since(0) >= 10, within=10)
+    first_pid = broadcast.pid
+    assert first_pid is not None
+    icecast.stall()  # the connection stays open; nothing arrives
+    await wait_for(lambda: broadcast.restarts >= 1, within=5)
+    assert not alive(first_pid)
+    icecast.stall(False)
+    mark = len(player.frames)
+    await wait_for(lambda: player.audio_since(mark) >= 10, within=5)
+    assert broadcast.pid not in (None, first_pid)
+    assert icecast.connections >= 2
+    restarts = [r for r in caplog.records if "decoder restart" in r.getMessage()]
+    assert restarts, "no restart line was logged"
+    line = restarts[0].getMessage()
+    assert "test-station" in line
+    assert "no audio for 1 s" in line
+    assert TOKEN not in caplog.text
+    assert "stream.mp3" not in caplog.text
+
+
+async def test_decoder_exit_restarts_with_capped_backoff_reset_after_a_healthy_run(
+    icecast: FakeIcecast,
+    broadcasts: Callable[..., StationBroadcast],
+    players: Callable[[StationAudio], Player],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    broadcast = broadcasts(
+        f"{icecast.url}?token={TOKEN}", min_backoff=0.1, max_backoff=0.3, healthy_after=0.5
+    )
+    icecast.refuse_new, icecast.refuse_status = True, 404  # FFmpeg gives up on a 404 at once
+    player = players(broadcast.audio())
+    await wait_for(lambda: broadcast.restarts >= 4, within=10)
+    assert player.is_alive()
+    assert player.audio_since(0) == 0  # silence all along, and playback never ended
+    icecast.refuse_new = False
+    mark = len(player.frames)
+    await wait_for(lambda: player.audio_since(mark) >= 50, within=10)  # healthy for 1 s
+    failures = broadcast.restarts
+    icecast.refuse_new = True
+    icecast.drop_all()
+    await wait_for(lambda: broadcast.restarts > failures, within=10)
+
+    lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+    delays = [float(line.split(" in ")[1].split(" s ")[0]) for line in lines]
+    assert delays[0] <= 0.125
+    assert delays[1] > delays[0]  # doubles (with jitter)
+    assert max(delays) <= 0.3  # capped
+    assert delays[failures] <= 0.125  # a healthy run started the backoff over
+    assert "exit" in lines[0]
+    assert "404" in lines[0]
+    assert TOKEN not in caplog.text
+    assert "stream.mp3" not in caplog.text
+
+
+async def test_slow_subscriber_drops_its_oldest_packets_only(
+    icecast: FakeIcecast, broadcasts: Callable[..., StationBroadcast]
+) -> None:
+    broadcast = broadcasts(icecast.url, queue_frames=50)
+    fast, slow = broadcast.audio(), broadcast.audio()
+    got: list[bytes] = []
+
+    def drain_fast() -> bool:
+        while (packet := fast.queue.get()) is not None:
+            got.append(packet)
+        return len(got) >= 150
+
+    await wait_for(drain_fast, within=10)
+    drain_fast()  # no await since: the broadcast has not run in between
+    produced = broadcast.frames_produced
+    kept = []
+    while (packet := slow.queue.get()) is not None:
+        kept.append(packet)
+    assert len(got) == produced
+    assert fast.queue.dropped == 0
+    assert slow.queue.dropped == produced - 50
+    assert kept == got[-50:]  # the slow one kept the newest packets, in order
+
+
+async def test_decoder_stops_with_the_last_subscriber_and_restarts(
+    icecast: FakeIcecast, broadcasts: Callable[..., StationBroadcast]
+) -> None:
+    broadcast = broadcasts(icecast.url)
+    first, second = broadcast.audio(), broadcast.audio()
+    await wait_for(lambda: broadcast.frames_produced >= 10)
+    pid = broadcast.pid
+    assert pid is not None
+    first.cleanup()
+    assert broadcast.running  # one listener is left
+    cleaner = threading.Thread(target=second.cleanup)  # as discord.py's player thread does
+    cleaner.start()
+    cleaner.join()
+    await wait_for(lambda: not broadcast.running and not alive(pid), within=5)
+    assert ffmpeg_children() == []
+    assert broadcast.pid is None
+    assert second.read() == b""
+
+    third = broadcast.audio()
+    await wait_for(lambda: third.queue.received >= 10, within=10)
+    assert broadcast.pid not in (None, pid)
+    assert icecast.connections == 2
+    assert broadcast.restarts == 0  # stopping for lack of listeners is not a restart
+
+    # The last one leaves and a new one arrives before the old decoder has wound down.
+    third.cleanup()
+    fourth = broadcast.audio()
+    await wait_for(lambda: fourth.queue.received >= 10, within=10)
+    await wait_for(lambda: len(ffmpeg_children()) == 1, within=5)
+
+
+async def test_linger_keeps_the_decoder_for_a_quick_return_and_a_new_url_restarts_it(
+    icecast: FakeIcecast, ffmpeg: str
+) -> None:
+    registry = Broadcasts(ffmpeg, linger=30.0)
+    try:
+        first = registry.audio_for("main", icecast.url)
+        await wait_for(lambda: first.queue.received >= 5)
+        broadcast = registry.get("main")
+        assert broadcast is not None
+        pid = broadcast.pid
+        first.cleanup()  # the last listener leaves...
+        assert registry.is_running("main")  # ...and the decoder lingers
+        second = registry.audio_for("main", icecast.url)  # a rejoin within the linger
+        await wait_for(lambda: second.queue.received >= 5)
+        assert broadcast.pid == pid
+        assert icecast.connections == 1
+
+        moved = registry.audio_for("main", f"{icecast.url}?moved=1")  # the station's URL changed
+        await wait_for(lambda: icecast.connections == 2 and moved.queue.received >= 5)
+        assert broadcast.pid not in (None, pid)
+        assert broadcast.restarts == 0
+        assert broadcast.subscribers == 2
+    finally:
+        await registry.close()
+    assert ffmpeg_children() == []
+
+
+async def test_ffmpeg_never_follows_a_redirect_to_a_file(ffmpeg: str, tmp_path: Path) -> None:
+    """The protocol whitelist holds in a real FFmpeg: a stream that redirects to file: plays
+    nothing (the file is never read)."""
+    secret = tmp_path / "secret.mp3"
+    secret.write_bytes(b"ID3 not to be read")
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPFound(f"file://{secret}")
+
+    app = web.Application()
+    app.router.add_get("/stream", redirect)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *decode_args(ffmpeg, f"http://127.0.0.1:{port}/stream"),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=20)
+    finally:
+        await runner.cleanup()
+    assert proc.returncode != 0
+    assert out == b""
+    assert b"not on whitelist" in err
+
+
+# probe_stream -----------------------------------------------------------------------------
+
+
+async def test_probe_stream_returns_the_url_and_explains_failures(icecast: FakeIcecast) -> None:
+    url = f"{icecast.url}?token={TOKEN}"
+    async with aiohttp.ClientSession() as session:
+        assert await probe_stream(session, url) == url
+        icecast.refuse_new = True
+        with pytest.raises(StreamUnreachable) as refused:
+            await probe_stream(session, url)
+        assert "503" in refused.value.message
+        icecast.refuse_new = False
+        icecast.hang_new = True
+        with pytest.raises(StreamUnreachable) as hung:
+            await probe_stream(session, url, timeout=0.3)
+        assert "did not answer" in hung.value.message
+        with pytest.raises(StreamUnreachable):
+            await probe_stream(session, "file:///etc/passwd")
+    for error in (refused.value, hung.value):
+        assert TOKEN not in error.message
+        assert "stream.mp3" not in error.message
+    assert icecast.connections == 1
+
+
+# find_ffmpeg and decode_args ----------------------------------------------------------
+
+
+def _executable(path: Path) -> Path:
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_find_ffmpeg_precedence(tmp_path: Path) -> None:
+    own = _executable(tmp_path / "my-ffmpeg")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    on_path = _executable(bin_dir / "ffmpeg")
+    env = {"PATH": str(bin_dir)}
+
+    chosen = find_ffmpeg({**env, FFMPEG_ENV: str(own)})
+    assert chosen is not None
+    assert (chosen.path, chosen.origin) == (str(own), "ONAIR_FFMPEG")
+
+    bundled = find_ffmpeg(env)
+    assert bundled is not None
+    assert bundled.origin == "imageio-ffmpeg"
+
+    fallback = find_ffmpeg(env, bundled=lambda: None)
+    assert fallback is not None
+    assert (fallback.path, fallback.origin) == (str(on_path), "PATH")
+
+    assert find_ffmpeg({"PATH": str(tmp_path / "empty")}, bundled=lambda: None) is None
+    # A set but wrong ONAIR_FFMPEG is not silently replaced by another binary.
+    assert find_ffmpeg({**env, FFMPEG_ENV: str(tmp_path / "missing")}) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "FILE:///etc/passwd",
+        "concat:http://a.example/x|file:///etc/passwd",
+        "pipe:0",
+        "/etc/passwd",
+        "-i",
+        "ftp://a.example/stream",
+        "http://a.example/stream -i file:///etc/passwd",
+        "http://a.example/stream\nfile:///etc/passwd",
+        "http:///nohost",
+        "https://a.example/" + "x" * 3000,
+        "",
+    ],
+)
+def test_decode_args_refuse_anything_but_http(url: str) -> None:
+    with pytest.raises(UnsafeStreamUrl):
+        decode_args("ffmpeg", url)
+
+
+def test_decode_args_whitelist_network_protocols_only() -> None:
+    url = "https://c5.radioboss.fm:8443/stream?token=1"
+    args = decode_args("/opt/ffmpeg", url)
+    assert args[0] == "/opt/ffmpeg"
+    assert args[args.index("-protocol_whitelist") + 1] == "http,https,tcp,tls"
+    assert args.index("-protocol_whitelist") < args.index("-i")  # an input option
+    assert args[args.index("-i") + 1] == url
+    assert args.count(url) == 1
+    assert args[-1] == "pipe:1"
+    for option, value in [("-c:a", "libopus"), ("-ar", "48000"), ("-ac", "2"), ("-f", "ogg")]:
+        assert args[args.index(option) + 1] == value
+    assert args[args.index("-frame_duration") + 1] == "20"
+    assert {"-nostdin", "-reconnect", "-reconnect_streamed"} <= set(args)
+
+
+def test_unsafe_url_is_refused_before_any_process_starts(ffmpeg: str) -> None:
+    with pytest.raises(StreamUnreachable) as refused:
+        Broadcasts(ffmpeg).audio_for("x", "file:///etc/passwd")
+    assert "/etc/passwd" not in refused.value.message
+
+
+# The source and the queue (no FFmpeg) ---------------------------------------------------
+
+
+def test_packet_queue_drops_the_oldest() -> None:
+    queue = PacketQueue(3)
+    for n in range(5):
+        queue.put(bytes([n]))
+    assert queue.dropped == 2
+    assert [queue.get(), queue.get(), queue.get(), queue.get()] == [b"\2", b"\3", b"\4", None]
+
+
+def test_station_audio_plays_silence_when_dry_and_ends_only_when_closed() -> None:
+    released: list[StationAudio] = []
+    audio = StationAudio(PacketQueue(10), release=released.append, prefill=2)
+    assert audio.is_opus()
+    assert audio.read() == OPUS_SILENCE
+    audio.queue.put(b"a")
+    assert audio.read() == OPUS_SILENCE  # waits for the prefill after running dry
+    audio.queue.put(b"b")
+    assert [audio.read(), audio.read(), audio.read()] == [b"a", b"b", OPUS_SILENCE]
+    assert (audio.frames_sent, audio.audio_frames, audio.silence_frames) == (5, 2, 3)
+    audio.cleanup()
+    audio.cleanup()
+    assert released == [audio]
+    assert audio.read() == b""
+
+
+# The Ogg parser ---------------------------------------------------------------------------
+
+
+def _page(seq: int, segments: list[int], body: bytes, *, continued: bool = False) -> bytes:
+    header = (
+        b"OggS\0"
+        + bytes([1 if continued else 0])
+        + (0).to_bytes(8, "little")
+        + (7).to_bytes(4, "little")
+        + seq.to_bytes(4, "little")
+        + b"\0\0\0\0"
+        + bytes([len(segments), *segments])
+    )
+    page = bytearray(header + body)
+    page[22:26] = ogg_crc(page).to_bytes(4, "little")
+    return bytes(page)
+
+
+def test_ogg_parser_reads_ffmpeg_output(ogg_opus: bytes) -> None:
+    parser = OggOpusParser()
+    packets = parser.feed(ogg_opus)
+    assert 95 <= len(packets) <= 105  # two seconds of 20 ms packets
+    assert not any(p.startswith((b"OpusHead", b"OpusTags")) for p in packets)
+    assert parser.skipped_bytes == 0  # every FFmpeg page passed the CRC check
+
+
+@settings(max_examples=25, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=600), min_size=1, max_size=40))
+def test_ogg_parser_is_indifferent_to_how_reads_split_pages(
+    ogg_opus: bytes, cuts: list[int]
+) -> None:
+    expected = OggOpusParser().feed(ogg_opus)
+    parser = OggOpusParser()
+    got: list[bytes] = []
+    position, index = 0, 0
+    while position < len(ogg_opus):
+        size = cuts[index % len(cuts)]
+        got += parser.feed(ogg_opus[position : position + size])
+        position += size
+        index += 1
+    assert got == expected
+
+
+def test_ogg_parser_resynchronises_after_garbage(ogg_opus: bytes) -> None:
+    expected = OggOpusParser().feed(ogg_opus)
+    pages = ogg_opus.split(b"OggS")[1:]
+    fake_page = b"OggS\0\0" + bytes(20) + b"\x01\xff"  # looks like a page; its CRC is wrong
+    garbled = b"junk" + fake_page + b"".join(b"\x00OggX" + b"OggS" + page for page in pages)
+    parser = OggOpusParser()
+    assert parser.feed(garbled) == expected
+    assert parser.skipped_bytes > 0
+
+
+def test_ogg_parser_skips_a_damaged_page_and_keeps_the_rest(ogg_opus: bytes) -> None:
+    expected = OggOpusParser().feed(ogg_opus)
+    data = bytearray(ogg_opus)
+    damaged_at = data.index(b"OggS", len(data) // 2)
+    data[damaged_at + 40] ^= 0xFF  # inside that page's packet
+    packets = OggOpusParser().feed(bytes(data))
+    lost = next(i for i, (a, b) in enumerate(zip(packets, expected, strict=False)) if a != b)
+    assert packets == expected[:lost] + expected[lost + 1 :]  # that one packet, nothing else
+
+
+def test_ogg_parser_joins_packets_across_pages_and_drops_broken_ones() -> None:
+    long_packet = bytes(range(256)) * 2  # 512 bytes: lacing 255, 255, 2
+    first = _page(0, [255, 255], long_packet[:510])
+    second = _page(1, [2, 3], long_packet[510:] + b"xyz", continued=True)
+    parser = OggOpusParser()
+    assert parser.feed(first) == []
+    assert parser.feed(second) == [long_packet, b"xyz"]
+    # The continuation of a page that was lost (sequence gap) is not a packet.
+    orphan = _page(5, [10, 3], b"0123456789abc", continued=True)
+    assert parser.feed(orphan) == [b"abc"]
+    assert parser.dropped_packets == 0
+    head = _page(6, [255], b"h" * 255)
+    gap = _page(8, [1, 2], b"zok", continued=True)
+    assert parser.feed(head + gap) == [b"ok"]
+    assert parser.dropped_packets == 1
