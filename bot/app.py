@@ -29,12 +29,14 @@ from .onboarding import StationOnboarding
 from .registry import StationRegistry
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
-from .voice.service import VoiceService
+from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg, probe_stream
+from .voice.service import Probe, StreamDown, VoiceService
 
 EXIT_UNAVAILABLE = 69
 EXIT_SOFTWARE = 70
 EXIT_CONFIG = 78
 STOP_TIMEOUT = 8.0  # seconds the gateway may take to close after the services have stopped
+VOICE_LINGER = 5.0  # seconds a station's decoder runs on after its last guild left
 _LOGGER = logging.getLogger("onair")
 
 
@@ -87,7 +89,8 @@ def create_bot(
         settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
     )
     bot.announcer.metrics = bot.metrics
-    bot.voice = VoiceService(bot, settings, registry, storage, hub=None, probe=None)
+    hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session)
+    bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
     bot.onboarding = StationOnboarding(
         settings,
         registry,
@@ -96,6 +99,30 @@ def create_bot(
         is_member=lambda guild: bot.get_guild(guild) is not None,
     )
     return bot
+
+
+def _voice_engine(session: aiohttp.ClientSession) -> tuple[Broadcasts | None, Probe | None]:
+    """The decoders (one FFmpeg per station) and the stream check on the shared session; with no
+    FFmpeg, one line now and voice answers "not available" (not a traceback on the first /join)."""
+    binary = find_ffmpeg()
+    if binary is None:
+        _LOGGER.warning(
+            "voice is off: no FFmpeg found (set %s to its path, or install the imageio-ffmpeg "
+            "package or Debian's ffmpeg)",
+            FFMPEG_ENV,
+        )
+        return None, None
+    _LOGGER.info("voice: FFmpeg from %s", binary.origin)
+
+    async def probe(url: str) -> str:
+        try:
+            return await probe_stream(session, url)
+        except StreamUnreachable as error:
+            raise StreamDown(error.message) from None
+
+    # A decoder outlives its last guild by a few seconds: a rejoin or a quick /join again
+    # finds it running (no new connection to the stream, no silence while FFmpeg starts).
+    return Broadcasts(binary.path, linger=VOICE_LINGER), probe
 
 
 def _config_problems(error: ConfigError) -> int:

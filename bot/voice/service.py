@@ -145,6 +145,7 @@ class VoiceService:
         self._voice: dict[int, GuildVoice] = {}
         self._rejoins: dict[int, asyncio.Task[None]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+        self._streams: dict[str, str] = {}  # station → the stream its decoder was started on
         self._tasks: set[asyncio.Task[Any]] = set()
         self._presence_task: asyncio.Task[None] | None = None
         self._client_class = voice_client_class(self._closed, self._moved)
@@ -273,9 +274,11 @@ class VoiceService:
         return self._locks.setdefault(guild_id, asyncio.Lock())
 
     def _running_stream(self, slug: str) -> str | None:
+        """The stream of a decoder that runs (for another guild, or lingering after the last
+        one left): joining it opens nothing new."""
         if self.hub is None or not self.hub.is_running(slug):
             return None
-        return next((p.stream_url for p in self.players.values() if p.station == slug), None)
+        return self._streams.get(slug)
 
     async def _connect_and_play(
         self, channel: VoiceChannel, station: StationConfig, stream_url: str
@@ -320,6 +323,7 @@ class VoiceService:
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
             voice_client.play(audio, after=self._after_play(guild.id))
             self._retire(player)
+            self._streams[station.slug] = stream_url
             player = Player(guild.id, channel.id, station.slug, stream_url, voice_client, audio)
             self.players[guild.id] = player
         player.channel_id = channel.id

@@ -14,6 +14,7 @@ import asyncio
 import base64
 import json
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -227,9 +228,53 @@ async def _announcements(out: Path) -> None:
         await sim.stop()
 
 
+async def _voice(out: Path) -> None:
+    """/nowplaying with the "Play in" button for a listener in a voice channel, /join, and
+    /join by someone in no voice channel."""
+    from bot.voice import find_ffmpeg
+
+    from .fakeicecast import FakeIcecast, make_mp3
+
+    binary = find_ffmpeg()
+    if binary is None:
+        print("no FFmpeg: the voice scenes are left out", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(folder) / "sine.mp3")
+        icecast = FakeIcecast(mp3.read_bytes())
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    fake = FakeDiscord(channels_per_guild=2)
+    guild = fake.guilds[0]
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    listener = 700000000000000001
+    await sim.start()
+    await icecast.start()
+    await fake.start()
+    await fake.set_member_voice(guild, listener, lounge, name="listener")
+    try:
+        extra = f'stream_url = "{icecast.url}"\n'
+        async with running_bot(sim, fake=fake, extra_config=extra):
+            scenes = (
+                ("nowplaying-voice", "nowplaying", listener),
+                ("join", "join", listener),
+                ("join-not-in-voice", "join", None),  # someone in no voice channel
+            )
+            for scene, name, user in scenes:
+                since = len(fake.requests)
+                iid = await fake.slash(name, {}, user_id=user)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"{scene}.jsonl", since, {iid: f"/{name}"})
+    finally:
+        await fake.stop()
+        await icecast.stop()
+        await sim.stop()
+
+
 async def main(out: Path) -> None:
     await _listener_commands(out)
     await _announcements(out)
+    await _voice(out)
 
 
 if __name__ == "__main__":
