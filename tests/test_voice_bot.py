@@ -22,7 +22,14 @@ from bot.voice.presence import presence_text
 
 from .support.botenv import BotEnv, running_bot
 from .support.discord_rules import EPHEMERAL
-from .support.fakediscord import CONNECT, MUTE_MEMBERS, SPEAK, FakeDiscord, Guild
+from .support.fakediscord import (
+    CONNECT,
+    MUTE_MEMBERS,
+    REQUEST_TO_SPEAK,
+    SPEAK,
+    FakeDiscord,
+    Guild,
+)
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.fakevoice import FrameStats
 from .support.waiting import wait_for
@@ -336,7 +343,7 @@ async def test_voice_close_codes_are_survived(live_simulator, icecast):
         assert voice.fake.bot_voice == {}
 
 
-async def test_stage_channel_unsuppressed_or_request_to_speak(live_simulator, icecast):
+async def test_stage_unsuppressed_else_request_to_speak_else_says_why(live_simulator, icecast):
     async with voice_bot(live_simulator, icecast, stage=True, bot_allow=MUTE_MEMBERS) as voice:
         message = await voice.join()
         assert message["content"].startswith("▶ Playing")
@@ -350,6 +357,12 @@ async def test_stage_channel_unsuppressed_or_request_to_speak(live_simulator, ic
         assert state is not None
         assert state["request_to_speak_timestamp"] is not None
         assert state["suppress"] is True
+    # Neither: it says why and joins nothing.
+    async with voice_bot(live_simulator, icecast, stage=True, bot_deny=REQUEST_TO_SPEAK) as voice:
+        message = await voice.join()
+        channel = voice.channels[voice.guild.id]
+        assert message["content"] == errors.STAGE_CANNOT_SPEAK.format(channel=f"<#{channel}>")
+        assert voice.fake.bot_voice == {}
 
 
 async def test_a_stream_drop_is_bridged_within_3_s(live_simulator, icecast):

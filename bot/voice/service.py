@@ -400,9 +400,17 @@ class VoiceService:
     async def rejoin_stored(self) -> None:
         """On READY (start-up and every gateway re-identify): rejoin each stored session of this
         process's guilds that has no live connection."""
-        if not self.available:
+        if not self.available or self._closing:
             return
-        for session in await self.storage.voice_sessions():
+        try:
+            sessions = await self.storage.voice_sessions()
+        except Exception as error:
+            if not self._closing:  # (closing: the bot stopped right after READY)
+                _LOGGER.warning(
+                    "could not read the stored voice sessions: %s", type(error).__name__
+                )
+            return
+        for session in sessions:
             if self.client.get_guild(session.guild_id) is None:
                 continue  # another shard's or process's guild, or the bot left it
             player = self.players.get(session.guild_id)
@@ -553,6 +561,8 @@ class VoiceService:
 
     def start(self) -> None:
         """Start the presence loop (idempotent; the voice cog calls it on READY)."""
+        if self._closing:
+            return
         if self._presence_task is None or self._presence_task.done():
             self._presence_task = asyncio.create_task(self._presence_loop(), name="presence")
 
