@@ -41,7 +41,6 @@ import json
 import os
 import signal
 import socket
-import ssl
 import statistics
 import struct
 import sys
@@ -336,16 +335,11 @@ async def run_fake(
 
 
 def _fake_connector() -> aiohttp.TCPConnector:
-    """The fake's connector as ``tests.support.run_against_fake`` builds it, but with
-    ``limit=0`` as discord.py's own: aiohttp's default of 100 connections would leave the
-    100th voice websocket waiting for a free slot forever (the gateway holds one)."""
-    from tests.support.fakediscord import FakeResolver
-    from tests.support.run_against_fake import CA_ENV, PORT_ENV
+    """The fake's connector as ``tests.support.run_against_fake`` builds it (no connection
+    limit, as discord.py's own)."""
+    from tests.support.run_against_fake import connector
 
-    context = ssl.create_default_context(cafile=os.environ[CA_ENV])
-    return aiohttp.TCPConnector(
-        resolver=FakeResolver(int(os.environ[PORT_ENV])), ssl=context, limit=0
-    )
+    return connector()
 
 
 async def child_main(mode: str, url: str) -> None:

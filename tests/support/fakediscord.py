@@ -239,10 +239,12 @@ class FakeDiscord:
             await self._runner.cleanup()
 
     def connector(self) -> aiohttp.TCPConnector:
-        """A new connector for one discord.py client: fake DNS, trusted fake CA."""
+        """A new connector for one discord.py client: fake DNS, trusted fake CA, and no limit on
+        connections, as discord.py's own (aiohttp's default of 100 would leave the 100th voice
+        websocket waiting forever: the gateway holds one)."""
         context = ssl.create_default_context()
         self.ca.configure_trust(context)
-        return aiohttp.TCPConnector(resolver=FakeResolver(self.port), ssl=context)
+        return aiohttp.TCPConnector(resolver=FakeResolver(self.port), ssl=context, limit=0)
 
     # Recording helpers -----------------------------------------------------------------
 

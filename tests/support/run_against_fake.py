@@ -23,7 +23,9 @@ PORT_ENV = "ONAIR_FAKE_DISCORD_PORT"
 
 def connector() -> aiohttp.TCPConnector:
     context = ssl.create_default_context(cafile=os.environ[CA_ENV])
-    return aiohttp.TCPConnector(resolver=FakeResolver(int(os.environ[PORT_ENV])), ssl=context)
+    return aiohttp.TCPConnector(
+        resolver=FakeResolver(int(os.environ[PORT_ENV])), ssl=context, limit=0
+    )
 
 
 if __name__ == "__main__":
