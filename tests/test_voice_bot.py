@@ -417,3 +417,27 @@ async def test_a_new_gateway_session_keeps_or_rejoins_the_channel(live_simulator
         await voice.playing(frames=before + 100)
         assert voice.fake.bot_voice == {guild.id: voice.channels[guild.id]}
         print("rejoined", voice.env.bot.voice.rejoined)
+
+
+async def test_a_moderator_move_is_followed_and_stored(live_simulator, icecast):
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    radio = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, radio)
+        await fake.set_member_voice(guild, SECOND, lounge)
+        async with voice_bot(live_simulator, icecast, fake=fake) as voice:
+            await voice.join()
+            await voice.playing(frames=20)
+            await fake.move_bot(guild, lounge)
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 50)
+            assert fake.bot_voice == {guild.id: lounge}
+            sessions = [VoiceSession(guild.id, lounge, "main")]
+            await wait_for(lambda: _sessions_are(voice.env, sessions))
+            assert voice.env.bot.voice.listeners(guild.id) == 1  # the one in the Lounge
+
+
+async def _sessions_are(env: BotEnv, expected: list[VoiceSession]) -> bool:
+    return await env.bot.storage.voice_sessions() == expected

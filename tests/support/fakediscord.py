@@ -629,6 +629,31 @@ class FakeDiscord:
         if self.voice.connected(guild.id):
             await self.voice.close(guild.id, 4014)
 
+    async def move_bot(self, guild: Guild, channel_id: int) -> None:
+        """A moderator moves the bot to another voice channel: VOICE_STATE_UPDATE (new channel)
+        and VOICE_SERVER_UPDATE with a new token, as Discord sends them; the client reconnects."""
+        state = guild.voice_states.get(self.bot_id)
+        channel = self._find_voice_channel(guild, channel_id)
+        if state is None or channel is None:
+            raise AssertionError("the bot is not in voice, or that is not a voice channel")
+        moved = self._voice_state(
+            guild,
+            self.bot_id,
+            channel,
+            self.session_id,
+            self_mute=state["self_mute"],
+            self_deaf=state["self_deaf"],
+        )
+        guild.voice_states[self.bot_id] = moved
+        token = self.voice.expect(guild.id, self.bot_id, self.session_id, channel.id)
+        await self.dispatch(
+            "VOICE_STATE_UPDATE", {**moved, "member": self._member(guild, self.bot_id)}
+        )
+        await self.dispatch(
+            "VOICE_SERVER_UPDATE",
+            {"token": token, "guild_id": str(guild.id), "endpoint": self.voice.endpoint},
+        )
+
     @property
     def _voice_intent(self) -> bool:
         return bool(self.intents & GUILD_VOICE_STATES)
