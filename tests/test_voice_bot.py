@@ -416,7 +416,6 @@ async def test_a_new_gateway_session_keeps_or_rejoins_the_channel(live_simulator
         before = voice.fake.voice.stats(guild.id).audio
         await voice.playing(frames=before + 100)
         assert voice.fake.bot_voice == {guild.id: voice.channels[guild.id]}
-        print("rejoined", voice.env.bot.voice.rejoined)
 
 
 async def test_a_moderator_move_is_followed_and_stored(live_simulator, icecast):
