@@ -254,12 +254,15 @@ class StationBroadcast:
 
     async def _run_once(self) -> str:
         """Open the stream, run FFmpeg on it until either fails, ends or stalls; why it ended."""
+        url = self.stream_url
         try:
-            response = await open_stream(
-                self.session, self.stream_url, client_timeout=self._timeout()
-            )
+            response = await open_stream(self.session, url, client_timeout=self._timeout())
         except StreamUnreachable as error:
             return error.reason
+        if url != self.stream_url:  # retargeted while connecting: start over on the new URL
+            response.close()
+            self._retarget = True
+            return "the stream URL changed"
         self._response = response
         try:
             proc = await asyncio.create_subprocess_exec(
