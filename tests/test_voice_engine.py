@@ -13,6 +13,7 @@ connects nowhere): tests that should play use a policy allowing loopback (the fa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -627,6 +628,40 @@ async def test_a_redirect_to_a_private_address_is_refused(
     assert await probe_stream(session, start) == icecast.url
     played = broadcasts(start).audio()
     await wait_for(lambda: played.queue.received >= 5, within=10)
+
+
+@pytest.mark.parametrize(
+    ("head", "words"),
+    [
+        (b"ICY 200 OK\r\nicy-name: v1\r\n\r\n", "does not speak HTTP"),  # SHOUTcast v1
+        (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 10_000 + b"\r\n\r\n", "does not speak HTTP"),
+        (b"HTTP/1.1 200 OK\r\n" + b"X-H: 1\r\n" * 200 + b"\r\n", "does not speak HTTP"),
+    ],
+    ids=["icy-status-line", "huge-header", "too-many-headers"],
+)
+async def test_answers_aiohttp_cannot_parse_are_polite_refusals(
+    session: aiohttp.ClientSession, head: bytes, words: str
+) -> None:
+    """aiohttp (llhttp and its Python parser alike) refuses SHOUTcast v1's ``ICY 200 OK``, and
+    headers are bounded: each is a polite StreamUnreachable, not a traceback."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(head + b"\xff\xfb" * 2000)
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(StreamUnreachable) as refused:
+            await probe_stream(session, f"http://127.0.0.1:{port}/;stream.mp3?token={TOKEN}")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert words in refused.value.message
+    assert TOKEN not in refused.value.message
 
 
 # find_ffmpeg and decode_args ----------------------------------------------------------
