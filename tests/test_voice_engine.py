@@ -526,6 +526,40 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
     assert "FFmpeg exited (3): pipe:0: Invalid data found" in line
 
 
+@pytest.fixture
+def stuck_ffmpeg(tmp_path: Path) -> str:
+    """An "FFmpeg" that never reads its stdin and never writes a packet."""
+    script = tmp_path / "ffmpeg-stuck"
+    script.write_text("#!/bin/sh\nsleep 60\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_a_stuck_ffmpeg_holds_the_stream_back(
+    mp3: bytes,
+    stuck_ffmpeg: str,
+    session: aiohttp.ClientSession,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Backpressure: while FFmpeg reads nothing, OnAir stops reading the stream (a full pipe,
+    then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
+    watchdog then restarts it."""
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    async with FakeIcecast(mp3, bytes_per_second=20_000_000) as fast:  # 20 MB/s on offer
+        broadcast = StationBroadcast(
+            "test-station", fast.url, stuck_ffmpeg, session=session, watchdog=1.0
+        )
+        try:
+            broadcast.audio()
+            await wait_for(lambda: broadcast.restarts >= 1, within=10)
+            assert broadcast.bytes_received < 1_000_000  # a pipe and a chunk, not 20 MB
+            assert broadcast.bytes_received > 0
+        finally:
+            await broadcast.close()
+    line = next(r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage())
+    assert "no audio for 1 s" in line
+
+
 # probe_stream -----------------------------------------------------------------------------
 
 
@@ -626,8 +660,16 @@ async def test_a_redirect_to_a_private_address_is_refused(
 
     location[0] = icecast.url  # the development override: the redirect is followed
     assert await probe_stream(session, start) == icecast.url
-    played = broadcasts(start).audio()
+    broadcast = broadcasts(start)
+    played = broadcast.audio()
     await wait_for(lambda: played.queue.received >= 5, within=10)
+    assert icecast.connections == 2  # the probe's and the decoder's
+    # A guild passing the URL the probe returned joins the same decoder: no new connection.
+    broadcast.retarget(icecast.url)
+    again = broadcast.audio()
+    await wait_for(lambda: again.queue.received >= 5, within=10)
+    assert icecast.requests == 2
+    assert broadcast.restarts == 0
 
 
 @pytest.mark.parametrize(

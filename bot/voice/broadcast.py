@@ -72,6 +72,7 @@ class StationBroadcast:
         self.stream_url = checked_url(stream_url)
         self.ffmpeg = ffmpeg
         self.session = session
+        self.final_url: str | None = None  # where the last connection's redirects ended
         self.queue_frames = queue_frames
         self.watchdog = watchdog
         self.max_backoff = max_backoff
@@ -168,11 +169,14 @@ class StationBroadcast:
             task.cancel()
 
     def retarget(self, stream_url: str) -> None:
-        """Play another URL for this station (it changed): the decoder restarts at once."""
+        """Play another URL for this station (it changed): the decoder restarts at once. The
+        URL it plays, or the one its redirects last ended at (what ``probe_stream`` returns),
+        is the same station: nothing restarts, no connection opens."""
         stream_url = checked_url(stream_url)
-        if stream_url == self.stream_url:
+        if stream_url in (self.stream_url, self.final_url):
             return
         self.stream_url = stream_url
+        self.final_url = None
         if self._proc is not None or self._response is not None:
             self._retarget = True
             if self._response is not None:
@@ -264,6 +268,7 @@ class StationBroadcast:
             self._retarget = True
             return "the stream URL changed"
         self._response = response
+        self.final_url = str(response.url)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *decode_args(self.ffmpeg),
