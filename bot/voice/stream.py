@@ -14,6 +14,7 @@ status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak H
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 
 import aiohttp
@@ -29,6 +30,7 @@ MAX_REDIRECTS = 5
 MAX_LINE_SIZE = 4096
 MAX_FIELD_SIZE = 4096
 MAX_HEADERS = 64
+HEADERS_DEADLINE = 20.0  # seconds from the first request to the last hop's headers
 REQUEST_HEADERS = {"Icy-MetaData": "0"}  # the audio only, no in-band title blocks
 
 
@@ -88,12 +90,30 @@ def check_literal(session: aiohttp.ClientSession, url: URL) -> None:
 
 
 async def open_stream(
-    session: aiohttp.ClientSession, url: str, *, client_timeout: aiohttp.ClientTimeout
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    client_timeout: aiohttp.ClientTimeout,
+    deadline: float = HEADERS_DEADLINE,
 ) -> aiohttp.ClientResponse:
     """GET the stream, following redirects by hand (each hop checked), and return the open
-    response with a 2xx status (the caller closes it); :class:`StreamUnreachable` otherwise."""
+    response with a 2xx status (the caller closes it); :class:`StreamUnreachable` otherwise.
+    ``deadline`` bounds the whole chain up to the last hop's headers (``client_timeout`` has no
+    total: the body is a live stream)."""
+    host = host_of(checked_url(url))
+    try:
+        async with asyncio.timeout(deadline):
+            return await _follow(session, url, host, client_timeout)
+    except TimeoutError:
+        raise StreamUnreachable(
+            f"The station's stream at {host} did not answer in time.", "no answer in time"
+        ) from None
+
+
+async def _follow(
+    session: aiohttp.ClientSession, url: str, host: str, client_timeout: aiohttp.ClientTimeout
+) -> aiohttp.ClientResponse:
     current = checked_url(url)
-    host = host_of(current)
     for _ in range(MAX_REDIRECTS + 1):
         target = URL(current)
         check_literal(session, target)
@@ -108,10 +128,9 @@ async def open_stream(
                 max_headers=MAX_HEADERS,
             )
         except TimeoutError:
-            raise StreamUnreachable(
-                f"The station's stream at {host} did not answer in time.", "no answer in time"
-            ) from None
-        except (aiohttp.ClientError, OSError, OnAirError, ValueError) as error:
+            raise
+        except (aiohttp.ClientError, OSError, OnAirError, ValueError, RuntimeError) as error:
+            # RuntimeError: the session is closed (shutting down)
             raise _unreachable(host, error) from None
         if response.status in (301, 302, 303, 307, 308):
             location = response.headers.get("Location", "")
