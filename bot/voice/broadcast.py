@@ -31,6 +31,8 @@ from .ogg import OggOpusParser
 from .source import PacketQueue, StationAudio
 from .stream import StreamUnreachable, checked_url, host_of, open_stream
 
+__all__ = ["BroadcastStats", "Broadcasts", "StationBroadcast", "StreamUnreachable", "probe_stream"]
+
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
