@@ -56,6 +56,7 @@ import discord
 import nacl.secret
 from discord.player import AudioPlayer
 
+from bot.netguard import GuardedResolver, HostPolicy
 from bot.voice import OPUS_SILENCE, Broadcasts, find_ffmpeg
 from tests.support.fakeicecast import make_mp3
 from tests.support.waiting import wait_for
@@ -202,6 +203,15 @@ def _devnull() -> IO[bytes]:
     return open(os.devnull, "wb")
 
 
+def stream_session() -> aiohttp.ClientSession:
+    """The bot's kind of session for the stream (guarded resolver; loopback allowed for the
+    fake Icecast, as the development override does)."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(resolver=GuardedResolver(HostPolicy(allow_private=True))),
+        timeout=aiohttp.ClientTimeout(total=15, connect=5),
+    )
+
+
 def make_source(mode: str, broadcasts: Broadcasts, url: str, ffmpeg: str) -> discord.AudioSource:
     if mode == "shared":
         return broadcasts.audio_for("bench", url)
@@ -253,7 +263,8 @@ async def run_engine(
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # never read: datagrams just drop
     sink.bind(("127.0.0.1", 0))
     clients = [BenchVoiceClient(loop, sink.getsockname(), ssrc=1000 + n) for n in range(guilds)]
-    broadcasts = Broadcasts(ffmpeg)
+    session = stream_session()
+    broadcasts = Broadcasts(ffmpeg, session=session)
     sources = [make_source(mode, broadcasts, url, ffmpeg) for _ in clients]
     players = [
         AudioPlayer(source, client)  # type: ignore[arg-type]
@@ -279,6 +290,7 @@ async def run_engine(
     for player in players:
         await asyncio.to_thread(player.join, 5)
     await broadcasts.close()
+    await session.close()
     for source in sources:
         source.cleanup()
     for client in clients:
@@ -350,7 +362,8 @@ async def child_main(mode: str, url: str) -> None:
     intents.guilds = True
     intents.voice_states = True
     client = discord.Client(intents=intents, connector=_fake_connector(), guild_ready_timeout=0.5)
-    broadcasts = Broadcasts(binary.path)
+    session = stream_session()
+    broadcasts = Broadcasts(binary.path, session=session)
     lag = LoopLag()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -388,6 +401,7 @@ async def child_main(mode: str, url: str) -> None:
     for source in sources:
         source.cleanup()  # kills the per-guild FFmpegs; the player threads would too, later
     await broadcasts.close()
+    await session.close()
     player.cancel()
     print(json.dumps(report), flush=True)
     # No voice disconnects: 100 leaves after 100 joins exceed discord.py's gateway limit of

@@ -4,12 +4,12 @@ from .broadcast import (
     Broadcasts,
     BroadcastStats,
     StationBroadcast,
-    StreamUnreachable,
     probe_stream,
 )
 from .ffmpeg import FFMPEG_ENV, FFmpegBinary, UnsafeStreamUrl, decode_args, find_ffmpeg
 from .ogg import OggOpusParser
 from .source import FRAME_SECONDS, OPUS_SILENCE, PacketQueue, StationAudio
+from .stream import StreamUnreachable
 
 __all__ = [
     "FFMPEG_ENV",

@@ -1,12 +1,14 @@
 """One FFmpeg per station, fanned out to every guild that plays it.
 
 A :class:`StationBroadcast` starts its decoder with its first subscriber and stops it with the
-last. A supervisor task reads FFmpeg's Ogg output, parses it into Opus packets and puts each one
-into every subscriber's own bounded queue (a stalled guild loses its oldest packets; nobody
-waits for it). When FFmpeg exits, or produces no packet for ``watchdog`` seconds, the supervisor
-kills its process group and starts a new one after a capped, jittered backoff; meanwhile the
-players send silence instead of ending. :class:`Broadcasts` is the station-key registry every
-guild shares.
+last. A supervisor task opens the stream through OnAir's guarded aiohttp session (stream.py:
+FFmpeg itself connects nowhere), copies its bytes into FFmpeg's stdin, reads FFmpeg's Ogg output,
+parses it into Opus packets and puts each one into every subscriber's own bounded queue (a
+stalled guild loses its oldest packets; nobody waits for it). When the stream fails, ends or
+stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor closes the
+connection, kills FFmpeg's process group and starts again after a capped, jittered backoff;
+meanwhile the players send silence instead of ending. :class:`Broadcasts` is the station-key
+registry every guild shares.
 """
 
 from __future__ import annotations
@@ -24,25 +26,21 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from ..errors import OnAirError
-from .ffmpeg import UnsafeStreamUrl, check_stream_url, decode_args, redact_url
+from .ffmpeg import decode_args, redact_url
 from .ogg import OggOpusParser
 from .source import PacketQueue, StationAudio
+from .stream import StreamUnreachable, checked_url, host_of, open_stream
+
+__all__ = ["BroadcastStats", "Broadcasts", "StationBroadcast", "StreamUnreachable", "probe_stream"]
 
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
 STDERR_LINES = 3  # FFmpeg's last error lines kept for the restart log line
 STDERR_LINE_CHARS = 200
+CONNECT_SECONDS = 5.0
+LOG_REPEAT_SECONDS = 300.0  # an identical restart line is logged at WARNING once per this
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"]{1,300}")
-
-
-class StreamUnreachable(Exception):
-    """The station's stream cannot be played; ``message`` is polite and names no URL."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,17 +51,9 @@ class BroadcastStats:
     running: bool = False
 
 
-def _checked(stream_url: str) -> str:
-    try:
-        return check_stream_url(stream_url)
-    except UnsafeStreamUrl as error:
-        raise StreamUnreachable(
-            f"That station's stream address cannot be played: {error}."
-        ) from None
-
-
 class StationBroadcast:
-    """One station's decoder and its subscribers (guild players)."""
+    """One station's decoder and its subscribers (guild players). ``session`` is OnAir's one
+    shared (guarded) session: the stream is opened through it, never by FFmpeg."""
 
     def __init__(
         self,
@@ -71,6 +61,7 @@ class StationBroadcast:
         stream_url: str,
         ffmpeg: str,
         *,
+        session: aiohttp.ClientSession,
         queue_frames: int = 25,
         watchdog: float = 5.0,
         max_backoff: float = 30.0,
@@ -80,8 +71,10 @@ class StationBroadcast:
         prefill: int = 3,
     ) -> None:
         self.key = key
-        self.stream_url = _checked(stream_url)
+        self.stream_url = checked_url(stream_url)
         self.ffmpeg = ffmpeg
+        self.session = session
+        self.final_url: str | None = None  # where the last connection's redirects ended
         self.queue_frames = queue_frames
         self.watchdog = watchdog
         self.max_backoff = max_backoff
@@ -90,12 +83,17 @@ class StationBroadcast:
         self.linger = linger  # seconds the decoder outlives its last subscriber
         self.prefill = prefill
         self.frames_produced = 0
+        self.bytes_received = 0  # from the stream, piped into FFmpeg
         self.restarts = 0
         self._subs: dict[int, StationAudio] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._task: asyncio.Task[None] | None = None
         self._proc: asyncio.subprocess.Process | None = None
+        self._response: aiohttp.ClientResponse | None = None
+        self._logged_reason = ""  # the last restart reason logged at WARNING, and when
+        self._logged_at = float("-inf")
+        self._quiet = 0  # identical restart lines since then, logged at DEBUG only
         self._linger: asyncio.TimerHandle | None = None
         self._retarget = False
         self._closed = False
@@ -173,14 +171,20 @@ class StationBroadcast:
             task.cancel()
 
     def retarget(self, stream_url: str) -> None:
-        """Play another URL for this station (it changed): the decoder restarts at once."""
-        stream_url = _checked(stream_url)
-        if stream_url == self.stream_url:
+        """Play another URL for this station (it changed): the decoder restarts at once. The
+        URL it plays, or the one its redirects last ended at (what ``probe_stream`` returns),
+        is the same station: nothing restarts, no connection opens."""
+        stream_url = checked_url(stream_url)
+        if stream_url in (self.stream_url, self.final_url):
             return
         self.stream_url = stream_url
-        if self._proc is not None:
+        self.final_url = None
+        if self._proc is not None or self._response is not None:
             self._retarget = True
-            self._kill(self._proc)
+            if self._response is not None:
+                self._response.close()
+            if self._proc is not None:
+                self._kill(self._proc)
 
     async def close(self) -> None:
         """Stop the decoder and end every subscriber's playback (their next read is empty)."""
@@ -222,49 +226,134 @@ class StationBroadcast:
             wait = min(self.max_backoff, delay * random.uniform(0.75, 1.25))
             delay = min(self.max_backoff, delay * 2)
             self.restarts += 1
-            log.warning(
-                "voice %s: decoder restart #%d in %.1f s (%s)",
-                self.key,
-                self.restarts,
-                wait,
-                reason,
-            )
+            self._log_restart(loop.time(), wait, reason)
             await asyncio.sleep(wait)
 
+    def _log_restart(self, now: float, wait: float, reason: str) -> None:
+        """One line per restart; the same reason again within ``LOG_REPEAT_SECONDS`` goes to
+        DEBUG (a station down for an hour is a few WARNING lines, not hundreds)."""
+        repeated = reason == self._logged_reason and now - self._logged_at < LOG_REPEAT_SECONDS
+        if repeated:
+            self._quiet += 1
+        else:
+            if self._quiet:
+                reason = f"{reason}; {self._quiet} more like the last one since"
+            self._logged_reason, self._logged_at, self._quiet = reason, now, 0
+        log.log(
+            logging.DEBUG if repeated else logging.WARNING,
+            "voice %s: decoder restart #%d in %.1f s (%s)",
+            self.key,
+            self.restarts,
+            wait,
+            reason,
+        )
+
+    def _timeout(self) -> aiohttp.ClientTimeout:
+        """A live stream has no total time (the shared session's default would cut it); a
+        connection is bounded, and so is a silence between two reads (the watchdog)."""
+        return aiohttp.ClientTimeout(
+            total=None,
+            connect=CONNECT_SECONDS * 2,  # DNS, pool and TLS included
+            sock_connect=CONNECT_SECONDS,
+            sock_read=self.watchdog,
+        )
+
     async def _run_once(self) -> str:
-        """Run FFmpeg until it exits or stalls; why it ended."""
+        """Open the stream, run FFmpeg on it until either fails, ends or stalls; why it ended."""
+        url = self.stream_url
+        try:
+            response = await open_stream(self.session, url, client_timeout=self._timeout())
+        except StreamUnreachable as error:
+            return error.reason
+        if url != self.stream_url:  # retargeted while connecting: start over on the new URL
+            response.close()
+            self._retarget = True
+            return "the stream URL changed"
+        self._response = response
+        self.final_url = str(response.url)
         try:
             proc = await asyncio.create_subprocess_exec(
-                *decode_args(self.ffmpeg, self.stream_url),
-                stdin=asyncio.subprocess.DEVNULL,
+                *decode_args(self.ffmpeg),
+                stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,  # its own process group: killed as a whole
             )
         except OSError as error:
+            response.close()
+            self._response = None
             return f"FFmpeg could not start: {error.strerror or type(error).__name__}"
         self._proc = proc
+        assert proc.stdin is not None
         assert proc.stdout is not None
         assert proc.stderr is not None
         tail: deque[str] = deque(maxlen=STDERR_LINES)
         drain = asyncio.create_task(self._drain(proc.stderr, tail))
+        feed = asyncio.create_task(self._feed(response, proc.stdin))
+        pump = asyncio.create_task(self._pump(proc.stdout))
         try:
-            if await self._pump(proc.stdout):
+            await asyncio.wait((feed, pump), return_when=asyncio.FIRST_COMPLETED)
+            if feed.done() and (reason := feed.result()) is not None:
+                # The stream ended, failed or stalled and FFmpeg's stdin is closed: let it
+                # finish the audio it has (briefly), then say why the stream ended.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await asyncio.wait((pump,))
+                return reason
+            if not pump.done():  # FFmpeg stopped reading its input: it is exiting
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await asyncio.wait((pump,))
+            elif pump.result():
                 return f"no audio for {self.watchdog:g} s"
-            # Output ended: FFmpeg exits; give it a moment to say why on stderr.
+            # FFmpeg's output ended: it exits; give it a moment to say why on stderr.
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await proc.wait()
                     await drain
             detail = self._redact(tail[-1]) if tail else "no message"
-            return f"the stream ended or failed, exit {proc.returncode}: {detail}"
+            return f"FFmpeg exited ({proc.returncode}): {detail}"
         finally:
+            for task in (feed, pump, drain):
+                task.cancel()
+            response.close()
+            if self._response is response:
+                self._response = None
             self._kill(proc)
-            drain.cancel()
             if self._proc is proc:
                 self._proc = None
             with contextlib.suppress(ProcessLookupError):
                 await asyncio.shield(proc.wait())  # reaped: no zombie, no orphan
+            await asyncio.gather(feed, pump, drain, return_exceptions=True)
+
+    async def _feed(
+        self, response: aiohttp.ClientResponse, stdin: asyncio.StreamWriter
+    ) -> str | None:
+        """Copy the stream into FFmpeg's stdin (waiting for it to keep up: backpressure) until
+        the stream ends, fails or stalls (why, as a restart reason) or FFmpeg stops reading
+        (None: FFmpeg's exit says why)."""
+        reason: str | None
+        try:
+            while True:
+                try:
+                    chunk = await response.content.readany()
+                except TimeoutError:
+                    reason = f"no audio for {self.watchdog:g} s (the stream sent nothing)"
+                    break
+                except (aiohttp.ClientError, OSError) as error:
+                    reason = f"the stream connection failed ({type(error).__name__})"
+                    break
+                if not chunk:
+                    reason = "the stream ended"
+                    break
+                self.bytes_received += len(chunk)
+                stdin.write(chunk)
+                await stdin.drain()
+        except (ConnectionError, OSError):
+            return None  # FFmpeg is gone
+        with contextlib.suppress(ConnectionError, OSError):
+            stdin.close()  # EOF: FFmpeg flushes what it has and exits
+        return reason
 
     async def _pump(self, stdout: asyncio.StreamReader) -> bool:
         """Fan FFmpeg's packets out until its output ends (False) or the watchdog fires (True)."""
@@ -325,12 +414,14 @@ class Broadcasts:
         self,
         ffmpeg: str,
         *,
+        session: aiohttp.ClientSession,
         queue_frames: int = 25,
         watchdog: float = 5.0,
         max_backoff: float = 30.0,
         linger: float = 0.0,
     ) -> None:
         self.ffmpeg = ffmpeg
+        self.session = session
         self._options = {
             "queue_frames": queue_frames,
             "watchdog": watchdog,
@@ -341,13 +432,14 @@ class Broadcasts:
 
     def audio_for(self, key: str, stream_url: str) -> StationAudio:
         """A new source playing station ``key`` (its decoder starts if it is not running).
-        Raises :class:`StreamUnreachable` for a URL FFmpeg must not be given."""
+        Raises :class:`StreamUnreachable` for a URL that cannot be played (not http(s)...)."""
         broadcast = self._broadcasts.get(key)
         if broadcast is None:
             broadcast = StationBroadcast(
                 key,
                 stream_url,
                 self.ffmpeg,
+                session=self.session,
                 queue_frames=int(self._options["queue_frames"]),
                 watchdog=float(self._options["watchdog"]),
                 max_backoff=float(self._options["max_backoff"]),
@@ -383,30 +475,27 @@ async def probe_stream(
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - the contract's name; it bounds the whole request
 ) -> str:
-    """Open the stream through OnAir's shared (guarded) session, read a few KB, and return the
-    URL it ends at after redirects; :class:`StreamUnreachable` if it does not play."""
-    _checked(url)
-    host = redact_url(url).removesuffix("/…")
+    """Open the stream through OnAir's shared (guarded) session (each redirect checked), read
+    a few KB, and return the URL it ends at after redirects; :class:`StreamUnreachable` if it
+    does not play. ``timeout`` bounds the whole probe, redirects included."""
+    host = host_of(checked_url(url))
+    late = StreamUnreachable(
+        f"The station's stream at {host} did not answer within {timeout:g} s.", "no answer"
+    )
     try:
-        async with session.get(
-            url,
-            timeout=aiohttp.ClientTimeout(total=timeout),
-            headers={"Icy-MetaData": "0"},
-        ) as response:
-            if response.status >= 400:
-                raise StreamUnreachable(
-                    f"The station's stream at {host} answered HTTP {response.status}."
-                )
-            data = await response.content.read(PROBE_BYTES)
-            if not data:
-                raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
-            final = str(response.url)
-    except StreamUnreachable:
-        raise
+        async with asyncio.timeout(timeout):
+            response = await open_stream(
+                session, url, client_timeout=aiohttp.ClientTimeout(total=timeout)
+            )
+            try:
+                data = await response.content.read(PROBE_BYTES)
+                final = str(response.url)
+            finally:
+                response.close()
     except TimeoutError:
-        raise StreamUnreachable(
-            f"The station's stream at {host} did not answer within {timeout:g} s."
-        ) from None
-    except (aiohttp.ClientError, OSError, OnAirError, ValueError):
+        raise late from None
+    except (aiohttp.ClientError, OSError):
         raise StreamUnreachable(f"The station's stream at {host} could not be reached.") from None
-    return _checked(final)
+    if not data:
+        raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
+    return checked_url(final)

@@ -1,7 +1,9 @@
 """Finding FFmpeg and the one command line that turns a station's stream into Opus packets.
 
-The stream URL is station text, so it is untrusted: only http(s) of bounded length, and FFmpeg
-may use no protocol but http, https, tcp and tls (never ``file:``, ``concat:``, ``pipe:``...).
+The stream URL is station text, so it is untrusted: only http(s) of bounded length. FFmpeg never
+sees it: OnAir opens the stream through its guarded session and pipes the bytes to FFmpeg's stdin
+(see stream.py), and FFmpeg may open no protocol but ``pipe`` (a playlist in the stream cannot
+make it read a file or connect anywhere).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ log = logging.getLogger(__name__)
 
 FFMPEG_ENV = "ONAIR_FFMPEG"
 MAX_STREAM_URL = 2048  # characters; a listen link is far shorter
-ALLOWED_PROTOCOLS = "http,https,tcp,tls"
+ALLOWED_PROTOCOLS = "pipe"  # stdin in, stdout out: nothing else
 OPUS_BITRATE = "128k"
 
 
@@ -98,37 +100,26 @@ def redact_url(stream_url: str) -> str:
     return f"{url.scheme}://{host}{port}/…"
 
 
-def decode_args(ffmpeg: str, stream_url: str) -> list[str]:
-    """FFmpeg arguments: the live stream in, Opus (48 kHz stereo, 20 ms, 128k) in Ogg out on
-    stdout, one 20 ms packet a page so packets leave as soon as they are encoded."""
-    check_stream_url(stream_url)
+def decode_args(ffmpeg: str) -> list[str]:
+    """FFmpeg arguments: the stream's bytes in on stdin, Opus (48 kHz stereo, 20 ms, 128k) in
+    Ogg out on stdout, one 20 ms packet a page so packets leave as soon as they are encoded.
+    No URL: FFmpeg opens nothing itself."""
     return [
         ffmpeg,
-        "-nostdin",
+        "-nostdin",  # no keyboard interaction; the input is still read from pipe:0
         "-hide_banner",
         "-loglevel",
         "error",
-        # Input: only network protocols (a station URL can never make FFmpeg read a file).
+        # Input: stdin only (a playlist in the stream can never make FFmpeg open anything).
         "-protocol_whitelist",
         ALLOWED_PROTOCOLS,
-        # A live stream: reconnect on drops and network errors, in FFmpeg itself first.
-        "-reconnect",
-        "1",
-        "-reconnect_streamed",
-        "1",
-        "-reconnect_on_network_error",
-        "1",
-        "-reconnect_at_eof",
-        "1",
-        "-reconnect_delay_max",
-        "5",
         # Start fast: a few KB identify MP3/AAC/Ogg; no long analysis.
         "-probesize",
         "8192",
         "-analyzeduration",
         "200000",
         "-i",
-        stream_url,
+        "pipe:0",
         "-map",
         "0:a:0",
         "-vn",

@@ -1,0 +1,175 @@
+"""Opening a station's stream through OnAir's one shared, guarded aiohttp session.
+
+FFmpeg never connects anywhere: OnAir opens the stream and pipes the bytes into FFmpeg's stdin,
+so the SSRF guard (:class:`bot.netguard.GuardedResolver`, checked at connect time for every
+host name) applies to streams as to every other request, and the URL (it may carry a listener
+token) is in no process list. Redirects are followed here, one hop at a time, because aiohttp
+never resolves IP literals: a literal host (the first URL or any hop) is checked against the
+same resolver's policy before it is contacted.
+
+SHOUTcast v1 servers answer ``ICY 200 OK`` instead of an HTTP status line. aiohttp refuses that
+with both of its parsers (llhttp: "Expected HTTP/, RTSP/ or ICE/"; the pure-Python one: "Bad
+status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak HTTP and play.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+
+import aiohttp
+from yarl import URL
+
+from ..errors import OnAirError
+from ..netguard import GuardedResolver, address_refused
+from ..station.errors import AddressRefused
+from .ffmpeg import UnsafeStreamUrl, check_stream_url, redact_url
+
+MAX_REDIRECTS = 5
+# Bounded response headers: a stream's status line and headers are small.
+MAX_LINE_SIZE = 4096
+MAX_FIELD_SIZE = 4096
+MAX_HEADERS = 64
+HEADERS_DEADLINE = 20.0  # seconds from the first request to the last hop's headers
+REQUEST_HEADERS = {"Icy-MetaData": "0"}  # the audio only, no in-band title blocks
+
+
+class StreamUnreachable(Exception):
+    """The station's stream cannot be played. ``message`` is polite and names the host only
+    (never a path or query: they may carry listener tokens); ``reason`` is the short form for
+    the restart log line."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason or message
+
+
+def host_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, for messages and logs."""
+    return redact_url(url).removesuffix("/…")
+
+
+def checked_url(stream_url: str) -> str:
+    """The URL if it may be opened at all (http(s), bounded, no control characters)."""
+    try:
+        return check_stream_url(stream_url)
+    except UnsafeStreamUrl as error:
+        raise StreamUnreachable(
+            f"That station's stream address cannot be played: {error}.", str(error)
+        ) from None
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+def check_literal(session: aiohttp.ClientSession, url: URL) -> None:
+    """Refuse an IP-literal host the session's :class:`GuardedResolver` would refuse as a
+    resolved address (aiohttp skips the resolver for literals). A session without a guarded
+    resolver allows every address, names and literals alike (tests, benchmarks)."""
+    host = (url.host or "").rstrip(".").lower()
+    if not _is_ip_literal(host):
+        return  # a name: the resolver checks every address it resolves to, at connect time
+    # aiohttp has no public accessor for a connector's resolver.
+    resolver = getattr(session.connector, "_resolver", None)
+    if not isinstance(resolver, GuardedResolver):
+        return
+    if resolver.policy.allow_private or host in resolver.trusted_hosts:
+        return
+    why = address_refused(host)
+    if why is not None:
+        raise StreamUnreachable(
+            "That station's stream is on an address OnAir does not contact.",
+            f"refused: the stream address is {why}",
+        )
+
+
+async def open_stream(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    client_timeout: aiohttp.ClientTimeout,
+    deadline: float = HEADERS_DEADLINE,
+) -> aiohttp.ClientResponse:
+    """GET the stream, following redirects by hand (each hop checked), and return the open
+    response with a 2xx status (the caller closes it); :class:`StreamUnreachable` otherwise.
+    ``deadline`` bounds the whole chain up to the last hop's headers (``client_timeout`` has no
+    total: the body is a live stream)."""
+    host = host_of(checked_url(url))
+    try:
+        async with asyncio.timeout(deadline):
+            return await _follow(session, url, host, client_timeout)
+    except TimeoutError:
+        raise StreamUnreachable(
+            f"The station's stream at {host} did not answer in time.", "no answer in time"
+        ) from None
+
+
+async def _follow(
+    session: aiohttp.ClientSession, url: str, host: str, client_timeout: aiohttp.ClientTimeout
+) -> aiohttp.ClientResponse:
+    current = checked_url(url)
+    for _ in range(MAX_REDIRECTS + 1):
+        target = URL(current)
+        check_literal(session, target)
+        try:
+            response = await session.get(
+                target,
+                timeout=client_timeout,
+                headers=REQUEST_HEADERS,
+                allow_redirects=False,
+                max_line_size=MAX_LINE_SIZE,
+                max_field_size=MAX_FIELD_SIZE,
+                max_headers=MAX_HEADERS,
+            )
+        except TimeoutError:
+            raise
+        except (aiohttp.ClientError, OSError, OnAirError, ValueError, RuntimeError) as error:
+            # RuntimeError: the session is closed (shutting down)
+            raise _unreachable(host, error) from None
+        if response.status in (301, 302, 303, 307, 308):
+            location = response.headers.get("Location", "")
+            response.close()
+            try:
+                current = checked_url(str(target.join(URL(location))))
+            except (ValueError, TypeError, StreamUnreachable):
+                raise StreamUnreachable(
+                    f"The station's stream at {host} redirected to an address that cannot be "
+                    "played.",
+                    "redirected to an unplayable address",
+                ) from None
+            continue
+        if response.status >= 300:
+            response.close()
+            raise StreamUnreachable(
+                f"The station's stream at {host} answered HTTP {response.status}.",
+                f"the stream answered HTTP {response.status}",
+            )
+        return response
+    raise StreamUnreachable(
+        f"The station's stream at {host} redirected too many times.", "too many redirects"
+    )
+
+
+def _unreachable(host: str, error: BaseException) -> StreamUnreachable:
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, AddressRefused):
+            return StreamUnreachable(
+                "That station's stream is on an address OnAir does not contact.",
+                "refused: the stream's host resolves only to addresses OnAir does not contact",
+            )
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(error, aiohttp.ClientResponseError):  # e.g. a SHOUTcast v1 "ICY 200 OK"
+        return StreamUnreachable(
+            f"The station's stream at {host} does not speak HTTP.", "not an HTTP answer"
+        )
+    return StreamUnreachable(
+        f"The station's stream at {host} could not be reached.",
+        f"could not connect ({type(error).__name__})",
+    )
