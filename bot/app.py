@@ -51,7 +51,10 @@ def create_bot(
         allow_private=settings.allow_private_station_urls,
         allowed_ports=settings.allowed_station_ports,
     )
-    trusted = trusted_hosts([s.base_url for s in settings.stations])
+    # The owner's config stations' hosts, their own stream_url hosts included (voice).
+    trusted = trusted_hosts(
+        [s.base_url for s in settings.stations] + [s.stream_url for s in settings.stations]
+    )
     # The one session for every station request; its resolver refuses internal addresses
     # for any host but the owner's own config stations (checked at connect time).
     session = aiohttp.ClientSession(
@@ -122,7 +125,7 @@ def _voice_engine(session: aiohttp.ClientSession) -> tuple[Broadcasts | None, Pr
 
     # A decoder outlives its last guild by a few seconds: a rejoin or a quick /join again
     # finds it running (no new connection to the stream, no silence while FFmpeg starts).
-    return Broadcasts(binary.path, linger=VOICE_LINGER), probe
+    return Broadcasts(binary.path, session=session, linger=VOICE_LINGER), probe
 
 
 def _config_problems(error: ConfigError) -> int:

@@ -154,6 +154,7 @@ async def voice_bot(
     bot_allow: int = 0,
     bot_deny: int = 0,
     station_extra: str = "",
+    stream_url: str | None = None,
     **options: Any,
 ) -> AsyncIterator[Voice]:
     """The bot with a voice channel per guild (the listener in it), the main station's stream on
@@ -172,7 +173,8 @@ async def voice_bot(
     else:
         channels = {g.id: g.voice_channels[0].id for g in fake.guilds}
     try:
-        extra = f'stream_url = "{icecast.url}"\n{station_extra}' + options.pop("extra_config", "")
+        stream = stream_url or icecast.url
+        extra = f'stream_url = "{stream}"\n{station_extra}' + options.pop("extra_config", "")
         async with running_bot(sim, fake=fake, extra_config=extra, **options) as env:
             env.bot.voice.connect_timeout = 5.0
             env.bot.voice.rejoin_delays = (0.2, 0.5, 1.0)
@@ -440,3 +442,15 @@ async def test_a_moderator_move_is_followed_and_stored(live_simulator, icecast):
 
 async def _sessions_are(env: BotEnv, expected: list[VoiceSession]) -> bool:
     return await env.bot.storage.voice_sessions() == expected
+
+
+async def test_the_owners_stream_url_is_played_as_written_even_on_an_internal_host(
+    live_simulator, icecast
+):
+    """``localhost`` is an internal name the guarded session refuses for anyone else's URL; a
+    config station's own ``stream_url`` is the owner's choice, like its base URL."""
+    own = icecast.url.replace("127.0.0.1", "localhost")
+    async with voice_bot(live_simulator, icecast, stream_url=own) as voice:
+        message = await voice.join()
+        assert message["content"].startswith("▶ Playing **Main FM**")
+        await voice.playing(frames=20)
