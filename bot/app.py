@@ -24,7 +24,7 @@ from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
 from .logs import setup_logging
-from .netguard import GuardedResolver, policy_for, trusted_hosts
+from .netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .onboarding import StationOnboarding
 from .registry import StationRegistry
 from .startup import Backoff, announce_when_ready, connection_problem
@@ -57,10 +57,10 @@ def create_bot(
     )
     # The one session for every station request; its resolver refuses internal addresses
     # for any host but the owner's own config stations (checked at connect time).
+    resolver = GuardedResolver(policy, trusted_hosts=trusted)
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(
-            resolver=GuardedResolver(policy, trusted_hosts=trusted), limit=200, ttl_dns_cache=60
-        ),
+        connector=aiohttp.TCPConnector(resolver=resolver, limit=200, ttl_dns_cache=60),
+        trace_configs=[literal_guard(resolver)],  # IP literals, which no resolver sees
         timeout=aiohttp.ClientTimeout(total=15, connect=5),
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )

@@ -16,6 +16,7 @@ import ipaddress
 import socket
 from dataclasses import dataclass
 
+import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 from yarl import URL
@@ -213,8 +214,36 @@ class GuardedResolver(AbstractResolver):
             raise AddressRefused(f"{host} resolves only to addresses OnAir does not contact")
         return allowed
 
+    def literal_refused(self, host: str) -> str | None:
+        """Why this policy refuses an IP-literal host (aiohttp never resolves literals, so
+        :func:`literal_guard` asks here before connecting), or None."""
+        host = host.rstrip(".").lower()
+        if self.policy.allow_private or host in self.trusted_hosts or not _is_ip_literal(host):
+            return None
+        return address_refused(host)
+
     async def close(self) -> None:
         await self.inner.close()
+
+
+def literal_guard(resolver: GuardedResolver) -> aiohttp.TraceConfig:
+    """A session hook refusing, before it connects, every request to an IP-literal host the
+    resolver would refuse as a resolved address: the session then guards literals and names
+    alike for every caller (each redirect followed by hand is a request of its own)."""
+
+    async def on_request_start(
+        session: aiohttp.ClientSession,
+        context: object,
+        params: aiohttp.TraceRequestStartParams,
+    ) -> None:
+        host = params.url.host or ""
+        why = resolver.literal_refused(host)
+        if why is not None:
+            raise AddressRefused(f"OnAir does not contact {host}: it is {why}")
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_request_start)
+    return trace
 
 
 def trusted_hosts(base_urls: list[str]) -> frozenset[str]:

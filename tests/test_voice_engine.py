@@ -30,7 +30,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.netguard import GuardedResolver, HostPolicy
+from bot.netguard import GuardedResolver, HostPolicy, literal_guard
 from bot.voice import (
     FFMPEG_ENV,
     OPUS_SILENCE,
@@ -140,10 +140,10 @@ def guarded_session(
 ) -> aiohttp.ClientSession:
     """A session like the bot's (guarded resolver, a short default total timeout: 1 s here, 15 s
     in the bot, so a live stream that outlives it proves the per-request timeout)."""
+    resolver = GuardedResolver(policy, NamesResolver(), trusted_hosts=trusted)
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(
-            resolver=GuardedResolver(policy, NamesResolver(), trusted_hosts=trusted)
-        ),
+        connector=aiohttp.TCPConnector(resolver=resolver),
+        trace_configs=[literal_guard(resolver)],
         timeout=aiohttp.ClientTimeout(total=1.0, connect=5),
     )
 

@@ -4,8 +4,8 @@ FFmpeg never connects anywhere: OnAir opens the stream and pipes the bytes into 
 so the SSRF guard (:class:`bot.netguard.GuardedResolver`, checked at connect time for every
 host name) applies to streams as to every other request, and the URL (it may carry a listener
 token) is in no process list. Redirects are followed here, one hop at a time, because aiohttp
-never resolves IP literals: a literal host (the first URL or any hop) is checked against the
-same resolver's policy before it is contacted.
+never resolves IP literals: the session's :func:`bot.netguard.literal_guard` hook checks a
+literal host (the first URL or any hop) against the same resolver's policy before it connects.
 
 SHOUTcast v1 servers answer ``ICY 200 OK`` instead of an HTTP status line. aiohttp refuses that
 with both of its parsers (llhttp: "Expected HTTP/, RTSP/ or ICE/"; the pure-Python one: "Bad
@@ -15,13 +15,11 @@ status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak H
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 
 import aiohttp
 from yarl import URL
 
 from ..errors import OnAirError
-from ..netguard import GuardedResolver, address_refused
 from ..station.errors import AddressRefused
 from .ffmpeg import UnsafeStreamUrl, check_stream_url, redact_url
 
@@ -60,35 +58,6 @@ def checked_url(stream_url: str) -> str:
         ) from None
 
 
-def _is_ip_literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
-
-
-def check_literal(session: aiohttp.ClientSession, url: URL) -> None:
-    """Refuse an IP-literal host the session's :class:`GuardedResolver` would refuse as a
-    resolved address (aiohttp skips the resolver for literals). A session without a guarded
-    resolver allows every address, names and literals alike (tests, benchmarks)."""
-    host = (url.host or "").rstrip(".").lower()
-    if not _is_ip_literal(host):
-        return  # a name: the resolver checks every address it resolves to, at connect time
-    # aiohttp has no public accessor for a connector's resolver.
-    resolver = getattr(session.connector, "_resolver", None)
-    if not isinstance(resolver, GuardedResolver):
-        return
-    if resolver.policy.allow_private or host in resolver.trusted_hosts:
-        return
-    why = address_refused(host)
-    if why is not None:
-        raise StreamUnreachable(
-            "That station's stream is on an address OnAir does not contact.",
-            f"refused: the stream address is {why}",
-        )
-
-
 async def open_stream(
     session: aiohttp.ClientSession,
     url: str,
@@ -116,7 +85,6 @@ async def _follow(
     current = checked_url(url)
     for _ in range(MAX_REDIRECTS + 1):
         target = URL(current)
-        check_literal(session, target)
         try:
             response = await session.get(
                 target,
