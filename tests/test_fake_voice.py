@@ -334,11 +334,15 @@ async def test_an_op_4_of_another_shape_closes_the_gateway_with_4002(world: Voic
 # Close codes: what discord.py 2.7.1 does with each ------------------------------------------------
 
 
-async def test_4006_makes_discord_py_identify_again_and_play_on(world: Voice) -> None:
-    """4006 (session invalid): op 4 leave, op 4 join, a NEW session (IDENTIFY, new SSRC)."""
+@pytest.mark.parametrize("code", [4006, 4017])
+async def test_4006_and_4017_make_discord_py_identify_again_and_play_on(
+    world: Voice, code: int
+) -> None:
+    """4006 (session invalid): op 4 leave, op 4 join, a NEW session (IDENTIFY, new SSRC).
+    4017 (E2EE required) has no branch of its own in discord.py: handled the same way."""
     vc = await join_and_play(world, world.radio)
     await frames_at_least(world, 100)
-    await world.fake.voice.close(world.guild.id, 4006)
+    await world.fake.voice.close(world.guild.id, code)
     closed = time.monotonic()
     await wait_for(
         lambda: world.fake.voice.stats(world.guild.id).audio_after(closed) >= 50, within=15
@@ -346,18 +350,6 @@ async def test_4006_makes_discord_py_identify_again_and_play_on(world: Voice) ->
     assert world.fake.voice.opcodes(world.guild.id).count(0) == 2
     assert vc.is_connected()
     assert world.fake.bot_voice == {world.guild.id: world.radio}
-
-
-async def test_4017_is_handled_like_4006(world: Voice) -> None:
-    """4017 (E2EE required) has no branch of its own in discord.py: reconnect with backoff."""
-    await join_and_play(world, world.radio)
-    await frames_at_least(world, 50)
-    await world.fake.voice.close(world.guild.id, 4017)
-    closed = time.monotonic()
-    await wait_for(
-        lambda: world.fake.voice.stats(world.guild.id).audio_after(closed) >= 50, within=15
-    )
-    assert world.fake.voice.opcodes(world.guild.id).count(0) == 2
 
 
 async def test_4015_resume_times_out_and_discord_py_leaves(world: Voice) -> None:

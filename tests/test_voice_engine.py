@@ -495,13 +495,18 @@ async def test_ffmpeg_argv_names_no_url(
     assert broadcast.bytes_received > 0  # the bytes came through OnAir's session
 
 
+def fake_ffmpeg(folder: Path, name: str, body: str) -> str:
+    """A shell script standing in for FFmpeg (how a broken or stuck decoder behaves)."""
+    script = folder / name
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
 @pytest.fixture
 def failing_ffmpeg(tmp_path: Path) -> str:
     """An "FFmpeg" that says why on stderr and exits at once, reading nothing."""
-    script = tmp_path / "ffmpeg-fails"
-    script.write_text("#!/bin/sh\necho 'pipe:0: Invalid data found' >&2\nexit 3\n")
-    script.chmod(0o755)
-    return str(script)
+    return fake_ffmpeg(tmp_path, "ffmpeg-fails", "echo 'pipe:0: Invalid data found' >&2\nexit 3")
 
 
 async def test_ffmpeg_exit_goes_through_the_restart_path(
@@ -529,10 +534,7 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
 @pytest.fixture
 def stuck_ffmpeg(tmp_path: Path) -> str:
     """An "FFmpeg" that never reads its stdin and never writes a packet."""
-    script = tmp_path / "ffmpeg-stuck"
-    script.write_text("#!/bin/sh\nsleep 60\n")
-    script.chmod(0o755)
-    return str(script)
+    return fake_ffmpeg(tmp_path, "ffmpeg-stuck", "sleep 60")
 
 
 async def test_a_stuck_ffmpeg_holds_the_stream_back(
