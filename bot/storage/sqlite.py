@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
 import aiosqlite
@@ -66,30 +66,30 @@ class SqliteStorage(Storage):
         return (await self.execute_atomic([(sql, params)]))[0]
 
     async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
-        async with self._write:
-            try:
-                counts = []
-                for sql, params in statements:
-                    cursor = await self.db.execute(sql, tuple(params))
-                    counts.append(cursor.rowcount)
-                await self.db.commit()
-            except BaseException:
-                if self._db is not None:
-                    await asyncio.shield(self._rollback())
-                raise
-            return counts
+        async with self._transaction():
+            counts = []
+            for sql, params in statements:
+                cursor = await self.db.execute(sql, tuple(params))
+                counts.append(cursor.rowcount)
+        return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        async with self._transaction(), self.db.execute(sql, tuple(params)) as cursor:
+            rows: list[Row] = list(await cursor.fetchall())
+        return rows
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        """One write transaction at a time on the one connection: committed when the block
+        ends, rolled back (shielded from cancellation) when it raises or is cancelled."""
         async with self._write:
             try:
-                async with self.db.execute(sql, tuple(params)) as cursor:
-                    rows: list[Row] = list(await cursor.fetchall())
+                yield
                 await self.db.commit()
             except BaseException:
                 if self._db is not None:
                     await asyncio.shield(self._rollback())
                 raise
-            return rows
 
     async def _rollback(self) -> None:
         with contextlib.suppress(sqlite3.Error, ValueError):
