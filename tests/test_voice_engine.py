@@ -44,8 +44,8 @@ from bot.voice import (
     find_ffmpeg,
     probe_stream,
 )
-from bot.voice.ffmpeg import check_stream_url
 from bot.voice.ogg import OggOpusParser, ogg_crc
+from bot.voice.stream import check_stream_url
 
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.waiting import wait_for

@@ -1,15 +1,10 @@
 """Voice: one FFmpeg decode per station, fanned out to every guild's player (issue 12)."""
 
-from .broadcast import (
-    Broadcasts,
-    BroadcastStats,
-    StationBroadcast,
-    probe_stream,
-)
-from .ffmpeg import FFMPEG_ENV, FFmpegBinary, UnsafeStreamUrl, decode_args, find_ffmpeg
+from .broadcast import Broadcasts, BroadcastStats, StationBroadcast
+from .ffmpeg import FFMPEG_ENV, FFmpegBinary, decode_args, find_ffmpeg
 from .ogg import OggOpusParser
 from .source import FRAME_SECONDS, OPUS_SILENCE, PacketQueue, StationAudio
-from .stream import StreamUnreachable
+from .stream import StreamUnreachable, UnsafeStreamUrl, probe_stream
 
 __all__ = [
     "FFMPEG_ENV",

@@ -26,12 +26,10 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from .ffmpeg import decode_args, redact_url
+from .ffmpeg import decode_args
 from .ogg import OggOpusParser
 from .source import PacketQueue, StationAudio
-from .stream import StreamUnreachable, checked_url, host_of, open_stream
-
-__all__ = ["BroadcastStats", "Broadcasts", "StationBroadcast", "StreamUnreachable", "probe_stream"]
+from .stream import StreamUnreachable, checked_url, open_stream, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -464,38 +462,3 @@ class Broadcasts:
         broadcasts = list(self._broadcasts.values())
         self._broadcasts.clear()
         await asyncio.gather(*(broadcast.close() for broadcast in broadcasts))
-
-
-PROBE_BYTES = 4096
-
-
-async def probe_stream(
-    session: aiohttp.ClientSession,
-    url: str,
-    *,
-    timeout: float = 5.0,  # noqa: ASYNC109 - the contract's name; it bounds the whole request
-) -> str:
-    """Open the stream through OnAir's shared (guarded) session (each redirect checked), read
-    a few KB, and return the URL it ends at after redirects; :class:`StreamUnreachable` if it
-    does not play. ``timeout`` bounds the whole probe, redirects included."""
-    host = host_of(checked_url(url))
-    late = StreamUnreachable(
-        f"The station's stream at {host} did not answer within {timeout:g} s.", "no answer"
-    )
-    try:
-        async with asyncio.timeout(timeout):
-            response = await open_stream(
-                session, url, client_timeout=aiohttp.ClientTimeout(total=timeout)
-            )
-            try:
-                data = await response.content.read(PROBE_BYTES)
-                final = str(response.url)
-            finally:
-                response.close()
-    except TimeoutError:
-        raise late from None
-    except (aiohttp.ClientError, OSError):
-        raise StreamUnreachable(f"The station's stream at {host} could not be reached.") from None
-    if not data:
-        raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
-    return checked_url(final)

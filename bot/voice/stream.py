@@ -21,7 +21,6 @@ from yarl import URL
 
 from ..errors import OnAirError
 from ..station.errors import AddressRefused
-from .ffmpeg import UnsafeStreamUrl, check_stream_url, redact_url
 
 MAX_REDIRECTS = 5
 # Bounded response headers: a stream's status line and headers are small.
@@ -30,6 +29,41 @@ MAX_FIELD_SIZE = 4096
 MAX_HEADERS = 64
 HEADERS_DEADLINE = 20.0  # seconds from the first request to the last hop's headers
 REQUEST_HEADERS = {"Icy-MetaData": "0"}  # the audio only, no in-band title blocks
+MAX_STREAM_URL = 2048  # characters; a listen link is far shorter
+PROBE_BYTES = 4096
+
+
+class UnsafeStreamUrl(ValueError):
+    """A stream URL OnAir does not open (not http(s), too long, control characters)."""
+
+
+def check_stream_url(stream_url: str) -> str:
+    """The URL if OnAir may open it as a stream: http(s), a host, bounded, no whitespace or
+    control characters (station text is untrusted)."""
+    if not isinstance(stream_url, str) or not stream_url:
+        raise UnsafeStreamUrl("no stream URL")
+    if len(stream_url) > MAX_STREAM_URL:
+        raise UnsafeStreamUrl(f"the stream URL is longer than {MAX_STREAM_URL} characters")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in stream_url):
+        raise UnsafeStreamUrl("the stream URL contains spaces or control characters")
+    try:
+        url = URL(stream_url)
+    except (ValueError, TypeError):
+        raise UnsafeStreamUrl("the stream URL is not a URL") from None
+    if url.scheme.lower() not in ("http", "https") or not url.host:
+        raise UnsafeStreamUrl("the stream URL must be an http:// or https:// address")
+    return stream_url
+
+
+def redact_url(stream_url: str) -> str:
+    """``scheme://host[:port]/…`` for logs: paths and queries may carry listener tokens."""
+    try:
+        url = URL(stream_url)
+        host = url.host or "?"
+    except (ValueError, TypeError):
+        return "<stream>"
+    port = f":{url.explicit_port}" if url.explicit_port else ""
+    return f"{url.scheme}://{host}{port}/…"
 
 
 class StreamUnreachable(Exception):
@@ -69,10 +103,11 @@ async def open_stream(
     response with a 2xx status (the caller closes it); :class:`StreamUnreachable` otherwise.
     ``deadline`` bounds the whole chain up to the last hop's headers (``client_timeout`` has no
     total: the body is a live stream)."""
-    host = host_of(checked_url(url))
+    current = checked_url(url)
+    host = host_of(current)
     try:
         async with asyncio.timeout(deadline):
-            return await _follow(session, url, host, client_timeout)
+            return await _follow(session, current, host, client_timeout)
     except TimeoutError:
         raise StreamUnreachable(
             f"The station's stream at {host} did not answer in time.", "no answer in time"
@@ -80,9 +115,9 @@ async def open_stream(
 
 
 async def _follow(
-    session: aiohttp.ClientSession, url: str, host: str, client_timeout: aiohttp.ClientTimeout
+    session: aiohttp.ClientSession, current: str, host: str, client_timeout: aiohttp.ClientTimeout
 ) -> aiohttp.ClientResponse:
-    current = checked_url(url)
+    """``current`` is already checked; every hop after it is checked here."""
     for _ in range(MAX_REDIRECTS + 1):
         target = URL(current)
         try:
@@ -141,3 +176,35 @@ def _unreachable(host: str, error: BaseException) -> StreamUnreachable:
         f"The station's stream at {host} could not be reached.",
         f"could not connect ({type(error).__name__})",
     )
+
+
+async def probe_stream(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    timeout: float = 5.0,  # noqa: ASYNC109 - the contract's name; it bounds the whole request
+) -> str:
+    """Open the stream through OnAir's shared (guarded) session (each redirect checked), read
+    a few KB, and return the URL it ends at after redirects; :class:`StreamUnreachable` if it
+    does not play. ``timeout`` bounds the whole probe, redirects included."""
+    host = host_of(checked_url(url))
+    late = StreamUnreachable(
+        f"The station's stream at {host} did not answer within {timeout:g} s.", "no answer"
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            response = await open_stream(
+                session, url, client_timeout=aiohttp.ClientTimeout(total=timeout)
+            )
+            try:
+                data = await response.content.read(PROBE_BYTES)
+                final = str(response.url)
+            finally:
+                response.close()
+    except TimeoutError:
+        raise late from None
+    except (aiohttp.ClientError, OSError):
+        raise StreamUnreachable(f"The station's stream at {host} could not be reached.") from None
+    if not data:
+        raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
+    return checked_url(final)

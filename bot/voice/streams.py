@@ -8,8 +8,7 @@ from yarl import URL
 from ..config import StationConfig
 from ..netguard import HostPolicy, UrlRefused, check_target
 from ..station import StationInfo
-
-MAX_URL = 2048  # a station's text is untrusted: longer "links" are not streams
+from .stream import MAX_STREAM_URL
 
 
 def link_candidates(info: StationInfo | None) -> list[str]:
@@ -24,13 +23,13 @@ def link_candidates(info: StationInfo | None) -> list[str]:
     ordered += [u for u in secure + plain if u and u.lower().startswith("http://")]
     seen: list[str] = []
     for url in ordered:
-        if url not in seen and len(url) <= MAX_URL:
+        if url not in seen and len(url) <= MAX_STREAM_URL:
             seen.append(url)
     return seen
 
 
 def check_stream(url: str, policy: HostPolicy, trusted: frozenset[str]) -> str:
-    """``url`` when OnAir may open it (and hand it to FFmpeg), else :class:`UrlRefused`."""
+    """``url`` when OnAir may open it as a stream, else :class:`UrlRefused`."""
     try:
         parsed = URL(url)
     except (ValueError, TypeError, UnicodeError):
