@@ -261,7 +261,7 @@ class VoiceService:
         except StreamDown:
             raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
         if final != url:
-            # A redirect: the address FFmpeg will open must pass the same guard.
+            # A redirect: the address the decoder will open must pass the same guard.
             trusted = self.registry.trusted_hosts if not station.owner_guild else frozenset()
             try:
                 check_stream(final, self.registry.policy, trusted)
