@@ -24,6 +24,7 @@ import base64
 import contextlib
 import itertools
 import json
+import math
 import os
 import re
 import secrets
@@ -73,6 +74,28 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
     )
 
 
+def _too_many(
+    retry: float, *, is_global: bool, bucket: str | None = None, limit: int = 1
+) -> web.Response:
+    """Discord's 429: the body discord.py reads, the headers Discord documents for each scope."""
+    headers = {
+        "Via": "1.1 google",  # discord.py treats a 429 without Via as a Cloudflare ban
+        "Retry-After": str(math.ceil(retry)),
+        "X-RateLimit-Scope": "global" if is_global else "user",
+    }
+    if is_global:
+        headers["X-RateLimit-Global"] = "true"
+    if bucket is not None:
+        headers |= {
+            "X-RateLimit-Bucket": bucket,
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset-After": f"{retry:.3f}",
+        }
+    body = {"message": "You are being rate limited.", "retry_after": retry, "global": is_global}
+    return _json(body, 429, headers)
+
+
 @dataclass
 class Recorded:
     method: str
@@ -103,6 +126,17 @@ class Failure:
     code: int
     message: str
     times: int | None
+
+
+@dataclass
+class Throttle:
+    """The next `times` requests matching answer 429, as Discord's limiter does."""
+
+    method: str
+    pattern: re.Pattern[str]
+    times: int
+    retry_after: float
+    is_global: bool
 
 
 class FakeResolver(AbstractResolver):
@@ -195,6 +229,7 @@ class FakeDiscord:
         self.global_limit = 50
         self.channel_limit = (5, 5.0)
         self.ratelimited: list[Recorded] = []
+        self.throttles: list[Throttle] = []
         self._global_window: deque[float] = deque()
         self._channel_windows: dict[int, deque[float]] = defaultdict(deque)
         self.sockets: list[web.WebSocketResponse] = []
@@ -289,6 +324,12 @@ class FakeDiscord:
         times: int | None = 1,
     ) -> None:
         self.failures.append(Failure(method, re.compile(pattern), status, code, message, times))
+
+    def throttle(
+        self, method: str, pattern: str, *, times: int, retry_after: float, is_global: bool
+    ) -> None:
+        """Answer the next `times` matching requests with Discord's 429 (route or global)."""
+        self.throttles.append(Throttle(method, re.compile(pattern), times, retry_after, is_global))
 
     # Objects ---------------------------------------------------------------------------
 
@@ -1044,19 +1085,15 @@ class FakeDiscord:
         return record
 
     def _limited(self, record: Recorded) -> web.Response | None:
-        if not self.rate_limits:
-            return None
+        scripted = self._throttled(record)
+        if scripted is not None or not self.rate_limits:
+            return scripted
         now = time.monotonic()
         window = self._global_window
         while window and now - window[0] >= 1.0:
             window.popleft()
         if len(window) >= self.global_limit:
-            retry = max(0.01, 1.0 - (now - window[0]))
-            return _json(
-                {"message": "You are being rate limited.", "retry_after": retry, "global": True},
-                429,
-                {"Via": "1.1 google", "X-RateLimit-Global": "true", "Retry-After": str(retry)},
-            )
+            return _too_many(max(0.01, 1.0 - (now - window[0])), is_global=True)
         window.append(now)
         match = re.match(r"^/channels/(\d+)/messages$", record.route)
         if match and record.method == "POST":
@@ -1067,23 +1104,19 @@ class FakeDiscord:
                 slots.popleft()
             if len(slots) >= limit:
                 retry = max(0.01, period - (now - slots[0]))
-                return _json(
-                    {
-                        "message": "You are being rate limited.",
-                        "retry_after": retry,
-                        "global": False,
-                    },
-                    429,
-                    {
-                        "Via": "1.1 google",
-                        "X-RateLimit-Bucket": f"msg-{channel}",
-                        "X-RateLimit-Limit": str(limit),
-                        "X-RateLimit-Remaining": "0",
-                        "X-RateLimit-Reset-After": f"{retry:.3f}",
-                        "X-RateLimit-Scope": "user",
-                    },
-                )
+                return _too_many(retry, is_global=False, bucket=f"msg-{channel}", limit=limit)
             slots.append(now)
+        return None
+
+    def _throttled(self, record: Recorded) -> web.Response | None:
+        """A scripted 429 (see `throttle`): counted, so a test never depends on timing."""
+        for throttle in self.throttles:
+            if throttle.method == record.method and throttle.pattern.search(record.route):
+                throttle.times -= 1
+                if throttle.times <= 0:
+                    self.throttles.remove(throttle)
+                bucket = None if throttle.is_global else "scripted"
+                return _too_many(throttle.retry_after, is_global=throttle.is_global, bucket=bucket)
         return None
 
     def _bucket_headers(self, record: Recorded) -> dict[str, str]:
