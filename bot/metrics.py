@@ -71,9 +71,7 @@ class MetricsServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else port
+        self.port = _bound_port(self._runner, port)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -85,3 +83,9 @@ class MetricsServer:
     async def _health(self, request: web.Request) -> web.Response:
         ok = self.healthy()
         return web.json_response({"ok": ok}, status=200 if ok else 503)
+
+
+def _bound_port(runner: web.AppRunner, asked: int) -> int:
+    """The port the server listens on (the OS picks one when asked for 0)."""
+    addresses = runner.addresses
+    return int(addresses[0][1]) if addresses else asked

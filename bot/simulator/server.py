@@ -140,10 +140,8 @@ class StationSimulator:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        server = site._server
-        assert server is not None
-        sockets = getattr(server, "sockets", None) or []
-        bound_port = sockets[0].getsockname()[1] if sockets else port
+        addresses = self._runner.addresses
+        bound_port = int(addresses[0][1]) if addresses else port
         self.base_url = f"http://{host}:{bound_port}"
         for station in self.stations.values():
             if station.public_url == "http://127.0.0.1":

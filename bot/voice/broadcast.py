@@ -29,7 +29,7 @@ import aiohttp
 from .ffmpeg import decode_args
 from .ogg import OggOpusParser
 from .source import PacketQueue, StationAudio
-from .stream import StreamUnreachable, checked_url, open_stream, redact_url
+from .stream import StreamUnreachable, checked_url, elided, open_stream
 
 log = logging.getLogger(__name__)
 
@@ -393,8 +393,8 @@ class StationBroadcast:
                     tail.append(text[:STDERR_LINE_CHARS])
 
     def _redact(self, text: str) -> str:
-        text = text.replace(self.stream_url, redact_url(self.stream_url))
-        text = _URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+        text = text.replace(self.stream_url, elided(self.stream_url))
+        text = _URL_IN_TEXT.sub(lambda match: elided(match.group(0)), text)
         return "".join(ch if ch.isprintable() else "?" for ch in text)
 
     @staticmethod

@@ -55,7 +55,7 @@ def check_stream_url(stream_url: str) -> str:
     return stream_url
 
 
-def redact_url(stream_url: str) -> str:
+def elided(stream_url: str) -> str:
     """``scheme://host[:port]/…`` for logs: paths and queries may carry listener tokens."""
     try:
         url = URL(stream_url)
@@ -79,7 +79,7 @@ class StreamUnreachable(Exception):
 
 def host_of(url: str) -> str:
     """``scheme://host[:port]`` of a URL, for messages and logs."""
-    return redact_url(url).removesuffix("/…")
+    return elided(url).removesuffix("/…")
 
 
 def checked_url(stream_url: str) -> str:
