@@ -189,6 +189,7 @@ class AdminCog(
             self.bot.registry.visible(guild_id),
             self.bot.announcer.status_for,
             await self.bot.storage.subscriptions(guild_id=guild_id),
+            await self.bot.announcer.recent_deliveries(guild_id or 0),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)
 

@@ -93,6 +93,20 @@ async def test_outbox_records_a_play_once_and_leases_each_delivery(storage):
     assert await storage.due_deliveries(now=105) == []
 
 
+async def test_delivery_counts_are_per_guild_and_recent(storage):
+    mine = await storage.upsert_subscription(sub(10, guild=1))
+    other = await storage.upsert_subscription(sub(20, guild=2))
+    first = await enqueue(storage, "k1", subs=[mine.id, other.id])
+    second = await enqueue(storage, "k2", subs=[mine.id])
+    play = Play("Song", "Artist", started=T0, started_exact=True)
+    await storage.delivery_sent(first, mine.id, play, 555, now=2e9)
+    await storage.finish_delivery(second, mine.id, "dropped", now=2e9)
+    assert await storage.delivery_counts(1, since=1e9) == {"sent": 1, "dropped": 1}
+    assert await storage.delivery_counts(2, since=1e9) == {"pending": 1}
+    assert await storage.delivery_counts(1, since=2e9 + 1) == {}  # older than the window
+    assert await storage.delivery_counts(3, since=0) == {}
+
+
 async def test_release_all_leases_after_a_crash(storage):
     a = await storage.upsert_subscription(sub(10))
     ann = await enqueue(storage, subs=[a.id])

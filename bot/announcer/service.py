@@ -47,6 +47,7 @@ from .watcher import (
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
 MAX_ATTEMPTS = 5  # sends of one delivery (each already retried inside the deliverer)
+STATUS_WINDOW = 86400.0  # /onair status counts the deliveries of the last day
 MIN_WINDOW = 60.0  # a play is deliverable at least this long, even when its track ends sooner
 RETRY_FIRST, RETRY_MAX = 0.2, 30.0  # storage retry backoff (seconds)
 T = TypeVar("T")
@@ -738,6 +739,10 @@ class AnnouncerService:
         """This station's polling status, or None when no announcement makes OnAir poll it."""
         watch = self.watch_for(station)
         return watch.status if watch is not None else None
+
+    async def recent_deliveries(self, guild_id: int) -> dict[str, int]:
+        """{state: count} of this guild's announcement deliveries in the last day."""
+        return await self.storage.delivery_counts(guild_id, time.time() - STATUS_WINDOW)
 
     def poll_now(self, watch: StationWatch) -> None:
         """Poll this station at once instead of at its scheduled time."""

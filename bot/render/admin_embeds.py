@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import discord
 
 from ..config import StationConfig
 from ..registry import short_slug
-from ..storage import GuildSettings, Subscription
+from ..storage import DROPPED, FAILED, PENDING, SENT, GuildSettings, Subscription
 from .embeds import EmbedBuilder
 from .station_embeds import effective_style
 from .text import safe, timestamp
@@ -35,8 +35,10 @@ def status(
     stations: Sequence[StationConfig],
     status_for: Callable[[StationConfig], StationStatus | None],
     subs: Sequence[Subscription],
+    deliveries: Mapping[str, int],
 ) -> discord.Embed:
-    """Per station: state, last and next poll, last error; then where it announces (or not)."""
+    """Per station: state, last and next poll, last error; then where it announces (or not)
+    and what became of the last day's announcements."""
     builder = EmbedBuilder("OnAir status")
     for station in stations:
         st = status_for(station)
@@ -59,7 +61,28 @@ def status(
     builder.field("Announcing in", "\n".join(active) or "nowhere yet", inline=False)
     if paused:
         builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
+    if subs:
+        builder.field("Announcements, last 24 hours", delivery_line(deliveries), inline=False)
     return builder.build()
+
+
+# What each delivery state means to an admin, in the order shown.
+_DELIVERY_WORDS = (
+    (SENT, "posted"),
+    (PENDING, "waiting to be posted"),
+    (DROPPED, "skipped (too late: the track had ended)"),
+    (FAILED, "failed (see Paused)"),
+)
+
+
+def delivery_line(deliveries: Mapping[str, int]) -> str:
+    """``12 posted · 1 waiting to be posted``: the states that occurred, posted always."""
+    parts = [
+        f"**{deliveries.get(state, 0)}** {words}"
+        for state, words in _DELIVERY_WORDS
+        if state == SENT or deliveries.get(state, 0)
+    ]
+    return " · ".join(parts)
 
 
 def removed(station: StationConfig) -> str:

@@ -468,6 +468,16 @@ class Storage(ABC):
         )
         return {int(r[0]): str(r[1]) for r in rows}
 
+    async def delivery_counts(self, guild_id: int, since: float) -> dict[str, int]:
+        """{state: count} of this guild's deliveries touched since ``since`` (/onair status)."""
+        rows = await self.fetch(
+            "SELECT d.state, COUNT(*) FROM deliveries d "
+            "JOIN subscriptions s ON s.id = d.subscription_id "
+            "WHERE s.guild_id = ? AND d.updated_at >= ? GROUP BY d.state",
+            (guild_id, since),
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
     # History ----------------------------------------------------------------------------
 
     async def record_play(

@@ -213,6 +213,11 @@ async def _announcements(out: Path) -> None:
                 announcer.poll_now(watch)
                 await fake.wait_for(lambda w=watch, b=before: w.status.polls > b and not w.busy)
                 await announcer.idle()
+            # /onair status of a guild that announces: where, and what became of the posts.
+            since = len(fake.requests)
+            iid = await fake.slash("onair", {}, sub=["status"])
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
             for channel, mode in zip(guild.channels, ("post", "card"), strict=True):
                 path = out / f"announce-{mode}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
