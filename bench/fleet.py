@@ -99,7 +99,7 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
     service: AnnouncerService | None = None
 
     class Recorder:
-        async def deliver(self, sub, announcement, station, *, nonce):  # type: ignore[no-untyped-def]
+        async def deliver(self, sub, announcement, station, *, nonce, resumed=False):  # type: ignore[no-untyped-def]
             play = announcement.play
             if play.started is not None and play.started_exact and service is not None:
                 watch = service.watch_for(station)

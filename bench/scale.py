@@ -48,7 +48,7 @@ class CountingDeliverer:
     def __init__(self) -> None:
         self.count = 0
 
-    async def deliver(self, sub, announcement, station, *, nonce):  # type: ignore[no-untyped-def]
+    async def deliver(self, sub, announcement, station, *, nonce, resumed=False):  # type: ignore[no-untyped-def]
         self.count += 1
         return
 

@@ -33,10 +33,18 @@ class RecordingDeliverer:
 
     sent: list[tuple[int, str]] = field(default_factory=list)  # (channel, title)
     failures: dict[int, DeliveryError] = field(default_factory=dict)
+    resumed: list[tuple[int, bool]] = field(default_factory=list)  # (channel, resumed) per try
 
     async def deliver(
-        self, sub: Subscription, announcement: Announcement, station: StationConfig, *, nonce: str
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        *,
+        nonce: str,
+        resumed: bool = False,
     ) -> int | None:
+        self.resumed.append((sub.channel_id, resumed))
         failure = self.failures.get(sub.channel_id)
         if failure is not None:
             raise failure
@@ -180,6 +188,8 @@ async def test_a_failed_send_is_retried_by_the_sweep_unless_the_play_went_stale(
     assert await service.sweep() == 1  # the fresh one is sent again...
     await service.idle()
     assert deliverer.sent == [(1, "Fresh")]
+    # The first try is fresh; the sweep's is resumed (an earlier lease may have posted it).
+    assert deliverer.resumed == [(1, False), (1, False), (1, True)]
     assert service.dropped == 1  # ...the stale one is dropped, never posted late
     states = [await service.storage.deliveries(a) for a in sorted(pending)]
     assert states == [{(await subs(service))[0]: SENT}, {(await subs(service))[0]: DROPPED}]

@@ -239,6 +239,26 @@ async def test_sigkill_mid_fan_out_then_restart_serves_every_channel_once(
 
 
 @pytest.mark.e2e
+async def test_restart_after_discord_forgot_the_nonces_still_posts_each_channel_once(
+    programme_sim, fake, tmp_path
+):
+    """Discord dedupes a nonce for "a few minutes" only; a play may be posted up to
+    max_delivery_age late. A resumed delivery finds its own earlier post instead."""
+    child, _, _ = await crash_mid_fan_out(signal.SIGKILL, programme_sim, fake, tmp_path, allow=6)
+    title = TRACKS[0].title
+    unrecorded = [c for c, n in messages_with(fake, title).items() if n == 1]
+    fake.nonce_window = 0.0  # the restart comes after Discord's nonce window
+    code, _ = await restart_and_finish(child, tmp_path)
+    assert code == 0, child.output()
+    assert messages_with(fake, title) == {channel: 1 for channel in fake.guilds[0].channels}
+    looked = {
+        int(POST.match(r.route)[1]) for r in fake.sent("GET", POST.pattern) if "after" in r.query
+    }
+    assert looked  # resumed deliveries looked in their channels
+    assert set(unrecorded) & looked, "no post was left unrecorded by the kill: nothing was tested"
+
+
+@pytest.mark.e2e
 async def test_sigterm_mid_fan_out_exits_0_quickly_and_restart_serves_every_channel_once(
     programme_sim, fake, tmp_path
 ):
@@ -391,6 +411,25 @@ async def test_fake_discord_honours_message_nonces(onair):
         await channel.send("x", nonce="n" * 26)
     assert raised.value.status == 400
     assert raised.value.code == 50035
+    onair.fake.nonce_window = 0.0  # past Discord's window the same nonce posts again
+    assert (await channel.send("one", nonce="oa-nonce-1")).id != first.id
+
+
+@pytest.mark.e2e
+async def test_fake_discord_history_pages_as_discord_does(onair):
+    import discord
+
+    channel = onair.bot.get_channel(onair.guild.channels[0])
+    sent = [await channel.send(f"m{i}") for i in range(5)]
+    newest = [m.content async for m in channel.history(limit=3)]
+    assert newest == ["m4", "m3", "m2"]
+    after = [m.content async for m in channel.history(limit=2, after=sent[1])]
+    assert after == ["m2", "m3"]  # the oldest two after m1 (discord.py reorders oldest first)
+    before = [m.content async for m in channel.history(limit=10, before=sent[2])]
+    assert before == ["m1", "m0"]
+    with pytest.raises(discord.HTTPException) as raised:
+        await onair.bot.http.logs_from(channel.id, 101)
+    assert (raised.value.status, raised.value.code) == (400, 50035)
 
 
 async def test_announcement_snapshot_round_trips(simulator, session):

@@ -197,7 +197,7 @@ class Recording:
         self.name = name
         self.log = log
 
-    async def deliver(self, sub, announcement, station, *, nonce):  # type: ignore[no-untyped-def]
+    async def deliver(self, sub, announcement, station, *, nonce, resumed=False):  # type: ignore[no-untyped-def]
         self.log.append((self.name, sub.channel_id, announcement.play.title))
         return
 

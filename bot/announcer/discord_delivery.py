@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import discord
@@ -42,6 +43,10 @@ PERMANENT = {
     403: "OnAir may not post there (Missing Permissions)",
     404: "the channel no longer exists",
 }
+# A resumed delivery looks this far back for its own unrecorded post: the messages since its
+# detection (less CLOCK_SLACK seconds of clock difference with Discord), at most LOOKBACK.
+LOOKBACK = 50
+CLOCK_SLACK = 60.0
 # Discord refused the message itself: sending it again can only fail again.
 REFUSED = frozenset({400, 413})
 
@@ -71,11 +76,19 @@ class DiscordDeliverer:
         return channel
 
     async def deliver(
-        self, sub: Subscription, announcement: Announcement, station: StationConfig, *, nonce: str
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        *,
+        nonce: str,
+        resumed: bool = False,
     ) -> int | None:
         """Post or edit. ``nonce`` goes with every post (discord.py then sets ``enforce_nonce``):
         a post repeated within Discord's nonce window, by a retry here or by the next run after
-        a crash, returns the first message instead of creating a second one."""
+        a crash, returns the first message instead of creating a second one. That window is
+        "a few minutes" and a play may be posted up to ``max_delivery_age`` late, so a
+        ``resumed`` delivery first looks for its own earlier post in the channel."""
         embed, view = station_embeds.announcement(
             announcement.info,
             announcement.play,
@@ -94,6 +107,13 @@ class DiscordDeliverer:
         for attempt in range(self.tries):
             try:
                 channel = await self._channel(sub.channel_id)
+                if resumed:
+                    earlier = await self._earlier_post(channel, embed, announcement.detected_at)
+                    if earlier is not None:
+                        if sub.mode == "card":
+                            await self._retire_card(channel, sub.card_message_id, earlier)
+                        return earlier
+                    resumed = False  # looked once: a retry within this call relies on the nonce
                 if sub.mode == "card":
                     return await self._card(channel, sub, embed, view, content, mentions, nonce)
                 kwargs: dict[str, Any] = {
@@ -149,8 +169,39 @@ class DiscordDeliverer:
             kwargs["view"] = view
         await self.gate.acquire()
         message = await channel.send(content, **kwargs)
-        if card_id and card_id != message.id:
+        await self._retire_card(channel, card_id, message.id)
+        return int(message.id)
+
+    async def _retire_card(self, channel: Any, card_id: int | None, new_id: int) -> None:
+        """Delete the previous card once a new one is posted (gone already: nothing to do)."""
+        if card_id and card_id != new_id:
             await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
-        return int(message.id)
+
+    async def _earlier_post(self, channel: Any, embed: discord.Embed, since: float) -> int | None:
+        """OnAir's own message of this play among the channel's messages since its detection
+        (one request): what a run that died between send and mark left unrecorded."""
+        me = self.client.user
+        if me is None:
+            return None
+        start = datetime.fromtimestamp(since - CLOCK_SLACK, UTC)
+        after = discord.Object(id=discord.utils.time_snowflake(start))
+        try:
+            await self.gate.acquire()
+            async for message in channel.history(limit=LOOKBACK, after=after):
+                if message.author.id == me.id and any(_same(e, embed) for e in message.embeds):
+                    return int(message.id)
+        except discord.HTTPException:
+            return None  # e.g. no Read Message History: the nonce is all there is to go on
+        return None
+
+
+def _same(posted: discord.Embed, ours: discord.Embed) -> bool:
+    """The same announcement: rendered from the same stored snapshot, so the text matches."""
+    return (
+        posted.title == ours.title
+        and posted.description == ours.description
+        and posted.timestamp == ours.timestamp
+        and posted.footer.text == ours.footer.text
+    )

@@ -88,12 +88,20 @@ class DeliveryError(Exception):
 
 class Deliverer(Protocol):
     async def deliver(
-        self, sub: Subscription, announcement: Announcement, station: StationConfig, *, nonce: str
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        *,
+        nonce: str,
+        resumed: bool = False,
     ) -> int | None:
         """Post (or edit) the announcement; return the message id used (for card mode).
 
         ``nonce`` is the same for every attempt of one play in one channel: a deliverer that
-        can (Discord can) makes a repeated send return the first message."""
+        can (Discord can) makes a repeated send return the first message. ``resumed``: an
+        earlier lease of this delivery may have posted it unrecorded (a crash between send and
+        mark), so a deliverer that can look first does."""
 
 
 class AnnouncerService:
@@ -455,7 +463,9 @@ class AnnouncerService:
         nonce = delivery_nonce(sub.id, play_key)
         try:
             async with self._limit:
-                message_id = await self.deliverer.deliver(sub, announcement, station, nonce=nonce)
+                message_id = await self.deliverer.deliver(
+                    sub, announcement, station, nonce=nonce, resumed=attempts > 1
+                )
         except asyncio.CancelledError:
             await self._release(announcement_id, sub.id)  # unsent: stays pending
             raise

@@ -222,6 +222,8 @@ class FakeDiscord:
         self.messages: dict[int, dict[str, Any]] = {}
         self.channel_messages: dict[int, list[int]] = defaultdict(list)
         self.nonces: dict[tuple[int, str], tuple[float, int]] = {}  # (author, nonce) -> first
+        # Discord: "checked for uniqueness in the past few minutes"; 0 = a nonce seen long ago.
+        self.nonce_window = 300.0
         # Awaited before a REST request is answered: a test can hold requests (a slow Discord).
         self.hold: Callable[[Recorded], Awaitable[None]] | None = None
         self.failures: list[Failure] = []
@@ -1394,9 +1396,7 @@ class FakeDiscord:
         if message_id is None and r.method == "POST":
             return self._post_with_nonce(channel_id, r.json or {})
         if message_id is None and r.method == "GET":
-            limit = int(r.query.get("limit", 50))
-            ids = self.channel_messages[channel_id][-limit:]
-            return _json([self.messages[i] for i in reversed(ids)])
+            return self._history(channel_id, r.query)
         mid = int(message_id or 0)
         if mid not in self.messages:
             return _json({"message": "Unknown Message", "code": 10008}, 404)
@@ -1411,6 +1411,31 @@ class FakeDiscord:
         if r.method == "GET":
             return _json(self.messages[mid])
         return _json({"message": "405", "code": 0}, 405)
+
+    def _history(self, channel_id: int, query: dict[str, str]) -> web.Response:
+        """GET a channel's messages as Discord answers it: newest first; ``limit`` 1-100
+        (default 50); ``after`` takes the oldest ``limit`` newer than it, ``before`` (or
+        nothing) the newest older than it."""
+        try:
+            limit = int(query.get("limit", "50"))
+            after = int(query["after"]) if "after" in query else None
+            before = int(query["before"]) if "before" in query else None
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 100:
+            error = {"code": "NUMBER_TYPE_MAX", "message": "Must be between 1 and 100."}
+            body = {
+                "code": 50035,
+                "message": "Invalid Form Body",
+                "errors": {"limit": {"_errors": [error]}},
+            }
+            return _json(body, 400)
+        ids = self.channel_messages[channel_id]
+        if after is not None:
+            chosen = [i for i in ids if i > after][:limit]
+        else:
+            chosen = [i for i in ids if before is None or i < before][-limit:]
+        return _json([self.messages[i] for i in reversed(chosen)])
 
     def _post_with_nonce(self, channel_id: int, body: dict[str, Any]) -> web.Response:
         """Create a message, honouring Discord's nonce: an integer or a string of at most 25
@@ -1433,7 +1458,8 @@ class FakeDiscord:
             )
         key = (self.bot_id, str(nonce))
         first = self.nonces.get(key) if nonce is not None and body.get("enforce_nonce") else None
-        if first is not None and time.monotonic() - first[0] < 300 and first[1] in self.messages:
+        fresh = first is not None and time.monotonic() - first[0] < self.nonce_window
+        if first is not None and fresh and first[1] in self.messages:
             return _json(self.messages[first[1]])
         data = self.message(channel_id, body)
         if nonce is not None:
