@@ -247,6 +247,46 @@ async def test_join_says_when_the_stream_is_unreachable(live_simulator, icecast)
         assert message["content"] == errors.STREAM_UNREACHABLE.format(station="Main FM")
         assert voice.fake.bot_voice == {}
         assert await voice.env.bot.storage.voice_sessions() == []
+        # The probe was the only request; nothing stays open, no decoder started.
+        assert icecast.requests == 1
+        assert icecast.open_connections == 0
+        hub = voice.env.bot.voice.hub
+        assert hub is not None
+        assert not hub.is_running("main")
+        assert hub.stats() == {}
+
+
+async def test_the_first_join_opens_one_stream_connection(live_simulator, icecast):
+    """The probe's connection is the decoder's first: one request, one connection, audio."""
+    async with voice_bot(live_simulator, icecast) as voice:
+        message = await voice.join()
+        assert message["content"].startswith("▶ Playing **Main FM**")
+        stats = await voice.playing(frames=100)
+        assert stats.gaps == 0
+        assert (icecast.requests, icecast.connections, icecast.open_connections) == (1, 1, 1)
+        hub = voice.env.bot.voice.hub
+        assert hub is not None
+        assert hub.stats()["main"].restarts == 0
+
+
+async def test_a_join_refused_after_the_probe_leaves_no_stream_open(live_simulator, icecast):
+    """The probe opened the stream, then the voice connection fails (Discord ignores a join
+    the bot's stale cache thought allowed): the probe's connection is closed, nothing plays."""
+    async with voice_bot(live_simulator, icecast) as voice:
+        voice.env.bot.voice.connect_timeout = 0.5
+        guild = voice.guild
+        guild.voice_channels[0].overwrites.append(
+            {"id": str(voice.fake.bot_id), "type": 1, "allow": "0", "deny": str(CONNECT)}
+        )
+        message = await voice.join()
+        channel = voice.channels[guild.id]
+        assert message["content"] == errors.VOICE_CONNECT_FAILED.format(channel=f"<#{channel}>")
+        assert icecast.requests == 1  # the probe ran...
+        await wait_for(lambda: icecast.open_connections == 0)  # ...and its stream is closed
+        assert voice.env.bot.voice.hub is not None
+        assert voice.env.bot.voice.hub.stats() == {}  # no decoder was started
+        assert voice.fake.bot_voice == {}
+        assert await voice.env.bot.storage.voice_sessions() == []
 
 
 async def test_two_guilds_on_one_station_share_one_stream_connection(live_simulator, icecast):
@@ -254,7 +294,7 @@ async def test_two_guilds_on_one_station_share_one_stream_connection(live_simula
         first, second = voice.fake.guilds
         await voice.join(first)
         await voice.playing(first)
-        requests = icecast.requests  # the first guild's probe and the decoder's connection
+        requests = icecast.requests  # the first guild's probe (the decoder's connection)
         await voice.join(second)
         await voice.playing(second)
         assert icecast.requests == requests  # no probe, no second decoder

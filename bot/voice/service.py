@@ -30,6 +30,7 @@ from ..storage import GuildVoice, Storage, VoiceSession
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
 from .presence import PresenceGate, presence_station, presence_text
+from .stream import OpenedStream
 from .streams import check_stream, choose_stream
 from .timers import LoopTimers, Timers
 
@@ -48,7 +49,9 @@ REJOIN_ATTEMPTS = 20  # then the stored session waits for the next READY
 class AudioHub(Protocol):
     """What the service needs of the engine's ``Broadcasts`` (one decoder per station)."""
 
-    def audio_for(self, key: str, stream_url: str) -> discord.AudioSource: ...
+    def audio_for(
+        self, key: str, stream_url: str, first: OpenedStream | None = None
+    ) -> discord.AudioSource: ...
 
     def is_running(self, key: str) -> bool: ...
 
@@ -61,7 +64,8 @@ class StreamDown(Exception):
     """The probe could not open the stream (the composition root maps the engine's error)."""
 
 
-Probe = Callable[[str], Awaitable[str]]
+# Opens the stream and checks it plays; the open stream becomes the decoder's first connection.
+Probe = Callable[[str], Awaitable[OpenedStream]]
 
 
 @dataclass(slots=True)
@@ -209,8 +213,8 @@ class VoiceService:
         if rejoin is not None:
             rejoin.cancel()  # asked for explicitly: this join wins
         async with self._lock(guild_id):
-            stream_url = await self._stream_for(station)
-            note = await self._connect_and_play(channel, station, stream_url)
+            stream_url, opened = await self._stream_for(station)
+            note = await self._connect_and_play(channel, station, stream_url, opened)
         await self.storage.save_voice_session(
             VoiceSession(channel.guild.id, channel.id, station.slug), now=self.timers.now()
         )
@@ -243,12 +247,14 @@ class VoiceService:
         self.refresh_presence()
         return player is not None or removed or voice_client is not None
 
-    async def _stream_for(self, station: StationConfig) -> str:
-        """The stream to play. A station already playing in another guild shares its decoder:
-        no station request and no probe, so a second guild opens no new connection."""
+    async def _stream_for(self, station: StationConfig) -> tuple[str, OpenedStream | None]:
+        """The stream to play, and the probe's open connection to it (the caller owns it:
+        :meth:`_connect_and_play` hands it to the decoder or closes it). A station already
+        playing in another guild shares its decoder: no station request and no probe, so a
+        second guild opens no new connection."""
         running = self._running_stream(station.slug)
         if running is not None:
-            return running
+            return running, None
         assert self.probe is not None
         info = None
         if not station.stream_url or station.owner_guild:
@@ -257,17 +263,18 @@ class VoiceService:
         if url is None:
             raise VoiceRefused(errors.NO_STREAM.format(station=_name(station)))
         try:
-            final = await self.probe(url)
+            opened = await self.probe(url)
         except StreamDown:
             raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
-        if final != url:
+        if opened.url != url:
             # A redirect: the address the decoder will open must pass the same guard.
             trusted = self.registry.trusted_hosts if not station.owner_guild else frozenset()
             try:
-                check_stream(final, self.registry.policy, trusted)
+                check_stream(opened.url, self.registry.policy, trusted)
             except UrlRefused:
+                opened.close()
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
-        return final
+        return opened.url, opened
 
     def _lock(self, guild_id: int) -> asyncio.Lock:
         """One connect at a time per guild (two /join at once would race for the connection)."""
@@ -281,7 +288,26 @@ class VoiceService:
         return self._streams.get(slug)
 
     async def _connect_and_play(
-        self, channel: VoiceChannel, station: StationConfig, stream_url: str
+        self,
+        channel: VoiceChannel,
+        station: StationConfig,
+        stream_url: str,
+        opened: OpenedStream | None = None,
+    ) -> str:
+        """Connect (or move) and play; ``opened`` (the probe's stream) goes to the decoder, or
+        is closed when this fails, is cancelled or needs no new decoder."""
+        try:
+            return await self._connect_and_play_on(channel, station, stream_url, opened)
+        finally:
+            if opened is not None:
+                opened.close()  # (a no-op once handed over: the decoder owns it then)
+
+    async def _connect_and_play_on(
+        self,
+        channel: VoiceChannel,
+        station: StationConfig,
+        stream_url: str,
+        opened: OpenedStream | None,
     ) -> str:
         guild = channel.guild
         found = guild.voice_client
@@ -317,7 +343,8 @@ class VoiceService:
                 voice_client.stop()  # the old source's cleanup releases its broadcast
             assert self.hub is not None
             try:
-                audio = self.hub.audio_for(station.slug, stream_url)
+                first = opened.hand_over() if opened is not None else None
+                audio = self.hub.audio_for(station.slug, stream_url, first)
             except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
                 _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
@@ -465,8 +492,8 @@ class VoiceService:
             return False
         try:
             async with self._lock(guild.id):
-                stream_url = await self._stream_for(station)
-                await self._connect_and_play(channel, station, stream_url)
+                stream_url, opened = await self._stream_for(station)
+                await self._connect_and_play(channel, station, stream_url, opened)
         except VoiceRefused as refused:
             _LOGGER.info("rejoining voice in guild %s failed: %s", guild.id, refused.message)
             return None
