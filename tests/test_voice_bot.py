@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -15,12 +16,13 @@ import pytest
 
 from bot import errors
 from bot.metrics import Metrics
-from bot.simulator import StationSimulator
+from bot.simulator import TRACKS, LibraryItem, ManualClock, Programme, StationSimulator
 from bot.storage import GuildStation, VoiceSession
 from bot.voice import find_ffmpeg
-from bot.voice.presence import presence_text
+from bot.voice.presence import PresenceGate, presence_text
+from bot.voice.timers import ManualTimers
 
-from .support.botenv import BotEnv, running_bot
+from .support.botenv import STATION_KEY, BotEnv, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import (
     CONNECT,
@@ -494,3 +496,73 @@ async def test_the_owners_stream_url_is_played_as_written_even_on_an_internal_ho
         message = await voice.join()
         assert message["content"].startswith("▶ Playing **Main FM**")
         await voice.playing(frames=20)
+
+
+async def test_presence_on_the_wire_follows_the_track_at_most_once_per_15_s(icecast):
+    """op 3 through the real client: "Listening to <artist - title>" (type 2) on a track change,
+    never twice within 15 s on the shard (the gate's clock is moved by hand), station text
+    bounded to one clean line of at most 128 characters. The fake validates every op 3 as
+    Discord documents it and would close the gateway with 4002 on a malformed one."""
+    clock = ManualClock()
+    hostile = LibraryItem("DJ \u202eEvil\u200b", "Loud\nTitle " + "ä" * 300, 20.0)
+    first, last = TRACKS[0], TRACKS[1]
+    slots = [(first, 20.0), (hostile, 20.0), (last, 20.0)]
+    sim = StationSimulator(clock=clock)
+    sim.add_station(1, key=STATION_KEY, programme=Programme(slots, epoch=clock() - 1))
+    await sim.start()
+    try:
+        async with voice_bot(sim, icecast) as voice:
+            service = voice.env.bot.voice
+            main = voice.env.bot.registry.station("main")
+            assert main is not None
+            client = voice.env.bot.registry.client(main)
+            client.cache_times = dataclasses.replace(client.cache_times, info=0.0)
+            gate_clock = ManualTimers(start=1000.0)
+            service.presence = PresenceGate(gate_clock)
+            mark = len(voice.fake.presences)
+
+            def names() -> list[str]:
+                return [(p.activity or {}).get("name", "") for p in voice.fake.presences[mark:]]
+
+            await voice.join()
+            await wait_for(lambda: len(names()) >= 1, within=10)
+            sent = voice.fake.presences[mark]
+            assert sent.activity is not None
+            assert sent.activity["type"] == 2  # Listening to
+            assert sent.activity["name"] == f"{first.artist} - {first.title}"
+            assert (sent.data["status"], sent.data["afk"], sent.shard) == ("online", False, 0)
+
+            clock.advance(20)  # the hostile track is on air, 5 s after the last presence
+            gate_clock.advance(5)
+            await service.update_presence()
+            assert service.presence.current(0) == f"{first.artist} - {first.title}"
+            gate_clock.advance(10)  # 15 s: due
+            await service.update_presence()
+            await wait_for(lambda: len(names()) >= 2, within=10)
+            bounded = names()[1]
+            assert bounded.startswith("DJ Evil - Loud Title ää")
+            assert len(bounded) <= 128
+            assert bounded.endswith("…")
+            assert not any(ch in bounded for ch in "\u202e\u200b\n")
+
+            clock.advance(20)  # the next track, 14.9 s after: held back
+            gate_clock.advance(14.9)
+            await service.update_presence()
+            gate_clock.advance(0.1)
+            await service.update_presence()
+            await wait_for(lambda: len(names()) >= 3, within=10)
+            gate_clock.advance(600)  # the same track much later: nothing new to say
+            await service.update_presence()
+            clock.advance(20)  # the programme starts over: a change again, long after
+            await service.update_presence()
+            await wait_for(lambda: len(names()) >= 4, within=10)
+            # The gateway is one ordered stream: a presence sent in between would be here.
+            assert names() == [
+                f"{first.artist} - {first.title}",
+                bounded,
+                f"{last.artist} - {last.title}",
+                f"{first.artist} - {first.title}",
+            ]
+            assert voice.fake.presence_rejections == []
+    finally:
+        await sim.stop()
