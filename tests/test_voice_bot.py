@@ -566,3 +566,50 @@ async def test_presence_on_the_wire_follows_the_track_at_most_once_per_15_s(icec
             assert voice.fake.presence_rejections == []
     finally:
         await sim.stop()
+
+
+async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_clears_it(
+    live_simulator, icecast, tmp_path
+):
+    """/leave stops now and says the home channel stays set (and how to clear it); no READY of
+    this run brings OnAir back; the next start does while the admin keeps the home channel,
+    and does not once it is cleared."""
+    db = str(tmp_path / "voice.sqlite3")
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, home)
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as voice:
+            iid = await fake.slash("onair", {"channel": str(home)}, sub=["voice"])
+            assert "▶ Playing **Main FM**" in (await reply_of(voice.env, iid))["content"]
+            await voice.playing(frames=20)
+            left = await reply_of(voice.env, await fake.slash("leave", {}, user_id=LISTENER))
+            assert left["content"].startswith("⏹ Stopped and left the voice channel.")
+            assert f"home channel <#{home}> stays set" in left["content"]
+            assert "after my next restart" in left["content"]
+            assert "`/onair voice channel:none`" in left["content"]
+            assert fake.bot_voice == {}
+            assert await voice.env.bot.storage.voice_sessions() == []
+            # A new gateway session in this run (the same pass READY runs) keeps it out.
+            await voice.env.bot.voice.rejoin_stored()
+            assert not voice.env.bot.voice.present(guild.id)
+
+        # Restarted: the admin still has the home channel, so OnAir plays there again.
+        before = fake.voice.stats(guild.id).audio
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as again:
+            await wait_for(lambda: fake.bot_voice == {guild.id: home}, within=15)
+            await again.playing(frames=before + 50)
+            assert again.env.bot.voice.rejoined == 1
+            # The admin clears it, someone stops it: the reply no longer speaks of a home.
+            iid = await fake.slash("onair", {"channel": "none"}, sub=["voice"])
+            assert "home channel none" in (await reply_of(again.env, iid))["content"]
+            left = await reply_of(again.env, await fake.slash("leave", {}, user_id=LISTENER))
+            assert left["content"] == "⏹ Stopped and left the voice channel."
+
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as third:
+            # The pass READY runs, run again and awaited: with no home channel, nothing to join.
+            await third.env.bot.voice.rejoin_stored()
+            assert not third.env.bot.voice.present(guild.id)
+            assert third.env.bot.voice.rejoined == 0
+            assert fake.bot_voice == {}

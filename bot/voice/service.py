@@ -147,6 +147,9 @@ class VoiceService:
         self.idle = EmptyChannelWatch(self.timers, self._channel_empty)
         self.presence = PresenceGate(self.timers)
         self._voice: dict[int, GuildVoice] = {}
+        # Guilds where someone stopped voice in this run (/leave, a moderator's disconnect): no
+        # home channel rejoin until a /join, /onair voice or the next start.
+        self._held: set[int] = set()
         self._rejoins: dict[int, asyncio.Task[None]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._streams: dict[str, str] = {}  # station → the stream its decoder was started on
@@ -209,6 +212,7 @@ class VoiceService:
         self.check_can_play(station)
         self.check_channel(channel)
         guild_id = channel.guild.id
+        self._held.discard(guild_id)
         rejoin = self._rejoins.pop(guild_id, None)
         if rejoin is not None:
             rejoin.cancel()  # asked for explicitly: this join wins
@@ -228,8 +232,12 @@ class VoiceService:
         connected = guild is not None and guild.voice_client is not None
         return guild_id in self.players or guild_id in self._rejoins or connected
 
-    async def leave(self, guild_id: int) -> bool:
-        """Stop and leave; the stored session goes (no rejoin). False when not playing here."""
+    async def leave(self, guild_id: int, *, hold: bool = True) -> bool:
+        """Stop and leave; the stored session goes (no rejoin). ``hold`` (someone asked): the
+        home channel too stays unplayed until a /join or the next start (see
+        :meth:`rejoin_stored`). False when not playing here."""
+        if hold:
+            self._held.add(guild_id)
         rejoin = self._rejoins.pop(guild_id, None)
         if rejoin is not None:
             rejoin.cancel()
@@ -405,6 +413,7 @@ class VoiceService:
                 "staying out until someone runs /join",
                 guild_id,
             )
+            self._held.add(guild_id)
             self._spawn(self.storage.remove_voice_session(guild_id))
             self.refresh_presence()
             return
@@ -426,11 +435,16 @@ class VoiceService:
 
     async def rejoin_stored(self) -> None:
         """On READY (start-up and every gateway re-identify): rejoin each stored session of this
-        process's guilds that has no live connection."""
+        process's guilds that has no live connection, then each home channel an admin has
+        configured (``/onair voice channel``) in a guild with no session, unless someone
+        stopped voice there in this run (:meth:`leave`): a /leave holds until the next start."""
         if not self.available or self._closing:
             return
         try:
             sessions = await self.storage.voice_sessions()
+            homes = (
+                await self.storage.all_guild_voice()
+            )  # fresh: another process may have changed it
         except Exception as error:
             if not self._closing:  # (closing: the bot stopped right after READY)
                 _LOGGER.warning(
@@ -445,6 +459,29 @@ class VoiceService:
                 continue
             if session.guild_id not in self._rejoins:
                 self._schedule_rejoin(session, first_delay=0.0)
+        stored = {session.guild_id for session in sessions}
+        for voice in homes:
+            self._voice[voice.guild_id] = voice
+            guild_id = voice.guild_id
+            if not voice.home_channel or guild_id in stored or guild_id in self._held:
+                continue
+            if self.client.get_guild(guild_id) is None or self.present(guild_id):
+                continue
+            station = self._home_station(voice)
+            if station is not None:
+                self._schedule_rejoin(
+                    VoiceSession(guild_id, voice.home_channel, station.slug), first_delay=0.0
+                )
+
+    def _home_station(self, voice: GuildVoice) -> StationConfig | None:
+        """The station the home channel plays: the one set with it, else the guild's default."""
+        try:
+            return self.registry.resolve(voice.guild_id, voice.station or None)
+        except errors.OnAirError as error:
+            _LOGGER.info(
+                "not rejoining the home channel of guild %s: %s", voice.guild_id, error.message
+            )
+            return None
 
     def _schedule_rejoin(self, session: VoiceSession, *, first_delay: float | None = None) -> None:
         previous = self._rejoins.pop(session.guild_id, None)
@@ -550,7 +587,7 @@ class VoiceService:
 
     def _channel_empty(self, guild_id: int) -> None:
         _LOGGER.info("voice channel of guild %s has been empty: leaving", guild_id)
-        self._spawn(self.leave(guild_id))
+        self._spawn(self.leave(guild_id, hold=False))
 
     # Figures ------------------------------------------------------------------------------
 
