@@ -5,11 +5,11 @@ last. A supervisor task opens the stream through OnAir's guarded aiohttp session
 FFmpeg itself connects nowhere; at the start it may take over the probe's open stream instead,
 so a first listener costs one connection), copies its bytes into FFmpeg's stdin, reads FFmpeg's
 Ogg output, parses it into Opus packets and puts each one into every subscriber's own bounded
-queue (a stalled guild loses its oldest packets; nobody waits for it). When the stream fails, ends or
-stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor closes the
-connection, kills FFmpeg's process group and starts again after a capped, jittered backoff;
-meanwhile the players send silence instead of ending. :class:`Broadcasts` is the station-key
-registry every guild shares.
+queue (a stalled guild loses its oldest packets; nobody waits for it). When the stream fails,
+ends or stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor
+closes the connection, kills FFmpeg's process group and starts again after a capped, jittered
+backoff; meanwhile the players send silence instead of ending. :class:`Broadcasts` is the
+station-key registry every guild shares.
 """
 
 from __future__ import annotations

@@ -442,9 +442,8 @@ class VoiceService:
             return
         try:
             sessions = await self.storage.voice_sessions()
-            homes = (
-                await self.storage.all_guild_voice()
-            )  # fresh: another process may have changed it
+            # Read again, not the cached settings: another process may have changed them.
+            homes = await self.storage.all_guild_voice()
         except Exception as error:
             if not self._closing:  # (closing: the bot stopped right after READY)
                 _LOGGER.warning(
