@@ -372,7 +372,9 @@ async def child_main(mode: str, url: str) -> None:
 
     async def join(guild: discord.Guild, gate: asyncio.Semaphore) -> None:
         async with gate:
-            voice = await guild.voice_channels[0].connect(self_deaf=True, timeout=60)
+            voice = await guild.voice_channels[0].connect(
+                cls=discord.VoiceClient, self_deaf=True, timeout=60
+            )
         sources.append(make_source(mode, broadcasts, url, binary.path))
         voice.play(sources[-1])
 

@@ -29,8 +29,9 @@ from .onboarding import StationOnboarding
 from .registry import StationRegistry
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
-from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg, probe_stream
+from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
 from .voice.service import Probe, StreamDown, VoiceService
+from .voice.stream import OpenedStream, open_probed
 
 EXIT_UNAVAILABLE = 69
 EXIT_SOFTWARE = 70
@@ -117,15 +118,18 @@ def _voice_engine(session: aiohttp.ClientSession) -> tuple[Broadcasts | None, Pr
         return None, None
     _LOGGER.info("voice: FFmpeg from %s", binary.origin)
 
-    async def probe(url: str) -> str:
+    # A decoder outlives its last guild by a few seconds: a rejoin or a quick /join again
+    # finds it running (no new connection to the stream, no silence while FFmpeg starts).
+    hub = Broadcasts(binary.path, session=session, linger=VOICE_LINGER)
+
+    async def probe(url: str) -> OpenedStream:
+        # The open stream becomes the decoder's first connection: its reads get the watchdog.
         try:
-            return await probe_stream(session, url)
+            return await open_probed(session, url, read_timeout=hub.watchdog)
         except StreamUnreachable as error:
             raise StreamDown(error.message) from None
 
-    # A decoder outlives its last guild by a few seconds: a rejoin or a quick /join again
-    # finds it running (no new connection to the stream, no silence while FFmpeg starts).
-    return Broadcasts(binary.path, session=session, linger=VOICE_LINGER), probe
+    return hub, probe
 
 
 def _config_problems(error: ConfigError) -> int:

@@ -10,7 +10,7 @@ from bot.core import OnAirBot
 from bot.errors import NOT_IN_VOICE, VoiceRefused
 from bot.ui import Reply, answer
 from bot.ui.stations import station_autocomplete
-from bot.ui.voice import PlayHereButton, join_here
+from bot.ui.voice import PlayHereButton, join_here, left_text
 
 
 class VoiceCog(commands.Cog):
@@ -39,7 +39,8 @@ class VoiceCog(commands.Cog):
 
         async def work() -> Reply:
             await self.bot.voice.leave(guild_id)
-            return Reply(content="⏹ Stopped and left the voice channel.", ephemeral=True)
+            home = self.bot.voice.guild_voice(guild_id).home_channel
+            return Reply(content=left_text(home), ephemeral=True)
 
         await answer(interaction, work(), ephemeral=True)
 

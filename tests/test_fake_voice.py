@@ -26,6 +26,7 @@ import pytest
 
 from bot.simulator import StationSimulator
 
+from .support import discord_rules as rules
 from .support.botenv import running_bot
 from .support.fakediscord import CONNECT, MUTE_MEMBERS, SPEAK, FakeDiscord, Guild
 from .support.waiting import wait_for
@@ -329,6 +330,69 @@ async def test_an_op_4_of_another_shape_closes_the_gateway_with_4002(world: Voic
     await wait_for(lambda: world.fake.resume_count > resumes, within=15)  # discord.py resumed
     assert world.fake.voice_rejections
     assert world.fake.bot_voice == {}
+
+
+async def test_op_3_presences_are_recorded_and_a_malformed_one_closes_with_4002(
+    world: Voice,
+) -> None:
+    """discord.py's own change_presence passes (its ``since: 0.0`` included); an activity name
+    over Discord's 128 characters is refused with 4002, and discord.py resumes."""
+    listening = discord.Activity(type=discord.ActivityType.listening, name="A - " + "x" * 124)
+    await world.client.change_presence(activity=listening)
+    await wait_for(lambda: len(world.fake.presences) == 1)
+    sent = world.fake.presences[0]
+    assert sent.activity == {**listening.to_dict(), "name": "A - " + "x" * 124}
+    assert (sent.shard, sent.data["status"], sent.data["since"]) == (0, "online", 0)
+    await world.client.change_presence(activity=None, status=discord.Status.idle)
+    await wait_for(lambda: len(world.fake.presences) == 2)
+    assert world.fake.presences[1].data["activities"] == []
+    resumes = world.fake.resume_count
+    too_long = discord.Activity(type=discord.ActivityType.listening, name="x" * 129)
+    await world.client.change_presence(activity=too_long)
+    await wait_for(lambda: world.fake.resume_count > resumes, within=15)  # discord.py resumed
+    assert world.fake.presence_rejections == ["op 3 activity name is 129 characters (at most 128)"]
+    assert len(world.fake.presences) == 2
+
+
+VALID_PRESENCE = {
+    "since": None,
+    "activities": [{"name": "A - B", "type": 2, "state": "live", "url": None}],
+    "status": "dnd",
+    "afk": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({}, None),
+        ({"since": 1_700_000_000_000}, None),
+        ({"since": 0.0}, None),  # what discord.py sends
+        ({"since": 1.5}, "since"),
+        ({"since": "0"}, "since"),
+        ({"status": "away"}, "status"),
+        ({"afk": 0}, "afk"),
+        ({"activities": {}}, "activities"),
+        ({"activities": [{"type": 2}]}, "without a name"),
+        ({"activities": [{"name": "", "type": 2}]}, "without a name"),
+        ({"activities": [{"name": "x" * 129, "type": 2}]}, "129 characters"),
+        ({"activities": [{"name": "x", "type": 6}]}, "type"),
+        ({"activities": [{"name": "x", "type": True}]}, "type"),
+        ({"activities": [{"name": "x", "type": 2, "state": 5}]}, "state"),
+        ({"activities": [{"name": "x", "type": 1, "url": ["u"]}]}, "url"),
+        ({"extra": 1}, "fields"),
+    ],
+)
+def test_presence_payloads_are_checked_as_discord_documents_them(
+    change: dict[str, object], problem: str | None
+) -> None:
+    found = rules.check_presence_update({**VALID_PRESENCE, **change})
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert problem in found
+    assert rules.check_presence_update([]) == "op 3 without an object"
 
 
 # Close codes: what discord.py 2.7.1 does with each ------------------------------------------------

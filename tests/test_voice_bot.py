@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -15,12 +16,13 @@ import pytest
 
 from bot import errors
 from bot.metrics import Metrics
-from bot.simulator import StationSimulator
+from bot.simulator import TRACKS, LibraryItem, ManualClock, Programme, StationSimulator
 from bot.storage import GuildStation, VoiceSession
 from bot.voice import find_ffmpeg
-from bot.voice.presence import presence_text
+from bot.voice.presence import PresenceGate, presence_text
+from bot.voice.timers import ManualTimers
 
-from .support.botenv import BotEnv, running_bot
+from .support.botenv import STATION_KEY, BotEnv, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import (
     CONNECT,
@@ -247,6 +249,46 @@ async def test_join_says_when_the_stream_is_unreachable(live_simulator, icecast)
         assert message["content"] == errors.STREAM_UNREACHABLE.format(station="Main FM")
         assert voice.fake.bot_voice == {}
         assert await voice.env.bot.storage.voice_sessions() == []
+        # The probe was the only request; nothing stays open, no decoder started.
+        assert icecast.requests == 1
+        assert icecast.open_connections == 0
+        hub = voice.env.bot.voice.hub
+        assert hub is not None
+        assert not hub.is_running("main")
+        assert hub.stats() == {}
+
+
+async def test_the_first_join_opens_one_stream_connection(live_simulator, icecast):
+    """The probe's connection is the decoder's first: one request, one connection, audio."""
+    async with voice_bot(live_simulator, icecast) as voice:
+        message = await voice.join()
+        assert message["content"].startswith("▶ Playing **Main FM**")
+        stats = await voice.playing(frames=100)
+        assert stats.gaps == 0
+        assert (icecast.requests, icecast.connections, icecast.open_connections) == (1, 1, 1)
+        hub = voice.env.bot.voice.hub
+        assert hub is not None
+        assert hub.stats()["main"].restarts == 0
+
+
+async def test_a_join_refused_after_the_probe_leaves_no_stream_open(live_simulator, icecast):
+    """The probe opened the stream, then the voice connection fails (Discord ignores a join
+    the bot's stale cache thought allowed): the probe's connection is closed, nothing plays."""
+    async with voice_bot(live_simulator, icecast) as voice:
+        voice.env.bot.voice.connect_timeout = 0.5
+        guild = voice.guild
+        guild.voice_channels[0].overwrites.append(
+            {"id": str(voice.fake.bot_id), "type": 1, "allow": "0", "deny": str(CONNECT)}
+        )
+        message = await voice.join()
+        channel = voice.channels[guild.id]
+        assert message["content"] == errors.VOICE_CONNECT_FAILED.format(channel=f"<#{channel}>")
+        assert icecast.requests == 1  # the probe ran...
+        await wait_for(lambda: icecast.open_connections == 0)  # ...and its stream is closed
+        assert voice.env.bot.voice.hub is not None
+        assert voice.env.bot.voice.hub.stats() == {}  # no decoder was started
+        assert voice.fake.bot_voice == {}
+        assert await voice.env.bot.storage.voice_sessions() == []
 
 
 async def test_two_guilds_on_one_station_share_one_stream_connection(live_simulator, icecast):
@@ -254,7 +296,7 @@ async def test_two_guilds_on_one_station_share_one_stream_connection(live_simula
         first, second = voice.fake.guilds
         await voice.join(first)
         await voice.playing(first)
-        requests = icecast.requests  # the first guild's probe and the decoder's connection
+        requests = icecast.requests  # the first guild's probe (the decoder's connection)
         await voice.join(second)
         await voice.playing(second)
         assert icecast.requests == requests  # no probe, no second decoder
@@ -454,3 +496,120 @@ async def test_the_owners_stream_url_is_played_as_written_even_on_an_internal_ho
         message = await voice.join()
         assert message["content"].startswith("▶ Playing **Main FM**")
         await voice.playing(frames=20)
+
+
+async def test_presence_on_the_wire_follows_the_track_at_most_once_per_15_s(icecast):
+    """op 3 through the real client: "Listening to <artist - title>" (type 2) on a track change,
+    never twice within 15 s on the shard (the gate's clock is moved by hand), station text
+    bounded to one clean line of at most 128 characters. The fake validates every op 3 as
+    Discord documents it and would close the gateway with 4002 on a malformed one."""
+    clock = ManualClock()
+    hostile = LibraryItem("DJ \u202eEvil\u200b", "Loud\nTitle " + "ä" * 300, 20.0)
+    first, last = TRACKS[0], TRACKS[1]
+    slots = [(first, 20.0), (hostile, 20.0), (last, 20.0)]
+    sim = StationSimulator(clock=clock)
+    sim.add_station(1, key=STATION_KEY, programme=Programme(slots, epoch=clock() - 1))
+    await sim.start()
+    try:
+        async with voice_bot(sim, icecast) as voice:
+            service = voice.env.bot.voice
+            main = voice.env.bot.registry.station("main")
+            assert main is not None
+            client = voice.env.bot.registry.client(main)
+            client.cache_times = dataclasses.replace(client.cache_times, info=0.0)
+            gate_clock = ManualTimers(start=1000.0)
+            service.presence = PresenceGate(gate_clock)
+            mark = len(voice.fake.presences)
+
+            def names() -> list[str]:
+                return [(p.activity or {}).get("name", "") for p in voice.fake.presences[mark:]]
+
+            await voice.join()
+            await wait_for(lambda: len(names()) >= 1, within=10)
+            sent = voice.fake.presences[mark]
+            assert sent.activity is not None
+            assert sent.activity["type"] == 2  # Listening to
+            assert sent.activity["name"] == f"{first.artist} - {first.title}"
+            assert (sent.data["status"], sent.data["afk"], sent.shard) == ("online", False, 0)
+
+            clock.advance(20)  # the hostile track is on air, 5 s after the last presence
+            gate_clock.advance(5)
+            await service.update_presence()
+            assert service.presence.current(0) == f"{first.artist} - {first.title}"
+            gate_clock.advance(10)  # 15 s: due
+            await service.update_presence()
+            await wait_for(lambda: len(names()) >= 2, within=10)
+            bounded = names()[1]
+            assert bounded.startswith("DJ Evil - Loud Title ää")
+            assert len(bounded) <= 128
+            assert bounded.endswith("…")
+            assert not any(ch in bounded for ch in "\u202e\u200b\n")
+
+            clock.advance(20)  # the next track, 14.9 s after: held back
+            gate_clock.advance(14.9)
+            await service.update_presence()
+            gate_clock.advance(0.1)
+            await service.update_presence()
+            await wait_for(lambda: len(names()) >= 3, within=10)
+            gate_clock.advance(600)  # the same track much later: nothing new to say
+            await service.update_presence()
+            clock.advance(20)  # the programme starts over: a change again, long after
+            await service.update_presence()
+            await wait_for(lambda: len(names()) >= 4, within=10)
+            # The gateway is one ordered stream: a presence sent in between would be here.
+            assert names() == [
+                f"{first.artist} - {first.title}",
+                bounded,
+                f"{last.artist} - {last.title}",
+                f"{first.artist} - {first.title}",
+            ]
+            assert voice.fake.presence_rejections == []
+    finally:
+        await sim.stop()
+
+
+async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_clears_it(
+    live_simulator, icecast, tmp_path
+):
+    """/leave stops now and says the home channel stays set (and how to clear it); no READY of
+    this run brings OnAir back; the next start does while the admin keeps the home channel,
+    and does not once it is cleared."""
+    db = str(tmp_path / "voice.sqlite3")
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, home)
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as voice:
+            iid = await fake.slash("onair", {"channel": str(home)}, sub=["voice"])
+            assert "▶ Playing **Main FM**" in (await reply_of(voice.env, iid))["content"]
+            await voice.playing(frames=20)
+            left = await reply_of(voice.env, await fake.slash("leave", {}, user_id=LISTENER))
+            assert left["content"].startswith("⏹ Stopped and left the voice channel.")
+            assert f"home channel <#{home}> stays set" in left["content"]
+            assert "after my next restart" in left["content"]
+            assert "`/onair voice channel:none`" in left["content"]
+            assert fake.bot_voice == {}
+            assert await voice.env.bot.storage.voice_sessions() == []
+            # A new gateway session in this run (the same pass READY runs) keeps it out.
+            await voice.env.bot.voice.rejoin_stored()
+            assert not voice.env.bot.voice.present(guild.id)
+
+        # Restarted: the admin still has the home channel, so OnAir plays there again.
+        before = fake.voice.stats(guild.id).audio
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as again:
+            await wait_for(lambda: fake.bot_voice == {guild.id: home}, within=15)
+            await again.playing(frames=before + 50)
+            assert again.env.bot.voice.rejoined == 1
+            # The admin clears it, someone stops it: the reply no longer speaks of a home.
+            iid = await fake.slash("onair", {"channel": "none"}, sub=["voice"])
+            assert "home channel none" in (await reply_of(again.env, iid))["content"]
+            left = await reply_of(again.env, await fake.slash("leave", {}, user_id=LISTENER))
+            assert left["content"] == "⏹ Stopped and left the voice channel."
+
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as third:
+            # The pass READY runs, run again and awaited: with no home channel, nothing to join.
+            await third.env.bot.voice.rejoin_stored()
+            assert not third.env.bot.voice.present(guild.id)
+            assert third.env.bot.voice.rejoined == 0
+            assert fake.bot_voice == {}

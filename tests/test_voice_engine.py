@@ -45,7 +45,7 @@ from bot.voice import (
     probe_stream,
 )
 from bot.voice.ogg import OggOpusParser, ogg_crc
-from bot.voice.stream import check_stream_url
+from bot.voice.stream import check_stream_url, open_probed
 
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.waiting import wait_for
@@ -585,6 +585,55 @@ async def test_probe_stream_returns_the_url_and_explains_failures(
         assert TOKEN not in error.message
         assert "stream.mp3" not in error.message
     assert icecast.connections == 1
+
+
+async def test_the_probes_connection_is_the_decoders_first(
+    icecast: FakeIcecast, ffmpeg: str, session: aiohttp.ClientSession
+) -> None:
+    """The probe's open stream starts the decoder (one connection, every byte it read given
+    to FFmpeg); a restart opens a fresh one; a stream handed to a running decoder, to a task
+    cancelled before it ran or with a URL that cannot play is closed, never left open."""
+    registry = Broadcasts(ffmpeg, session=session, watchdog=30.0, max_backoff=0.5)
+    try:
+        opened = await open_probed(session, icecast.url, read_timeout=30.0)
+        assert len(opened.head) > 0
+        audio = registry.audio_for("main", opened.url, opened)
+        await wait_for(lambda: audio.queue.received >= 25, within=10)
+        assert (icecast.requests, icecast.connections) == (1, 1)
+        broadcast = registry.get("main")
+        assert broadcast is not None
+        # Every byte the server sent, the probe's included, went into FFmpeg's stdin.
+        icecast.stall()
+        await wait_for(lambda: broadcast.bytes_received == icecast.bytes_sent, within=5)
+        icecast.stall(False)
+
+        spare = await open_probed(session, icecast.url)  # a second guild probed meanwhile
+        assert icecast.open_connections == 2
+        other = registry.audio_for("main", spare.url, spare)
+        assert spare.closed  # the decoder runs: its connection is not needed
+        await wait_for(lambda: icecast.open_connections == 1)
+
+        icecast.drop_all()  # a restart opens a fresh connection
+        mark = audio.queue.received
+        await wait_for(lambda: audio.queue.received >= mark + 25, within=10)
+        assert icecast.connections == 3
+        audio.cleanup()
+        other.cleanup()
+        await wait_for(lambda: not registry.is_running("main") and icecast.open_connections == 0)
+
+        # Cancelled before its task ran: the last listener left at once.
+        late = await open_probed(session, icecast.url)
+        registry.audio_for("main", late.url, late).cleanup()
+        await wait_for(lambda: late.closed and icecast.open_connections == 0)
+        # A URL the engine refuses: the handed stream is closed with the refusal.
+        refused = await open_probed(session, icecast.url)
+        with pytest.raises(StreamUnreachable):
+            registry.audio_for("other", "file:///etc/passwd", refused)
+        assert refused.closed
+    finally:
+        await registry.close()
+    await wait_for(lambda: icecast.open_connections == 0)
+    assert ffmpeg_children() == []
 
 
 # The SSRF guard: every connection through the guarded session --------------------------

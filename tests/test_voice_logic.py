@@ -12,7 +12,7 @@ from bot.metrics import Metrics
 from bot.netguard import policy_for
 from bot.station.models import Links, Mount, StationInfo
 from bot.voice.idle import EmptyChannelWatch
-from bot.voice.presence import PresenceGate, presence_station, presence_text
+from bot.voice.presence import PresenceGate, activity_name, presence_station, presence_text
 from bot.voice.streams import choose_stream, link_candidates
 from bot.voice.timers import ManualTimers
 
@@ -146,6 +146,19 @@ def test_presence_text_is_the_track_cut_to_discords_limit():
     assert long.endswith("…")
     assert presence_text(StationInfo(NOW)) is None
     assert presence_text(None) is None
+
+
+def test_presence_text_is_one_clean_line_whatever_the_station_sends():
+    hostile = "\u202eDJ\u200b Evil\x00 -\n\tTitle\ud800 " + "😀" * 200
+    text = presence_text(StationInfo(NOW, now_playing=hostile))
+    assert text is not None
+    assert text.startswith("DJ Evil - Title 😀")
+    assert len(text) <= 128
+    assert text.endswith("…")
+    assert all(ch.isprintable() for ch in text)
+    text.encode("utf-8")  # no lone surrogate: JSON encoders accept it
+    assert presence_text(StationInfo(NOW, now_playing="\u200b\u202e \x07")) is None
+    assert activity_name("x" * 10_000_000) == "x" * 127 + "…"  # bounded work, bounded text
 
 
 def test_presence_is_sent_on_change_only_and_at_most_once_per_15_s_per_shard():

@@ -66,6 +66,19 @@ async def join_here(interaction: discord.Interaction[OnAirBot], station: str | N
     await answer(interaction, work(), ephemeral=True)
 
 
+def left_text(home_channel: int) -> str:
+    """/leave's answer. A 24/7 home channel stays set (an admin's setting, not the caller's):
+    say so, when OnAir comes back to it and how to clear it."""
+    text = "⏹ Stopped and left the voice channel."
+    if home_channel:
+        text += (
+            f"\nThe 24/7 home channel <#{home_channel}> stays set: I will play there again "
+            "after my next restart (or now, with `/join` in it). An admin stops that with "
+            "`/onair voice channel:none`."
+        )
+    return text
+
+
 class PlayHereButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=re.compile(re.escape(PLAY_PREFIX) + r"(?P<station>[a-z0-9_-]{1,80})"),

@@ -2,13 +2,14 @@
 
 A :class:`StationBroadcast` starts its decoder with its first subscriber and stops it with the
 last. A supervisor task opens the stream through OnAir's guarded aiohttp session (stream.py:
-FFmpeg itself connects nowhere), copies its bytes into FFmpeg's stdin, reads FFmpeg's Ogg output,
-parses it into Opus packets and puts each one into every subscriber's own bounded queue (a
-stalled guild loses its oldest packets; nobody waits for it). When the stream fails, ends or
-stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor closes the
-connection, kills FFmpeg's process group and starts again after a capped, jittered backoff;
-meanwhile the players send silence instead of ending. :class:`Broadcasts` is the station-key
-registry every guild shares.
+FFmpeg itself connects nowhere; at the start it may take over the probe's open stream instead,
+so a first listener costs one connection), copies its bytes into FFmpeg's stdin, reads FFmpeg's
+Ogg output, parses it into Opus packets and puts each one into every subscriber's own bounded
+queue (a stalled guild loses its oldest packets; nobody waits for it). When the stream fails,
+ends or stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor
+closes the connection, kills FFmpeg's process group and starts again after a capped, jittered
+backoff; meanwhile the players send silence instead of ending. :class:`Broadcasts` is the
+station-key registry every guild shares.
 """
 
 from __future__ import annotations
@@ -29,14 +30,20 @@ import aiohttp
 from .ffmpeg import decode_args
 from .ogg import OggOpusParser
 from .source import PacketQueue, StationAudio
-from .stream import StreamUnreachable, checked_url, elided, open_stream
+from .stream import (
+    OpenedStream,
+    StreamUnreachable,
+    checked_url,
+    elided,
+    open_stream,
+    stream_timeout,
+)
 
 log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
 STDERR_LINES = 3  # FFmpeg's last error lines kept for the restart log line
 STDERR_LINE_CHARS = 200
-CONNECT_SECONDS = 5.0
 LOG_REPEAT_SECONDS = 300.0  # an identical restart line is logged at WARNING once per this
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"]{1,300}")
 
@@ -119,10 +126,13 @@ class StationBroadcast:
 
     # Subscribing ----------------------------------------------------------------------
 
-    def audio(self) -> StationAudio:
+    def audio(self, first: OpenedStream | None = None) -> StationAudio:
         """A new subscriber's source; starts the decoder if it is not running. Call it on the
-        event loop."""
+        event loop. ``first`` (the probe's open stream; this takes it over) is the decoder's
+        first connection when it starts now on that URL; otherwise it is closed."""
         if self._closed:
+            if first is not None:
+                first.close()
             raise RuntimeError("this broadcast is closed")
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
@@ -134,7 +144,13 @@ class StationBroadcast:
             self._linger.cancel()
             self._linger = None
         if not self.running:
-            self._task = self._loop.create_task(self._supervise(), name=f"voice:{self.key}")
+            task = self._loop.create_task(self._supervise(first), name=f"voice:{self.key}")
+            if first is not None:
+                # However the task ends (even cancelled before it ran), nothing stays open.
+                task.add_done_callback(lambda _: first.close())
+            self._task = task
+        elif first is not None:
+            first.close()  # it already plays: the probe's connection is not needed
         return audio
 
     def release(self, audio: StationAudio) -> None:
@@ -203,14 +219,15 @@ class StationBroadcast:
 
     # The supervisor -------------------------------------------------------------------
 
-    async def _supervise(self) -> None:
+    async def _supervise(self, first: OpenedStream | None = None) -> None:
         loop = asyncio.get_running_loop()
         delay = self.min_backoff
         while self._subs:
             started = loop.time()
             produced = self.frames_produced
             try:
-                reason = await self._run_once()
+                reason = await self._run_once(first)
+                first = None  # restarts open fresh connections
             except Exception:  # a bug here must not leave the station silent for good
                 log.exception("voice %s: decoder supervisor failed", self.key)
                 reason = "internal error"
@@ -246,23 +263,22 @@ class StationBroadcast:
             reason,
         )
 
-    def _timeout(self) -> aiohttp.ClientTimeout:
-        """A live stream has no total time (the shared session's default would cut it); a
-        connection is bounded, and so is a silence between two reads (the watchdog)."""
-        return aiohttp.ClientTimeout(
-            total=None,
-            connect=CONNECT_SECONDS * 2,  # DNS, pool and TLS included
-            sock_connect=CONNECT_SECONDS,
-            sock_read=self.watchdog,
-        )
-
-    async def _run_once(self) -> str:
-        """Open the stream, run FFmpeg on it until either fails, ends or stalls; why it ended."""
+    async def _run_once(self, first: OpenedStream | None = None) -> str:
+        """Open the stream (or take ``first``, the probe's, when it is still the URL to play),
+        run FFmpeg on it until either fails, ends or stalls; why it ended."""
         url = self.stream_url
-        try:
-            response = await open_stream(self.session, url, client_timeout=self._timeout())
-        except StreamUnreachable as error:
-            return error.reason
+        head = b""
+        if first is not None and first.url == url and not first.closed:
+            response, head = first.response, first.head
+        else:
+            if first is not None:
+                first.close()
+            try:
+                response = await open_stream(
+                    self.session, url, client_timeout=stream_timeout(self.watchdog)
+                )
+            except StreamUnreachable as error:
+                return error.reason
         if url != self.stream_url:  # retargeted while connecting: start over on the new URL
             response.close()
             self._retarget = True
@@ -287,7 +303,7 @@ class StationBroadcast:
         assert proc.stderr is not None
         tail: deque[str] = deque(maxlen=STDERR_LINES)
         drain = asyncio.create_task(self._drain(proc.stderr, tail))
-        feed = asyncio.create_task(self._feed(response, proc.stdin))
+        feed = asyncio.create_task(self._feed(response, proc.stdin, head))
         pump = asyncio.create_task(self._pump(proc.stdout))
         try:
             await asyncio.wait((feed, pump), return_when=asyncio.FIRST_COMPLETED)
@@ -325,13 +341,17 @@ class StationBroadcast:
             await asyncio.gather(feed, pump, drain, return_exceptions=True)
 
     async def _feed(
-        self, response: aiohttp.ClientResponse, stdin: asyncio.StreamWriter
+        self, response: aiohttp.ClientResponse, stdin: asyncio.StreamWriter, head: bytes = b""
     ) -> str | None:
-        """Copy the stream into FFmpeg's stdin (waiting for it to keep up: backpressure) until
-        the stream ends, fails or stalls (why, as a restart reason) or FFmpeg stops reading
-        (None: FFmpeg's exit says why)."""
+        """Copy ``head`` (what the probe read) and then the stream into FFmpeg's stdin (waiting
+        for it to keep up: backpressure) until the stream ends, fails or stalls (why, as a
+        restart reason) or FFmpeg stops reading (None: FFmpeg's exit says why)."""
         reason: str | None
         try:
+            if head:
+                self.bytes_received += len(head)
+                stdin.write(head)
+                await stdin.drain()
             while True:
                 try:
                     chunk = await response.content.readany()
@@ -420,6 +440,7 @@ class Broadcasts:
     ) -> None:
         self.ffmpeg = ffmpeg
         self.session = session
+        self.watchdog = watchdog
         self._options = {
             "queue_frames": queue_frames,
             "watchdog": watchdog,
@@ -428,9 +449,20 @@ class Broadcasts:
         }
         self._broadcasts: dict[str, StationBroadcast] = {}
 
-    def audio_for(self, key: str, stream_url: str) -> StationAudio:
-        """A new source playing station ``key`` (its decoder starts if it is not running).
+    def audio_for(
+        self, key: str, stream_url: str, first: OpenedStream | None = None
+    ) -> StationAudio:
+        """A new source playing station ``key`` (its decoder starts if it is not running, on
+        ``first`` when given: the probe's open stream, taken over here, played or closed).
         Raises :class:`StreamUnreachable` for a URL that cannot be played (not http(s)...)."""
+        try:
+            return self._audio_for(key, stream_url, first)
+        except BaseException:
+            if first is not None:
+                first.close()
+            raise
+
+    def _audio_for(self, key: str, stream_url: str, first: OpenedStream | None) -> StationAudio:
         broadcast = self._broadcasts.get(key)
         if broadcast is None:
             broadcast = StationBroadcast(
@@ -446,7 +478,7 @@ class Broadcasts:
             self._broadcasts[key] = broadcast
         else:
             broadcast.retarget(stream_url)
-        return broadcast.audio()
+        return broadcast.audio(first)
 
     def get(self, key: str) -> StationBroadcast | None:
         return self._broadcasts.get(key)

@@ -4,6 +4,7 @@ changes and at most once per ``PRESENCE_INTERVAL`` per shard (Discord rate-limit
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -24,13 +25,30 @@ def presence_station(playing: Iterable[str], default: str) -> str:
 
 
 def presence_text(info: StationInfo | None) -> str | None:
-    """``artist - title`` on air, whitespace-folded and cut to Discord's limit; None for none."""
+    """``artist - title`` on air as one plain line cut to Discord's limit (station text is
+    untrusted: a longer name or a lone surrogate would make Discord or the JSON encoder refuse
+    the whole presence); None for none."""
     play = info.current_play() if info is not None else None
     if play is None:
         return None
-    text = " ".join(play.display.split())
+    return activity_name(play.display)
+
+
+def activity_name(value: str) -> str | None:
+    """One line of at most ``MAX_ACTIVITY`` characters: control characters become spaces;
+    format characters (zero-width, bidi overrides) and lone surrogates go; whitespace folds."""
+    if len(value) > MAX_ACTIVITY * 8:
+        value = value[: MAX_ACTIVITY * 8]  # bounded work on any input
+    kept = []
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            kept.append(" ")
+        elif category not in ("Cf", "Cs"):
+            kept.append(char)
+    text = " ".join("".join(kept).split())
     if len(text) > MAX_ACTIVITY:
-        text = text[: MAX_ACTIVITY - 1] + "…"
+        text = text[: MAX_ACTIVITY - 1].rstrip() + "…"
     return text or None
 
 

@@ -30,6 +30,7 @@ from ..storage import GuildVoice, Storage, VoiceSession
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
 from .presence import PresenceGate, presence_station, presence_text
+from .stream import OpenedStream
 from .streams import check_stream, choose_stream
 from .timers import LoopTimers, Timers
 
@@ -48,7 +49,9 @@ REJOIN_ATTEMPTS = 20  # then the stored session waits for the next READY
 class AudioHub(Protocol):
     """What the service needs of the engine's ``Broadcasts`` (one decoder per station)."""
 
-    def audio_for(self, key: str, stream_url: str) -> discord.AudioSource: ...
+    def audio_for(
+        self, key: str, stream_url: str, first: OpenedStream | None = None
+    ) -> discord.AudioSource: ...
 
     def is_running(self, key: str) -> bool: ...
 
@@ -61,7 +64,8 @@ class StreamDown(Exception):
     """The probe could not open the stream (the composition root maps the engine's error)."""
 
 
-Probe = Callable[[str], Awaitable[str]]
+# Opens the stream and checks it plays; the open stream becomes the decoder's first connection.
+Probe = Callable[[str], Awaitable[OpenedStream]]
 
 
 @dataclass(slots=True)
@@ -143,6 +147,9 @@ class VoiceService:
         self.idle = EmptyChannelWatch(self.timers, self._channel_empty)
         self.presence = PresenceGate(self.timers)
         self._voice: dict[int, GuildVoice] = {}
+        # Guilds where someone stopped voice in this run (/leave, a moderator's disconnect): no
+        # home channel rejoin until a /join, /onair voice or the next start.
+        self._held: set[int] = set()
         self._rejoins: dict[int, asyncio.Task[None]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._streams: dict[str, str] = {}  # station → the stream its decoder was started on
@@ -205,12 +212,13 @@ class VoiceService:
         self.check_can_play(station)
         self.check_channel(channel)
         guild_id = channel.guild.id
+        self._held.discard(guild_id)
         rejoin = self._rejoins.pop(guild_id, None)
         if rejoin is not None:
             rejoin.cancel()  # asked for explicitly: this join wins
         async with self._lock(guild_id):
-            stream_url = await self._stream_for(station)
-            note = await self._connect_and_play(channel, station, stream_url)
+            stream_url, opened = await self._stream_for(station)
+            note = await self._connect_and_play(channel, station, stream_url, opened)
         await self.storage.save_voice_session(
             VoiceSession(channel.guild.id, channel.id, station.slug), now=self.timers.now()
         )
@@ -224,8 +232,12 @@ class VoiceService:
         connected = guild is not None and guild.voice_client is not None
         return guild_id in self.players or guild_id in self._rejoins or connected
 
-    async def leave(self, guild_id: int) -> bool:
-        """Stop and leave; the stored session goes (no rejoin). False when not playing here."""
+    async def leave(self, guild_id: int, *, hold: bool = True) -> bool:
+        """Stop and leave; the stored session goes (no rejoin). ``hold`` (someone asked): the
+        home channel too stays unplayed until a /join or the next start (see
+        :meth:`rejoin_stored`). False when not playing here."""
+        if hold:
+            self._held.add(guild_id)
         rejoin = self._rejoins.pop(guild_id, None)
         if rejoin is not None:
             rejoin.cancel()
@@ -243,12 +255,14 @@ class VoiceService:
         self.refresh_presence()
         return player is not None or removed or voice_client is not None
 
-    async def _stream_for(self, station: StationConfig) -> str:
-        """The stream to play. A station already playing in another guild shares its decoder:
-        no station request and no probe, so a second guild opens no new connection."""
+    async def _stream_for(self, station: StationConfig) -> tuple[str, OpenedStream | None]:
+        """The stream to play, and the probe's open connection to it (the caller owns it:
+        :meth:`_connect_and_play` hands it to the decoder or closes it). A station already
+        playing in another guild shares its decoder: no station request and no probe, so a
+        second guild opens no new connection."""
         running = self._running_stream(station.slug)
         if running is not None:
-            return running
+            return running, None
         assert self.probe is not None
         info = None
         if not station.stream_url or station.owner_guild:
@@ -257,17 +271,18 @@ class VoiceService:
         if url is None:
             raise VoiceRefused(errors.NO_STREAM.format(station=_name(station)))
         try:
-            final = await self.probe(url)
+            opened = await self.probe(url)
         except StreamDown:
             raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
-        if final != url:
+        if opened.url != url:
             # A redirect: the address the decoder will open must pass the same guard.
             trusted = self.registry.trusted_hosts if not station.owner_guild else frozenset()
             try:
-                check_stream(final, self.registry.policy, trusted)
+                check_stream(opened.url, self.registry.policy, trusted)
             except UrlRefused:
+                opened.close()
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
-        return final
+        return opened.url, opened
 
     def _lock(self, guild_id: int) -> asyncio.Lock:
         """One connect at a time per guild (two /join at once would race for the connection)."""
@@ -281,7 +296,26 @@ class VoiceService:
         return self._streams.get(slug)
 
     async def _connect_and_play(
-        self, channel: VoiceChannel, station: StationConfig, stream_url: str
+        self,
+        channel: VoiceChannel,
+        station: StationConfig,
+        stream_url: str,
+        opened: OpenedStream | None = None,
+    ) -> str:
+        """Connect (or move) and play; ``opened`` (the probe's stream) goes to the decoder, or
+        is closed when this fails, is cancelled or needs no new decoder."""
+        try:
+            return await self._connect_and_play_on(channel, station, stream_url, opened)
+        finally:
+            if opened is not None:
+                opened.close()  # (a no-op once handed over: the decoder owns it then)
+
+    async def _connect_and_play_on(
+        self,
+        channel: VoiceChannel,
+        station: StationConfig,
+        stream_url: str,
+        opened: OpenedStream | None,
     ) -> str:
         guild = channel.guild
         found = guild.voice_client
@@ -317,7 +351,8 @@ class VoiceService:
                 voice_client.stop()  # the old source's cleanup releases its broadcast
             assert self.hub is not None
             try:
-                audio = self.hub.audio_for(station.slug, stream_url)
+                first = opened.hand_over() if opened is not None else None
+                audio = self.hub.audio_for(station.slug, stream_url, first)
             except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
                 _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
@@ -378,6 +413,7 @@ class VoiceService:
                 "staying out until someone runs /join",
                 guild_id,
             )
+            self._held.add(guild_id)
             self._spawn(self.storage.remove_voice_session(guild_id))
             self.refresh_presence()
             return
@@ -399,11 +435,15 @@ class VoiceService:
 
     async def rejoin_stored(self) -> None:
         """On READY (start-up and every gateway re-identify): rejoin each stored session of this
-        process's guilds that has no live connection."""
+        process's guilds that has no live connection, then each home channel an admin has
+        configured (``/onair voice channel``) in a guild with no session, unless someone
+        stopped voice there in this run (:meth:`leave`): a /leave holds until the next start."""
         if not self.available or self._closing:
             return
         try:
             sessions = await self.storage.voice_sessions()
+            # Read again, not the cached settings: another process may have changed them.
+            homes = await self.storage.all_guild_voice()
         except Exception as error:
             if not self._closing:  # (closing: the bot stopped right after READY)
                 _LOGGER.warning(
@@ -418,6 +458,29 @@ class VoiceService:
                 continue
             if session.guild_id not in self._rejoins:
                 self._schedule_rejoin(session, first_delay=0.0)
+        stored = {session.guild_id for session in sessions}
+        for voice in homes:
+            self._voice[voice.guild_id] = voice
+            guild_id = voice.guild_id
+            if not voice.home_channel or guild_id in stored or guild_id in self._held:
+                continue
+            if self.client.get_guild(guild_id) is None or self.present(guild_id):
+                continue
+            station = self._home_station(voice)
+            if station is not None:
+                self._schedule_rejoin(
+                    VoiceSession(guild_id, voice.home_channel, station.slug), first_delay=0.0
+                )
+
+    def _home_station(self, voice: GuildVoice) -> StationConfig | None:
+        """The station the home channel plays: the one set with it, else the guild's default."""
+        try:
+            return self.registry.resolve(voice.guild_id, voice.station or None)
+        except errors.OnAirError as error:
+            _LOGGER.info(
+                "not rejoining the home channel of guild %s: %s", voice.guild_id, error.message
+            )
+            return None
 
     def _schedule_rejoin(self, session: VoiceSession, *, first_delay: float | None = None) -> None:
         previous = self._rejoins.pop(session.guild_id, None)
@@ -465,8 +528,8 @@ class VoiceService:
             return False
         try:
             async with self._lock(guild.id):
-                stream_url = await self._stream_for(station)
-                await self._connect_and_play(channel, station, stream_url)
+                stream_url, opened = await self._stream_for(station)
+                await self._connect_and_play(channel, station, stream_url, opened)
         except VoiceRefused as refused:
             _LOGGER.info("rejoining voice in guild %s failed: %s", guild.id, refused.message)
             return None
@@ -523,7 +586,7 @@ class VoiceService:
 
     def _channel_empty(self, guild_id: int) -> None:
         _LOGGER.info("voice channel of guild %s has been empty: leaving", guild_id)
-        self._spawn(self.leave(guild_id))
+        self._spawn(self.leave(guild_id, hold=False))
 
     # Figures ------------------------------------------------------------------------------
 

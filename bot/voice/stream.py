@@ -15,6 +15,7 @@ status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak H
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 import aiohttp
 from yarl import URL
@@ -31,6 +32,7 @@ HEADERS_DEADLINE = 20.0  # seconds from the first request to the last hop's head
 REQUEST_HEADERS = {"Icy-MetaData": "0"}  # the audio only, no in-band title blocks
 MAX_STREAM_URL = 2048  # characters; a listen link is far shorter
 PROBE_BYTES = 4096
+CONNECT_SECONDS = 5.0
 
 
 class UnsafeStreamUrl(ValueError):
@@ -178,33 +180,86 @@ def _unreachable(host: str, error: BaseException) -> StreamUnreachable:
     )
 
 
+def stream_timeout(read: float) -> aiohttp.ClientTimeout:
+    """A live stream's timeouts: no total (the shared session's default would cut it), a
+    bounded connection, and a bounded silence between two reads (the decoder's watchdog)."""
+    return aiohttp.ClientTimeout(
+        total=None,
+        connect=CONNECT_SECONDS * 2,  # DNS, pool and TLS included
+        sock_connect=CONNECT_SECONDS,
+        sock_read=read,
+    )
+
+
+@dataclass(eq=False, slots=True)
+class OpenedStream:
+    """A stream the probe opened and checked (guard, redirects, status, some audio read),
+    handed to the station's decoder as its first connection, so the first listener opens one
+    connection, not two. Whoever holds it closes it (closing twice is harmless)."""
+
+    url: str  # where its redirects ended: what the decoder plays and reopens on a restart
+    response: aiohttp.ClientResponse
+    head: bytes  # what the probe read; the decoder gives it to FFmpeg first
+    handed_over: bool = False
+
+    @property
+    def closed(self) -> bool:
+        return self.response.closed
+
+    def hand_over(self) -> OpenedStream:
+        """The same stream for its new owner (the decoder); closing this one no longer closes
+        it, so the previous owner's cleanup cannot cut the decoder's connection."""
+        self.handed_over = True
+        return OpenedStream(self.url, self.response, self.head)
+
+    def close(self) -> None:
+        if not self.handed_over:
+            self.response.close()
+
+
+async def open_probed(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    timeout: float = 5.0,  # noqa: ASYNC109 - bounds the probe, not the stream it keeps open
+    read_timeout: float = 5.0,
+) -> OpenedStream:
+    """Open the stream through OnAir's shared (guarded) session (each redirect checked) and
+    read a few KB; the open stream (the caller owns it) or :class:`StreamUnreachable` if it
+    does not play. ``timeout`` bounds the probe, redirects included; ``read_timeout`` the
+    silences of the stream it keeps open (the decoder's watchdog)."""
+    host = host_of(checked_url(url))
+    response: aiohttp.ClientResponse | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            response = await open_stream(session, url, client_timeout=stream_timeout(read_timeout))
+            head = await response.content.read(PROBE_BYTES)
+        if not head:
+            raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
+        return OpenedStream(checked_url(str(response.url)), response, head)
+    except BaseException as error:
+        if response is not None:
+            response.close()  # cancelled, timed out or refused: nothing stays open
+        if isinstance(error, TimeoutError):
+            raise StreamUnreachable(
+                f"The station's stream at {host} did not answer within {timeout:g} s.",
+                "no answer",
+            ) from None
+        if isinstance(error, aiohttp.ClientError | OSError):
+            raise StreamUnreachable(
+                f"The station's stream at {host} could not be reached."
+            ) from None
+        raise
+
+
 async def probe_stream(
     session: aiohttp.ClientSession,
     url: str,
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - the contract's name; it bounds the whole request
 ) -> str:
-    """Open the stream through OnAir's shared (guarded) session (each redirect checked), read
-    a few KB, and return the URL it ends at after redirects; :class:`StreamUnreachable` if it
-    does not play. ``timeout`` bounds the whole probe, redirects included."""
-    host = host_of(checked_url(url))
-    late = StreamUnreachable(
-        f"The station's stream at {host} did not answer within {timeout:g} s.", "no answer"
-    )
-    try:
-        async with asyncio.timeout(timeout):
-            response = await open_stream(
-                session, url, client_timeout=aiohttp.ClientTimeout(total=timeout)
-            )
-            try:
-                data = await response.content.read(PROBE_BYTES)
-                final = str(response.url)
-            finally:
-                response.close()
-    except TimeoutError:
-        raise late from None
-    except (aiohttp.ClientError, OSError):
-        raise StreamUnreachable(f"The station's stream at {host} could not be reached.") from None
-    if not data:
-        raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
-    return checked_url(final)
+    """Check that the stream plays (:func:`open_probed`, then closed) and return the URL it
+    ends at after redirects; :class:`StreamUnreachable` if it does not play."""
+    opened = await open_probed(session, url, timeout=timeout, read_timeout=timeout)
+    opened.close()
+    return opened.url

@@ -198,6 +198,20 @@ class Guild:
     member_names: dict[int, str] = field(default_factory=dict)  # members seen in voice
 
 
+@dataclass(frozen=True, slots=True)
+class PresenceSent:
+    """One op 3 the bot sent, as Discord received it: on which shard's gateway and when."""
+
+    shard: int
+    at: float  # time.monotonic() when the fake received it
+    data: dict[str, Any]
+
+    @property
+    def activity(self) -> dict[str, Any] | None:
+        activities = self.data.get("activities") or []
+        return activities[0] if activities else None
+
+
 class FakeDiscord:
     def __init__(
         self, *, guild_count: int = 1, channels_per_guild: int = 2, strict: bool = True
@@ -250,6 +264,10 @@ class FakeDiscord:
         self.voice = FakeVoiceServer(self.ca)
         self.voice_rejections: list[str] = []
         self.intents = 0  # of the last IDENTIFY: voice states reach only GUILD_VOICE_STATES
+        # Every valid op 3 (presence) in arrival order, and what the fake refused (then 4002).
+        self.presences: list[PresenceSent] = []
+        self.presence_rejections: list[str] = []
+        self._shard_of: dict[int, int] = {}  # id(gateway websocket) → its IDENTIFY's shard
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -527,7 +545,11 @@ class FakeDiscord:
                     self.identify_count += 1
                     self.token = data["d"]["token"]
                     self.intents = int(data["d"].get("intents") or 0)
-                    await self._ready(ws, data["d"].get("shard") or [0, 1])
+                    shard = data["d"].get("shard") or [0, 1]
+                    self._shard_of[id(ws)] = int(shard[0])
+                    await self._ready(ws, shard)
+                elif op == 3:
+                    await self._presence_op(ws, data.get("d"))
                 elif op == 4:
                     await self._voice_op(ws, data.get("d"))
                 elif op == 6:
@@ -541,7 +563,21 @@ class FakeDiscord:
         finally:
             if ws in self.sockets:
                 self.sockets.remove(ws)
+            self._shard_of.pop(id(ws), None)
         return ws
+
+    async def _presence_op(self, ws: web.WebSocketResponse, data: Any) -> None:
+        """The bot's op 3: recorded when valid; a malformed one closes the gateway with 4002
+        (Discord's "Decode error"), as Discord does."""
+        problem = rules.check_presence_update(data)
+        if problem is not None:
+            self.presence_rejections.append(problem)
+            if self.strict:
+                await ws.close(code=4002)
+            return
+        shard = self._shard_of.get(id(ws), 0)
+        self.presences.append(PresenceSent(shard, time.monotonic(), data))
+        self._changed.set()
 
     async def _ready(self, ws: web.WebSocketResponse, shard: list[int]) -> None:
         """READY and GUILD_CREATE for the guilds of the identifying shard (Discord's formula
