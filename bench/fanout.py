@@ -15,7 +15,7 @@ import time
 
 from bot.announcer import Announcement
 from bot.simulator import StationSimulator
-from tests.support.botenv import running_bot
+from tests.support.botenv import running_bot, subscription_config
 from tests.support.fakediscord import FakeDiscord
 
 from .common import emit
@@ -33,10 +33,7 @@ async def main() -> None:
     sim.add_station(1, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm")
     await sim.start()
     guild = fake.guilds[0]
-    subs = "".join(
-        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {channel}\nstation = "main"\n'
-        for channel in guild.channels
-    )
+    subs = "".join(subscription_config(guild.id, channel) for channel in guild.channels)
     config = f"[announcer]\nconcurrency = {args.concurrency}\n" + subs
     async with running_bot(sim, fake=fake, extra_config=config) as env:
         announcer = env.bot.announcer

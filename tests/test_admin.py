@@ -11,7 +11,7 @@ from bot import errors
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 from bot.storage import GuildSettings, Subscription
 
-from .support.botenv import DEV_OVERRIDE, GUILD_KEY, SECRET, running_bot
+from .support.botenv import DEV_OVERRIDE, GUILD_KEY, SECRET, running_bot, subscription_config
 from .support.discord_rules import CHANNEL_MESSAGE, EPHEMERAL, MODAL
 from .support.fakediscord import FakeDiscord
 from .support.storage_backends import POSTGRES_ENV, reset_postgres
@@ -219,9 +219,7 @@ async def test_two_processes_on_one_database_announce_each_play_once(tmp_path):
         env_extra["ONAIR_DATABASE_URL"] = url
     db = str(tmp_path / "shared.sqlite3")
     guild = fake.guilds[0]
-    config = (
-        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\nstation = "main"\n'
-    )
+    config = subscription_config(guild.id, guild.channels[0])
     try:
         async with (
             running_bot(

@@ -8,7 +8,7 @@ import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 
-from .support.botenv import fake_discord_fixture, running_bot
+from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.waiting import wait_for
@@ -45,19 +45,7 @@ fake = fake_discord_fixture(channels_per_guild=3)
 
 def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:
     guild = fake.guilds[0]
-    lines = [
-        "[[subscriptions]]",
-        f"guild = {guild.id}",
-        f"channel = {guild.channels[channel_index]}",
-        'station = "main"',
-    ]
-    for key, value in options.items():
-        lines.append(
-            f"{key} = {value!r}".replace("'", '"')
-            if isinstance(value, str)
-            else f"{key} = {str(value).lower() if isinstance(value, bool) else value}"
-        )
-    return "\n".join(lines) + "\n"
+    return subscription_config(guild.id, guild.channels[channel_index], **options)
 
 
 def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
@@ -300,7 +288,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
 async def test_thread_as_target(programme_sim, fake):
     guild = fake.guilds[0]
     thread = guild.threads[0]
-    config = f'[[subscriptions]]\nguild = {guild.id}\nchannel = {thread}\nstation = "main"\n'
+    config = subscription_config(guild.id, thread)
     async with running_bot(programme_sim, fake=fake, extra_config=config):
         hits = await fake.wait_request("POST", rf"^/channels/{thread}/messages$")
     assert hits[0].json["embeds"][0]["title"] == TRACKS[0].title

@@ -26,7 +26,13 @@ from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimula
 from bot.station import StationClient
 from bot.storage import Subscription
 
-from .support.botenv import STATION_KEY, config_text, fake_discord_fixture, running_bot
+from .support.botenv import (
+    STATION_KEY,
+    config_text,
+    fake_discord_fixture,
+    running_bot,
+    subscription_config,
+)
 from .support.fakediscord import FakeDiscord, Recorded
 from .support.run_against_fake import CA_ENV, PORT_ENV
 from .support.waiting import wait_for
@@ -56,10 +62,7 @@ fake = fake_discord_fixture(channels_per_guild=CHANNELS)
 
 def subscriptions(fake: FakeDiscord, count: int = CHANNELS) -> str:
     guild = fake.guilds[0]
-    return "".join(
-        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {channel}\nstation = "main"\n'
-        for channel in guild.channels[:count]
-    )
+    return "".join(subscription_config(guild.id, channel) for channel in guild.channels[:count])
 
 
 def is_post(record: Recorded) -> bool:

@@ -15,7 +15,7 @@ import pytest
 
 from bot.simulator import TRACKS, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
-from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture
+from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture, subscription_config
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
 from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
 from tests.support.waiting import wait_for
@@ -69,11 +69,7 @@ fake = fake_discord_fixture(
 
 
 def subscriptions(fake: FakeDiscord) -> str:
-    return "".join(
-        f'[[subscriptions]]\nguild = {g.id}\nchannel = {c}\nstation = "main"\n'
-        for g in fake.guilds
-        for c in g.channels
-    )
+    return "".join(subscription_config(g.id, c) for g in fake.guilds for c in g.channels)
 
 
 def titles(fake: FakeDiscord, channel: int) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from bot.config import Settings
 from bot.logs import RedactingFilter, setup_logging
 
-from .support.botenv import fake_discord_fixture, running_bot
+from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 
 fake = fake_discord_fixture()
 
@@ -53,10 +53,7 @@ def _free_port() -> int:
 async def test_metrics_and_healthz_on_loopback(fake, live_simulator):
     port = _free_port()
     guild = fake.guilds[0]
-    config = (
-        f"[metrics]\nport = {port}\n"
-        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\nstation = "main"\n'
-    )
+    config = f"[metrics]\nport = {port}\n" + subscription_config(guild.id, guild.channels[0])
     async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
         await fake.wait_request("POST", rf"^/channels/{guild.channels[0]}/messages$")
         await env.bot.announcer.idle()
@@ -84,9 +81,7 @@ def test_shard_formula():
 async def test_process_polls_only_stations_of_its_own_shards(fake, live_simulator):
     guild = fake.guilds[0]
     other_shard = ((guild.id >> 22) % 2 + 1) % 2
-    config = (
-        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\nstation = "main"\n'
-    )
+    config = subscription_config(guild.id, guild.channels[0])
     bot_extra = f"shard_count = 2\nshard_ids = [{other_shard}]\n"
     async with running_bot(
         live_simulator, fake=fake, extra_config=config, bot_extra=bot_extra

@@ -10,7 +10,7 @@ import pytest
 from bot.render.text import is_http_url
 from bot.simulator import StationSimulator
 
-from .support.botenv import fake_discord_fixture, running_bot
+from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 
 fake = fake_discord_fixture()
 
@@ -46,7 +46,7 @@ async def test_links_without_a_host_are_left_out_not_sent(hostless_sim, command)
 async def test_announcement_with_hostless_links_is_posted_not_lost(fake, hostless_sim):
     guild = fake.guilds[0]
     channel = guild.channels[0]
-    subscription = f'[[subscriptions]]\nguild = {guild.id}\nchannel = {channel}\nstation = "main"\n'
+    subscription = subscription_config(guild.id, channel)
     async with running_bot(hostless_sim, fake=fake, extra_config=subscription):
         posts = await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
         await fake.wait_for(lambda: posts[0].status != 0)

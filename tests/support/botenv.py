@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,24 @@ def fake_discord_fixture(
             yield server
 
     return fixture
+
+
+def subscription_config(guild: int, channel: int, station: str = "main", **options: object) -> str:
+    """One ``[[subscriptions]]`` table of the config file (options as TOML values)."""
+    lines = [
+        "[[subscriptions]]",
+        f"guild = {guild}",
+        f"channel = {channel}",
+        f"station = {json.dumps(station)}",
+    ]
+    for key, value in options.items():
+        if isinstance(value, bool):
+            lines.append(f"{key} = {str(value).lower()}")
+        elif isinstance(value, str):
+            lines.append(f"{key} = {json.dumps(value)}")
+        else:
+            lines.append(f"{key} = {value}")
+    return "\n".join(lines) + "\n"
 
 
 def config_text(

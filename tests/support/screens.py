@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 
-from .botenv import STATION_KEY, running_bot
+from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -194,8 +194,7 @@ async def _announcements(out: Path) -> None:
     await fake.start()
     guild = fake.guilds[0]
     config = "".join(
-        f'[[subscriptions]]\nguild = {guild.id}\nchannel = {channel}\nstation = "main"\n'
-        f'mode = "{mode}"\n'
+        subscription_config(guild.id, channel, mode=mode)
         for channel, mode in zip(guild.channels, ("post", "card"), strict=True)
     )
     try:
