@@ -757,6 +757,95 @@ async def test_answers_aiohttp_cannot_parse_are_polite_refusals(
     assert TOKEN not in refused.value.message
 
 
+@contextlib.asynccontextmanager
+async def answering(content_type: str | None) -> AsyncIterator[str]:
+    """A loopback server answering 200 with this Content-Type header (None: no such header)
+    and some bytes; yields a stream URL carrying a listener token."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await reader.readuntil(b"\r\n\r\n")
+            header = f"Content-Type: {content_type}\r\n" if content_type is not None else ""
+            writer.write(f"HTTP/1.1 200 OK\r\n{header}\r\n".encode() + b"\xff\xfb" * 4000)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/player/index.html?token={TOKEN}"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "words"),
+    [
+        ("text/html; charset=utf-8", "is a web page, not an audio stream"),
+        ("application/json", "is a web page, not an audio stream"),
+        ("application/hal+json", "is a web page, not an audio stream"),
+        ("TEXT/PLAIN", "is a web page, not an audio stream"),
+        ("audio/x-mpegurl", "is a playlist, not an audio stream"),
+        ("image/png", "does not send audio"),
+        ("text/html\x01<script>", "is a web page, not an audio stream"),
+    ],
+)
+async def test_an_answer_that_is_not_audio_is_refused_by_name(
+    session: aiohttp.ClientSession, content_type: str, words: str
+) -> None:
+    """A listen link answering 200 with a web player page, JSON, a playlist or an image is a
+    polite refusal naming the host (not its path or token), never bytes fed to FFmpeg."""
+    async with answering(content_type) as url:
+        with pytest.raises(StreamUnreachable) as refused:
+            await probe_stream(session, url)
+    message = refused.value.message
+    host = url.split("/player", 1)[0]
+    assert message == f"The station's stream at {host} {words}."
+    assert TOKEN not in message + refused.value.reason
+    assert "<script>" not in refused.value.reason  # the server's text is not echoed
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "audio/mpeg",
+        "audio/aacp",
+        "audio/ogg",
+        "Audio/MPEG; charset=x",
+        "application/ogg",
+        "application/octet-stream",
+        None,
+    ],
+)
+async def test_audio_content_types_and_none_are_played(
+    session: aiohttp.ClientSession, content_type: str | None
+) -> None:
+    """What Icecast and SHOUTcast send (and servers that send no type at all) passes."""
+    async with answering(content_type) as url:
+        assert await probe_stream(session, url) == url
+
+
+async def test_the_decoder_refuses_a_web_page_and_says_so_in_its_restart_line(
+    session: aiohttp.ClientSession,
+    broadcasts: Callable[..., StationBroadcast],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The decoder opens the stream with the same check: no FFmpeg starts on a web page."""
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    async with answering("text/html") as url:
+        broadcast = broadcasts(url, min_backoff=0.05, max_backoff=0.1)
+        audio = broadcast.audio()
+        await wait_for(lambda: broadcast.restarts >= 2, within=10)
+        assert ffmpeg_children() == []
+        assert broadcast.frames_produced == 0
+        audio.cleanup()
+    lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+    assert lines
+    assert "a web page (text/html), not an audio stream" in lines[0]
+    assert TOKEN not in "\n".join(lines)
+
+
 # find_ffmpeg and decode_args ----------------------------------------------------------
 
 

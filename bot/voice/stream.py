@@ -7,6 +7,9 @@ token) is in no process list. Redirects are followed here, one hop at a time, be
 never resolves IP literals: the session's :func:`bot.netguard.literal_guard` hook checks a
 literal host (the first URL or any hop) against the same resolver's policy before it connects.
 
+A 2xx answer must carry audio (:func:`content_refused`): a listen link that answers with a web
+player page or JSON is refused with a clear message instead of being fed to FFmpeg.
+
 SHOUTcast v1 servers answer ``ICY 200 OK`` instead of an HTTP status line. aiohttp refuses that
 with both of its parsers (llhttp: "Expected HTTP/, RTSP/ or ICE/"; the pure-Python one: "Bad
 status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak HTTP and play.
@@ -15,6 +18,7 @@ status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak H
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 
 import aiohttp
@@ -32,6 +36,21 @@ HEADERS_DEADLINE = 20.0  # seconds from the first request to the last hop's head
 REQUEST_HEADERS = {"Icy-MetaData": "0"}  # the audio only, no in-band title blocks
 MAX_STREAM_URL = 2048  # characters; a listen link is far shorter
 PROBE_BYTES = 4096
+# Media types a stream may carry: Icecast and SHOUTcast send audio/mpeg, audio/aacp, audio/ogg or
+# application/ogg; some servers send application/octet-stream or no type at all (FFmpeg probes
+# the bytes). Playlists are audio/* types but name other URLs, which FFmpeg must not open.
+AUDIO_TYPES = frozenset({"application/ogg", "application/octet-stream", ""})
+PLAYLIST_TYPES = frozenset(
+    {
+        "audio/x-mpegurl",
+        "audio/mpegurl",
+        "application/x-mpegurl",
+        "application/vnd.apple.mpegurl",
+        "audio/x-scpls",
+        "application/pls+xml",
+    }
+)
+WEB_TYPES = ("text/", "application/json", "application/xhtml", "application/xml")
 CONNECT_SECONDS = 5.0
 
 
@@ -155,10 +174,41 @@ async def _follow(
                 f"The station's stream at {host} answered HTTP {response.status}.",
                 f"the stream answered HTTP {response.status}",
             )
+        refused = content_refused(response.headers.get("Content-Type", ""), host)
+        if refused is not None:
+            response.close()
+            raise refused
         return response
     raise StreamUnreachable(
         f"The station's stream at {host} redirected too many times.", "too many redirects"
     )
+
+
+def content_refused(content_type: str, host: str) -> StreamUnreachable | None:
+    """Why an answer of this ``Content-Type`` is not a stream FFmpeg should get (a web player
+    page, JSON, a playlist, an image...), or None for audio. The type is the server's text: only
+    a bounded, plain media type goes into the log reason, never into the message."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in AUDIO_TYPES or (media.startswith("audio/") and media not in PLAYLIST_TYPES):
+        return None
+    shown = media if _MEDIA_TYPE.fullmatch(media) else "an unusual type"
+    if media in PLAYLIST_TYPES:
+        return StreamUnreachable(
+            f"The station's stream at {host} is a playlist, not an audio stream.",
+            f"a playlist ({shown}), not an audio stream",
+        )
+    if media.startswith(WEB_TYPES) or media.endswith(("+json", "+xml")):
+        return StreamUnreachable(
+            f"The station's stream at {host} is a web page, not an audio stream.",
+            f"a web page ({shown}), not an audio stream",
+        )
+    return StreamUnreachable(
+        f"The station's stream at {host} does not send audio.",
+        f"not audio ({shown})",
+    )
+
+
+_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,40}/[a-z0-9][a-z0-9.+-]{0,60}")
 
 
 def _unreachable(host: str, error: BaseException) -> StreamUnreachable:
