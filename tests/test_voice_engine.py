@@ -45,7 +45,8 @@ from bot.voice import (
     probe_stream,
 )
 from bot.voice.ogg import OggOpusParser, ogg_crc
-from bot.voice.stream import check_stream_url, open_probed
+from bot.voice.stream import MAX_REDIRECTS, check_stream_url, open_probed
+from bot.voice.streams import stream_guard
 
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.waiting import wait_for
@@ -721,6 +722,98 @@ async def test_a_redirect_to_a_private_address_is_refused(
     await wait_for(lambda: again.queue.received >= 5, within=10)
     assert icecast.requests == 2
     assert broadcast.restarts == 0
+
+
+@pytest.fixture
+async def hops() -> AsyncIterator[tuple[int, list[str], list[str]]]:
+    """A redirector that records every path it is asked for (its port, the Location it
+    answers, the paths seen)."""
+    location = ["/"]
+    seen: list[str] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        return web.Response(status=302, headers={"Location": location[0]})
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    yield runner.addresses[0][1], location, seen
+    await runner.cleanup()
+
+
+async def test_every_redirect_hop_passes_the_station_policy_like_the_first_url(
+    icecast: FakeIcecast,
+    hops: tuple[int, list[str], list[str]],
+    broadcasts: Callable[..., StationBroadcast],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A guild station's link on an allowed host redirects to a host or port its policy
+    refuses: the hop is refused before anything connects to it (the probe and the decoder
+    alike), even where the resolver would let it through (``owner.test`` is the owner's config
+    host, which the resolver trusts to reach internal addresses). A config station's guard
+    trusts the owner's hosts, so the same hop plays there. Redirect loops end after
+    ``MAX_REDIRECTS`` hops."""
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    port, location, seen = hops
+    icecast_port = int(icecast.base_url.rsplit(":", 1)[1])
+    owner_hosts = frozenset({"radio.test", "owner.test"})
+    policy = HostPolicy(allowed_hosts=("radio.test",), https_only=False, allowed_ports=(port,))
+    guild = stream_guard(lambda: policy, frozenset())
+    start = f"http://radio.test:{port}/live?token={TOKEN}"
+    async with guarded_session(HostPolicy(), trusted=owner_hosts) as session:
+        refused_hops = {
+            f"http://owner.test:{port}/internal": "radio.test; owner.test is not one",
+            f"http://radio.test:{icecast_port}/stream.mp3": f"not {icecast_port}",
+            f"http://127.0.0.1:{port}/": "a loopback address",
+            f"http://user:pw@radio.test:{port}/": "user name or password",
+        }
+        for target, why in refused_hops.items():
+            location[0] = target
+            seen.clear()
+            with pytest.raises(StreamUnreachable) as refused:
+                await probe_stream(session, start, guard=guild)
+            assert refused.value.message == (
+                f"The station's stream at http://radio.test:{port} redirected to an address "
+                "OnAir does not contact."
+            )
+            assert why in refused.value.reason
+            assert TOKEN not in refused.value.message + refused.value.reason
+            assert seen == ["/live"]  # the first URL only: the hop was never contacted
+        assert icecast.requests == 0
+
+        # The decoder opens its stream (and every restart) through the same guard.
+        location[0] = f"http://radio.test:{icecast_port}/stream.mp3"
+        broadcast = broadcasts(start, on=session, min_backoff=0.05, max_backoff=0.1)
+        broadcast.guard = guild
+        audio = broadcast.audio()
+        await wait_for(lambda: broadcast.restarts >= 2, within=10)
+        audio.cleanup()
+        assert icecast.requests == 0
+        lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+        assert "a redirect refused" in lines[0], lines
+
+        # A first URL the policy refuses is not contacted either.
+        seen.clear()
+        with pytest.raises(StreamUnreachable) as first:
+            await probe_stream(session, f"http://owner.test:{port}/live", guard=guild)
+        assert "is on an address OnAir does not contact" in first.value.message
+        assert seen == []
+
+        # The owner's config station trusts its own hosts: the same hop plays.
+        owner = stream_guard(lambda: policy, owner_hosts)
+        assert await probe_stream(session, start, guard=owner) == location[0]
+        assert icecast.connections == 1
+
+        # A redirect loop is bounded: the first request and MAX_REDIRECTS hops, then refused.
+        location[0] = start
+        seen.clear()
+        with pytest.raises(StreamUnreachable) as looped:
+            await probe_stream(session, start, guard=guild)
+        assert "redirected too many times" in looped.value.message
+        assert len(seen) == MAX_REDIRECTS + 1
 
 
 @pytest.mark.parametrize(

@@ -23,15 +23,15 @@ import discord
 from .. import errors
 from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
-from ..netguard import UrlRefused
+from ..netguard import trusted_hosts
 from ..registry import StationRegistry, short_slug
 from ..render.text import safe
 from ..storage import GuildVoice, Storage, VoiceSession
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
 from .presence import PresenceGate, presence_station, presence_text
-from .stream import OpenedStream
-from .streams import check_stream, choose_stream
+from .stream import OpenedStream, StreamGuard
+from .streams import choose_stream, stream_guard
 from .timers import LoopTimers, Timers
 
 if TYPE_CHECKING:
@@ -50,7 +50,12 @@ class AudioHub(Protocol):
     """What the service needs of the engine's ``Broadcasts`` (one decoder per station)."""
 
     def audio_for(
-        self, key: str, stream_url: str, first: OpenedStream | None = None
+        self,
+        key: str,
+        stream_url: str,
+        first: OpenedStream | None = None,
+        *,
+        guard: StreamGuard | None = None,
     ) -> discord.AudioSource: ...
 
     def is_running(self, key: str) -> bool: ...
@@ -64,8 +69,9 @@ class StreamDown(Exception):
     """The probe could not open the stream (the composition root maps the engine's error)."""
 
 
-# Opens the stream and checks it plays; the open stream becomes the decoder's first connection.
-Probe = Callable[[str], Awaitable[OpenedStream]]
+# Opens the stream (each URL and redirect hop through the guard) and checks it plays; the open
+# stream becomes the decoder's first connection.
+Probe = Callable[[str, StreamGuard], Awaitable[OpenedStream]]
 
 
 @dataclass(slots=True)
@@ -153,6 +159,11 @@ class VoiceService:
         self._rejoins: dict[int, asyncio.Task[None]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._streams: dict[str, str] = {}  # station → the stream its decoder was started on
+        # The owner's config hosts, stream_url hosts included (as the session's resolver trusts
+        # them): a config station's stream and its redirects to these are played as configured.
+        self._owner_hosts = registry.trusted_hosts | trusted_hosts(
+            [s.stream_url for s in settings.stations if s.stream_url]
+        )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._presence_task: asyncio.Task[None] | None = None
         self._client_class = voice_client_class(self._closed, self._moved)
@@ -271,18 +282,19 @@ class VoiceService:
         if url is None:
             raise VoiceRefused(errors.NO_STREAM.format(station=_name(station)))
         try:
-            opened = await self.probe(url)
+            # Every hop passes the station's guard before it is contacted, so where the
+            # redirects ended (what the decoder reopens) passed it too.
+            opened = await self.probe(url, self.guard_for(station))
         except StreamDown:
             raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
-        if opened.url != url:
-            # A redirect: the address the decoder will open must pass the same guard.
-            trusted = self.registry.trusted_hosts if not station.owner_guild else frozenset()
-            try:
-                check_stream(opened.url, self.registry.policy, trusted)
-            except UrlRefused:
-                opened.close()
-                raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
         return opened.url, opened
+
+    def guard_for(self, station: StationConfig) -> StreamGuard:
+        """The URL policy for every connection and redirect hop of the station's stream: a
+        guild's station is checked like every URL a guild gives; a config station's own hosts
+        are the owner's (trusted as configured), its redirects elsewhere are checked."""
+        trusted = frozenset() if station.owner_guild else self._owner_hosts
+        return stream_guard(lambda: self.registry.policy, trusted)
 
     def _lock(self, guild_id: int) -> asyncio.Lock:
         """One connect at a time per guild (two /join at once would race for the connection)."""
@@ -352,7 +364,9 @@ class VoiceService:
             assert self.hub is not None
             try:
                 first = opened.hand_over() if opened is not None else None
-                audio = self.hub.audio_for(station.slug, stream_url, first)
+                audio = self.hub.audio_for(
+                    station.slug, stream_url, first, guard=self.guard_for(station)
+                )
             except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
                 _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None

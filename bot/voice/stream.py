@@ -3,9 +3,14 @@
 FFmpeg never connects anywhere: OnAir opens the stream and pipes the bytes into FFmpeg's stdin,
 so the SSRF guard (:class:`bot.netguard.GuardedResolver`, checked at connect time for every
 host name) applies to streams as to every other request, and the URL (it may carry a listener
-token) is in no process list. Redirects are followed here, one hop at a time, because aiohttp
-never resolves IP literals: the session's :func:`bot.netguard.literal_guard` hook checks a
-literal host (the first URL or any hop) against the same resolver's policy before it connects.
+token) is in no process list. Redirects are followed here, one hop at a time, at most
+``MAX_REDIRECTS`` within one deadline, and every URL (the first and each hop) passes the
+caller's :data:`StreamGuard` before anything connects to it: the station URL policy (allowed
+hosts and ports, https, no credentials, IP literals) applies to each hop exactly as to the first
+URL, so a link cannot bounce OnAir to a host or port it would refuse as a link (the owner's
+trusted config hosts, which the resolver lets reach internal addresses, included). Then the
+session's resolver and :func:`bot.netguard.literal_guard` hook refuse internal addresses at
+connect time, for names and literals alike.
 
 A 2xx answer must carry audio (:func:`content_refused`): a listen link that answers with a web
 player page or JSON is refused with a clear message instead of being fed to FFmpeg.
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -52,6 +58,11 @@ PLAYLIST_TYPES = frozenset(
 )
 WEB_TYPES = ("text/", "application/json", "application/xhtml", "application/xml")
 CONNECT_SECONDS = 5.0
+
+
+# Raises an OnAirError (bot.netguard.UrlRefused) for a URL the station's policy refuses; called
+# on the first URL and on every redirect hop before it is contacted (bot.voice.streams builds it).
+StreamGuard = Callable[[str], None]
 
 
 class UnsafeStreamUrl(ValueError):
@@ -119,16 +130,17 @@ async def open_stream(
     *,
     client_timeout: aiohttp.ClientTimeout,
     deadline: float = HEADERS_DEADLINE,
+    guard: StreamGuard | None = None,
 ) -> aiohttp.ClientResponse:
     """GET the stream, following redirects by hand (each hop checked), and return the open
     response with a 2xx status (the caller closes it); :class:`StreamUnreachable` otherwise.
     ``deadline`` bounds the whole chain up to the last hop's headers (``client_timeout`` has no
-    total: the body is a live stream)."""
+    total: the body is a live stream); ``guard`` checks every URL before it is contacted."""
     current = checked_url(url)
     host = host_of(current)
     try:
         async with asyncio.timeout(deadline):
-            return await _follow(session, current, host, client_timeout)
+            return await _follow(session, current, host, client_timeout, guard)
     except TimeoutError:
         raise StreamUnreachable(
             f"The station's stream at {host} did not answer in time.", "no answer in time"
@@ -136,10 +148,20 @@ async def open_stream(
 
 
 async def _follow(
-    session: aiohttp.ClientSession, current: str, host: str, client_timeout: aiohttp.ClientTimeout
+    session: aiohttp.ClientSession,
+    current: str,
+    host: str,
+    client_timeout: aiohttp.ClientTimeout,
+    guard: StreamGuard | None,
 ) -> aiohttp.ClientResponse:
-    """``current`` is already checked; every hop after it is checked here."""
-    for _ in range(MAX_REDIRECTS + 1):
+    """``current`` has passed :func:`checked_url`; every hop after it is checked here, and
+    each URL passes ``guard`` before it is contacted."""
+    for hop in range(MAX_REDIRECTS + 1):
+        if guard is not None:
+            try:
+                guard(current)
+            except OnAirError as error:
+                raise _guard_refused(host, error, redirected=hop > 0) from None
         target = URL(current)
         try:
             response = await session.get(
@@ -211,6 +233,20 @@ def content_refused(content_type: str, host: str) -> StreamUnreachable | None:
 _MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,40}/[a-z0-9][a-z0-9.+-]{0,60}")
 
 
+def _guard_refused(host: str, error: OnAirError, *, redirected: bool) -> StreamUnreachable:
+    """The guard refused a URL: polite, the first URL's host only (the refusal's own text,
+    which names the refused host or port but no path, goes to the log reason)."""
+    if redirected:
+        return StreamUnreachable(
+            f"The station's stream at {host} redirected to an address OnAir does not contact.",
+            f"a redirect refused: {error.message}",
+        )
+    return StreamUnreachable(
+        "That station's stream is on an address OnAir does not contact.",
+        f"refused: {error.message}",
+    )
+
+
 def _unreachable(host: str, error: BaseException) -> StreamUnreachable:
     cause: BaseException | None = error
     while cause is not None:
@@ -273,16 +309,20 @@ async def open_probed(
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - bounds the probe, not the stream it keeps open
     read_timeout: float = 5.0,
+    guard: StreamGuard | None = None,
 ) -> OpenedStream:
-    """Open the stream through OnAir's shared (guarded) session (each redirect checked) and
-    read a few KB; the open stream (the caller owns it) or :class:`StreamUnreachable` if it
-    does not play. ``timeout`` bounds the probe, redirects included; ``read_timeout`` the
-    silences of the stream it keeps open (the decoder's watchdog)."""
+    """Open the stream through OnAir's shared (guarded) session (each redirect checked, every
+    URL through ``guard``) and read a few KB; the open stream (the caller owns it) or
+    :class:`StreamUnreachable` if it does not play. ``timeout`` bounds the probe, redirects
+    included; ``read_timeout`` the silences of the stream it keeps open (the decoder's
+    watchdog)."""
     host = host_of(checked_url(url))
     response: aiohttp.ClientResponse | None = None
     try:
         async with asyncio.timeout(timeout):
-            response = await open_stream(session, url, client_timeout=stream_timeout(read_timeout))
+            response = await open_stream(
+                session, url, client_timeout=stream_timeout(read_timeout), guard=guard
+            )
             head = await response.content.read(PROBE_BYTES)
         if not head:
             raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
@@ -307,9 +347,10 @@ async def probe_stream(
     url: str,
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - the contract's name; it bounds the whole request
+    guard: StreamGuard | None = None,
 ) -> str:
     """Check that the stream plays (:func:`open_probed`, then closed) and return the URL it
     ends at after redirects; :class:`StreamUnreachable` if it does not play."""
-    opened = await open_probed(session, url, timeout=timeout, read_timeout=timeout)
+    opened = await open_probed(session, url, timeout=timeout, read_timeout=timeout, guard=guard)
     opened.close()
     return opened.url
