@@ -504,6 +504,17 @@ class Broadcasts:
         broadcast = self._broadcasts.get(key)
         return broadcast is not None and broadcast.running
 
+    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool:
+        """Station ``key``'s stream changed: its running decoder restarts on ``stream_url`` at
+        once (through ``guard`` when given). False when no decoder runs for it."""
+        broadcast = self._broadcasts.get(key)
+        if broadcast is None or not broadcast.running:
+            return False
+        if guard is not None:
+            broadcast.guard = guard
+        broadcast.retarget(stream_url)
+        return True
+
     def stats(self) -> dict[str, BroadcastStats]:
         return {key: broadcast.stats() for key, broadcast in self._broadcasts.items()}
 

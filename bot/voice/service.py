@@ -30,7 +30,7 @@ from ..storage import GuildVoice, Storage, VoiceSession
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
 from .presence import PresenceGate, presence_station, presence_text
-from .stream import OpenedStream, StreamGuard
+from .stream import OpenedStream, StreamGuard, host_of
 from .streams import choose_stream, stream_guard
 from .timers import LoopTimers, Timers
 
@@ -59,6 +59,8 @@ class AudioHub(Protocol):
     ) -> discord.AudioSource: ...
 
     def is_running(self, key: str) -> bool: ...
+
+    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool: ...
 
     def stats(self) -> Mapping[str, Any]: ...
 
@@ -276,7 +278,7 @@ class VoiceService:
             return running, None
         assert self.probe is not None
         info = None
-        if not station.stream_url or station.owner_guild:
+        if not station.stream_url:  # a set stream_url (the owner's, or a guild's) is played
             info = (await self.registry.snapshot(station)).info
         url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
         if url is None:
@@ -288,6 +290,45 @@ class VoiceService:
         except StreamDown:
             raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
         return opened.url, opened
+
+    async def try_stream(self, station: StationConfig, stream_url: str) -> str:
+        """Open ``stream_url`` once as ``station``'s stream (its guard on every hop, the status,
+        audio arriving) and close it again; where its redirects end. VoiceRefused saying why
+        (the host only, never a path or token) when it does not play."""
+        if self.probe is None:
+            raise VoiceRefused(errors.VOICE_UNAVAILABLE)
+        try:
+            opened = await self.probe(stream_url, self.guard_for(station))
+        except StreamDown as down:
+            reason = str(down) or "it does not play."
+            raise VoiceRefused(errors.STREAM_URL_UNPLAYABLE.format(reason=reason)) from None
+        opened.close()
+        return opened.url
+
+    async def stream_changed(self, station: StationConfig, played: str | None = None) -> bool:
+        """``station``'s stream setting changed: its decoder, if it runs, switches to the new
+        stream now (its players hear a moment of silence, not the old stream for hours); True
+        when one switched. ``played``: where the new URL's redirects ended (just probed);
+        None: the station's stream is chosen again (its best listen link after a clear)."""
+        slug = station.slug
+        if self.hub is None or not self.hub.is_running(slug):
+            return False
+        url = played
+        if url is None:
+            try:
+                info = None if station.stream_url else (await self.registry.snapshot(station)).info
+            except Exception as error:  # the station is down: its next start chooses again
+                _LOGGER.info("stream of %s not switched now: %s", slug, type(error).__name__)
+                return False
+            url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
+        if url is None or not self.hub.retarget(slug, url, guard=self.guard_for(station)):
+            return False
+        self._streams[slug] = url
+        for player in self.players.values():
+            if player.station == slug:
+                player.stream_url = url
+        _LOGGER.info("voice %s: the decoder switched to %s", slug, host_of(url))
+        return True
 
     def guard_for(self, station: StationConfig) -> StreamGuard:
         """The URL policy for every connection and redirect hop of the station's stream: a
