@@ -736,3 +736,39 @@ async def test_onair_voice_sets_a_guild_stations_stream_probed_played_and_switch
         if TOKEN in r.getMessage() and r.name != "aiosqlite"
     ]
     assert leaked == []
+
+
+async def test_leaving_an_emptied_channel_goes_back_to_the_home_channel_at_once(
+    live_simulator, icecast
+):
+    """With a 24/7 home channel set, OnAir played elsewhere (a /join) until that channel
+    emptied: it leaves it and is back home at once, playing (no restart or READY needed, no
+    new stream connection: the station's decoder lingers)."""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, lounge)
+        async with voice_bot(live_simulator, icecast, fake=fake) as voice:
+            service = voice.env.bot.voice
+            options = {"channel": str(home), "leave_when_empty": 1}
+            text = await reply_of(voice.env, await fake.slash("onair", options, sub=["voice"]))
+            assert f"▶ Playing **Main FM** in <#{home}>" in text["content"]
+            await voice.playing(frames=20)
+            moved = await voice.join()  # the listener is in the Lounge: OnAir moves there
+            assert moved["content"] == f"▶ Playing **Main FM** in <#{lounge}>."
+            await wait_for(lambda: fake.bot_voice == {guild.id: lounge})
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 20)
+            requests, rejoined = icecast.requests, service.rejoined
+
+            await fake.set_member_voice(guild, LISTENER, None)  # the Lounge empties
+            await wait_for(lambda: fake.bot_voice == {guild.id: home}, within=10)
+            await wait_for(lambda: service.players.get(guild.id) is not None)
+            assert service.players[guild.id].channel_id == home
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 50)
+            assert icecast.requests == requests
+            assert service.rejoined == rejoined + 1  # the way back home
+            assert not service.idle.waiting(guild.id)  # home: it stays, nobody listening

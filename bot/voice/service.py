@@ -641,7 +641,30 @@ class VoiceService:
 
     def _channel_empty(self, guild_id: int) -> None:
         _LOGGER.info("voice channel of guild %s has been empty: leaving", guild_id)
-        self._spawn(self.leave(guild_id, hold=False))
+        self._spawn(self._leave_empty(guild_id))
+
+    async def _leave_empty(self, guild_id: int) -> None:
+        """Leave a channel nobody listens in; then back to the 24/7 home channel at once (not
+        at the next READY), as at a start: unless /leave or a moderator holds the guild, or
+        the home station no longer plays (the rejoin checks, and drops it with a log line)."""
+        player = self.players.get(guild_id)
+        left = player.channel_id if player is not None else 0
+        await self.leave(guild_id, hold=False)
+        self._go_home(guild_id, left)
+
+    def _go_home(self, guild_id: int, left: int) -> bool:
+        voice = self.guild_voice(guild_id)
+        home = voice.home_channel
+        if not home or home == left or guild_id in self._held or self._closing:
+            return False
+        if guild_id in self.players or guild_id in self._rejoins:
+            return False  # someone's /join got there first
+        station = self._home_station(voice)
+        if station is None:
+            return False
+        _LOGGER.info("voice in guild %s: back to the home channel", guild_id)
+        self._schedule_rejoin(VoiceSession(guild_id, home, station.slug), first_delay=0.0)
+        return True
 
     # Figures ------------------------------------------------------------------------------
 
