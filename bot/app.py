@@ -31,7 +31,7 @@ from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
 from .voice.service import Probe, StreamDown, VoiceService
-from .voice.stream import OpenedStream, open_probed
+from .voice.stream import OpenedStream, StreamGuard, open_probed
 
 EXIT_UNAVAILABLE = 69
 EXIT_SOFTWARE = 70
@@ -122,10 +122,10 @@ def _voice_engine(session: aiohttp.ClientSession) -> tuple[Broadcasts | None, Pr
     # finds it running (no new connection to the stream, no silence while FFmpeg starts).
     hub = Broadcasts(binary.path, session=session, linger=VOICE_LINGER)
 
-    async def probe(url: str) -> OpenedStream:
+    async def probe(url: str, guard: StreamGuard) -> OpenedStream:
         # The open stream becomes the decoder's first connection: its reads get the watchdog.
         try:
-            return await open_probed(session, url, read_timeout=hub.watchdog)
+            return await open_probed(session, url, read_timeout=hub.watchdog, guard=guard)
         except StreamUnreachable as error:
             raise StreamDown(error.message) from None
 

@@ -83,6 +83,18 @@ STREAM_UNREACHABLE = "I can't reach **{station}**'s stream right now. Please try
 VOICE_CONNECT_FAILED = "I could not connect to {channel} in time. Please try again in a minute."
 NOT_IN_VOICE = "I'm not playing in a voice channel here."
 NOT_A_VOICE_CHANNEL = "Pick a voice or stage channel from the list (or none)."
+STREAM_URL_NEEDS_STATION = (
+    "Pick the `station` this stream address is for (a station this server added)."
+)
+STREAM_URL_CONFIG_STATION = (
+    "**{station}** comes from the bot's own configuration: its stream address is the bot "
+    "owner's setting (`stream_url` in config.toml), not this server's."
+)
+BAD_STREAM_URL = (
+    "That stream address cannot be used: {reason}. Give the station's stream URL, like "
+    "https://c5.radioboss.fm/stream, or `default` for its best listen link."
+)
+STREAM_URL_UNPLAYABLE = "I did not save that stream address: {reason}"
 REBROADCAST_TERMS = (
     "OnAir plays the station's public stream in this server's voice channels, and counts as "
     "one listener at the station however many listen here. Please make sure the station's owner "

@@ -40,17 +40,26 @@ def setup_logging(level: str = "INFO", *, secrets: Iterable[str | None] = ()) ->
     root.handlers[:] = [handler]
     root.setLevel(level)
     logging.getLogger("discord").setLevel(max(logging.INFO, logging.getLevelName(level)))
+    # aiosqlite logs every statement with its parameters at DEBUG: a guild's stream address
+    # (it may carry a listener token) among them.
+    logging.getLogger("aiosqlite").setLevel(max(logging.INFO, logging.getLevelName(level)))
     return redacting
 
 
 class ModalContentFilter(logging.Filter):
     """discord.py logs every gateway event at DEBUG, modal submissions included, and those
-    carry what users typed (a station key). Such records keep their event name only."""
+    carry what users typed (a station key); so does ``/onair voice stream_url`` (a stream
+    address may carry a listener token). Such records keep their event name only."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if "INTERACTION_CREATE" in message and "'type': 5," in message:
+        if "INTERACTION_CREATE" not in message:
+            return True
+        if "'type': 5," in message:
             record.msg = "WebSocket Event: INTERACTION_CREATE (modal submission; contents withheld)"
+            record.args = None
+        elif "'stream_url'" in message:
+            record.msg = "WebSocket Event: INTERACTION_CREATE (a stream address; contents withheld)"
             record.args = None
         return True
 

@@ -196,12 +196,13 @@ class AdminCog(
     # Voice -------------------------------------------------------------------------------
 
     @app_commands.command(
-        name="voice", description="Voice: 24/7 home channel, empty leave, station"
+        name="voice", description="Voice: 24/7 home channel, empty leave, station, stream"
     )
     @app_commands.describe(
         channel="Voice or stage channel to stay in 24/7, or none",
         leave_when_empty="Seconds to stay in a channel nobody listens in (0 = stay)",
         station="Station to play (turns voice on for a station this server added)",
+        stream_url="Stream address of that station (one this server added), or default",
     )
     @app_commands.autocomplete(channel=voice_channel_autocomplete, station=station_autocomplete)
     async def voice(
@@ -210,8 +211,9 @@ class AdminCog(
         channel: app_commands.Range[str, 1, 120] | None = None,
         leave_when_empty: app_commands.Range[int, 0, 86400] | None = None,
         station: str | None = None,
+        stream_url: app_commands.Range[str, 1, 2048] | None = None,
     ) -> None:
-        await configure_voice(interaction, channel, leave_when_empty, station)
+        await configure_voice(interaction, channel, leave_when_empty, station, stream_url)
 
     async def _refresh(self) -> None:
         await self.bot.announcer.refresh()

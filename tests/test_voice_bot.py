@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from bot import errors
 from bot.metrics import Metrics
@@ -22,7 +23,7 @@ from bot.voice import find_ffmpeg
 from bot.voice.presence import PresenceGate, presence_text
 from bot.voice.timers import ManualTimers
 
-from .support.botenv import STATION_KEY, BotEnv, running_bot
+from .support.botenv import DEV_OVERRIDE, STATION_KEY, BotEnv, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import (
     CONNECT,
@@ -613,3 +614,161 @@ async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_
             assert not third.env.bot.voice.present(guild.id)
             assert third.env.bot.voice.rejoined == 0
             assert fake.bot_voice == {}
+
+
+TOKEN = "listener-token-SECRET-91"
+
+
+@contextlib.asynccontextmanager
+async def web_page() -> AsyncIterator[str]:
+    """A station's web player page on loopback (200, text/html): its URL."""
+
+    async def page(request: web.Request) -> web.Response:
+        body = "<html><audio src=/stream></audio></html>"
+        return web.Response(text=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/player?token={TOKEN}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_onair_voice_sets_a_guild_stations_stream_probed_played_and_switched_live(
+    live_simulator, icecast, mp3, caplog
+):
+    """``/onair voice station stream_url``: refused without a station, for a config station
+    (the owner's config.toml) and for a bad or non-audio address (nothing saved); a good one is
+    probed, stored, played by /join and, set again while playing, switched to at once;
+    ``default`` clears it back to the best listen link. Replies and logs show scheme://host
+    only."""
+    caplog.set_level(logging.DEBUG)
+    async with (
+        FakeIcecast(mp3) as other,
+        voice_bot(live_simulator, icecast, bot_extra=DEV_OVERRIDE) as voice,
+    ):
+        env, guild = voice.env, voice.guild
+        stored = GuildStation(guild.id, "mine", "Guild Radio", live_simulator.base_url, 2, None)
+        await env.bot.storage.save_guild_station(stored)
+        env.bot.registry.add_guild_station(stored, STATION_KEY)
+        slug = f"g{guild.id}-mine"
+
+        async def configure(**options: str) -> str:
+            iid = await voice.fake.slash("onair", options, sub=["voice"])
+            return (await reply_of(env, iid))["content"]
+
+        async def stored_stream() -> str:
+            (row,) = await env.bot.storage.guild_stations(guild.id)
+            return row.stream_url
+
+        assert await configure(stream_url=icecast.url) == errors.STREAM_URL_NEEDS_STATION
+        text = await configure(station="main", stream_url=icecast.url)
+        assert text == errors.STREAM_URL_CONFIG_STATION.format(station="Main FM")
+        assert "config.toml" in text
+        for bad, why in (
+            ("ftp://example.com/live", "must be an http:// or https:// address"),
+            ("http://example.com/a\x07b", "spaces or control characters"),
+            (f"http://user:pw@127.0.0.1:1/{TOKEN}", "user name or password"),
+        ):
+            text = await configure(station=slug, stream_url=bad)
+            assert text.startswith("That stream address cannot be used: ")
+            assert why in text
+            assert TOKEN not in text
+        async with web_page() as page:
+            text = await configure(station=slug, stream_url=page)
+        host = page.split("/player", 1)[0]
+        assert text == (
+            "I did not save that stream address: "
+            f"The station's stream at {host} is a web page, not an audio stream."
+        )
+        assert await stored_stream() == ""
+        assert env.bot.registry.station(slug).voice is False  # nothing saved, not even voice
+        assert icecast.requests == 0
+
+        # A good address: probed once (then closed), stored, shown as scheme://host only.
+        first = f"{icecast.url}?token={TOKEN}"
+        text = await configure(station=slug, stream_url=first)
+        assert "Voice is now on for **Guild Radio**." in text
+        assert f"Stream for **Guild Radio**: {icecast.base_url}/… (it plays)." in text
+        assert "switched" not in text  # nothing played it yet
+        assert TOKEN not in text
+        assert "stream.mp3" not in text
+        assert await stored_stream() == first
+        assert env.bot.registry.station(slug).stream_url == first
+        assert icecast.requests == 1
+        await wait_for(lambda: icecast.open_connections == 0)
+
+        # /join plays it (not a listen link of the station's info).
+        message = await voice.join(station=slug)
+        assert message["content"].startswith("▶ Playing **Guild Radio**")
+        await voice.playing(frames=50)
+        assert icecast.open_connections == 1
+
+        # Set again while it plays: the decoder moves to the new stream at once.
+        text = await configure(station=slug, stream_url=f"{other.url}?token={TOKEN}")
+        assert "I switched to it where it plays now." in text
+        await wait_for(lambda: icecast.open_connections == 0 and other.open_connections == 1)
+        assert other.connections == 2  # the probe's, then the decoder's
+        before = voice.fake.voice.stats(guild.id).audio
+        await voice.playing(frames=before + 50)
+        assert voice.fake.voice.stats(guild.id).gaps == 0
+
+        # "default": back to the best listen link of the station's info.
+        text = await configure(station=slug, stream_url="default")
+        assert "Stream for **Guild Radio**: its best listen link (the default)." in text
+        assert await stored_stream() == ""
+        assert env.bot.registry.station(slug).stream_url == ""
+        await wait_for(lambda: other.open_connections == 0)
+        hub = env.bot.voice.hub
+        broadcast = hub.get(slug)
+        assert broadcast is not None
+        links = (await env.bot.registry.snapshot(env.bot.registry.station(slug))).info.links
+        assert broadcast.stream_url == links.port443
+
+    # (aiosqlite logs SQL parameters at DEBUG; the bot's setup_logging holds it at INFO.)
+    leaked = [
+        f"{r.name}: {r.getMessage()[:300]}"
+        for r in caplog.records
+        if TOKEN in r.getMessage() and r.name != "aiosqlite"
+    ]
+    assert leaked == []
+
+
+async def test_leaving_an_emptied_channel_goes_back_to_the_home_channel_at_once(
+    live_simulator, icecast
+):
+    """With a 24/7 home channel set, OnAir played elsewhere (a /join) until that channel
+    emptied: it leaves it and is back home at once, playing (no restart or READY needed, no
+    new stream connection: the station's decoder lingers)."""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, lounge)
+        async with voice_bot(live_simulator, icecast, fake=fake) as voice:
+            service = voice.env.bot.voice
+            options = {"channel": str(home), "leave_when_empty": 1}
+            text = await reply_of(voice.env, await fake.slash("onair", options, sub=["voice"]))
+            assert f"▶ Playing **Main FM** in <#{home}>" in text["content"]
+            await voice.playing(frames=20)
+            moved = await voice.join()  # the listener is in the Lounge: OnAir moves there
+            assert moved["content"] == f"▶ Playing **Main FM** in <#{lounge}>."
+            await wait_for(lambda: fake.bot_voice == {guild.id: lounge})
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 20)
+            requests, rejoined = icecast.requests, service.rejoined
+
+            await fake.set_member_voice(guild, LISTENER, None)  # the Lounge empties
+            await wait_for(lambda: fake.bot_voice == {guild.id: home}, within=10)
+            await wait_for(lambda: service.players.get(guild.id) is not None)
+            assert service.players[guild.id].channel_id == home
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 50)
+            assert icecast.requests == requests
+            assert service.rejoined == rejoined + 1  # the way back home
+            assert not service.idle.waiting(guild.id)  # home: it stays, nobody listening

@@ -45,7 +45,8 @@ from bot.voice import (
     probe_stream,
 )
 from bot.voice.ogg import OggOpusParser, ogg_crc
-from bot.voice.stream import check_stream_url, open_probed
+from bot.voice.stream import MAX_REDIRECTS, check_stream_url, open_probed
+from bot.voice.streams import stream_guard
 
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.waiting import wait_for
@@ -723,6 +724,98 @@ async def test_a_redirect_to_a_private_address_is_refused(
     assert broadcast.restarts == 0
 
 
+@pytest.fixture
+async def hops() -> AsyncIterator[tuple[int, list[str], list[str]]]:
+    """A redirector that records every path it is asked for (its port, the Location it
+    answers, the paths seen)."""
+    location = ["/"]
+    seen: list[str] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        return web.Response(status=302, headers={"Location": location[0]})
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    yield runner.addresses[0][1], location, seen
+    await runner.cleanup()
+
+
+async def test_every_redirect_hop_passes_the_station_policy_like_the_first_url(
+    icecast: FakeIcecast,
+    hops: tuple[int, list[str], list[str]],
+    broadcasts: Callable[..., StationBroadcast],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A guild station's link on an allowed host redirects to a host or port its policy
+    refuses: the hop is refused before anything connects to it (the probe and the decoder
+    alike), even where the resolver would let it through (``owner.test`` is the owner's config
+    host, which the resolver trusts to reach internal addresses). A config station's guard
+    trusts the owner's hosts, so the same hop plays there. Redirect loops end after
+    ``MAX_REDIRECTS`` hops."""
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    port, location, seen = hops
+    icecast_port = int(icecast.base_url.rsplit(":", 1)[1])
+    owner_hosts = frozenset({"radio.test", "owner.test"})
+    policy = HostPolicy(allowed_hosts=("radio.test",), https_only=False, allowed_ports=(port,))
+    guild = stream_guard(lambda: policy, frozenset())
+    start = f"http://radio.test:{port}/live?token={TOKEN}"
+    async with guarded_session(HostPolicy(), trusted=owner_hosts) as session:
+        refused_hops = {
+            f"http://owner.test:{port}/internal": "radio.test; owner.test is not one",
+            f"http://radio.test:{icecast_port}/stream.mp3": f"not {icecast_port}",
+            f"http://127.0.0.1:{port}/": "a loopback address",
+            f"http://user:pw@radio.test:{port}/": "user name or password",
+        }
+        for target, why in refused_hops.items():
+            location[0] = target
+            seen.clear()
+            with pytest.raises(StreamUnreachable) as refused:
+                await probe_stream(session, start, guard=guild)
+            assert refused.value.message == (
+                f"The station's stream at http://radio.test:{port} redirected to an address "
+                "OnAir does not contact."
+            )
+            assert why in refused.value.reason
+            assert TOKEN not in refused.value.message + refused.value.reason
+            assert seen == ["/live"]  # the first URL only: the hop was never contacted
+        assert icecast.requests == 0
+
+        # The decoder opens its stream (and every restart) through the same guard.
+        location[0] = f"http://radio.test:{icecast_port}/stream.mp3"
+        broadcast = broadcasts(start, on=session, min_backoff=0.05, max_backoff=0.1)
+        broadcast.guard = guild
+        audio = broadcast.audio()
+        await wait_for(lambda: broadcast.restarts >= 2, within=10)
+        audio.cleanup()
+        assert icecast.requests == 0
+        lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+        assert "a redirect refused" in lines[0], lines
+
+        # A first URL the policy refuses is not contacted either.
+        seen.clear()
+        with pytest.raises(StreamUnreachable) as first:
+            await probe_stream(session, f"http://owner.test:{port}/live", guard=guild)
+        assert "is on an address OnAir does not contact" in first.value.message
+        assert seen == []
+
+        # The owner's config station trusts its own hosts: the same hop plays.
+        owner = stream_guard(lambda: policy, owner_hosts)
+        assert await probe_stream(session, start, guard=owner) == location[0]
+        assert icecast.connections == 1
+
+        # A redirect loop is bounded: the first request and MAX_REDIRECTS hops, then refused.
+        location[0] = start
+        seen.clear()
+        with pytest.raises(StreamUnreachable) as looped:
+            await probe_stream(session, start, guard=guild)
+        assert "redirected too many times" in looped.value.message
+        assert len(seen) == MAX_REDIRECTS + 1
+
+
 @pytest.mark.parametrize(
     ("head", "words"),
     [
@@ -755,6 +848,95 @@ async def test_answers_aiohttp_cannot_parse_are_polite_refusals(
         await server.wait_closed()
     assert words in refused.value.message
     assert TOKEN not in refused.value.message
+
+
+@contextlib.asynccontextmanager
+async def answering(content_type: str | None) -> AsyncIterator[str]:
+    """A loopback server answering 200 with this Content-Type header (None: no such header)
+    and some bytes; yields a stream URL carrying a listener token."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await reader.readuntil(b"\r\n\r\n")
+            header = f"Content-Type: {content_type}\r\n" if content_type is not None else ""
+            writer.write(f"HTTP/1.1 200 OK\r\n{header}\r\n".encode() + b"\xff\xfb" * 4000)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/player/index.html?token={TOKEN}"
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "words"),
+    [
+        ("text/html; charset=utf-8", "is a web page, not an audio stream"),
+        ("application/json", "is a web page, not an audio stream"),
+        ("application/hal+json", "is a web page, not an audio stream"),
+        ("TEXT/PLAIN", "is a web page, not an audio stream"),
+        ("audio/x-mpegurl", "is a playlist, not an audio stream"),
+        ("image/png", "does not send audio"),
+        ("text/html\x01<script>", "is a web page, not an audio stream"),
+    ],
+)
+async def test_an_answer_that_is_not_audio_is_refused_by_name(
+    session: aiohttp.ClientSession, content_type: str, words: str
+) -> None:
+    """A listen link answering 200 with a web player page, JSON, a playlist or an image is a
+    polite refusal naming the host (not its path or token), never bytes fed to FFmpeg."""
+    async with answering(content_type) as url:
+        with pytest.raises(StreamUnreachable) as refused:
+            await probe_stream(session, url)
+    message = refused.value.message
+    host = url.split("/player", 1)[0]
+    assert message == f"The station's stream at {host} {words}."
+    assert TOKEN not in message + refused.value.reason
+    assert "<script>" not in refused.value.reason  # the server's text is not echoed
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "audio/mpeg",
+        "audio/aacp",
+        "audio/ogg",
+        "Audio/MPEG; charset=x",
+        "application/ogg",
+        "application/octet-stream",
+        None,
+    ],
+)
+async def test_audio_content_types_and_none_are_played(
+    session: aiohttp.ClientSession, content_type: str | None
+) -> None:
+    """What Icecast and SHOUTcast send (and servers that send no type at all) passes."""
+    async with answering(content_type) as url:
+        assert await probe_stream(session, url) == url
+
+
+async def test_the_decoder_refuses_a_web_page_and_says_so_in_its_restart_line(
+    session: aiohttp.ClientSession,
+    broadcasts: Callable[..., StationBroadcast],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The decoder opens the stream with the same check: no FFmpeg starts on a web page."""
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    async with answering("text/html") as url:
+        broadcast = broadcasts(url, min_backoff=0.05, max_backoff=0.1)
+        audio = broadcast.audio()
+        await wait_for(lambda: broadcast.restarts >= 2, within=10)
+        assert ffmpeg_children() == []
+        assert broadcast.frames_produced == 0
+        audio.cleanup()
+    lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+    assert lines
+    assert "a web page (text/html), not an audio stream" in lines[0]
+    assert TOKEN not in "\n".join(lines)
 
 
 # find_ffmpeg and decode_args ----------------------------------------------------------

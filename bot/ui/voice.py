@@ -12,9 +12,12 @@ from discord import app_commands
 
 from .. import errors
 from ..errors import BadInput, OnAirError, VoiceRefused
+from ..netguard import HostPolicy, UrlRefused
 from ..registry import short_slug
 from ..render.text import safe
 from ..storage import GuildVoice
+from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
+from ..voice.streams import check_stream
 from .reply import Reply, answer
 from .stations import resolve_station
 
@@ -186,28 +189,57 @@ def home_channel_input(guild: discord.Guild, value: str) -> int:
     return int(channel.id)
 
 
+# What clears a guild station's stream address back to its best listen link.
+DEFAULT_STREAM_VALUES = NONE_VALUES | {"default", "auto", "clear"}
+
+
+def stream_url_input(chosen: StationConfig | None, value: str, policy: HostPolicy) -> str:
+    """The stream address to store for a station this guild added ("" = its best listen
+    link); checked like every URL a guild gives (no network yet: the probe comes later)."""
+    if chosen is None:
+        raise BadInput(errors.STREAM_URL_NEEDS_STATION)
+    if not chosen.owner_guild:
+        raise VoiceRefused(
+            errors.STREAM_URL_CONFIG_STATION.format(station=safe(chosen.name, limit=80))
+        )
+    text = value.strip()
+    if text.casefold() in DEFAULT_STREAM_VALUES:
+        return ""
+    try:
+        check_stream(check_stream_url(text), policy, frozenset())
+    except (UnsafeStreamUrl, UrlRefused) as error:
+        reason = (error.message if isinstance(error, UrlRefused) else str(error)).rstrip(".")
+        raise BadInput(errors.BAD_STREAM_URL.format(reason=reason)) from None
+    return text
+
+
 async def configure_voice(
     interaction: discord.Interaction[OnAirBot],
     channel: str | None,
     leave_when_empty: int | None,
     station: str | None,
+    stream_url: str | None = None,
 ) -> None:
     """``/onair voice``: the 24/7 home channel (joined now), the empty-channel timeout and the
-    station; for a station the guild added, this turns voice on (with the rebroadcast terms)."""
+    station; for a station the guild added, this turns voice on (with the rebroadcast terms)
+    and sets its stream address (probed before it is saved)."""
     guild = interaction.guild
     if guild is None:
         raise VoiceRefused(errors.NOT_HERE)
     current = interaction.client.voice.guild_voice(guild.id)
     home = home_channel_input(guild, channel) if channel is not None else current.home_channel
     chosen = resolve_station(interaction, station) if station else None
+    stream = None
+    if stream_url is not None:
+        stream = stream_url_input(chosen, stream_url, interaction.client.registry.policy)
     if chosen is not None and not chosen.owner_guild and not chosen.voice:
         raise VoiceRefused(errors.STATION_NO_VOICE.format(station=safe(chosen.name, limit=80)))
 
     async def work() -> Reply:
-        return Reply(
-            content=await _apply_voice(interaction, guild, chosen, home, leave_when_empty, channel),
-            ephemeral=True,
+        content = await _apply_voice(
+            interaction, guild, chosen, home, leave_when_empty, channel, stream
         )
+        return Reply(content=content, ephemeral=True)
 
     await answer(interaction, work(), ephemeral=True)
 
@@ -219,19 +251,30 @@ async def _apply_voice(
     home: int,
     leave_when_empty: int | None,
     channel: str | None,
+    stream: str | None = None,
 ) -> str:
+    """Store the settings (and the opt-in, and the stream address once it played), join a new
+    home channel; the reply's lines."""
     bot = interaction.client
     voice = bot.voice
     current = voice.guild_voice(guild.id)
-    """Store the settings (and the opt-in), join a new home channel; the reply's lines."""
     lines: list[str] = []
-    if chosen is not None and chosen.owner_guild and not chosen.voice:
+    played = None
+    if chosen is not None and stream:  # (the checks made sure it is the guild's own station)
+        played = await voice.try_stream(chosen, stream)  # nothing is saved when it fails
+    if chosen is not None and chosen.owner_guild and (not chosen.voice or stream is not None):
+        was_on = chosen.voice
+        address = stream if stream is not None else chosen.stream_url
         await bot.storage.set_guild_station_voice(
-            guild.id, short_slug(chosen), voice=True, stream_url=chosen.stream_url
+            guild.id, short_slug(chosen), voice=True, stream_url=address
         )
-        chosen = bot.registry.set_voice(chosen.slug, voice=True, stream_url=chosen.stream_url)
+        chosen = bot.registry.set_voice(chosen.slug, voice=True, stream_url=address)
         assert chosen is not None
-        lines.append(f"Voice is now on for **{safe(chosen.name, limit=80)}**.")
+        if not was_on:
+            lines.append(f"Voice is now on for **{safe(chosen.name, limit=80)}**.")
+        if stream is not None:
+            switched = await voice.stream_changed(chosen, played)
+            lines.append(stream_line(chosen, switched))
     if chosen is not None and chosen.owner_guild:
         lines.append(f"-# {errors.REBROADCAST_TERMS}")
     updated = GuildVoice(
@@ -245,6 +288,19 @@ async def _apply_voice(
     if channel is not None and home and voice.available:
         lines.append(await _join_home(interaction, guild, updated))
     return "\n".join(lines)
+
+
+def stream_line(station: StationConfig, switched: bool) -> str:
+    """The stream address just set: scheme and host only (paths and queries may carry a
+    listener token)."""
+    name = safe(station.name, limit=80)
+    where = (
+        f"{elided(station.stream_url)} (it plays)"
+        if station.stream_url
+        else "its best listen link (the default)"
+    )
+    now = " I switched to it where it plays now." if switched else ""
+    return f"Stream for **{name}**: {where}.{now}"
 
 
 def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:

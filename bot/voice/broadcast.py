@@ -32,6 +32,7 @@ from .ogg import OggOpusParser
 from .source import PacketQueue, StationAudio
 from .stream import (
     OpenedStream,
+    StreamGuard,
     StreamUnreachable,
     checked_url,
     elided,
@@ -74,8 +75,10 @@ class StationBroadcast:
         healthy_after: float = 30.0,
         linger: float = 0.0,
         prefill: int = 3,
+        guard: StreamGuard | None = None,
     ) -> None:
         self.key = key
+        self.guard = guard  # the station's URL policy, on every (re)connection and every hop
         self.stream_url = checked_url(stream_url)
         self.ffmpeg = ffmpeg
         self.session = session
@@ -275,7 +278,10 @@ class StationBroadcast:
                 first.close()
             try:
                 response = await open_stream(
-                    self.session, url, client_timeout=stream_timeout(self.watchdog)
+                    self.session,
+                    url,
+                    client_timeout=stream_timeout(self.watchdog),
+                    guard=self.guard,
                 )
             except StreamUnreachable as error:
                 return error.reason
@@ -450,20 +456,30 @@ class Broadcasts:
         self._broadcasts: dict[str, StationBroadcast] = {}
 
     def audio_for(
-        self, key: str, stream_url: str, first: OpenedStream | None = None
+        self,
+        key: str,
+        stream_url: str,
+        first: OpenedStream | None = None,
+        *,
+        guard: StreamGuard | None = None,
     ) -> StationAudio:
         """A new source playing station ``key`` (its decoder starts if it is not running, on
         ``first`` when given: the probe's open stream, taken over here, played or closed).
-        Raises :class:`StreamUnreachable` for a URL that cannot be played (not http(s)...)."""
+        ``guard`` (the station's URL policy) checks every URL and redirect hop the decoder
+        opens. Raises :class:`StreamUnreachable` for a URL that cannot be played."""
         try:
-            return self._audio_for(key, stream_url, first)
+            return self._audio_for(key, stream_url, first, guard)
         except BaseException:
             if first is not None:
                 first.close()
             raise
 
-    def _audio_for(self, key: str, stream_url: str, first: OpenedStream | None) -> StationAudio:
+    def _audio_for(
+        self, key: str, stream_url: str, first: OpenedStream | None, guard: StreamGuard | None
+    ) -> StationAudio:
         broadcast = self._broadcasts.get(key)
+        if broadcast is not None and guard is not None:
+            broadcast.guard = guard
         if broadcast is None:
             broadcast = StationBroadcast(
                 key,
@@ -474,6 +490,7 @@ class Broadcasts:
                 watchdog=float(self._options["watchdog"]),
                 max_backoff=float(self._options["max_backoff"]),
                 linger=float(self._options["linger"]),
+                guard=guard,
             )
             self._broadcasts[key] = broadcast
         else:
@@ -486,6 +503,17 @@ class Broadcasts:
     def is_running(self, key: str) -> bool:
         broadcast = self._broadcasts.get(key)
         return broadcast is not None and broadcast.running
+
+    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool:
+        """Station ``key``'s stream changed: its running decoder restarts on ``stream_url`` at
+        once (through ``guard`` when given). False when no decoder runs for it."""
+        broadcast = self._broadcasts.get(key)
+        if broadcast is None or not broadcast.running:
+            return False
+        if guard is not None:
+            broadcast.guard = guard
+        broadcast.retarget(stream_url)
+        return True
 
     def stats(self) -> dict[str, BroadcastStats]:
         return {key: broadcast.stats() for key, broadcast in self._broadcasts.items()}

@@ -23,15 +23,15 @@ import discord
 from .. import errors
 from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
-from ..netguard import UrlRefused
+from ..netguard import trusted_hosts
 from ..registry import StationRegistry, short_slug
 from ..render.text import safe
 from ..storage import GuildVoice, Storage, VoiceSession
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
 from .presence import PresenceGate, presence_station, presence_text
-from .stream import OpenedStream
-from .streams import check_stream, choose_stream
+from .stream import OpenedStream, StreamGuard, host_of
+from .streams import choose_stream, stream_guard
 from .timers import LoopTimers, Timers
 
 if TYPE_CHECKING:
@@ -50,10 +50,17 @@ class AudioHub(Protocol):
     """What the service needs of the engine's ``Broadcasts`` (one decoder per station)."""
 
     def audio_for(
-        self, key: str, stream_url: str, first: OpenedStream | None = None
+        self,
+        key: str,
+        stream_url: str,
+        first: OpenedStream | None = None,
+        *,
+        guard: StreamGuard | None = None,
     ) -> discord.AudioSource: ...
 
     def is_running(self, key: str) -> bool: ...
+
+    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool: ...
 
     def stats(self) -> Mapping[str, Any]: ...
 
@@ -64,8 +71,9 @@ class StreamDown(Exception):
     """The probe could not open the stream (the composition root maps the engine's error)."""
 
 
-# Opens the stream and checks it plays; the open stream becomes the decoder's first connection.
-Probe = Callable[[str], Awaitable[OpenedStream]]
+# Opens the stream (each URL and redirect hop through the guard) and checks it plays; the open
+# stream becomes the decoder's first connection.
+Probe = Callable[[str, StreamGuard], Awaitable[OpenedStream]]
 
 
 @dataclass(slots=True)
@@ -153,6 +161,11 @@ class VoiceService:
         self._rejoins: dict[int, asyncio.Task[None]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         self._streams: dict[str, str] = {}  # station → the stream its decoder was started on
+        # The owner's config hosts, stream_url hosts included (as the session's resolver trusts
+        # them): a config station's stream and its redirects to these are played as configured.
+        self._owner_hosts = registry.trusted_hosts | trusted_hosts(
+            [s.stream_url for s in settings.stations if s.stream_url]
+        )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._presence_task: asyncio.Task[None] | None = None
         self._client_class = voice_client_class(self._closed, self._moved)
@@ -265,24 +278,64 @@ class VoiceService:
             return running, None
         assert self.probe is not None
         info = None
-        if not station.stream_url or station.owner_guild:
+        if not station.stream_url:  # a set stream_url (the owner's, or a guild's) is played
             info = (await self.registry.snapshot(station)).info
         url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
         if url is None:
             raise VoiceRefused(errors.NO_STREAM.format(station=_name(station)))
         try:
-            opened = await self.probe(url)
+            # Every hop passes the station's guard before it is contacted, so where the
+            # redirects ended (what the decoder reopens) passed it too.
+            opened = await self.probe(url, self.guard_for(station))
         except StreamDown:
             raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
-        if opened.url != url:
-            # A redirect: the address the decoder will open must pass the same guard.
-            trusted = self.registry.trusted_hosts if not station.owner_guild else frozenset()
-            try:
-                check_stream(opened.url, self.registry.policy, trusted)
-            except UrlRefused:
-                opened.close()
-                raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
         return opened.url, opened
+
+    async def try_stream(self, station: StationConfig, stream_url: str) -> str:
+        """Open ``stream_url`` once as ``station``'s stream (its guard on every hop, the status,
+        audio arriving) and close it again; where its redirects end. VoiceRefused saying why
+        (the host only, never a path or token) when it does not play."""
+        if self.probe is None:
+            raise VoiceRefused(errors.VOICE_UNAVAILABLE)
+        try:
+            opened = await self.probe(stream_url, self.guard_for(station))
+        except StreamDown as down:
+            reason = str(down) or "it does not play."
+            raise VoiceRefused(errors.STREAM_URL_UNPLAYABLE.format(reason=reason)) from None
+        opened.close()
+        return opened.url
+
+    async def stream_changed(self, station: StationConfig, played: str | None = None) -> bool:
+        """``station``'s stream setting changed: its decoder, if it runs, switches to the new
+        stream now (its players hear a moment of silence, not the old stream for hours); True
+        when one switched. ``played``: where the new URL's redirects ended (just probed);
+        None: the station's stream is chosen again (its best listen link after a clear)."""
+        slug = station.slug
+        if self.hub is None or not self.hub.is_running(slug):
+            return False
+        url = played
+        if url is None:
+            try:
+                info = None if station.stream_url else (await self.registry.snapshot(station)).info
+            except Exception as error:  # the station is down: its next start chooses again
+                _LOGGER.info("stream of %s not switched now: %s", slug, type(error).__name__)
+                return False
+            url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
+        if url is None or not self.hub.retarget(slug, url, guard=self.guard_for(station)):
+            return False
+        self._streams[slug] = url
+        for player in self.players.values():
+            if player.station == slug:
+                player.stream_url = url
+        _LOGGER.info("voice %s: the decoder switched to %s", slug, host_of(url))
+        return True
+
+    def guard_for(self, station: StationConfig) -> StreamGuard:
+        """The URL policy for every connection and redirect hop of the station's stream: a
+        guild's station is checked like every URL a guild gives; a config station's own hosts
+        are the owner's (trusted as configured), its redirects elsewhere are checked."""
+        trusted = frozenset() if station.owner_guild else self._owner_hosts
+        return stream_guard(lambda: self.registry.policy, trusted)
 
     def _lock(self, guild_id: int) -> asyncio.Lock:
         """One connect at a time per guild (two /join at once would race for the connection)."""
@@ -352,7 +405,9 @@ class VoiceService:
             assert self.hub is not None
             try:
                 first = opened.hand_over() if opened is not None else None
-                audio = self.hub.audio_for(station.slug, stream_url, first)
+                audio = self.hub.audio_for(
+                    station.slug, stream_url, first, guard=self.guard_for(station)
+                )
             except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
                 _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
                 raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
@@ -586,7 +641,30 @@ class VoiceService:
 
     def _channel_empty(self, guild_id: int) -> None:
         _LOGGER.info("voice channel of guild %s has been empty: leaving", guild_id)
-        self._spawn(self.leave(guild_id, hold=False))
+        self._spawn(self._leave_empty(guild_id))
+
+    async def _leave_empty(self, guild_id: int) -> None:
+        """Leave a channel nobody listens in; then back to the 24/7 home channel at once (not
+        at the next READY), as at a start: unless /leave or a moderator holds the guild, or
+        the home station no longer plays (the rejoin checks, and drops it with a log line)."""
+        player = self.players.get(guild_id)
+        left = player.channel_id if player is not None else 0
+        await self.leave(guild_id, hold=False)
+        self._go_home(guild_id, left)
+
+    def _go_home(self, guild_id: int, left: int) -> bool:
+        voice = self.guild_voice(guild_id)
+        home = voice.home_channel
+        if not home or home == left or guild_id in self._held or self._closing:
+            return False
+        if guild_id in self.players or guild_id in self._rejoins:
+            return False  # someone's /join got there first
+        station = self._home_station(voice)
+        if station is None:
+            return False
+        _LOGGER.info("voice in guild %s: back to the home channel", guild_id)
+        self._schedule_rejoin(VoiceSession(guild_id, home, station.slug), first_delay=0.0)
+        return True
 
     # Figures ------------------------------------------------------------------------------
 

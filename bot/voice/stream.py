@@ -3,9 +3,17 @@
 FFmpeg never connects anywhere: OnAir opens the stream and pipes the bytes into FFmpeg's stdin,
 so the SSRF guard (:class:`bot.netguard.GuardedResolver`, checked at connect time for every
 host name) applies to streams as to every other request, and the URL (it may carry a listener
-token) is in no process list. Redirects are followed here, one hop at a time, because aiohttp
-never resolves IP literals: the session's :func:`bot.netguard.literal_guard` hook checks a
-literal host (the first URL or any hop) against the same resolver's policy before it connects.
+token) is in no process list. Redirects are followed here, one hop at a time, at most
+``MAX_REDIRECTS`` within one deadline, and every URL (the first and each hop) passes the
+caller's :data:`StreamGuard` before anything connects to it: the station URL policy (allowed
+hosts and ports, https, no credentials, IP literals) applies to each hop exactly as to the first
+URL, so a link cannot bounce OnAir to a host or port it would refuse as a link (the owner's
+trusted config hosts, which the resolver lets reach internal addresses, included). Then the
+session's resolver and :func:`bot.netguard.literal_guard` hook refuse internal addresses at
+connect time, for names and literals alike.
+
+A 2xx answer must carry audio (:func:`content_refused`): a listen link that answers with a web
+player page or JSON is refused with a clear message instead of being fed to FFmpeg.
 
 SHOUTcast v1 servers answer ``ICY 200 OK`` instead of an HTTP status line. aiohttp refuses that
 with both of its parsers (llhttp: "Expected HTTP/, RTSP/ or ICE/"; the pure-Python one: "Bad
@@ -15,6 +23,8 @@ status line"), so such a stream is unreachable; SHOUTcast v2 and Icecast speak H
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -32,7 +42,27 @@ HEADERS_DEADLINE = 20.0  # seconds from the first request to the last hop's head
 REQUEST_HEADERS = {"Icy-MetaData": "0"}  # the audio only, no in-band title blocks
 MAX_STREAM_URL = 2048  # characters; a listen link is far shorter
 PROBE_BYTES = 4096
+# Media types a stream may carry: Icecast and SHOUTcast send audio/mpeg, audio/aacp, audio/ogg or
+# application/ogg; some servers send application/octet-stream or no type at all (FFmpeg probes
+# the bytes). Playlists are audio/* types but name other URLs, which FFmpeg must not open.
+AUDIO_TYPES = frozenset({"application/ogg", "application/octet-stream", ""})
+PLAYLIST_TYPES = frozenset(
+    {
+        "audio/x-mpegurl",
+        "audio/mpegurl",
+        "application/x-mpegurl",
+        "application/vnd.apple.mpegurl",
+        "audio/x-scpls",
+        "application/pls+xml",
+    }
+)
+WEB_TYPES = ("text/", "application/json", "application/xhtml", "application/xml")
 CONNECT_SECONDS = 5.0
+
+
+# Raises an OnAirError (bot.netguard.UrlRefused) for a URL the station's policy refuses; called
+# on the first URL and on every redirect hop before it is contacted (bot.voice.streams builds it).
+StreamGuard = Callable[[str], None]
 
 
 class UnsafeStreamUrl(ValueError):
@@ -100,16 +130,17 @@ async def open_stream(
     *,
     client_timeout: aiohttp.ClientTimeout,
     deadline: float = HEADERS_DEADLINE,
+    guard: StreamGuard | None = None,
 ) -> aiohttp.ClientResponse:
     """GET the stream, following redirects by hand (each hop checked), and return the open
     response with a 2xx status (the caller closes it); :class:`StreamUnreachable` otherwise.
     ``deadline`` bounds the whole chain up to the last hop's headers (``client_timeout`` has no
-    total: the body is a live stream)."""
+    total: the body is a live stream); ``guard`` checks every URL before it is contacted."""
     current = checked_url(url)
     host = host_of(current)
     try:
         async with asyncio.timeout(deadline):
-            return await _follow(session, current, host, client_timeout)
+            return await _follow(session, current, host, client_timeout, guard)
     except TimeoutError:
         raise StreamUnreachable(
             f"The station's stream at {host} did not answer in time.", "no answer in time"
@@ -117,10 +148,20 @@ async def open_stream(
 
 
 async def _follow(
-    session: aiohttp.ClientSession, current: str, host: str, client_timeout: aiohttp.ClientTimeout
+    session: aiohttp.ClientSession,
+    current: str,
+    host: str,
+    client_timeout: aiohttp.ClientTimeout,
+    guard: StreamGuard | None,
 ) -> aiohttp.ClientResponse:
-    """``current`` is already checked; every hop after it is checked here."""
-    for _ in range(MAX_REDIRECTS + 1):
+    """``current`` has passed :func:`checked_url`; every hop after it is checked here, and
+    each URL passes ``guard`` before it is contacted."""
+    for hop in range(MAX_REDIRECTS + 1):
+        if guard is not None:
+            try:
+                guard(current)
+            except OnAirError as error:
+                raise _guard_refused(host, error, redirected=hop > 0) from None
         target = URL(current)
         try:
             response = await session.get(
@@ -155,9 +196,54 @@ async def _follow(
                 f"The station's stream at {host} answered HTTP {response.status}.",
                 f"the stream answered HTTP {response.status}",
             )
+        refused = content_refused(response.headers.get("Content-Type", ""), host)
+        if refused is not None:
+            response.close()
+            raise refused
         return response
     raise StreamUnreachable(
         f"The station's stream at {host} redirected too many times.", "too many redirects"
+    )
+
+
+def content_refused(content_type: str, host: str) -> StreamUnreachable | None:
+    """Why an answer of this ``Content-Type`` is not a stream FFmpeg should get (a web player
+    page, JSON, a playlist, an image...), or None for audio. The type is the server's text: only
+    a bounded, plain media type goes into the log reason, never into the message."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media in AUDIO_TYPES or (media.startswith("audio/") and media not in PLAYLIST_TYPES):
+        return None
+    shown = media if _MEDIA_TYPE.fullmatch(media) else "an unusual type"
+    if media in PLAYLIST_TYPES:
+        return StreamUnreachable(
+            f"The station's stream at {host} is a playlist, not an audio stream.",
+            f"a playlist ({shown}), not an audio stream",
+        )
+    if media.startswith(WEB_TYPES) or media.endswith(("+json", "+xml")):
+        return StreamUnreachable(
+            f"The station's stream at {host} is a web page, not an audio stream.",
+            f"a web page ({shown}), not an audio stream",
+        )
+    return StreamUnreachable(
+        f"The station's stream at {host} does not send audio.",
+        f"not audio ({shown})",
+    )
+
+
+_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,40}/[a-z0-9][a-z0-9.+-]{0,60}")
+
+
+def _guard_refused(host: str, error: OnAirError, *, redirected: bool) -> StreamUnreachable:
+    """The guard refused a URL: polite, the first URL's host only (the refusal's own text,
+    which names the refused host or port but no path, goes to the log reason)."""
+    if redirected:
+        return StreamUnreachable(
+            f"The station's stream at {host} redirected to an address OnAir does not contact.",
+            f"a redirect refused: {error.message}",
+        )
+    return StreamUnreachable(
+        "That station's stream is on an address OnAir does not contact.",
+        f"refused: {error.message}",
     )
 
 
@@ -223,16 +309,20 @@ async def open_probed(
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - bounds the probe, not the stream it keeps open
     read_timeout: float = 5.0,
+    guard: StreamGuard | None = None,
 ) -> OpenedStream:
-    """Open the stream through OnAir's shared (guarded) session (each redirect checked) and
-    read a few KB; the open stream (the caller owns it) or :class:`StreamUnreachable` if it
-    does not play. ``timeout`` bounds the probe, redirects included; ``read_timeout`` the
-    silences of the stream it keeps open (the decoder's watchdog)."""
+    """Open the stream through OnAir's shared (guarded) session (each redirect checked, every
+    URL through ``guard``) and read a few KB; the open stream (the caller owns it) or
+    :class:`StreamUnreachable` if it does not play. ``timeout`` bounds the probe, redirects
+    included; ``read_timeout`` the silences of the stream it keeps open (the decoder's
+    watchdog)."""
     host = host_of(checked_url(url))
     response: aiohttp.ClientResponse | None = None
     try:
         async with asyncio.timeout(timeout):
-            response = await open_stream(session, url, client_timeout=stream_timeout(read_timeout))
+            response = await open_stream(
+                session, url, client_timeout=stream_timeout(read_timeout), guard=guard
+            )
             head = await response.content.read(PROBE_BYTES)
         if not head:
             raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
@@ -257,9 +347,10 @@ async def probe_stream(
     url: str,
     *,
     timeout: float = 5.0,  # noqa: ASYNC109 - the contract's name; it bounds the whole request
+    guard: StreamGuard | None = None,
 ) -> str:
     """Check that the stream plays (:func:`open_probed`, then closed) and return the URL it
     ends at after redirects; :class:`StreamUnreachable` if it does not play."""
-    opened = await open_probed(session, url, timeout=timeout, read_timeout=timeout)
+    opened = await open_probed(session, url, timeout=timeout, read_timeout=timeout, guard=guard)
     opened.close()
     return opened.url

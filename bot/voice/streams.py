@@ -1,14 +1,17 @@
 """Which stream a station plays in voice: its configured ``stream_url``, else the best listen
-link of its info (https first, then its mounts), each checked like a station URL (SSRF guard)."""
+link of its info (https first, then its mounts), each checked like a station URL (SSRF guard);
+the same check guards every redirect hop of the stream (:func:`stream_guard`)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from yarl import URL
 
 from ..config import StationConfig
 from ..netguard import HostPolicy, UrlRefused, check_target
 from ..station import StationInfo
-from .stream import MAX_STREAM_URL
+from .stream import MAX_STREAM_URL, StreamGuard
 
 
 def link_candidates(info: StationInfo | None) -> list[str]:
@@ -65,3 +68,15 @@ def choose_stream(
         except UrlRefused:
             continue
     return None
+
+
+def stream_guard(policy: Callable[[], HostPolicy], trusted: frozenset[str]) -> StreamGuard:
+    """The check every URL of a station's stream passes before OnAir contacts it: the first
+    and each redirect hop alike, against the policy of the moment (``policy()``: a tightened
+    allow-list applies to decoders already running). ``trusted``: the owner's config hosts for
+    a config station, none for a guild's."""
+
+    def guard(url: str) -> None:
+        check_stream(url, policy(), trusted)
+
+    return guard
