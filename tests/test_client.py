@@ -24,6 +24,7 @@ from bot.station import (
 )
 
 from .support.stations import KEY, make_client
+from .support.waiting import wait_for
 
 
 async def test_info_playlist_stats(simulator, session):
@@ -213,7 +214,8 @@ async def test_single_flight_shares_errors_and_survives_cancellation(simulator, 
     simulator.latency = 0.1
     first = asyncio.create_task(client.info())
     second = asyncio.create_task(client.info())
-    await asyncio.sleep(0.02)
+    # The shared request reached the station (which answers 0.1 s later): both are waiting on it.
+    await wait_for(lambda: simulator.counters["info"] == 1)
     first.cancel()
     assert (await second).name
     assert simulator.counters["info"] == 1
