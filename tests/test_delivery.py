@@ -298,12 +298,16 @@ def hold_write_lock(db: Path) -> sqlite3.Connection:
 
 
 async def poll(env: Any) -> None:
+    """Run the station's watch job now and wait until that poll has finished (its announcement,
+    if any, is enqueued and its fan-out started: ``announcer.idle()`` then waits for it). The
+    count of polls goes up as a poll starts, so it alone returned before the station answered
+    (a loaded machine then announced the jingle after the test had moved on)."""
     announcer = env.bot.announcer
     watch = announcer.watched()[0]
     await wait_for(lambda: not watch.busy)
     before = watch.status.polls
     announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before)
+    await wait_for(lambda: watch.status.polls > before and not watch.busy)
 
 
 @pytest.mark.e2e

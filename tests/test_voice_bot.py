@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 import logging
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -198,7 +198,8 @@ async def test_join_plays_50_frames_a_second_without_gaps_and_logs_no_voice_secr
         await wait_for(lambda: voice.fake.bot_voice.get(voice.guild.id) == channel)
         stats = await voice.playing(frames=150)
         assert stats.gaps == 0
-        assert stats.rate(window=2.0) >= 45
+        assert 45 <= stats.rate(window=2.0) <= 55  # the pace the player kept (not load-skewed)
+        assert stats.steps == {960}  # every frame is 20 ms of 48 kHz audio
         assert stats.dave_frames == 0  # DAVE passthrough: no group can form offline
         sessions = await voice.env.bot.storage.voice_sessions()
         assert sessions == [VoiceSession(voice.guild.id, channel, "main")]
@@ -415,12 +416,26 @@ async def test_a_stream_drop_is_bridged_within_3_s(live_simulator, icecast):
         guild = voice.guild
         await voice.join()
         await voice.playing(frames=50)
-        dropped_at = time.monotonic()
+        queued = 25  # Broadcasts' default queue_frames: the half second a guild has in hand
+        before = voice.fake.voice.stats(guild.id).audio
         assert icecast.drop_all() >= 1
-        # Past the half second of packets already queued, new audio (not silence) flows.
-        fresh = dropped_at + 0.6
-        await wait_for(lambda: voice.fake.voice.stats(guild.id).audio_after(fresh) >= 10, within=3)
-        assert voice.fake.voice.stats(guild.id).gaps == 0
+        # The decoder reconnects, and past the packets already queued new audio (not silence)
+        # flows. The wait is generous (a loaded machine is slow, not wrong): the 3 s claim is
+        # read from the fake's kernel arrival stamps of what the listener got, not from how
+        # soon this test saw it. Measured: audio back 0.55-0.62 s after the drop, with two
+        # busy loops on the 2 cores as well.
+        await wait_for(
+            lambda: (
+                icecast.connections >= 2
+                and voice.fake.voice.stats(guild.id).audio >= before + queued + 10
+            ),
+            within=20,
+        )
+        stats = voice.fake.voice.stats(guild.id)
+        audio = stats.audio_arrivals[before - 1 :]  # the last audio frame before the drop on
+        longest = max(b - a for a, b in itertools.pairwise(audio))
+        assert longest <= 3.0, f"the listener heard no audio for {longest:.2f} s"
+        assert stats.gaps == 0  # silence frames filled the rest: the stream never paused
 
 
 async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simulator, icecast):

@@ -286,19 +286,24 @@ async def test_dropped_stream_is_bridged_with_silence(
     broadcasts: Callable[..., StationBroadcast],
     players: Callable[[StationAudio], Player],
 ) -> None:
-    broadcast = broadcasts(f"{icecast.url}?token={TOKEN}", min_backoff=0.2)
+    # The backoff is capped at 0.5 s so that how long this test takes to notice the silence (a
+    # loaded machine is slow) cannot push the next try seconds away.
+    broadcast = broadcasts(f"{icecast.url}?token={TOKEN}", min_backoff=0.2, max_backoff=0.5)
     player = players(broadcast.audio())
     await wait_for(lambda: player.audio_since(0) >= 25, within=10)
     icecast.refuse_new = True  # the source is gone for a moment: FFmpeg's reconnect fails
-    dropped_at = time.monotonic()
     assert icecast.drop_all() == 1
     mark = len(player.frames)
-    await wait_for(lambda: any(not audio for _, audio in player.frames[mark:]), within=3)
+    await wait_for(lambda: any(not audio for _, audio in player.frames[mark:]), within=10)
+    back_at = time.monotonic()
     icecast.refuse_new = False
     silent_from = mark + next(i for i, (_, a) in enumerate(player.frames[mark:]) if not a)
-    await wait_for(lambda: player.audio_since(silent_from) >= 5, within=5)
+    await wait_for(lambda: player.audio_since(silent_from) >= 5, within=20)
     resumed_at = next(t for t, audio in player.frames[silent_from:] if audio)
-    assert resumed_at - dropped_at <= 3.0, f"audio resumed {resumed_at - dropped_at:.2f}s later"
+    # Once the source is back: at most one capped backoff (0.625 s with jitter) and a decoder
+    # start. The bound is generous for a loaded machine (measured: 0.08-0.45 s with two busy
+    # loops on the 2 cores as well) and still far under a watchdog or an exponential wait.
+    assert resumed_at - back_at <= 3.0, f"audio resumed {resumed_at - back_at:.2f} s later"
     assert player.is_alive()  # playback never ended
     assert icecast.connections >= 2
 

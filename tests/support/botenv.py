@@ -71,12 +71,13 @@ def config_text(
     db_path: str = ":memory:",
     bot_extra: str = "",
     database_extra: str = "",
+    cache_seconds: float = 5.0,
 ) -> str:
     guild = fake.guilds[0]
     parts = [
         "[bot]",
         'default_station = "main"',
-        "cache_seconds = 5",
+        f"cache_seconds = {cache_seconds:g}",
         bot_extra,
         "",
         "[database]",
@@ -123,6 +124,7 @@ async def running_bot(
     env_extra: dict[str, str] | None = None,
     bot_extra: str = "",
     database_extra: str = "",
+    cache_seconds: float = 5.0,
     **bot_options: Any,
 ) -> AsyncIterator[BotEnv]:
     own_fake = fake is None
@@ -140,6 +142,7 @@ async def running_bot(
             db_path=db_path,
             bot_extra=bot_extra,
             database_extra=database_extra,
+            cache_seconds=cache_seconds,
         ),
         env,
     )

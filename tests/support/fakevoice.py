@@ -16,7 +16,7 @@ How a test uses it
         await wait_for(lambda: fake.bot_voice.get(guild.id) == radio)
         await wait_for(lambda: fake.voice.stats(guild.id).audio >= 150, within=15)
         stats = fake.voice.stats(guild.id)                  # a snapshot, all SSRCs of the guild
-        assert stats.gaps == 0 and stats.rate(window=2.0) >= 45  # frames/s from arrival times
+        assert stats.gaps == 0 and stats.rate(window=2.0) >= 45  # frames/s the player kept to
         moment = time.monotonic(); ...; stats.audio_after(moment)  # audio frames since then
         await fake.voice.close(guild.id, 4006)              # inject a voice close code
         await fake.disconnect_bot(guild)                    # a moderator kicks the bot (4014)
@@ -59,11 +59,14 @@ dave_protocol_version}; HEARTBEAT (3) {t, seq_ack} → HEARTBEAT_ACK (6); SPEAKI
 [payload]``, binary client frames ``[op:1][payload]`` (DAVE op 26, the MLS key package, is
 counted in ``key_packages``). Every RTP packet is decrypted (aead_xchacha20_poly1305_rtpsize: the
 12-byte header is the associated data, the last 4 bytes the start of the 24-byte nonce) in a
-thread of its own, so counting never competes with the bot's event loop and arrival times stay
-honest. RTP of a closed connection is not counted (``rejected``). The server sends an RTCP
-receiver report to each sender every ``rtcp_interval`` seconds as Discord does; without them
-discord.py's socket reader can sit up to 30 s in select() on a socket it already closed, which
-delays its reconnect after 4006 by that much.
+thread of its own, so counting never competes with the bot's event loop; arrival times are the
+kernel's receive stamps (SO_TIMESTAMPNS), so a loaded machine that is slow to run that thread does
+not skew them, and ``FrameStats.rate`` reads the pace from the punctual frames (a stalled sender's
+catch-up burst does not count as speed). ``FrameStats.steps`` holds the RTP timestamp advances.
+RTP of a closed connection is not counted (``rejected``). The server sends an RTCP receiver report
+to each sender every ``rtcp_interval`` seconds as Discord does; without them discord.py's socket
+reader can sit up to 30 s in select() on a socket it already closed, which delays its reconnect
+after 4006 by that much.
 
 ``fake.voice.dave_version`` (0 or 1, default 1 as Discord since March 2026) is what
 SESSION_DESCRIPTION announces; a client that offers less is closed with 4017. DAVE without a real
@@ -86,10 +89,12 @@ import asyncio
 import contextlib
 import itertools
 import json
+import platform
 import secrets
 import socket
 import ssl
 import struct
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -154,16 +159,33 @@ class FrameStats:
     rejected: int = 0  # packets that failed to decrypt or were malformed
     arrivals: list[float] = field(default_factory=list)
     audio_arrivals: list[float] = field(default_factory=list)
+    # RTP timestamp advances between consecutive packets of one SSRC: {960} when every frame is
+    # 20 ms of 48 kHz audio (50 frames to a second of sound, however the packets were paced).
+    steps: set[int] = field(default_factory=set)
 
     def rate(self, window: float = 2.0, *, audio_only: bool = False) -> float:
-        """Frames per second over the last ``window`` seconds of arrivals (not wall clock)."""
+        """Frames per second the sender kept to over the last ``window`` seconds of arrivals.
+
+        A player paced like discord.py's (frame n due at start + n x 20 ms; a late one is sent
+        at once and the next ones catch up) sends a frame late but never early, so the punctual
+        frames lie on the lower envelope of (frame number, kernel arrival time) and a stall and
+        its catch-up burst lie above it. The envelope's slope at the middle of the window is
+        the rate: a loaded machine's stalls do not move it, a player that paces wrong does."""
         times = self.audio_arrivals if audio_only else self.arrivals
         if len(times) < 2:
             return 0.0
         end = times[-1]
-        inside = [t for t in times if t >= end - window]
-        span = inside[-1] - inside[0]
-        return (len(inside) - 1) / span if span > 0 else 0.0
+        points = [(n, t) for n, t in enumerate(times) if t >= end - window]
+        hull: list[tuple[int, float]] = []  # the lower convex hull, left to right
+        for point in points:
+            while len(hull) >= 2 and _turns_down(hull[-2], hull[-1], point):
+                hull.pop()
+            hull.append(point)
+        middle = (points[0][0] + points[-1][0]) / 2
+        for (n0, t0), (n1, t1) in itertools.pairwise(hull):
+            if n0 <= middle <= n1:
+                return (n1 - n0) / (t1 - t0) if t1 > t0 else float("inf")
+        return 0.0
 
     def span(self, *, audio_only: bool = False) -> float:
         """Seconds between the first and the last counted frame."""
@@ -175,6 +197,29 @@ class FrameStats:
         return sum(1 for t in self.audio_arrivals if t > moment)
 
 
+# Linux's SO_TIMESTAMPNS (= SCM_TIMESTAMPNS; 64-bit timespec) on x86-64 and arm64: the socket
+# module does not export it.
+SO_TIMESTAMPNS = (
+    35 if sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64") else None
+)
+
+
+def _kernel_arrival(ancillary: list[tuple[int, int, bytes]]) -> float:
+    """When the kernel received the datagram, on the ``time.monotonic()`` clock (now if the
+    kernel gave no SO_TIMESTAMPNS stamp)."""
+    now = time.monotonic()
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            seconds, nanoseconds = struct.unpack("qq", payload[:16])
+            return min(now, now - time.time() + seconds + nanoseconds / 1e9)
+    return now
+
+
+def _turns_down(a: tuple[int, float], b: tuple[int, float], c: tuple[int, float]) -> bool:
+    """True when ``b`` lies on or above the line from ``a`` to ``c`` (not a lower hull vertex)."""
+    return (b[1] - a[1]) * (c[0] - a[0]) >= (c[1] - a[1]) * (b[0] - a[0])
+
+
 @dataclass
 class _Stream:
     """One SSRC's counters (written by the UDP thread)."""
@@ -183,6 +228,7 @@ class _Stream:
     key: bytes | None = field(default=None, repr=False)
     active: bool = True  # False once its websocket closed (until a RESUME continues it)
     last_seq: int | None = None
+    last_timestamp: int | None = None
     address: tuple[str, int] | None = None  # where its RTP comes from (RTCP goes back there)
     reported: float = 0.0  # when the last RTCP receiver report went out
     stats: FrameStats = field(default_factory=FrameStats)
@@ -260,6 +306,11 @@ class FakeVoiceServer:
         self._udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         # Room for bursts (a benchmark's 100 guilds): a drop here would look like the bot's gap.
         self._udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        # The kernel stamps each datagram as it arrives (Linux): arrival times then say when the
+        # bot sent, not when this thread got the GIL back on a loaded machine.
+        if SO_TIMESTAMPNS is not None:
+            with contextlib.suppress(OSError):
+                self._udp.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self._udp.bind(("127.0.0.1", 0))
         self._udp.settimeout(0.2)
         self.udp_port = self._udp.getsockname()[1]
@@ -312,6 +363,7 @@ class FakeVoiceServer:
                 out.rejected += got.rejected
                 out.arrivals += got.arrivals
                 out.audio_arrivals += got.audio_arrivals
+                out.steps |= got.steps
         out.arrivals.sort()
         out.audio_arrivals.sort()
         return out
@@ -540,13 +592,13 @@ class FakeVoiceServer:
         assert udp is not None
         while not self._stopping.is_set():
             try:
-                data, address = udp.recvfrom(2048)
+                data, ancillary, _flags, address = udp.recvmsg(2048, socket.CMSG_SPACE(16))
             except TimeoutError:
                 self._report(udp)
                 continue
             except OSError:
                 return
-            arrived = time.monotonic()
+            arrived = _kernel_arrival(ancillary)
             if len(data) == 74 and data[:4] == b"\x00\x01\x00\x46":
                 self._discovery(udp, data, address)
             else:
@@ -606,6 +658,10 @@ class FakeVoiceServer:
             if stream.last_seq is not None and sequence != (stream.last_seq + 1) & 0xFFFF:
                 stats.gaps += 1
             stream.last_seq = sequence
+            timestamp = struct.unpack_from(">I", data, 4)[0]
+            if stream.last_timestamp is not None:
+                stats.steps.add((timestamp - stream.last_timestamp) & 0xFFFFFFFF)
+            stream.last_timestamp = timestamp
             stream.address = address
             stats.frames += 1
             stats.arrivals.append(arrived)
