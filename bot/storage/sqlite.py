@@ -39,6 +39,10 @@ class SqliteStorage(Storage):
         return self._db
 
     async def open(self) -> SqliteStorage:
+        # Opened once in a worker first: a file SQLite cannot open fails here, awaited. aiosqlite's
+        # own failed connect stops its thread without waiting, and the thread's late reply can
+        # meet an event loop that has closed meanwhile (a start-up failure, exit 70).
+        await asyncio.to_thread(_try_open, self.path, self.lock_timeout)
         self._db = await aiosqlite.connect(self.path, timeout=self.lock_timeout)
         await self.db.execute("PRAGMA journal_mode=WAL")
         await self.db.execute("PRAGMA synchronous=NORMAL")
@@ -101,3 +105,8 @@ class SqliteStorage(Storage):
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         async with self.db.execute(sql, tuple(params)) as cursor:
             return list(await cursor.fetchall())
+
+
+def _try_open(path: str, timeout: float) -> None:
+    """Open and close the database file (blocking: run in a worker)."""
+    sqlite3.connect(path, timeout=timeout).close()
