@@ -272,11 +272,14 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
             return await b.storage.station_state(watch_b.job_id) is not None
 
         await wait_for(stored)
-        requests = sim.counters["info"]
+        await wait_for(lambda: not watch_a.busy)
+        requests, polls_a = sim.counters["info"], watch_a.status.polls
         shown = await b.registry.snapshot(station)
         assert shown.info.current_play() is not None
         assert shown.info.current_play().title == TRACKS[0].title  # type: ignore[union-attr]
-        assert sim.counters["info"] == requests
+        await wait_for(lambda: not watch_a.busy)
+        # Only A's own polls (should one fall in this window) asked the station; B asked nothing.
+        assert sim.counters["info"] - requests == watch_a.status.polls - polls_a
 
         # A stops (SIGTERM): it gives its lease back and B polls from its next tick on.
         await a.stop()
