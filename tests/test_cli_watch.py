@@ -77,7 +77,7 @@ async def test_demo_runs_offline_and_announces():
         "bot.cli",
         "demo",
         "--duration",
-        "12",
+        "20",  # tracks of 5-9 s: a second card is due by 9 s; 11 s to spare on a loaded machine
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
