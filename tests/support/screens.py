@@ -269,6 +269,29 @@ async def _voice(out: Path) -> None:
                 iid = await fake.slash(name, {}, user_id=user)
                 await fake.final_message(iid, within=30)
                 write_scene(fake, out / f"{scene}.jsonl", since, {iid: f"/{name}"})
+            # An admin makes the Lounge the 24/7 home channel; /leave then says it stays set; a
+            # stream address for a config-file station is the owner's, said politely.
+            admin: tuple[tuple[str, str, dict[str, Any], list[str]], ...] = (
+                (
+                    "voice-settings",
+                    "/onair voice channel:Lounge leave_when_empty:300",
+                    {"channel": str(lounge), "leave_when_empty": 300},
+                    ["voice"],
+                ),
+                ("leave-home", "/leave", {}, []),
+                (
+                    "voice-stream-config-station",
+                    "/onair voice station:main stream_url:…",
+                    {"station": "main", "stream_url": "https://radio.example/live"},
+                    ["voice"],
+                ),
+            )
+            for scene, label, options, sub in admin:
+                since = len(fake.requests)
+                command = "onair" if sub else "leave"
+                iid = await fake.slash(command, options, sub=sub or None, user_id=listener)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
     finally:
         await fake.stop()
         await icecast.stop()
