@@ -9,13 +9,14 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 KEY = "cli-test-key-987654"
 ONAIR = [sys.executable, "-m", "bot.cli"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def admin(base: str, method: str, path: str, body: dict | None = None) -> None:
+def admin(base: str, method: str, path: str, body: dict[str, Any] | None = None) -> None:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(
         base + path, data=data, method=method, headers={"Content-Type": "application/json"}
@@ -25,7 +26,7 @@ def admin(base: str, method: str, path: str, body: dict | None = None) -> None:
 
 
 def check(
-    base: str, *extra: str, key: str | None = KEY, env: dict | None = None
+    base: str, *extra: str, key: str | None = KEY, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     args = [*ONAIR, "check", "--base-url", base, "--station", "1", *extra]
     if key is not None:

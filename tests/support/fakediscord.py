@@ -38,8 +38,8 @@ from typing import Any
 
 import aiohttp
 import trustme
-from aiohttp import web
-from aiohttp.abc import AbstractResolver
+from aiohttp import BodyPartReader, web
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from . import discord_rules as rules
 from .fakevoice import FakeVoiceServer
@@ -147,7 +147,7 @@ class FakeResolver(AbstractResolver):
 
     async def resolve(
         self, host: str, port: int = 0, family: int = socket.AF_INET
-    ) -> list[dict[str, Any]]:
+    ) -> list[ResolveResult]:
         if host not in HOSTS:
             raise OSError(f"fake resolver: {host} is not reachable in tests")
         return [
@@ -281,9 +281,7 @@ class FakeDiscord:
         self.ca.issue_cert(*HOSTS).configure_cert(context)
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
         await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
         if self.voice.running:
@@ -992,7 +990,7 @@ class FakeDiscord:
         words = [f"/{name}", *(sub or []), *(f"{k}:{v}" for k, v in (options or {}).items())]
         self.interactions[payload["id"]].command = " ".join(words)
         await self.dispatch("INTERACTION_CREATE", payload)
-        return payload["id"]
+        return str(payload["id"])
 
     async def autocomplete(
         self,
@@ -1014,7 +1012,7 @@ class FakeDiscord:
             4, data, guild=guild, channel_id=None, user_id=None, permissions=0
         )
         await self.dispatch("INTERACTION_CREATE", payload)
-        return payload["id"]
+        return str(payload["id"])
 
     async def click(
         self,
@@ -1035,7 +1033,7 @@ class FakeDiscord:
             message=message,
         )
         await self.dispatch("INTERACTION_CREATE", payload)
-        return payload["id"]
+        return str(payload["id"])
 
     async def submit_modal(
         self,
@@ -1080,12 +1078,12 @@ class FakeDiscord:
         callback = await self.response(interaction_id, within)
         body = callback.json or {}
         if body.get("type") == 4:
-            return body["data"]
+            return dict(body["data"])
         if body.get("type") == 5:
             hits = await self.wait_request(
                 "POST", rf"^/webhooks/{self.app_id}/itoken-{interaction_id}", within=within
             )
-            return hits[0].json
+            return dict(hits[0].json)
         return body
 
     def original(self, interaction_id: str) -> dict[str, Any]:
@@ -1107,6 +1105,8 @@ class FakeDiscord:
         if content_type.startswith("multipart/"):
             reader = await request.multipart()
             async for part in reader:
+                if not isinstance(part, BodyPartReader):
+                    continue  # Discord's bodies are flat: no nested multipart
                 if part.name == "payload_json":
                     record.json = json.loads(await part.text())
                 else:

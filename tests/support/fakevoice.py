@@ -211,7 +211,7 @@ def _kernel_arrival(ancillary: list[tuple[int, int, bytes]]) -> float:
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
             seconds, nanoseconds = struct.unpack("qq", payload[:16])
-            return min(now, now - time.time() + seconds + nanoseconds / 1e9)
+            return float(min(now, now - time.time() + seconds + nanoseconds / 1e9))
     return now
 
 

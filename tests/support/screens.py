@@ -16,11 +16,13 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.announcer.watcher import StationWatch
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 
 from .botenv import STATION_KEY, running_bot, subscription_config
@@ -207,10 +209,10 @@ async def _announcements(out: Path) -> None:
                 clock.advance(step)
                 marks.append((time.monotonic(), clock()))
                 watch = announcer.watched()[0]
-                await fake.wait_for(lambda w=watch: not w.busy)
+                await fake.wait_for(settled(watch))
                 before = watch.status.polls
                 announcer.poll_now(watch)
-                await fake.wait_for(lambda w=watch, b=before: w.status.polls > b and not w.busy)
+                await fake.wait_for(settled(watch, after=before))
                 await announcer.idle()
             # /onair status of a guild that announces: where, and what became of the posts.
             since = len(fake.requests)
@@ -230,6 +232,11 @@ async def _announcements(out: Path) -> None:
     finally:
         await fake.stop()
         await sim.stop()
+
+
+def settled(watch: StationWatch, *, after: int = -1) -> Callable[[], bool]:
+    """True once the watch has polled more than ``after`` times and is not polling now."""
+    return lambda: watch.status.polls > after and not watch.busy
 
 
 async def _voice(out: Path) -> None:
