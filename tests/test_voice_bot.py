@@ -788,3 +788,41 @@ async def test_leaving_an_emptied_channel_goes_back_to_the_home_channel_at_once(
             assert icecast.requests == requests
             assert service.rejoined == rejoined + 1  # the way back home
             assert not service.idle.waiting(guild.id)  # home: it stays, nobody listening
+
+
+async def test_a_join_elsewhere_right_after_the_home_channel_connected_moves_there(
+    live_simulator, icecast, caplog
+):
+    """A listener in another channel runs /join the moment OnAir has joined its 24/7 home
+    channel: OnAir moves there and is heard. (discord.py 2.7.1's own move_to timed out here:
+    its socket reader still sat in select() on the home connection's socket, so the new
+    connection's IP discovery went unread; the reply said "Playing" and nothing played.)"""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    # No RTCP comes back (as in the first second of any connection with it): nothing wakes
+    # that reader before the move, whatever the machine's pace.
+    fake.voice.rtcp_interval = None
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, lounge)
+        async with voice_bot(live_simulator, icecast, fake=fake) as voice:
+            service = voice.env.bot.voice
+            options = {"channel": str(home)}
+            text = await reply_of(voice.env, await fake.slash("onair", options, sub=["voice"]))
+            assert f"▶ Playing **Main FM** in <#{home}>" in text["content"]
+            assert fake.bot_voice == {guild.id: home}
+            moved = await voice.join()  # at once: no audio has flowed in the home channel yet
+            assert moved["content"] == f"▶ Playing **Main FM** in <#{lounge}>."
+            assert fake.bot_voice == {guild.id: lounge}
+            connection = voice.env.bot.get_guild(guild.id).voice_client
+            assert connection is not None
+            assert connection.is_connected()
+            assert service.players[guild.id].channel_id == lounge
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 50)  # heard in the Lounge
+            assert await voice.env.bot.storage.voice_sessions() == [
+                VoiceSession(guild.id, lounge, "main")
+            ]
+            assert service.listeners(guild.id) == 1
+    assert "Timed out trying to move" not in caplog.text
