@@ -788,3 +788,98 @@ async def test_leaving_an_emptied_channel_goes_back_to_the_home_channel_at_once(
             assert icecast.requests == requests
             assert service.rejoined == rejoined + 1  # the way back home
             assert not service.idle.waiting(guild.id)  # home: it stays, nobody listening
+
+
+async def test_a_join_elsewhere_right_after_the_home_channel_connected_moves_there(
+    live_simulator, icecast, caplog
+):
+    """A listener in another channel runs /join the moment OnAir has joined its 24/7 home
+    channel: OnAir moves there and is heard. (discord.py 2.7.1's own move_to timed out here:
+    its socket reader still sat in select() on the home connection's socket, so the new
+    connection's IP discovery went unread; the reply said "Playing" and nothing played.)"""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    # No RTCP comes back (as in the first second of any connection with it): nothing wakes
+    # that reader before the move, whatever the machine's pace.
+    fake.voice.rtcp_interval = None
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, lounge)
+        async with voice_bot(live_simulator, icecast, fake=fake) as voice:
+            service = voice.env.bot.voice
+            options = {"channel": str(home)}
+            text = await reply_of(voice.env, await fake.slash("onair", options, sub=["voice"]))
+            assert f"▶ Playing **Main FM** in <#{home}>" in text["content"]
+            assert fake.bot_voice == {guild.id: home}
+            moved = await voice.join()  # at once: no audio has flowed in the home channel yet
+            assert moved["content"] == f"▶ Playing **Main FM** in <#{lounge}>."
+            assert fake.bot_voice == {guild.id: lounge}
+            connection = voice.env.bot.get_guild(guild.id).voice_client
+            assert connection is not None
+            assert connection.is_connected()
+            assert service.players[guild.id].channel_id == lounge
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 50)  # heard in the Lounge
+            assert await voice.env.bot.storage.voice_sessions() == [
+                VoiceSession(guild.id, lounge, "main")
+            ]
+            assert service.listeners(guild.id) == 1
+    assert "Timed out trying to move" not in caplog.text
+
+
+class JoinOnOp4(FakeDiscord):
+    """The fake Discord, with a listener's /join sent the moment the bot's op 4 for a given
+    channel arrives: before Discord answers it, so OnAir's connection there is in progress."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.join_on: int | None = None  # the channel whose op 4 triggers the /join
+        self.joined: str | None = None  # its interaction id
+
+    async def _voice_op(self, ws: web.WebSocketResponse, data: Any) -> None:
+        target = self.join_on
+        if target is not None and isinstance(data, dict) and data.get("channel_id") == target:
+            self.join_on = None
+            self.joined = await self.slash("join", {}, guild=self.guilds[0], user_id=LISTENER)
+        await super()._voice_op(ws, data)
+
+
+async def test_a_join_elsewhere_while_the_home_channel_is_being_joined_moves_there(
+    live_simulator, icecast, tmp_path
+):
+    """At a start, OnAir rejoins its 24/7 home channel; a listener in another channel runs
+    /join while that connection is under way: the /join wins (the rejoin is cancelled
+    mid-connect) and OnAir plays where the listener is."""
+    db = str(tmp_path / "voice.sqlite3")
+    fake = JoinOnOp4()
+    guild = fake.guilds[0]
+    home = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    fake.voice.rtcp_interval = None
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, lounge)
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as voice:
+            iid = await fake.slash("onair", {"channel": str(home)}, sub=["voice"])
+            assert f"<#{home}>" in (await reply_of(voice.env, iid))["content"]
+        assert fake.bot_voice == {}
+
+        fake.join_on = home
+        async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as again:
+            await wait_for(lambda: fake.joined is not None, within=15)
+            assert fake.joined is not None
+            moved = await reply_of(again.env, fake.joined)
+            assert moved["content"] == f"▶ Playing **Main FM** in <#{lounge}>."
+            service = again.env.bot.voice
+            await wait_for(lambda: fake.bot_voice == {guild.id: lounge})
+            connection = again.env.bot.get_guild(guild.id).voice_client
+            assert connection is not None
+            assert connection.is_connected()
+            before = fake.voice.stats(guild.id).audio
+            await again.playing(frames=before + 50)
+            assert service.players[guild.id].channel_id == lounge
+            assert await again.env.bot.storage.voice_sessions() == [
+                VoiceSession(guild.id, lounge, "main")
+            ]
+            # The cancelled rejoin does not take it back home while the listener is there.
+            assert fake.bot_voice == {guild.id: lounge}

@@ -376,18 +376,26 @@ class VoiceService:
         if found is not None and voice_client is None:
             await found.disconnect(force=True)  # not ours (cannot happen in OnAir): replace it
         try:
-            if voice_client is None or not voice_client.is_connected():
-                if voice_client is not None:
-                    voice_client.leaving = True
-                    await voice_client.disconnect(force=True)
+            if voice_client is not None and (
+                not voice_client.is_connected()
+                or getattr(voice_client.channel, "id", None) != channel.id
+            ):
+                # A move is a leave and a new connection, not discord.py 2.7.1's move_to: that
+                # makes a new UDP socket while the socket reader thread may still sit in
+                # select() on the old one (after each IP discovery, until a packet comes back on
+                # it or for 30 s), so the new IP discovery goes unread and move_to times out
+                # without raising (a /join elsewhere right after joining the home channel). A
+                # new connection has a reader of its own.
+                voice_client.leaving = True
+                await voice_client.disconnect(force=True)
+                voice_client = None
+            if voice_client is None:
                 voice_client = await channel.connect(
                     cls=self._client_class,
                     timeout=self.connect_timeout,
                     reconnect=True,
                     self_deaf=True,
                 )
-            elif voice_client.channel is None or voice_client.channel.id != channel.id:
-                await voice_client.move_to(channel, timeout=self.connect_timeout)
         except (TimeoutError, discord.ClientException) as error:
             _LOGGER.warning(
                 "could not connect to voice in guild %s: %s", guild.id, type(error).__name__
