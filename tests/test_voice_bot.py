@@ -479,6 +479,36 @@ async def test_a_new_gateway_session_keeps_or_rejoins_the_channel(live_simulator
         assert voice.fake.bot_voice == {guild.id: voice.channels[guild.id]}
 
 
+async def test_a_join_elsewhere_that_cannot_connect_goes_back_where_it_played(
+    live_simulator, icecast
+):
+    """OnAir leaves its channel to move to the invoker's, and that connection fails (Discord
+    ignores a join the bot's stale cache thought allowed): it says so and plays on where it
+    was, instead of falling silent until the next start."""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    radio = fake.add_voice_channel(guild, "Radio")
+    lounge = fake.add_voice_channel(guild, "Lounge")
+    async with fake:
+        await fake.set_member_voice(guild, LISTENER, radio)
+        async with voice_bot(live_simulator, icecast, fake=fake) as voice:
+            await voice.join()
+            await voice.playing(frames=20)
+            voice.env.bot.voice.connect_timeout = 0.5
+            closed = next(c for c in guild.voice_channels if c.id == lounge)
+            closed.overwrites.append(
+                {"id": str(fake.bot_id), "type": 1, "allow": "0", "deny": str(CONNECT)}
+            )
+            await fake.set_member_voice(guild, LISTENER, lounge)
+            message = await voice.join()
+            assert message["content"] == errors.VOICE_CONNECT_FAILED.format(channel=f"<#{lounge}>")
+            await wait_for(lambda: fake.bot_voice == {guild.id: radio}, within=20)
+            before = fake.voice.stats(guild.id).audio
+            await voice.playing(frames=before + 50)  # playing again in the Radio
+            sessions = [VoiceSession(guild.id, radio, "main")]
+            await wait_for(lambda: _sessions_are(voice.env, sessions))
+
+
 async def test_a_moderator_move_is_followed_and_stored(live_simulator, icecast):
     fake = FakeDiscord()
     guild = fake.guilds[0]

@@ -375,6 +375,12 @@ class VoiceService:
         voice_client = found if isinstance(found, OnAirVoiceClient) else None
         if found is not None and voice_client is None:
             await found.disconnect(force=True)  # not ours (cannot happen in OnAir): replace it
+        previous = self.players.get(guild.id)
+        moving_from = (
+            VoiceSession(guild.id, previous.channel_id, previous.station)
+            if previous is not None and previous.channel_id != channel.id
+            else None
+        )
         try:
             if voice_client is not None and (
                 not voice_client.is_connected()
@@ -400,6 +406,9 @@ class VoiceService:
             _LOGGER.warning(
                 "could not connect to voice in guild %s: %s", guild.id, type(error).__name__
             )
+            if moving_from is not None and not self._closing:
+                # The old channel was left for this one: go back there rather than fall silent.
+                self._schedule_rejoin(moving_from, first_delay=0.0)
             raise VoiceRefused(
                 errors.VOICE_CONNECT_FAILED.format(channel=channel.mention)
             ) from None
