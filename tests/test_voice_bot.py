@@ -858,21 +858,22 @@ async def test_a_join_elsewhere_right_after_the_home_channel_connected_moves_the
     assert "Timed out trying to move" not in caplog.text
 
 
-class JoinOnOp4(FakeDiscord):
-    """The fake Discord, with a listener's /join sent the moment the bot's op 4 for a given
-    channel arrives: before Discord answers it, so OnAir's connection there is in progress."""
+@dataclasses.dataclass
+class JoinOnOp4:
+    """A listener's /join, sent the moment the bot's op 4 for ``channel`` reaches the fake
+    Discord: before Discord answers it, so OnAir's connection there is in progress."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.join_on: int | None = None  # the channel whose op 4 triggers the /join
-        self.joined: str | None = None  # its interaction id
+    fake: FakeDiscord
+    channel: int | None = None  # the channel whose op 4 triggers the /join (None: not yet)
+    joined: str | None = None  # its interaction id
 
-    async def _voice_op(self, ws: web.WebSocketResponse, data: Any) -> None:
-        target = self.join_on
-        if target is not None and isinstance(data, dict) and data.get("channel_id") == target:
-            self.join_on = None
-            self.joined = await self.slash("join", {}, guild=self.guilds[0], user_id=LISTENER)
-        await super()._voice_op(ws, data)
+    async def __call__(self, data: Any) -> None:
+        target = data.get("channel_id") if isinstance(data, dict) else None
+        if self.channel is not None and target == self.channel:
+            self.channel = None
+            self.joined = await self.fake.slash(
+                "join", {}, guild=self.fake.guilds[0], user_id=LISTENER
+            )
 
 
 async def test_a_join_elsewhere_while_the_home_channel_is_being_joined_moves_there(
@@ -882,7 +883,9 @@ async def test_a_join_elsewhere_while_the_home_channel_is_being_joined_moves_the
     /join while that connection is under way: the /join wins (the rejoin is cancelled
     mid-connect) and OnAir plays where the listener is."""
     db = str(tmp_path / "voice.sqlite3")
-    fake = JoinOnOp4()
+    fake = FakeDiscord()
+    trigger = JoinOnOp4(fake)
+    fake.before_voice_op = trigger
     guild = fake.guilds[0]
     home = fake.add_voice_channel(guild, "Radio")
     lounge = fake.add_voice_channel(guild, "Lounge")
@@ -894,11 +897,11 @@ async def test_a_join_elsewhere_while_the_home_channel_is_being_joined_moves_the
             assert f"<#{home}>" in (await reply_of(voice.env, iid))["content"]
         assert fake.bot_voice == {}
 
-        fake.join_on = home
+        trigger.channel = home
         async with voice_bot(live_simulator, icecast, fake=fake, db_path=db) as again:
-            await wait_for(lambda: fake.joined is not None, within=15)
-            assert fake.joined is not None
-            moved = await reply_of(again.env, fake.joined)
+            await wait_for(lambda: trigger.joined is not None, within=15)
+            assert trigger.joined is not None
+            moved = await reply_of(again.env, trigger.joined)
             assert moved["content"] == f"▶ Playing **Main FM** in <#{lounge}>."
             service = again.env.bot.voice
             await wait_for(lambda: fake.bot_voice == {guild.id: lounge})

@@ -264,6 +264,8 @@ class FakeDiscord:
         self.voice = FakeVoiceServer(self.ca)
         self.voice_rejections: list[str] = []
         self.intents = 0  # of the last IDENTIFY: voice states reach only GUILD_VOICE_STATES
+        # Awaited with each op 4 before Discord answers it: a test acts mid-connect.
+        self.before_voice_op: Callable[[Any], Awaitable[None]] | None = None
         # Every valid op 3 (presence) in arrival order, and what the fake refused (then 4002).
         self.presences: list[PresenceSent] = []
         self.presence_rejections: list[str] = []
@@ -799,6 +801,8 @@ class FakeDiscord:
 
     async def _voice_op(self, ws: web.WebSocketResponse, data: Any) -> None:
         """The bot's op 4: join, move or leave (channel_id null) a voice channel."""
+        if self.before_voice_op is not None:
+            await self.before_voice_op(data)
         problem = rules.check_gateway_voice_state(data)
         if problem is not None:
             self.voice_rejections.append(problem)
