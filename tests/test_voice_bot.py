@@ -479,16 +479,25 @@ async def test_a_new_gateway_session_keeps_or_rejoins_the_channel(live_simulator
         assert voice.fake.bot_voice == {guild.id: voice.channels[guild.id]}
 
 
+def radio_and_lounge() -> tuple[FakeDiscord, Guild, int, int]:
+    """A fake Discord whose first guild has two voice channels: (fake, guild, Radio, Lounge)."""
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    return (
+        fake,
+        guild,
+        fake.add_voice_channel(guild, "Radio"),
+        fake.add_voice_channel(guild, "Lounge"),
+    )
+
+
 async def test_a_join_elsewhere_that_cannot_connect_goes_back_where_it_played(
     live_simulator, icecast
 ):
     """OnAir leaves its channel to move to the invoker's, and that connection fails (Discord
     ignores a join the bot's stale cache thought allowed): it says so and plays on where it
     was, instead of falling silent until the next start."""
-    fake = FakeDiscord()
-    guild = fake.guilds[0]
-    radio = fake.add_voice_channel(guild, "Radio")
-    lounge = fake.add_voice_channel(guild, "Lounge")
+    fake, guild, radio, lounge = radio_and_lounge()
     async with fake:
         await fake.set_member_voice(guild, LISTENER, radio)
         async with voice_bot(live_simulator, icecast, fake=fake) as voice:
@@ -510,10 +519,7 @@ async def test_a_join_elsewhere_that_cannot_connect_goes_back_where_it_played(
 
 
 async def test_a_moderator_move_is_followed_and_stored(live_simulator, icecast):
-    fake = FakeDiscord()
-    guild = fake.guilds[0]
-    radio = fake.add_voice_channel(guild, "Radio")
-    lounge = fake.add_voice_channel(guild, "Lounge")
+    fake, guild, radio, lounge = radio_and_lounge()
     async with fake:
         await fake.set_member_voice(guild, LISTENER, radio)
         await fake.set_member_voice(guild, SECOND, lounge)
@@ -790,10 +796,7 @@ async def test_leaving_an_emptied_channel_goes_back_to_the_home_channel_at_once(
     """With a 24/7 home channel set, OnAir played elsewhere (a /join) until that channel
     emptied: it leaves it and is back home at once, playing (no restart or READY needed, no
     new stream connection: the station's decoder lingers)."""
-    fake = FakeDiscord()
-    guild = fake.guilds[0]
-    home = fake.add_voice_channel(guild, "Radio")
-    lounge = fake.add_voice_channel(guild, "Lounge")
+    fake, guild, home, lounge = radio_and_lounge()
     async with fake:
         await fake.set_member_voice(guild, LISTENER, lounge)
         async with voice_bot(live_simulator, icecast, fake=fake) as voice:
@@ -827,10 +830,7 @@ async def test_a_join_elsewhere_right_after_the_home_channel_connected_moves_the
     channel: OnAir moves there and is heard. (discord.py 2.7.1's own move_to timed out here:
     its socket reader still sat in select() on the home connection's socket, so the new
     connection's IP discovery went unread; the reply said "Playing" and nothing played.)"""
-    fake = FakeDiscord()
-    guild = fake.guilds[0]
-    home = fake.add_voice_channel(guild, "Radio")
-    lounge = fake.add_voice_channel(guild, "Lounge")
+    fake, guild, home, lounge = radio_and_lounge()
     # No RTCP comes back (as in the first second of any connection with it): nothing wakes
     # that reader before the move, whatever the machine's pace.
     fake.voice.rtcp_interval = None
@@ -883,12 +883,9 @@ async def test_a_join_elsewhere_while_the_home_channel_is_being_joined_moves_the
     /join while that connection is under way: the /join wins (the rejoin is cancelled
     mid-connect) and OnAir plays where the listener is."""
     db = str(tmp_path / "voice.sqlite3")
-    fake = FakeDiscord()
+    fake, guild, home, lounge = radio_and_lounge()
     trigger = JoinOnOp4(fake)
     fake.before_voice_op = trigger
-    guild = fake.guilds[0]
-    home = fake.add_voice_channel(guild, "Radio")
-    lounge = fake.add_voice_channel(guild, "Lounge")
     fake.voice.rtcp_interval = None
     async with fake:
         await fake.set_member_voice(guild, LISTENER, lounge)
