@@ -689,21 +689,11 @@ class Storage(ABC):
         )
 
     async def guild_voice(self, guild_id: int) -> GuildVoice:
-        row = await self.fetchone(
-            "SELECT guild_id, home_channel, leave_when_empty, station FROM guild_voice "
-            "WHERE guild_id = ?",
-            (guild_id,),
-        )
-        if row is None:
-            return GuildVoice(guild_id)
-        return GuildVoice(int(row[0]), int(row[1]), float(row[2]), str(row[3]))
+        row = await self.fetchone(_GUILD_VOICE + " WHERE guild_id = ?", (guild_id,))
+        return GuildVoice(guild_id) if row is None else _guild_voice(row)
 
     async def all_guild_voice(self) -> list[GuildVoice]:
-        rows = await self.fetch(
-            "SELECT guild_id, home_channel, leave_when_empty, station FROM guild_voice "
-            "ORDER BY guild_id"
-        )
-        return [GuildVoice(int(r[0]), int(r[1]), float(r[2]), str(r[3])) for r in rows]
+        return [_guild_voice(r) for r in await self.fetch(_GUILD_VOICE + " ORDER BY guild_id")]
 
     # Fleet coordination (PostgreSQL only; see ``fleet``) -----------------------------------
 
@@ -761,3 +751,10 @@ class PlayListener(Protocol):
     connected: asyncio.Event
 
     async def close(self) -> None: ...
+
+
+_GUILD_VOICE = "SELECT guild_id, home_channel, leave_when_empty, station FROM guild_voice"
+
+
+def _guild_voice(row: Row) -> GuildVoice:
+    return GuildVoice(int(row[0]), int(row[1]), float(row[2]), str(row[3]))
