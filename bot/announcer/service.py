@@ -32,6 +32,7 @@ from ..config import Settings, StationConfig
 from ..registry import StationRegistry
 from ..station import Play, StationClient, StationError, StationInfo
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
+from ..tasks import BackgroundTasks
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
@@ -120,7 +121,10 @@ class AnnouncerService:
         self.deliverer = deliverer
         self._limit = asyncio.Semaphore(settings.concurrency)
         self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._tasks: set[asyncio.Task[None]] = set()
+        # Every fan-out's exception is retrieved: none is left for the loop to report.
+        self._tasks = BackgroundTasks(
+            lambda error: _LOGGER.error("an announcement task failed", exc_info=error)
+        )
         self._slugs_by_job: dict[str, list[str]] = {}
         # Who holds a lease: unique per process and run (host, pid, random).
         self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -722,15 +726,7 @@ class AnnouncerService:
             await self.refresh()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[None]) -> None:
-        """Every fan-out's exception is retrieved here: none is left for the loop to report."""
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            _LOGGER.error("an announcement task failed", exc_info=task.exception())
+        self._tasks.spawn(coroutine)
 
     # What the rest of the bot asks of the service (status, metrics, leaving a guild) ------
 

@@ -27,6 +27,7 @@ from ..netguard import trusted_hosts
 from ..registry import StationRegistry, short_slug
 from ..render.text import safe
 from ..storage import GuildVoice, Storage, VoiceSession
+from ..tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
 from .presence import PresenceGate, presence_station, presence_text
@@ -166,7 +167,7 @@ class VoiceService:
         self._owner_hosts = registry.trusted_hosts | trusted_hosts(
             [s.stream_url for s in settings.stations if s.stream_url]
         )
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks(lambda error: _LOGGER.warning("voice task failed: %r", error))
         self._presence_task: asyncio.Task[None] | None = None
         self._client_class = voice_client_class(self._closed, self._moved)
         self._closing = False
@@ -768,14 +769,7 @@ class VoiceService:
     # Life ---------------------------------------------------------------------------------
 
     def _spawn(self, work: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            _LOGGER.warning("voice task failed: %r", task.exception())
+        self._tasks.spawn(work)
 
     async def close(self) -> None:
         """Stop every player (sessions stay stored: the next start rejoins them)."""
