@@ -316,14 +316,10 @@ class StationBroadcast:
             if feed.done() and (reason := feed.result()) is not None:
                 # The stream ended, failed or stalled and FFmpeg's stdin is closed: let it
                 # finish the audio it has (briefly), then say why the stream ended.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(1.0):
-                        await asyncio.wait((pump,))
+                await asyncio.wait((pump,), timeout=1.0)
                 return reason
             if not pump.done():  # FFmpeg stopped reading its input: it is exiting
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(1.0):
-                        await asyncio.wait((pump,))
+                await asyncio.wait((pump,), timeout=1.0)
             elif pump.result():
                 return f"no audio for {self.watchdog:g} s"
             # FFmpeg's output ended: it exits; give it a moment to say why on stderr.

@@ -29,7 +29,7 @@ def ogg_crc(data: bytes | bytearray) -> int:
 
     zlib computes the reflected CRC with the same polynomial in C: feed it the bytes with their
     bits reversed, undo its initial and final inversion, and reverse the 32-bit result."""
-    raw = zlib.crc32(bytes(data).translate(_REVERSED_BITS), 0xFFFFFFFF) ^ 0xFFFFFFFF
+    raw = zlib.crc32(data.translate(_REVERSED_BITS), 0xFFFFFFFF) ^ 0xFFFFFFFF
     return int(f"{raw:032b}"[::-1], 2)
 
 
@@ -69,7 +69,7 @@ class OggOpusParser:
             page_end = table_end + sum(lacing)
             if len(self._buffer) < page_end:
                 return packets
-            page = bytearray(self._buffer[:page_end])
+            page = self._buffer[:page_end]  # a copy (a bytearray slice is one)
             page[22:26] = b"\0\0\0\0"  # the CRC is computed with its own field zeroed
             if ogg_crc(page) != crc:
                 self._skip(1)  # a false capture pattern or a damaged page

@@ -84,7 +84,6 @@ class Player:
     guild_id: int
     channel_id: int
     station: str
-    stream_url: str
     client: OnAirVoiceClient | None = None
     audio: discord.AudioSource | None = None
 
@@ -325,9 +324,6 @@ class VoiceService:
         if url is None or not self.hub.retarget(slug, url, guard=self.guard_for(station)):
             return False
         self._streams[slug] = url
-        for player in self.players.values():
-            if player.station == slug:
-                player.stream_url = url
         _LOGGER.info("voice %s: the decoder switched to %s", slug, host_of(url))
         return True
 
@@ -432,7 +428,7 @@ class VoiceService:
             voice_client.play(audio, after=self._after_play(guild.id))
             self._retire(player)
             self._streams[station.slug] = stream_url
-            player = Player(guild.id, channel.id, station.slug, stream_url, voice_client, audio)
+            player = Player(guild.id, channel.id, station.slug, voice_client, audio)
             self.players[guild.id] = player
         player.channel_id = channel.id
         return note
