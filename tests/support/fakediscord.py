@@ -74,6 +74,13 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
     )
 
 
+def _form_error(field_name: str, code: str, message: str) -> web.Response:
+    """Discord's 400 Invalid Form Body (50035) for one field."""
+    errors = rules.FormErrors()
+    errors.add((field_name,), code, message)
+    return _json(errors.body(), 400)
+
+
 def _too_many(
     retry: float, *, is_global: bool, bucket: str | None = None, limit: int = 1
 ) -> web.Response:
@@ -449,16 +456,7 @@ class FakeDiscord:
             "channels": [self._channel(guild, cid, i) for i, cid in enumerate(guild.channels)]
             + [self._voice_channel(guild, vc) for vc in guild.voice_channels],
             "threads": [self._thread(guild, tid) for tid in guild.threads],
-            "members": [
-                {
-                    "user": self.user(self.bot_id, "OnAir", bot=True),
-                    "roles": [],
-                    "joined_at": "2026-01-01T00:00:00+00:00",
-                    "deaf": False,
-                    "mute": False,
-                    "flags": 0,
-                }
-            ]
+            "members": [self._member(guild, self.bot_id)]
             + [
                 self._member(guild, uid)
                 for uid in guild.voice_states
@@ -1463,13 +1461,7 @@ class FakeDiscord:
         except ValueError:
             limit = 0
         if not 1 <= limit <= 100:
-            error = {"code": "NUMBER_TYPE_MAX", "message": "Must be between 1 and 100."}
-            body = {
-                "code": 50035,
-                "message": "Invalid Form Body",
-                "errors": {"limit": {"_errors": [error]}},
-            }
-            return _json(body, 400)
+            return _form_error("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
         ids = self.channel_messages[channel_id]
         if after is not None:
             chosen = [i for i in ids if i > after][:limit]
@@ -1487,15 +1479,7 @@ class FakeDiscord:
             or not isinstance(nonce, int | str)
             or (isinstance(nonce, str) and len(nonce) > 25)
         ):
-            error = {"code": "BASE_TYPE_BAD_LENGTH", "message": "Must be 25 or fewer in length."}
-            return _json(
-                {
-                    "code": 50035,
-                    "message": "Invalid Form Body",
-                    "errors": {"nonce": {"_errors": [error]}},
-                },
-                400,
-            )
+            return _form_error("nonce", "BASE_TYPE_BAD_LENGTH", "Must be 25 or fewer in length.")
         key = (self.bot_id, str(nonce))
         first = self.nonces.get(key) if nonce is not None and body.get("enforce_nonce") else None
         fresh = first is not None and time.monotonic() - first[0] < self.nonce_window
