@@ -310,7 +310,7 @@ class SimStation:
         countries_tlh: list[dict[str, Any]] = []
         unique: list[dict[str, Any]] = []
         for country, iso, weight in COUNTRIES:
-            share = weight / weight_sum * rng.uniform(0.8, 1.2)
+            share = weight / weight_sum * rng.uniform(0.95, 1.05)  # jitter that keeps the order
             countries.append(
                 {"cnt": int(total_sessions * share), "country": country, "country_iso": iso}
             )
