@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .patterns import UnsafePattern, compile_pattern
+from .station.apikey import key_problem
 from .storage.models import Subscription
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
@@ -455,6 +456,12 @@ def parse_settings(
                     f"{where} key_env: ${values['key_env']} is not set "
                     f"(station '{values['id']}' reads its API key from it)"
                 )
+            elif (problem := key_problem(key)) is not None:
+                problems.append(
+                    f"{where} key_env: the key in ${values['key_env']} {problem} "
+                    f"(station '{values['id']}'); set it again from the station's settings"
+                )
+                key = None
         if any(s.slug == values["id"] for s in stations):
             problems.append(f"{where} bad value for 'id': '{values['id']}' is used twice")
             continue

@@ -54,6 +54,10 @@ STATION_LIMIT = (
     "server; remove one with `/onair station remove` first."
 )
 ADD_FAILED = "I could not add the station: {reason}"
+BAD_KEY = (
+    "That API key {problem}, so no request can carry it. Please copy the key again from the "
+    "station's RadioBOSS Cloud settings and run `/onair station add` once more."
+)
 NOT_OURS = "That station comes from the bot's own configuration; only its owner can remove it."
 NO_EVERYONE = "OnAir never pings @everyone; pick a role of its own."
 CANNOT_POST = "I can't post embeds in {channel}; let me Send Messages and Embed Links there."

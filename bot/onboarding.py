@@ -18,6 +18,7 @@ from .netguard import check_url
 from .registry import StationRegistry, short_slug
 from .render.text import safe
 from .station import StationError
+from .station.apikey import key_problem
 from .storage import GuildSettings, GuildStation, Storage
 
 
@@ -90,6 +91,9 @@ class StationOnboarding:
         station_id, zone = request.station_id, request.zone
         if key and not self.keybox.available:
             return errors.NO_SECRET
+        problem = key_problem(key)
+        if problem is not None:
+            return errors.BAD_KEY.format(problem=problem)
         slug = make_slug(name)
         owned = [s.slug for s in await self.storage.guild_stations(guild_id)]
         refusal = self.refusal(guild_id, slug, owned)

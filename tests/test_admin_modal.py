@@ -198,3 +198,15 @@ async def test_station_limit_defaults_to_ten(keyed_sim, fake):
         refused = await open_form(env, "Eleventh", 5)
         assert "already has 10 stations" in refused["data"]["content"]
         assert len(await env.bot.storage.guild_stations(env.guild.id)) == 10
+
+
+@pytest.mark.parametrize("key", ["abc\ud800", "KEY\u200b"])
+async def test_a_key_that_is_not_valid_text_is_refused_politely(keyed_sim, fake, key):
+    # The modal's submit arrives as JSON, which can carry a lone surrogate ("\ud800").
+    async with bot(keyed_sim, fake) as env:
+        form = (await open_form(env, "Odd", 5))["data"]
+        reply = await submit(env, form, key)
+        assert "That API key" in reply["content"]
+        assert "copy the key again" in reply["content"]
+        assert reply["flags"] & EPHEMERAL
+        assert await env.bot.storage.guild_stations(env.guild.id) == []

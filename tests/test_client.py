@@ -282,3 +282,14 @@ async def test_client_closes_only_its_own_session(simulator, session):
     await own.close()
     assert own_session is not None
     assert own_session.closed
+
+
+async def test_a_key_that_is_not_text_fails_as_a_station_error(session):
+    # A lone surrogate (from a modal's JSON or a key_env variable of non-UTF-8 bytes) has no
+    # UTF-8 form: the request fails, and so must the redaction of its error path, as a
+    # StationError, never a UnicodeEncodeError.
+    client = StationClient(
+        "http://127.0.0.1:9", 1, "abc\ud800", session=session, retry=RetryPolicy(tries=1)
+    )
+    with pytest.raises(StationError):
+        await client.info()

@@ -123,3 +123,22 @@ def test_run_with_bad_config_says_what(tmp_path):
     assert result.returncode == 78
     assert "did you mean 'log_level'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "problem"),
+    [
+        (b"abc\xff\xfe".decode("utf-8", "surrogateescape"), "is not valid text"),  # os.environ's
+        ("abc\ud800", "is not valid text"),
+        ("abc\x00def", "holds a control character"),
+        ("abc\u200bdef", "holds an invisible character"),
+    ],
+)
+def test_a_key_env_holding_what_no_key_can_be_is_one_clear_line(key, problem):
+    text = "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\nkey_env='K'"
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, {"K": key})
+    message = str(caught.value)
+    assert f"the key in $K {problem}" in message
+    assert len(message.strip().splitlines()) == 1
+    assert "abc" not in message  # the key itself is never printed

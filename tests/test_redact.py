@@ -6,6 +6,8 @@ import logging
 from urllib.parse import quote, quote_plus
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from yarl import URL
 
 from bot.logs import RedactingFilter
@@ -59,3 +61,28 @@ def test_pattern_alone_covers_quotes_and_any_char_up_to_a_delimiter(char: str) -
     assert "HEADX" not in out, out
     assert "TAILX" not in out, out
     assert "&x=1 failed" in out
+
+
+# Keys that are not valid text: a lone surrogate (typed into the modal's JSON as "\ud800", or a
+# key_env variable whose bytes are not UTF-8, which Python reads as "\udcXX").
+NOT_TEXT = ["abc\ud800", "HEADX\udcffTAILX", "\udc80", "k\ud83d\ude00\udfff"]
+
+
+@pytest.mark.parametrize("key", NOT_TEXT)
+def test_redact_never_raises_for_a_key_that_is_not_text(key: str) -> None:
+    for context in (f"GET https://h/api/info/1?key={key}", f"the key {key!r} failed", "nothing"):
+        out = redact(context, key)
+        assert key not in out
+        assert "HEADX" not in out
+        assert "TAILX" not in out
+
+
+# st.text() never draws a surrogate, so strings are joined from characters, surrogates included.
+ANY_CHAR = st.one_of(st.characters(), st.characters(categories=["Cs"]))
+ANY_TEXT = st.lists(ANY_CHAR).map("".join)
+
+
+@given(ANY_TEXT.filter(lambda k: k and "*" not in k), ANY_TEXT)
+def test_redact_never_raises_and_never_leaves_the_key(key: str, around: str) -> None:
+    assert key not in redact(key, key)
+    redact(f"GET https://h/?{around}key={key}&{around}", key)  # whatever it holds: no exception

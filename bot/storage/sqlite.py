@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
@@ -44,22 +45,54 @@ class SqliteStorage(Storage):
         # meet an event loop that has closed meanwhile (a start-up failure, exit 70).
         await asyncio.to_thread(_try_open, self.path, self.lock_timeout)
         self._db = await aiosqlite.connect(self.path, timeout=self.lock_timeout)
-        await self.db.execute("PRAGMA journal_mode=WAL")
+        await self._set_wal()
         await self.db.execute("PRAGMA synchronous=NORMAL")
         # Unicode-aware LOWER() so /history search matches "Северный" as "северный".
         await self.db.create_function("lower", 1, _lower, deterministic=True)
-        await self.db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
-        )
-        async with self.db.execute("SELECT MAX(version) FROM schema_version") as cursor:
-            row = await cursor.fetchone()
-        current = (row[0] if row else None) or 0
-        for version, script in enumerate(self.migration_scripts(), start=1):
-            if version > current:
-                await self.db.executescript(script)
-                await self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-        await self.db.commit()
+        await self._migrate()
         return self
+
+    async def _migrate(self) -> None:
+        """Bring the schema up to date in one write transaction.
+
+        ``BEGIN IMMEDIATE`` takes the write lock before the version is read, so processes
+        starting together on a fresh file take turns: the second waits (up to ``lock_timeout``)
+        and then reads the version the first one wrote. Statements run one by one, because
+        ``executescript`` commits whatever transaction is open before it starts.
+        """
+        await self.db.execute("BEGIN IMMEDIATE")
+        try:
+            await self.db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+            )
+            async with self.db.execute("SELECT MAX(version) FROM schema_version") as cursor:
+                row = await cursor.fetchone()
+            current = (row[0] if row else None) or 0
+            for version, script in enumerate(self.migration_scripts(), start=1):
+                if version > current:
+                    for statement in _statements(script):
+                        await self.db.execute(statement)
+                    await self.db.execute(
+                        "INSERT INTO schema_version (version) VALUES (?)", (version,)
+                    )
+            await self.db.commit()
+        except BaseException:
+            await asyncio.shield(self._rollback())
+            raise
+
+    async def _set_wal(self) -> None:
+        """WAL mode, so readers never wait for the writer. The switch needs the file to itself,
+        and SQLite answers "locked" at once instead of waiting while another process is in it,
+        so it is tried again until ``lock_timeout``; a file already in WAL needs no lock."""
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
+            try:
+                await self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError:
+                if time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(0.05)
 
     async def close(self) -> None:
         if self._db is not None:
@@ -110,3 +143,16 @@ class SqliteStorage(Storage):
 def _try_open(path: str, timeout: float) -> None:
     """Open and close the database file (blocking: run in a worker)."""
     sqlite3.connect(path, timeout=timeout).close()
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a migration script, split where SQLite says each one ends."""
+    statements: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \t\n;"):
+                statements.append(pending)
+            pending = ""
+    return statements
