@@ -32,8 +32,11 @@ from .errors import (
     StationResponseError,
     StationUnavailable,
 )
-from .models import ParseMemo, Playlist, StationInfo, Stats
+from .info import StationInfo
+from .parsing import ParseMemo
+from .playlist import Playlist
 from .redact import redact
+from .stats import Stats
 
 _LOGGER = logging.getLogger("onair.station")
 T = TypeVar("T")
