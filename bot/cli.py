@@ -25,6 +25,7 @@ from yarl import URL
 from . import errors
 from .console import summary
 from .console.serialize import to_jsonable
+from .envfile import load_env_file
 from .station import (
     Playlist,
     RetryPolicy,
@@ -332,6 +333,11 @@ async def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# Commands that read secrets from the environment, so from .env too (never over a variable the
+# environment already has). The simulator and the demo need none.
+_READS_SECRETS = frozenset({"check", "watch", "run", "sync", "invite"})
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -339,6 +345,9 @@ def main(
 ) -> int:
     """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
     args = build_parser().parse_args(argv)
+    if args.command in _READS_SECRETS:
+        for warning in load_env_file().warnings():
+            print(f"onair: {warning}", file=sys.stderr)
     if args.command in ("check", "watch"):
         args.key = _key(args)  # read once (a prompt), before the event loop starts
     if args.command == "invite":

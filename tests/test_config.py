@@ -96,7 +96,9 @@ def test_toml_error_names_the_line():
 def _run(config: str, tmp_path, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "config.toml"
     path.write_text(config)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ONAIR_")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("ONAIR_") or k == "ONAIR_ENV_FILE"
+    }
     env.update(env_extra)
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "run", "--config", str(path)],
