@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -121,3 +122,18 @@ def test_simulate_port_out_of_range_is_one_line_and_help_shows_defaults():
         assert len(line.split()) > 2, f"{option} has no help"
     assert "(default 8765)" in usage
     assert "(default demo-key)" in usage
+
+
+def test_watch_without_any_key_says_none_was_given(sim_url):
+    result = subprocess.run(
+        [*ONAIR, "watch", "--base-url", sim_url, "--station", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "ONAIR_STATION_KEY": ""},
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("onair watch: the station wants an API key and none was given")
