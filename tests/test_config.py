@@ -196,3 +196,11 @@ def test_run_with_a_bad_secret_key_prints_one_line_and_no_session_noise(tmp_path
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
     assert "not-fernet" not in result.stderr
+
+
+def test_the_example_entries_with_made_up_ids_are_marked_as_examples():
+    lines = EXAMPLE.splitlines()
+    for index, line in enumerate(lines):
+        if line in ("[[guilds]]", "[[subscriptions]]", "[[stations]]"):
+            assert "EXAMPLE" in lines[index - 1], f"{line} is not marked as an example"
+    assert "EXAMPLES TO DELETE OR REPLACE" in EXAMPLE
