@@ -124,7 +124,7 @@ class OnAirBot(commands.AutoShardedBot):
         # Given metrics are served by whoever gave them (``onair run``: from before the first
         # login, so /healthz answers 503 while Discord is unreachable); else served from
         # setup_hook when a metrics port is set.
-        self.metrics = metrics or Metrics()
+        self.metrics = metrics if metrics is not None else Metrics()
         self._serves_metrics = metrics is None
         self._metrics_server: MetricsServer | None = None
         self.initial_extensions = extensions
