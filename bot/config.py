@@ -434,6 +434,7 @@ def parse_settings(
         values = _table(_place(name), raw.get(name, {}), SCHEMA[name], problems)
         tables[name] = values or {key: setting.default for key, setting in SCHEMA[name].items()}
     arrays: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    unusable: set[str] = set()  # ids of [[stations]] entries dropped for a problem of their own
     for name in ARRAY_TABLES:
         entries = raw.get(name, [])
         if not isinstance(entries, list):
@@ -444,6 +445,9 @@ def parse_settings(
             values = _table(_place(name, index), entry, SCHEMA[name], problems)
             if values is not None:
                 arrays[name].append((index, values))
+            elif name == "stations" and isinstance(entry, dict):
+                # its own problem is reported; a name of it elsewhere is not a second one
+                unusable.add(str(entry.get("id", "")))
 
     stations: list[StationConfig] = []
     for index, values in arrays["stations"]:
@@ -482,11 +486,14 @@ def parse_settings(
     slugs = {s.slug for s in stations}
 
     def known(slug: str, where: str) -> str:
-        if slug and slug not in slugs:
-            problems.append(
-                f"{where} names station '{slug}', which is not defined"
-                + _closest(slug, sorted(slugs))
-            )
+        """One problem per cause: a name of a station whose own entry is broken is not a
+        second problem (that entry's line says what to fix)."""
+        if slug and slug not in slugs and slug not in unusable:
+            if slugs:
+                hint = _closest(slug, sorted(slugs)).replace("valid keys", "defined stations")
+            else:
+                hint = "; no [[stations]] entry is defined"
+            problems.append(f"{where} names station '{slug}', which is not defined{hint}")
         return slug
 
     bot = tables["bot"]

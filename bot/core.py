@@ -105,6 +105,7 @@ class OnAirBot(commands.AutoShardedBot):
         keybox: KeyBox,
         extensions: tuple[str, ...] = EXTENSIONS,
         commands_only: bool = False,
+        metrics: Metrics | None = None,
         **options: Any,
     ) -> None:
         # Voice needs voice states (who is in which channel); neither is privileged.
@@ -120,7 +121,11 @@ class OnAirBot(commands.AutoShardedBot):
         self.storage = storage
         self.scheduler = scheduler
         self.keybox = keybox
-        self.metrics = Metrics()
+        # Given metrics are served by whoever gave them (``onair run``: from before the first
+        # login, so /healthz answers 503 while Discord is unreachable); else served from
+        # setup_hook when a metrics port is set.
+        self.metrics = metrics if metrics is not None else Metrics()
+        self._serves_metrics = metrics is None
         self._metrics_server: MetricsServer | None = None
         self.initial_extensions = extensions
         # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
@@ -139,8 +144,11 @@ class OnAirBot(commands.AutoShardedBot):
         self.scheduler.start()
         if self.settings.metrics_port:
             self._start_metrics_gauges()
-            self._metrics_server = MetricsServer(self.metrics, self._healthy)
-            await self._metrics_server.start(self.settings.metrics_host, self.settings.metrics_port)
+            if self._serves_metrics:
+                self._metrics_server = MetricsServer(self.metrics, self.healthy)
+                await self._metrics_server.start(
+                    self.settings.metrics_host, self.settings.metrics_port
+                )
         for extension in self.initial_extensions:
             await self.load_extension(extension)
         if self.settings.sync_commands:
@@ -154,7 +162,8 @@ class OnAirBot(commands.AutoShardedBot):
                 _LOGGER.info("synced %d application commands", len(self.synced))
         freeze_startup_heap()
 
-    def _healthy(self) -> bool:
+    def healthy(self) -> bool:
+        """Connected to Discord (every shard ready) and not closing: /healthz answers 200."""
         return self.is_ready() and not self.is_closed()
 
     def _start_metrics_gauges(self) -> None:
