@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC
 from typing import Any
 
@@ -28,6 +28,10 @@ from .metrics import Metrics, MetricsServer
 from .netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .onboarding import StationOnboarding
 from .registry import StationRegistry
+from .scheduled.alert_service import AlertService
+from .scheduled.discord_sender import DiscordPostSender
+from .scheduled.outbox import PostOutbox
+from .scheduled.recap_service import RecapService
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
@@ -82,6 +86,8 @@ def create_bot(
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )
+    # Tests drive the scheduled posts (alerts, recaps) on a clock of their own.
+    clock: Callable[[], float] = options.pop("clock", time.time)
     if connector is not None:
         options["connector"] = connector
     if settings.shard_count:
@@ -103,6 +109,18 @@ def create_bot(
         settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
     )
     bot.announcer.metrics = bot.metrics
+    # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog runs it).
+    bot.posts = PostOutbox(
+        storage,
+        DiscordPostSender(bot),
+        owner=bot.announcer.owner,
+        lease=settings.delivery_lease,
+        clock=clock,
+    )
+    bot.alerts = AlertService(settings, registry, storage, bot.posts, clock=clock)
+    bot.recaps = RecapService(settings, registry, storage, bot.posts, clock=clock)
+    bot.announcer.also_watch = _scheduled_stations(bot.alerts, bot.recaps)
+    bot.announcer.poll_observer = bot.alerts.observe
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session, said)
     bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
     bot.onboarding = StationOnboarding(
@@ -113,6 +131,15 @@ def create_bot(
         is_member=lambda guild: bot.get_guild(guild) is not None,
     )
     return bot
+
+
+def _scheduled_stations(
+    alerts: AlertService, recaps: RecapService
+) -> Callable[[], Awaitable[set[str]]]:
+    async def stations() -> set[str]:
+        return await alerts.stations() | await recaps.stations()
+
+    return stations
 
 
 def _voice_engine(

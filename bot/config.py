@@ -224,6 +224,8 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "delivery_lease": Setting(_seconds, 30.0, "delivery_lease"),
         # PostgreSQL fleets: a station's poller holds its watch lease this long, renewed
         "watch_lease": Setting(_seconds, 3.0, "watch_lease"),
+        # alerts: a station not answering or not playing this long is reported down
+        "offline_after": Setting(_seconds, 120.0, "offline_after"),
     },
     "stations": {
         "id": Setting(_slug),
@@ -329,6 +331,7 @@ class Settings:
     max_delivery_age: float = _default("announcer", "max_delivery_age")
     delivery_lease: float = _default("announcer", "delivery_lease")
     watch_lease: float = _default("announcer", "watch_lease")
+    offline_after: float = _default("announcer", "offline_after")
     shard_count: int = _default("bot", "shard_count")
     shard_ids: tuple[int, ...] = _default("bot", "shard_ids")
     allowed_station_hosts: tuple[str, ...] = _default("bot", "allowed_station_hosts")

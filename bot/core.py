@@ -26,6 +26,9 @@ from .storage import Storage
 if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
     from .onboarding import StationOnboarding
+    from .scheduled.alert_service import AlertService
+    from .scheduled.outbox import PostOutbox
+    from .scheduled.recap_service import RecapService
     from .voice.service import VoiceService
 
 _LOGGER = logging.getLogger("onair.bot")
@@ -38,12 +41,13 @@ EXTENSIONS = (
     "cogs.listen",
     "cogs.station",
     "cogs.history",
+    "cogs.scheduled",
     "cogs.announcer",
     "cogs.admin",
     "cogs.voice",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
-SERVICE_EXTENSIONS = frozenset({"cogs.announcer"})
+SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
 
 
 def user_message(error: BaseException) -> str | None:
@@ -93,6 +97,9 @@ class OnAirBot(commands.AutoShardedBot):
     announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
     onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
     voice: VoiceService  # built by ``create_bot``; the voice cog starts and stops it
+    posts: PostOutbox  # built by ``create_bot``; the scheduled cog starts and stops these three
+    alerts: AlertService
+    recaps: RecapService
 
     def __init__(
         self,

@@ -123,3 +123,12 @@ def station_problem(error: StationError, *, detail: bool = False) -> str:
             return STATION_UNAVAILABLE
         return f"{STATION_UNAVAILABLE} ({error.message})"
     return f"{STATION_UNREADABLE} ({error.message})"
+
+
+# Live and offline alerts, weekly recap (/onair alerts, /onair recap).
+CANNOT_MENTION = (
+    "I can't ping {role}: it is not mentionable and I lack **Mention @everyone, @here and All "
+    "Roles** in {channel}. Make the role mentionable, or pick another (or none)."
+)
+ALERTS_NEED_CHANNEL = "Pick the `channel` for the alerts (or set `off:True` to stop them)."
+RECAP_NEED_CHANNEL = "Pick the `channel` for the weekly recap (or set `off:True` to stop it)."

@@ -104,3 +104,30 @@ def announcing(station: StationConfig, channel: str, mode: str, style: str | Non
 
 def unannounced(channel: str, removed: int) -> str:
     return f"Stopped announcements in {channel}." if removed else f"{channel} had no announcements."
+
+
+def alerts_on(station: StationConfig, channel: str, role: str | None, offline_after: float) -> str:
+    ping = f", pinging {role} when a show starts" if role else ""
+    return (
+        f"Alerts of **{safe(station.name, limit=80)}** go to {channel}{ping}: live shows starting "
+        f"and ending, and the station down for more than {offline_after:g} s and back. "
+        "Stop them with `/onair alerts off:True`."
+    )
+
+
+def alerts_off(station: StationConfig, removed: int) -> str:
+    if not removed:
+        return f"No alerts of **{safe(station.name, limit=80)}** were set up here."
+    return f"Stopped the alerts of **{safe(station.name, limit=80)}**."
+
+
+def recap_on(station: StationConfig, channel: str, day: str, hour: int, zone: str) -> str:
+    return (
+        f"Every {day} at {hour:02d}:00 ({safe(zone, limit=60)}), {channel} gets the week on "
+        f"**{safe(station.name, limit=80)}**: most played, peak listeners, live shows, busiest "
+        "hour. The time zone is this server's (`/onair settings timezone:`)."
+    )
+
+
+def recap_off(removed: bool) -> str:
+    return "Stopped the weekly recap." if removed else "No weekly recap was set up here."
