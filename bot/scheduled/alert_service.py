@@ -117,8 +117,8 @@ class AlertService:
         payload = {
             "kind": event.kind,
             "station": sub.station,
-            "station_name": (info.name if info and info.name else None)
-            or (station.name if station else sub.station),
+            # the name the guild knows the station by (the same whether or not it answers)
+            "station_name": station.name if station else sub.station,
             "title": event.title,
             "at": event.at,
             "since": event.since,
