@@ -46,10 +46,13 @@ def test_down_after_the_window_then_back_with_how_long():
     _, events = run([(0, UP), (10, FAILED), (100, FAILED), (131, FAILED), (400, UP)])
     assert [e.kind for e in events] == ["down", "back"]
     down, back = events
-    assert down.since == 10 and down.at == 131
+    assert down.since == 10
+    assert down.at == 131
     assert down.reason == "the station is not answering"
-    assert back.since == 10 and back.at - back.since == 390
-    assert down.key == "down|10.000" and back.key == "back|10.000"
+    assert back.since == 10
+    assert back.at - back.since == 390
+    assert down.key == "down|10.000"
+    assert back.key == "back|10.000"
 
 
 def test_an_outage_seen_only_at_its_ends_still_says_it_is_back():

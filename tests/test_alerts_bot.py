@@ -100,7 +100,8 @@ async def test_live_show_and_outage_alerts_each_once_and_a_restart_repeats_none(
             (post,) = [r for r in fake.sent("POST", rf"^/channels/{channel}/messages$")]
             assert post.json["allowed_mentions"] == {"parse": [], "roles": [role]}
             buttons = start["components"][0]["components"]
-            assert buttons[0]["label"] == "Listen" and buttons[0]["url"].startswith("http")
+            assert buttons[0]["label"] == "Listen"
+            assert buttons[0]["url"].startswith("http")
 
             clock.advance(60)  # the show ends
             await poll(env)
@@ -177,7 +178,8 @@ async def test_bad_alert_targets_get_a_private_answer(alert_sim):
             assert "never pings @everyone" in reply["content"]
             iid = await fake.slash("onair", {}, sub=["alerts"])
             reply = dict((await fake.response(iid)).json["data"])
-            assert reply["flags"] & EPHEMERAL and "Pick the `channel`" in reply["content"]
+            assert reply["flags"] & EPHEMERAL
+            assert "Pick the `channel`" in reply["content"]
             assert await env.bot.storage.alert_subscriptions() == []
             # The mentionable role is fine; off stops them.
             assert "go to" in (await turn_on(env, channel, guild.roles[1]))["content"]
