@@ -10,6 +10,7 @@ import discord
 from ..config import StationConfig
 from ..registry import short_slug
 from ..storage import DROPPED, FAILED, PENDING, SENT, GuildSettings, Subscription
+from .alert_embeds import spoken
 from .embeds import EmbedBuilder
 from .station_embeds import effective_style
 from .text import safe, timestamp
@@ -107,11 +108,11 @@ def unannounced(channel: str, removed: int) -> str:
 
 
 def alerts_on(station: StationConfig, channel: str, role: str | None, offline_after: float) -> str:
-    ping = f", pinging {role} when a show starts" if role else ""
+    ping = f" (pinging {role})" if role else ""
     return (
-        f"Alerts of **{safe(station.name, limit=80)}** go to {channel}{ping}: live shows starting "
-        f"and ending, and the station down for more than {offline_after:g} s and back. "
-        "Stop them with `/onair alerts off:True`."
+        f"Alerts of **{safe(station.name, limit=80)}** go to {channel}: a live show starting"
+        f"{ping} and ending, and the station down for more than {spoken(offline_after)} and "
+        "back. Stop them with `/onair alerts off:True`."
     )
 
 
