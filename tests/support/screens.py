@@ -373,7 +373,7 @@ async def _scheduled(out: Path) -> None:
                 slot.weekday()
             ]
             since = len(fake.requests)
-            options = {"channel": str(recap_channel), "day": day, "hour": slot.hour}
+            options: dict[str, Any] = {"channel": str(recap_channel), "day": day, "hour": slot.hour}
             label = f"/onair recap channel:#channel-1 day:{day} hour:{slot.hour}"
             iid = await fake.slash(
                 "onair", options, sub=["recap"], resolved=fake.resolved_channel(recap_channel)
