@@ -334,7 +334,7 @@ async def _scheduled(out: Path) -> None:
                 ("alerts-setup", "/onair alerts channel:#channel-0 role:@Listeners", 1),
             ):
                 since = len(fake.requests)
-                options = {"channel": str(staff), "role": str(guild.roles[role])}
+                options: dict[str, Any] = {"channel": str(staff), "role": str(guild.roles[role])}
                 resolved = fake.resolved_channel(staff) | fake.resolved_role(guild.roles[role])
                 iid = await fake.slash("onair", options, sub=["alerts"], resolved=resolved)
                 await fake.final_message(iid, within=30)
@@ -373,7 +373,7 @@ async def _scheduled(out: Path) -> None:
                 slot.weekday()
             ]
             since = len(fake.requests)
-            options: dict[str, Any] = {"channel": str(recap_channel), "day": day, "hour": slot.hour}
+            options = {"channel": str(recap_channel), "day": day, "hour": slot.hour}
             label = f"/onair recap channel:#channel-1 day:{day} hour:{slot.hour}"
             iid = await fake.slash(
                 "onair", options, sub=["recap"], resolved=fake.resolved_channel(recap_channel)
