@@ -17,7 +17,7 @@ import pytest
 from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 from bot.storage import AlertSubscription
 
-from .support.botenv import STATION_KEY, running_bot
+from .support.botenv import STATION_KEY, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
 from .support.storage_backends import POSTGRES_ENV, reset_postgres
 from .support.waiting import wait_for
@@ -63,11 +63,16 @@ async def owner_poll(envs: list[Any]) -> Any:
 
 
 async def start_fleet(
-    sim: StationSimulator, fake: FakeDiscord, url: str, stacks: list[contextlib.AsyncExitStack]
+    sim: StationSimulator,
+    fake: FakeDiscord,
+    url: str,
+    stacks: list[contextlib.AsyncExitStack],
+    *,
+    extra: str = "",
 ) -> list[Any]:
     options: dict[str, Any] = {
         "fake": fake,
-        "extra_config": FLEET,
+        "extra_config": FLEET + extra,
         "env_extra": {"ONAIR_DATABASE_URL": url},
         "clock": sim.clock,
     }
@@ -82,13 +87,18 @@ async def test_two_processes_post_each_alert_once_in_every_guild(postgres_url, f
     channels = [g.channels[0] for g in fake.guilds]
     stacks = [contextlib.AsyncExitStack(), contextlib.AsyncExitStack()]
     try:
-        envs = await start_fleet(fleet_sim, fake, postgres_url, stacks)
+        # The station is watched for an announcement channel; alerts are turned on later in
+        # the process that does not poll it (the poller learns of them within followed_ttl).
+        announce = subscription_config(fake.guilds[0].id, fake.guilds[0].channels[1])
+        envs = await start_fleet(fleet_sim, fake, postgres_url, stacks, extra=announce)
+        first_poller = await owner_poll(envs)
+        (elsewhere,) = [e for e in envs if e is not first_poller]
+        first_poller.bot.alerts.followed_ttl = 0.0
         for guild in fake.guilds:
-            await envs[0].bot.alerts.subscribe(
+            await elsewhere.bot.alerts.subscribe(
                 AlertSubscription(guild.id, "main", guild.channels[0], guild.roles[1])
             )
-        for env in envs:
-            await env.bot.announcer.refresh()
+        await elsewhere.bot.announcer.refresh()
         await owner_poll(envs)
         clock.advance(21)  # the live show starts
         poller = await owner_poll(envs)

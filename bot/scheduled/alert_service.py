@@ -21,6 +21,9 @@ from .outbox import PostOutbox
 
 _LOGGER = logging.getLogger("onair.alerts")
 ALERT = "alert"  # the outbox kind
+# Seconds the set of followed stations is trusted: in a fleet another process may have turned
+# alerts on for a station this process polls.
+FOLLOWED_TTL = 30.0
 
 
 def alert_key(sub: AlertSubscription, event: AlertEvent) -> str:
@@ -46,6 +49,8 @@ class AlertService:
         self.outbox = outbox
         self.clock = clock
         self._followed: set[str] = set()
+        self._followed_at = float("-inf")  # monotonic time of the last read
+        self.followed_ttl = FOLLOWED_TTL
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.evaluations = 0
 
@@ -53,6 +58,7 @@ class AlertService:
         """The stations some guild (of this process's shards, or any in a fleet) follows."""
         subs = await self.storage.alert_subscriptions()
         self._followed = {s.station for s in subs if self._handles(s.guild_id)}
+        self._followed_at = time.monotonic()
         return set(self._followed)
 
     def _handles(self, guild_id: int) -> bool:
@@ -77,6 +83,12 @@ class AlertService:
         return self._evaluate(slugs, seen, now)
 
     async def _evaluate(self, slugs: list[str], seen: Observation, now: float) -> None:
+        if time.monotonic() - self._followed_at >= self.followed_ttl:
+            try:
+                await self.stations()
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    raise
         mine = [slug for slug in slugs if slug in self._followed]
         if not mine:
             return

@@ -656,6 +656,13 @@ class Storage(ABC):
         await self.execute(
             "DELETE FROM subscriptions WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
         )
+        await self.execute(
+            "DELETE FROM alert_subscriptions WHERE guild_id = ? AND station = ?",
+            (guild_id, global_slug),
+        )
+        await self.execute(
+            "DELETE FROM recaps WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
+        )
         return (
             await self.execute(
                 "DELETE FROM guild_stations WHERE guild_id = ? AND slug = ?", (guild_id, slug)
