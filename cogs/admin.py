@@ -193,6 +193,8 @@ class AdminCog(
             self.bot.announcer.status_for,
             await self.bot.storage.subscriptions(guild_id=guild_id),
             await self.bot.announcer.recent_deliveries(guild_id or 0),
+            await self.bot.storage.alert_subscriptions(guild_id=guild_id or 0),
+            next(iter(await self.bot.storage.recaps(guild_id or 0)), None),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)
 

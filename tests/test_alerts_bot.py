@@ -181,8 +181,13 @@ async def test_bad_alert_targets_get_a_private_answer(alert_sim):
             assert reply["flags"] & EPHEMERAL
             assert "Pick the `channel`" in reply["content"]
             assert await env.bot.storage.alert_subscriptions() == []
-            # The mentionable role is fine; off stops them.
+            # The mentionable role is fine (and /onair status lists it); off stops them.
             assert "go to" in (await turn_on(env, channel, guild.roles[1]))["content"]
+            status = await fake.final_message(await fake.slash("onair", {}, sub=["status"]))
+            shown = {f["name"]: f["value"] for f in status["embeds"][0]["fields"]}
+            assert shown["Alerts and recap"] == (
+                f"alerts of `main` in <#{channel}>, pinging <@&{guild.roles[1]}>"
+            )
             iid = await fake.slash("onair", {"off": True}, sub=["alerts"])
             reply = dict((await fake.response(iid)).json["data"])
             assert "Stopped the alerts" in reply["content"]

@@ -9,7 +9,16 @@ import discord
 
 from ..config import StationConfig
 from ..registry import short_slug
-from ..storage import DROPPED, FAILED, PENDING, SENT, GuildSettings, Subscription
+from ..storage import (
+    DROPPED,
+    FAILED,
+    PENDING,
+    SENT,
+    AlertSubscription,
+    GuildSettings,
+    Recap,
+    Subscription,
+)
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
 from .station_embeds import effective_style
@@ -37,6 +46,8 @@ def status(
     status_for: Callable[[StationConfig], StationStatus | None],
     subs: Sequence[Subscription],
     deliveries: Mapping[str, int],
+    alerts: Sequence[AlertSubscription] = (),
+    recap: Recap | None = None,
 ) -> discord.Embed:
     """Per station: state, last and next poll, last error; then where it announces (or not)
     and what became of the last day's announcements."""
@@ -64,6 +75,19 @@ def status(
         builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
     if subs:
         builder.field("Announcements, last 24 hours", delivery_line(deliveries), inline=False)
+    scheduled = [
+        f"alerts of `{safe(a.station, limit=60)}` in <#{a.channel_id}>"
+        + (f", pinging <@&{a.role_id}>" if a.role_id else "")
+        for a in alerts
+    ]
+    if recap is not None:
+        day = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+        scheduled.append(
+            f"weekly recap of `{safe(recap.station, limit=60)}` in <#{recap.channel_id}>, "
+            f"{day[recap.weekday % 7]}s at {recap.hour:02d}:00"
+        )
+    if scheduled:
+        builder.field("Alerts and recap", "\n".join(scheduled), inline=False)
     return builder.build()
 
 

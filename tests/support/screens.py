@@ -381,6 +381,10 @@ async def _scheduled(out: Path) -> None:
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "recap-setup.jsonl", since, {iid: label})
             since = len(fake.requests)
+            iid = await fake.slash("onair", {}, sub=["status"])
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "admin-status-alerts.jsonl", since, {iid: "/onair status"})
+            since = len(fake.requests)
             clock.now = slot.replace(minute=0, second=0, microsecond=0).timestamp() + 60
             await env.bot.recaps.tick()
             await env.bot.posts.idle()
