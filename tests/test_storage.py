@@ -319,6 +319,8 @@ async def test_scheduled_posts_are_recorded_once_and_leased_by_one_caller(storag
         "main", AlertState(down_since=50.0, down_posted=True), now=100.0, posts=[post("a")]
     )
     assert await storage.alert_state("main") == AlertState(down_since=50.0, down_posted=True)
+    await storage.forget_alert_state("main")
+    assert await storage.alert_state("main") == AlertState()
     assert not await storage.record_post(post("a"), now=101.0)  # recorded before: nothing new
     assert await storage.record_post(post("b", guild=2), now=101.0)
     claims = await asyncio.gather(

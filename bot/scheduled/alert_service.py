@@ -70,7 +70,10 @@ class AlertService:
 
     async def unsubscribe(self, guild_id: int, station: str | None) -> int:
         removed = await self.storage.remove_alert_subscription(guild_id, station)
-        await self.stations()
+        still = await self.stations()
+        for slug in [station] if station is not None else []:
+            if slug not in still and not await self.storage.alert_subscriptions(slug):
+                await self.storage.forget_alert_state(slug)
         return removed
 
     def observe(

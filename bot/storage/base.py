@@ -905,6 +905,11 @@ class Storage(ABC):
         except (ValueError, AttributeError):
             return AlertState()
 
+    async def forget_alert_state(self, station: str) -> None:
+        """No guild follows the station's alerts any more: an outage or show seen then must not
+        come back as a "back" or "ended" post when alerts are turned on again later."""
+        await self.execute("DELETE FROM station_alert_state WHERE station = ?", (station,))
+
     async def save_recap(self, recap: Recap) -> None:
         await self.execute(
             "INSERT INTO recaps (guild_id, channel_id, station, weekday, hour, since) "
