@@ -27,6 +27,7 @@ from .logs import setup_logging
 from .netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .onboarding import StationOnboarding
 from .registry import StationRegistry
+from .shows.service import ShowsService
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
@@ -95,6 +96,19 @@ def create_bot(
     bot.announcer.metrics = bot.metrics
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session)
     bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
+    # Voice channel status and live-show events: told of each station's new plays by the
+    # announcer's watch (once per station), and where players start and stop by voice.
+    bot.shows = ShowsService(
+        bot,
+        storage,
+        registry,
+        bot.voice,
+        refresh_watches=bot.announcer.refresh,
+        handles_guild=settings.handles_guild,
+    )
+    bot.announcer.change_listeners.append(bot.shows.station_changed)
+    bot.announcer.also_watch = bot.shows.wanted_stations
+    bot.voice.listener = bot.shows
     bot.onboarding = StationOnboarding(
         settings,
         registry,

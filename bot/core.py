@@ -26,6 +26,7 @@ from .storage import Storage
 if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
     from .onboarding import StationOnboarding
+    from .shows.service import ShowsService
     from .voice.service import VoiceService
 
 _LOGGER = logging.getLogger("onair.bot")
@@ -93,6 +94,7 @@ class OnAirBot(commands.AutoShardedBot):
     announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
     onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
     voice: VoiceService  # built by ``create_bot``; the voice cog starts and stops it
+    shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
 
     def __init__(
         self,
@@ -136,6 +138,8 @@ class OnAirBot(commands.AutoShardedBot):
         await self.storage.open()
         await self.registry.load(self.storage, self.keybox)
         await self.voice.load()
+        self.shows.follow_gateway()
+        await self.shows.load()
         self.scheduler.start()
         if self.settings.metrics_port:
             self._start_metrics_gauges()

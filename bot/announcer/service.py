@@ -152,6 +152,11 @@ class AnnouncerService:
         self.storage_errors = 0
         self.subscription_count = 0
         self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
+        # Told of every new play of a watched station, once per station (not per channel):
+        # the voice channel status and the live-show events (bot.shows) hang here.
+        self.change_listeners: list[Callable[[str, Announcement], Coroutine[Any, Any, None]]] = []
+        # Stations other features need watched though no channel announces them.
+        self.also_watch: Callable[[], Iterable[str]] = tuple
 
     # Lifecycle --------------------------------------------------------------------------
 
@@ -222,7 +227,8 @@ class AnnouncerService:
         ]
         self.subscription_count = len(subs)
         wanted: dict[str, list[str]] = defaultdict(list)
-        for slug in sorted({s.station for s in subs if s.paused_reason is None}):
+        announced = {s.station for s in subs if s.paused_reason is None}
+        for slug in sorted(announced | set(self.also_watch())):
             station = self.registry.station(slug)
             if station is None:
                 continue
@@ -267,6 +273,8 @@ class AnnouncerService:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
                 self.announce(slug, announcement)
+                for listener in self.change_listeners:
+                    self._spawn(listener(slug, announcement))
 
         return on_play
 
