@@ -307,3 +307,33 @@ async def test_guild_station_voice_is_off_until_opted_in_and_kept_when_re_added(
     await storage.save_guild_station(station)  # re-added with a new key: the opt-in stays
     (stored,) = await storage.guild_stations(1)
     assert (stored.voice, stored.stream_url) == (True, "https://c1.radioboss.fm/stream")
+
+
+async def test_show_statuses_and_events_per_guild_and_purge(storage):
+    await storage.save_guild_voice(GuildVoice(1, channel_status=False))
+    assert (await storage.guild_voice(1)).channel_status is False
+    assert (await storage.guild_voice(2)).channel_status is True  # on unless turned off
+    await storage.save_written_status(1, 11, "🎵 A - B")
+    await storage.save_written_status(1, 11, "🎵 C - D")
+    await storage.save_written_status(2, 21, "🔴 LIVE: E")
+    assert await storage.written_statuses() == {11: "🎵 C - D", 21: "🔴 LIVE: E"}
+    await storage.forget_written_status(21)
+    assert await storage.written_statuses() == {11: "🎵 C - D"}
+    assert await storage.set_show_events(1, "main", on=True) is True
+    assert await storage.set_show_events(1, "main", on=True) is False
+    assert await storage.show_event_guilds("main") == [(1, "main")]
+    # One claim per airing wins; a snowflake above 2^31 fits (BIGINT).
+    assert await storage.claim_show_event(1, "main", "dj|show@0", now=5.0) is True
+    assert await storage.claim_show_event(1, "main", "dj|show@0", now=6.0) is False
+    await storage.update_show_event(1, "main", "dj|show@0", state="claimed", event_id=1 << 60)
+    await storage.update_show_event(1, "main", "dj|show@0", state="active")
+    assert await storage.open_show_events(guild_id=1) == [
+        (1, "main", "dj|show@0", 1 << 60, "active")
+    ]
+    await storage.update_show_event(1, "main", "dj|show@0", state="completed")
+    assert await storage.open_show_events() == []
+    assert await storage.show_event_keys(1, "main") == ["dj|show@0"]
+    await storage.purge_guild(1)
+    assert await storage.written_statuses() == {}
+    assert await storage.show_event_guilds() == []
+    assert await storage.show_event_keys(1, "main") == []

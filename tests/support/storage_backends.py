@@ -22,6 +22,9 @@ TABLES = (
     "guild_settings",
     "voice_sessions",
     "guild_voice",
+    "voice_status",
+    "guild_show_events",
+    "show_events",
     "schema_version",
 )
 
