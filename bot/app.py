@@ -17,7 +17,7 @@ import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from .announcer import WatchScheduler
-from .announcer.discord_delivery import DiscordDeliverer
+from .announcer.discord_delivery import DiscordDeliverer, RateGate
 from .announcer.service import AnnouncerService
 from .commandsync import state_path, sync_commands
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
@@ -90,8 +90,10 @@ def create_bot(
         **options,
     )
     # The announcer posts through the bot's own client; the announcer cog starts and stops it.
+    # One pace under Discord's global limit for announcements and the shows' requests.
+    gate = RateGate()
     bot.announcer = AnnouncerService(
-        settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
+        settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot, gate=gate)
     )
     bot.announcer.metrics = bot.metrics
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session)
@@ -105,6 +107,7 @@ def create_bot(
         bot.voice,
         refresh_watches=bot.announcer.refresh,
         handles_guild=settings.handles_guild,
+        pace=gate.acquire,
     )
     bot.announcer.change_listeners.append(bot.shows.station_changed)
     bot.announcer.also_watch = bot.shows.wanted_stations

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import discord
@@ -28,7 +28,8 @@ from ..storage import Storage
 from .text import stage_topic, voice_status
 
 _LOGGER = logging.getLogger("onair.shows")
-WRITE_TIMEOUT = 5.0  # seconds a status write may hold a leave or a station change
+WRITE_TIMEOUT = 5.0  # seconds one status request may take
+Pace = Callable[[], Awaitable[None]]
 
 
 class Players(Protocol):
@@ -49,10 +50,20 @@ class ChannelStatusKeeper:
     """Writes and clears voice channel statuses and stage topics for the voice service's
     players; built by the composition root, fed by the announcer's station changes."""
 
-    def __init__(self, client: discord.Client, storage: Storage, players: Players) -> None:
+    def __init__(
+        self,
+        client: discord.Client,
+        storage: Storage,
+        players: Players,
+        *,
+        pace: Pace | None = None,
+    ) -> None:
         self.client = client
         self.storage = storage
         self.players = players
+        # Awaited before each request: the announcer's gate under Discord's global limit, so a
+        # station change in a thousand guilds paces itself instead of meeting 429s.
+        self.pace = pace
         self._written: dict[int, str] = {}  # channel → what OnAir last wrote there
         self._current: dict[int, str | None] = {}  # channel → the status Discord last sent
         self._locks: dict[int, asyncio.Lock] = {}
@@ -91,7 +102,7 @@ class ChannelStatusKeeper:
             return await self.clear(guild_id, channel_id)
         try:
             async with self._lock(channel_id):
-                return await asyncio.wait_for(self._show(channel, play), WRITE_TIMEOUT)
+                return await self._show(channel, play)
         except (discord.HTTPException, TimeoutError) as error:
             _LOGGER.warning("status of channel %s not set: %s", channel_id, _why(error))
             return False
@@ -103,7 +114,7 @@ class ChannelStatusKeeper:
             return False
         try:
             async with self._lock(channel_id):
-                return await asyncio.wait_for(self._clear(channel), WRITE_TIMEOUT)
+                return await self._clear(channel)
         except (discord.HTTPException, TimeoutError) as error:
             _LOGGER.warning("status of channel %s not cleared: %s", channel_id, _why(error))
             return False
@@ -124,7 +135,7 @@ class ChannelStatusKeeper:
             self.skipped_permission += 1
             return False
         await self._remember(channel, text)
-        await channel.edit(status=text)
+        await self._send(lambda: channel.edit(status=text))
         self._current[channel.id] = text
         self.writes += 1
         return True
@@ -136,14 +147,14 @@ class ChannelStatusKeeper:
             if instance is None or instance.topic != written or not _stage_moderator(channel):
                 await self._forget(channel.id)
                 return False
-            await instance.delete()  # a stage OnAir opened with its own topic
+            await self._send(instance.delete)  # a stage OnAir opened with its own topic
             await self._forget(channel.id)
             return True
         current = self._current.get(channel.id, written)
         if current != written or not _may_set_status(channel):
             await self._forget(channel.id)
             return False
-        await channel.edit(status=None)
+        await self._send(lambda: channel.edit(status=None))
         self._current[channel.id] = None
         await self._forget(channel.id)
         return True
@@ -162,11 +173,17 @@ class ChannelStatusKeeper:
             return False  # shown already, or a stage someone else opened
         await self._remember(channel, topic)
         if instance is None:
-            await channel.create_instance(topic=topic)
+            await self._send(lambda: channel.create_instance(topic=topic))
         else:
-            await instance.edit(topic=topic)
+            await self._send(lambda: instance.edit(topic=topic))
         self.writes += 1
         return True
+
+    async def _send(self, request: Callable[[], Awaitable[Any]]) -> None:
+        """One request to Discord: paced, then bounded in time."""
+        if self.pace is not None:
+            await self.pace()
+        await asyncio.wait_for(request(), WRITE_TIMEOUT)
 
     async def _remember(
         self, channel: discord.VoiceChannel | discord.StageChannel, text: str

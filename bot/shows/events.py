@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import discord
@@ -46,8 +46,10 @@ class ShowEvents:
         *,
         max_open: int = MAX_OPEN,
         clock: Callable[[], float] = time.time,
+        pace: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.client = client
+        self.pace = pace
         self.storage = storage
         self.max_open = max_open
         self.clock = clock
@@ -100,6 +102,7 @@ class ShowEvents:
         start = datetime.fromtimestamp(now, UTC) + START_AHEAD
         length = max(play.duration or DEFAULT_LENGTH, MIN_LENGTH)
         try:
+            await self._paced()
             event = await guild.create_scheduled_event(
                 name=event_name(play),
                 description=event_description(info.name, play),
@@ -112,6 +115,7 @@ class ShowEvents:
             await self.storage.update_show_event(
                 guild_id, station, airing, state=EVENT_CLAIMED, event_id=event.id
             )
+            await self._paced()
             await event.start()
         except discord.HTTPException as error:
             _LOGGER.warning(
@@ -135,6 +139,7 @@ class ShowEvents:
         if event_id:
             status = COMPLETED if state == EVENT_ACTIVE else CANCELED
             try:
+                await self._paced()
                 await self.client.http.edit_scheduled_event(guild_id, event_id, status=status)
             except discord.NotFound:
                 pass
@@ -150,3 +155,7 @@ class ShowEvents:
                     return  # tried again at the next change
         await self.storage.update_show_event(guild_id, station, key, state=EVENT_COMPLETED)
         self.completed += 1
+
+    async def _paced(self) -> None:
+        if self.pace is not None:
+            await self.pace()

@@ -35,6 +35,7 @@ class ShowsService:
         *,
         refresh_watches: Callable[[], Awaitable[None]],
         handles_guild: Callable[[int], bool],
+        pace: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.client = client
         self.storage = storage
@@ -42,8 +43,8 @@ class ShowsService:
         self.players = players
         self.refresh_watches = refresh_watches
         self.handles_guild = handles_guild
-        self.status = ChannelStatusKeeper(client, storage, players)
-        self.events = ShowEvents(client, storage)
+        self.status = ChannelStatusKeeper(client, storage, players, pace=pace)
+        self.events = ShowEvents(client, storage, pace=pace)
         self._event_stations: set[str] = set()
         self._playing: set[str] = set()  # stations this process plays in voice
 
