@@ -13,7 +13,7 @@ from bot import errors
 from bot.shows.text import voice_status
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 from bot.station import Play
-from bot.storage import EVENT_ACTIVE
+from bot.storage import EVENT_ACTIVE, create_storage
 
 from .support import discord_rules as rules
 from .support.botenv import BotEnv, running_bot
@@ -346,3 +346,35 @@ async def test_at_most_ten_open_events_per_guild(programme_sim, events_fake):
         advance(programme_sim, 46)
         await poll(env)
         assert fake.sent("POST", rf"^/guilds/{guild.id}/scheduled-events") == []
+
+
+async def test_after_a_crash_onair_knows_its_own_status_and_not_a_persons(
+    programme_sim, icecast, tmp_path
+):
+    """A kill -9 leaves OnAir's status behind (a clean stop clears it): the restarted bot finds
+    what it wrote in storage and Discord's status in GUILD_CREATE, and replaces only its own."""
+    db = str(tmp_path / "onair.sqlite3")
+    fake = FakeDiscord(guild_count=2)
+    own, theirs = fake.guilds
+    channels = {
+        g.id: fake.add_voice_channel(g, "Radio", bot_allow=SET_VOICE_CHANNEL_STATUS)
+        for g in fake.guilds
+    }
+    for guild, text in ((own, "🎵 Old - Song"), (theirs, "🎵 Old - Song")):
+        vc = channel_of(fake, guild, channels[guild.id])
+        vc.status = text
+    async with fake:
+        for guild in fake.guilds:
+            await fake.set_member_voice(guild, LISTENER, channels[guild.id])
+        # What the crashed run had written: only in the first guild's channel.
+        storage = await create_storage(db).open()
+        await storage.save_written_status(own.id, channels[own.id], "🎵 Old - Song")
+        await storage.close()
+        async with voice_bot(programme_sim, icecast, fake=fake, db_path=db) as voice:
+            for guild in fake.guilds:
+                await voice.join(guild)
+            mine = channel_of(fake, own, channels[own.id])
+            await wait_for(lambda: mine.status == shown(TRACKS[0]))
+            await poll(voice.env)
+            assert channel_of(fake, theirs, channels[theirs.id]).status == "🎵 Old - Song"
+            assert status_puts(fake, channels[theirs.id]) == []
