@@ -296,6 +296,12 @@ async def test_a_live_show_becomes_one_active_event_then_completed(programme_sim
             ("PATCH", rules.COMPLETED),
         ]
         assert await env.bot.storage.open_show_events() == []
+        advance(programme_sim, 65)  # the show's next airing (the programme repeats)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+        assert len(guild.events) == 2  # a new event for the new airing
+        keys = await env.bot.storage.show_event_keys(guild.id, "main")
+        assert sorted(k.rpartition("@")[2] for k in keys) == ["0", "1"]
 
 
 async def test_a_restart_mid_show_makes_no_second_event(programme_sim, events_fake, tmp_path):

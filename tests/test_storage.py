@@ -337,3 +337,15 @@ async def test_show_statuses_and_events_per_guild_and_purge(storage):
     assert await storage.written_statuses() == {}
     assert await storage.show_event_guilds() == []
     assert await storage.show_event_keys(1, "main") == []
+
+
+async def test_prune_drops_finished_show_events_after_the_history_window(storage):
+    now = datetime(2026, 11, 25, tzinfo=UTC)
+    old = (now - timedelta(days=40)).timestamp()
+    for key, state in (("a@0", "completed"), ("a@1", "failed"), ("a@2", "active")):
+        await storage.claim_show_event(1, "main", key, now=old)
+        await storage.update_show_event(1, "main", key, state=state)
+    await storage.claim_show_event(1, "main", "a@3", now=now.timestamp())
+    await storage.update_show_event(1, "main", "a@3", state="completed")
+    await storage.prune(30, now)
+    assert sorted(await storage.show_event_keys(1, "main")) == ["a@2", "a@3"]

@@ -63,7 +63,7 @@ class ShowEvents:
         for guild_id, _station, stored_key, event_id, state in await self.storage.open_show_events(
             station=station
         ):
-            if stored_key.split("@", 1)[0] != key and self.client.get_guild(guild_id):
+            if _show_of(stored_key) != key and self.client.get_guild(guild_id):
                 await self._finish(guild_id, station, stored_key, event_id, state)
         if play is None or key is None:
             return
@@ -80,7 +80,7 @@ class ShowEvents:
             return
         key = show_key(play)
         open_events = await self.storage.open_show_events(guild_id=guild_id)
-        if any(s == station and k.split("@", 1)[0] == key for _, s, k, _, _ in open_events):
+        if any(s == station and _show_of(k) == key for _, s, k, _, _ in open_events):
             return  # this airing has its event (made before a restart, or just now)
         if len(open_events) >= self.max_open:
             _LOGGER.info(
@@ -92,10 +92,10 @@ class ShowEvents:
         if not guild.me.guild_permissions.manage_events:
             _LOGGER.info("no event for a live show in guild %s: no Manage Events", guild_id)
             return
-        # The airing's number: two processes (or a repeated change) claim the same row, and
-        # only one of them creates the event.
+        # The airing's number, one past the highest stored (pruning old rows cannot make it
+        # collide): two tries at once claim the same row, and only one creates the event.
         aired = await self.storage.show_event_keys(guild_id, station)
-        airing = f"{key}@{sum(k.split('@', 1)[0] == key for k in aired)}"
+        airing = f"{key}@{1 + max(_airing_numbers(aired, key), default=-1)}"
         now = self.clock()
         if not await self.storage.claim_show_event(guild_id, station, airing, now=now):
             return
@@ -159,3 +159,17 @@ class ShowEvents:
     async def _paced(self) -> None:
         if self.pace is not None:
             await self.pace()
+
+
+def _show_of(airing: str) -> str:
+    """The show of an airing key (``show@number``; a show's title may hold an @ itself)."""
+    return airing.rpartition("@")[0]
+
+
+def _airing_numbers(keys: list[str], show: str) -> list[int]:
+    numbers = []
+    for key in keys:
+        name, _, number = key.rpartition("@")
+        if name == show and number.isdigit():
+            numbers.append(int(number))
+    return numbers

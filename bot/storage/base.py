@@ -592,6 +592,11 @@ class Storage(ABC):
                 ("DELETE FROM announcements WHERE detected_at < ?", (outbox_cutoff,)),
             ]
         )
+        # Finished live-show events: their rows only guard against a second event per airing.
+        await self.execute(
+            "DELETE FROM show_events WHERE state IN (?, ?) AND created_at < ?",
+            (EVENT_COMPLETED, EVENT_FAILED, cutoff),
+        )
         return removed
 
     # Guild stations and settings ---------------------------------------------------------
