@@ -393,6 +393,13 @@ class Storage(ABC):
         )
         return str(row[0]) if row else None
 
+    async def announcement_of(self, announcement_id: int) -> tuple[str, str] | None:
+        """(station, payload) of a recorded play."""
+        row = await self.fetchone(
+            "SELECT station, payload FROM announcements WHERE id = ?", (announcement_id,)
+        )
+        return (str(row[0]), str(row[1])) if row else None
+
     async def claim_deliveries(
         self,
         announcement_id: int,
