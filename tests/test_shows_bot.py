@@ -384,3 +384,13 @@ async def test_after_a_crash_onair_knows_its_own_status_and_not_a_persons(
             await poll(voice.env)
             assert channel_of(fake, theirs, channels[theirs.id]).status == "🎵 Old - Song"
             assert status_puts(fake, channels[theirs.id]) == []
+
+
+async def test_a_clean_stop_clears_the_status(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        fake, guild = voice.fake, voice.guild
+        vc = channel_of(fake, guild, voice.channels[guild.id])
+        await voice.join()
+        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+    assert vc.status is None
+    assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
