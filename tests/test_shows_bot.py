@@ -149,6 +149,8 @@ async def test_a_persons_status_is_never_replaced_or_cleared(programme_sim, icec
         channel = voice.channels[guild.id]
         vc = channel_of(fake, guild, channel)
         await fake.person_sets_status(guild, channel, "Karaoke night, all welcome")
+        keeper = voice.env.bot.shows.status
+        await wait_for(lambda: keeper.current(channel) == "Karaoke night, all welcome")
         await voice.join()
         await poll(voice.env)
         advance(programme_sim, 21)
@@ -157,10 +159,12 @@ async def test_a_persons_status_is_never_replaced_or_cleared(programme_sim, icec
         assert vc.status == "Karaoke night, all welcome"
         # Cleared by its author: OnAir shows what plays again; then someone writes over it.
         await fake.person_sets_status(guild, channel, None)
+        await wait_for(lambda: keeper.current(channel) is None)
         advance(programme_sim, 5)
         await poll(voice.env)
         await wait_for(lambda: vc.status == shown(TRACKS[1]))
         await fake.person_sets_status(guild, channel, "Quiz at nine")
+        await wait_for(lambda: keeper.current(channel) == "Quiz at nine")
         advance(programme_sim, 21)  # the live show
         await poll(voice.env)
         await fake.slash("leave", {}, guild=guild, user_id=LISTENER)

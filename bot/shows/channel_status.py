@@ -82,6 +82,10 @@ class ChannelStatusKeeper:
     def written(self, channel_id: int) -> str | None:
         return self._written.get(channel_id)
 
+    def current(self, channel_id: int) -> str | None:
+        """The channel's status as Discord last sent it (None: empty or not seen)."""
+        return self._current.get(channel_id)
+
     # Writing ------------------------------------------------------------------------------
 
     async def station_changed(self, station: str, play: Play | None) -> None:
