@@ -398,3 +398,27 @@ async def test_a_clean_stop_clears_the_status(programme_sim, icecast):
         await wait_for(lambda: vc.status == shown(TRACKS[0]))
     assert vc.status is None
     assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
+
+
+async def test_a_guild_discord_refuses_does_not_hold_up_the_others(programme_sim, icecast):
+    async with voice_bot(
+        programme_sim, icecast, guilds=2, bot_allow=SET_VOICE_CHANNEL_STATUS
+    ) as voice:
+        fake = voice.fake
+        first, second = fake.guilds
+        for guild in fake.guilds:
+            await voice.join(guild)
+        good = channel_of(fake, second, voice.channels[second.id])
+        await wait_for(lambda: good.status == shown(TRACKS[0]))
+        # Discord refuses the first guild's next status (the permission was just taken away).
+        fake.fail("PUT", rf"^/channels/{voice.channels[first.id]}/voice-status$", 403, code=50013)
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        await wait_for(lambda: good.status == shown(JINGLES[0]))
+        bad = channel_of(fake, first, voice.channels[first.id])
+        assert bad.status == shown(TRACKS[0])
+        assert fake.sent("PUT", rf"^/channels/{bad.id}/voice-status$")[-1].status == 403
+        # Allowed again: OnAir still knows the status there as its own and updates it.
+        advance(programme_sim, 5)
+        await poll(voice.env)
+        await wait_for(lambda: bad.status == shown(TRACKS[1]))

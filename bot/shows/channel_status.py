@@ -40,10 +40,11 @@ class Players(Protocol):
     def status_enabled(self, guild_id: int) -> bool: ...
 
 
-def may_replace(current: str | None, written: str | None) -> bool:
+def may_replace(current: str | None, *mine: str | None) -> bool:
     """Whether OnAir may write over ``current`` (what Discord shows now; None: empty or not
-    known): only an empty status or its own text (``written``)."""
-    return not current or current == written
+    known): only an empty status or its own text (what it wrote last, or the text before that
+    while a write's outcome is unknown)."""
+    return not current or current in mine
 
 
 class ChannelStatusKeeper:
@@ -65,6 +66,7 @@ class ChannelStatusKeeper:
         # station change in a thousand guilds paces itself instead of meeting 429s.
         self.pace = pace
         self._written: dict[int, str] = {}  # channel → what OnAir last wrote there
+        self._previous: dict[int, str] = {}  # channel → what it wrote before that (this run)
         self._current: dict[int, str | None] = {}  # channel → the status Discord last sent
         self._locks: dict[int, asyncio.Lock] = {}
         self.writes = 0  # statuses and topics written (tests, logs)
@@ -91,10 +93,13 @@ class ChannelStatusKeeper:
     async def station_changed(self, station: str, play: Play | None) -> None:
         """A new play on ``station``: every channel this process plays it in shows it."""
         targets = self.players.channels_playing(station)
-        if targets:
-            await asyncio.gather(
-                *(self.show(guild_id, channel_id, play) for guild_id, channel_id in targets)
-            )
+        results = await asyncio.gather(
+            *(self.show(guild_id, channel_id, play) for guild_id, channel_id in targets),
+            return_exceptions=True,
+        )
+        for (guild_id, _), result in zip(targets, results, strict=True):
+            if isinstance(result, Exception):  # one guild's trouble is not the others'
+                _LOGGER.warning("status in guild %s not set: %r", guild_id, result)
 
     async def show(self, guild_id: int, channel_id: int, play: Play | None) -> bool:
         """Show ``play`` in the channel (clear OnAir's text when the guild turned the status
@@ -133,13 +138,17 @@ class ChannelStatusKeeper:
         current = self._current.get(channel.id, written)
         if text is None or (text == written and current == written):
             return False  # nothing on air, or shown already
-        if not may_replace(current, written):
+        if not may_replace(current, written, self._previous.get(channel.id)):
             return False  # someone else's status: theirs until they clear it
         if not _may_set_status(channel):
             self.skipped_permission += 1
             return False
         await self._remember(channel, text)
-        await self._send(lambda: channel.edit(status=text))
+        try:
+            await self._send(lambda: channel.edit(status=text))
+        except discord.HTTPException:
+            await self._restore(channel, written)  # refused: Discord shows what it did
+            raise
         self._current[channel.id] = text
         self.writes += 1
         return True
@@ -155,7 +164,8 @@ class ChannelStatusKeeper:
             await self._forget(channel.id)
             return True
         current = self._current.get(channel.id, written)
-        if current != written or not _may_set_status(channel):
+        mine = current == written or (current and current == self._previous.get(channel.id))
+        if not mine or not _may_set_status(channel):
             await self._forget(channel.id)
             return False
         await self._send(lambda: channel.edit(status=None))
@@ -193,10 +203,24 @@ class ChannelStatusKeeper:
         self, channel: discord.VoiceChannel | discord.StageChannel, text: str
     ) -> None:
         """Stored before it is written: after a crash in between OnAir still knows the text."""
+        before = self._written.get(channel.id)
+        if before is not None:
+            self._previous[channel.id] = before
         self._written[channel.id] = text
         await self.storage.save_written_status(channel.guild.id, channel.id, text)
 
+    async def _restore(
+        self, channel: discord.VoiceChannel | discord.StageChannel, text: str | None
+    ) -> None:
+        """Discord refused a write: what OnAir wrote there is what it was before."""
+        if text is None:
+            await self._forget(channel.id)
+        else:
+            self._written[channel.id] = text
+            await self.storage.save_written_status(channel.guild.id, channel.id, text)
+
     async def _forget(self, channel_id: int) -> None:
+        self._previous.pop(channel_id, None)
         if self._written.pop(channel_id, None) is not None:
             await self.storage.forget_written_status(channel_id)
 

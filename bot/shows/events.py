@@ -72,7 +72,12 @@ class ShowEvents:
             for guild_id, _ in await self.storage.show_event_guilds(station)
             if self.client.get_guild(guild_id) is not None
         ]
-        await asyncio.gather(*(self._start(g, station, play, info) for g in guilds))
+        results = await asyncio.gather(
+            *(self._start(g, station, play, info) for g in guilds), return_exceptions=True
+        )
+        for guild_id, result in zip(guilds, results, strict=True):
+            if isinstance(result, Exception):  # one guild's trouble is not the others'
+                _LOGGER.warning("live-show event in guild %s not made: %r", guild_id, result)
 
     async def _start(self, guild_id: int, station: str, play: Play, info: StationInfo) -> None:
         guild = self.client.get_guild(guild_id)

@@ -68,9 +68,15 @@ class ShowsService:
 
     async def station_changed(self, station: str, announcement: Announcement) -> None:
         play = announcement.play
-        await self.status.station_changed(station, play)
-        # (Also where no guild wants events any more: an open one still gets completed.)
-        await self.events.station_changed(station, play, announcement.info)
+        try:
+            await self.status.station_changed(station, play)
+        except Exception as error:  # storage down: the next play tries again
+            _LOGGER.warning("voice statuses of %s not updated: %r", station, error)
+        try:
+            # (Also where no guild wants events any more: an open one still gets completed.)
+            await self.events.station_changed(station, play, announcement.info)
+        except Exception as error:
+            _LOGGER.warning("live-show events of %s not updated: %r", station, error)
 
     # Voice --------------------------------------------------------------------------------
 
