@@ -108,6 +108,7 @@ def create_bot(
         refresh_watches=bot.announcer.refresh,
         handles_guild=settings.handles_guild,
         pace=gate.acquire,
+        guild_configs=settings.guilds,
     )
     bot.announcer.change_listeners.append(bot.shows.station_changed)
     bot.announcer.also_watch = bot.shows.wanted_stations

@@ -137,9 +137,9 @@ class OnAirBot(commands.AutoShardedBot):
             return
         await self.storage.open()
         await self.registry.load(self.storage, self.keybox)
-        await self.voice.load()
         self.shows.follow_gateway()
-        await self.shows.load()
+        await self.shows.load()  # (the config file's guild choices first: voice reads them)
+        await self.voice.load()
         self.scheduler.start()
         if self.settings.metrics_port:
             self._start_metrics_gauges()

@@ -142,3 +142,17 @@ def test_a_key_env_holding_what_no_key_can_be_is_one_clear_line(key, problem):
     assert f"the key in $K {problem}" in message
     assert len(message.strip().splitlines()) == 1
     assert "abc" not in message  # the key itself is never printed
+
+
+def test_guilds_choose_live_events_and_the_voice_status():
+    base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
+    (guild,) = parse_settings(base + "[[guilds]]\nid = 111111111111111111\n", {}).guilds
+    assert (guild.live_events, guild.voice_status) == ((), None)  # the admins' choice stands
+    text = base + "[[guilds]]\nid = 111111111111111111\nlive_events = ['a']\nvoice_status = false"
+    (guild,) = parse_settings(text, {}).guilds
+    assert (guild.live_events, guild.voice_status) == (("a",), False)
+    with pytest.raises(ConfigError) as error:
+        parse_settings(base + "[[guilds]]\nid = 111111111111111111\nlive_events = ['b']", {})
+    assert "[[guilds]] #1 live_events names station 'b', which is not defined" in str(
+        error.value.problems
+    )

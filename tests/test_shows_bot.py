@@ -422,3 +422,15 @@ async def test_a_guild_discord_refuses_does_not_hold_up_the_others(programme_sim
         advance(programme_sim, 5)
         await poll(voice.env)
         await wait_for(lambda: bad.status == shown(TRACKS[1]))
+
+
+async def test_the_config_file_turns_events_on_and_the_status_off(programme_sim, events_fake):
+    fake = events_fake
+    guild = fake.guilds[0]
+    config = f"[[guilds]]\nid = {guild.id}\nlive_events = ['main']\nvoice_status = false\n"
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
+        assert await env.bot.storage.show_event_guilds() == [(guild.id, "main")]
+        assert env.bot.voice.status_enabled(guild.id) is False
+        advance(programme_sim, 46)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)

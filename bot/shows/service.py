@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import discord
 
 from ..announcer.watcher import Announcement
+from ..config import GuildConfig
 from ..registry import StationRegistry
 from ..storage import Storage
 from .channel_status import ChannelStatusKeeper, Players, follow_status_events
@@ -36,6 +38,7 @@ class ShowsService:
         refresh_watches: Callable[[], Awaitable[None]],
         handles_guild: Callable[[int], bool],
         pace: Callable[[], Awaitable[None]] | None = None,
+        guild_configs: tuple[GuildConfig, ...] = (),
     ) -> None:
         self.client = client
         self.storage = storage
@@ -43,6 +46,7 @@ class ShowsService:
         self.players = players
         self.refresh_watches = refresh_watches
         self.handles_guild = handles_guild
+        self.guild_configs = guild_configs
         self.status = ChannelStatusKeeper(client, storage, players, pace=pace)
         self.events = ShowEvents(client, storage, pace=pace)
         self._event_stations: set[str] = set()
@@ -53,6 +57,18 @@ class ShowsService:
         follow_status_events(self.client, self.status.seen)
 
     async def load(self) -> None:
+        """At start-up, before the voice settings are read: the config file's ``[[guilds]]``
+        choices (``live_events`` turns events on, ``voice_status`` when set), then what OnAir
+        wrote and which stations have events."""
+        for guild in self.guild_configs:
+            for station in guild.live_events:
+                await self.storage.set_show_events(guild.id, station, on=True)
+            if guild.voice_status is not None:
+                voice = await self.storage.guild_voice(guild.id)
+                if voice.channel_status != guild.voice_status:
+                    await self.storage.save_guild_voice(
+                        replace(voice, channel_status=guild.voice_status)
+                    )
         await self.status.load()
         await self._load_event_stations()
 
