@@ -103,7 +103,8 @@ class ChannelStatusKeeper:
 
     async def show(self, guild_id: int, channel_id: int, play: Play | None) -> bool:
         """Show ``play`` in the channel (clear OnAir's text when the guild turned the status
-        off); True when something was written. Errors are logged, never raised."""
+        off); True when something was written. Discord's refusals and timeouts are logged,
+        not raised (a storage failure is: the caller logs it per guild)."""
         channel = self._channel(guild_id, channel_id)
         if channel is None:
             return False
