@@ -104,6 +104,14 @@ BAD_STREAM_URL = (
     "https://c5.radioboss.fm/stream, or `default` for its best listen link."
 )
 STREAM_URL_UNPLAYABLE = "I did not save that stream address: {reason}"
+NO_STATUS_PERMISSION = (
+    "I'm missing the **Set Voice Channel Status** permission in {channel}, so its status stays "
+    "as it is until a server admin allows it."
+)
+EVENTS_NO_PERMISSION = (
+    "I need the **Manage Events** permission in this server to make events for live shows. "
+    "Please ask a server admin to allow it, then run this again."
+)
 REBROADCAST_TERMS = (
     "OnAir plays the station's public stream in this server's voice channels, and counts as "
     "one listener at the station however many listen here. Please make sure the station's owner "

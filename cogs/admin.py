@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.core import OnAirBot
-from bot.errors import NEED_MANAGE
+from bot.errors import EVENTS_NO_PERMISSION, NEED_MANAGE, NOT_HERE, BadInput
 from bot.patterns import compile_pattern
 from bot.render import admin_embeds, station_embeds
 from bot.storage import Subscription
@@ -251,6 +251,7 @@ class AdminCog(
         leave_when_empty="Seconds to stay in a channel nobody listens in (0 = stay)",
         station="Station to play (turns voice on for a station this server added)",
         stream_url="Stream address of that station (one this server added), or default",
+        status="Show what plays as the voice channel's status (on by default)",
     )
     @app_commands.autocomplete(channel=voice_channel_autocomplete, station=station_autocomplete)
     async def voice(
@@ -260,8 +261,30 @@ class AdminCog(
         leave_when_empty: app_commands.Range[int, 0, 86400] | None = None,
         station: str | None = None,
         stream_url: app_commands.Range[str, 1, 2048] | None = None,
+        status: bool | None = None,
     ) -> None:
-        await configure_voice(interaction, channel, leave_when_empty, station, stream_url)
+        await configure_voice(interaction, channel, leave_when_empty, station, stream_url, status)
+
+    # Live shows --------------------------------------------------------------------------
+
+    @app_commands.command(name="events", description="A server event for each live show")
+    @app_commands.describe(
+        enabled="Make an event for each live show of the station (or stop)",
+        station="Which station",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def events(
+        self, interaction: discord.Interaction[OnAirBot], enabled: bool, station: str | None = None
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        guild = interaction.guild
+        if guild is None:
+            raise BadInput(NOT_HERE)
+        if enabled and not guild.me.guild_permissions.manage_events:
+            raise BadInput(EVENTS_NO_PERMISSION)
+        changed = await self.bot.shows.set_events(guild.id, chosen.slug, on=enabled)
+        text = admin_embeds.show_events(chosen, enabled, changed)
+        await interaction.response.send_message(text, ephemeral=True)
 
     async def _refresh(self) -> None:
         await self.bot.announcer.refresh()

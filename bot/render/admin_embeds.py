@@ -156,3 +156,19 @@ def recap_on(station: StationConfig, channel: str, day: str, hour: int, zone: st
 
 def recap_off(removed: bool) -> str:
     return "Stopped the weekly recap." if removed else "No weekly recap was set up here."
+
+
+def show_events(station: StationConfig, on: bool, changed: bool) -> str:
+    """The reply to /onair events: what OnAir will do (or stop doing) for live shows."""
+    name = safe(station.name, limit=80)
+    if not on:
+        if not changed:
+            return f"Live shows of **{name}** had no events here."
+        return (
+            f"No more events for live shows of **{name}**. Events already made stay until "
+            "their show ends."
+        )
+    return (
+        f"When **{name}** goes live, I'll make a server event for the show, mark it live "
+        "while it runs and end it after (one event per show, at most 10 of mine at a time)."
+    )

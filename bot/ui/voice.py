@@ -219,10 +219,12 @@ async def configure_voice(
     leave_when_empty: int | None,
     station: str | None,
     stream_url: str | None = None,
+    status: bool | None = None,
 ) -> None:
-    """``/onair voice``: the 24/7 home channel (joined now), the empty-channel timeout and the
-    station; for a station the guild added, this turns voice on (with the rebroadcast terms)
-    and sets its stream address (probed before it is saved)."""
+    """``/onair voice``: the 24/7 home channel (joined now), the empty-channel timeout, the
+    station and whether OnAir shows what plays as the channel's status; for a station the guild
+    added, this turns voice on (with the rebroadcast terms) and sets its stream address (probed
+    before it is saved)."""
     guild = interaction.guild
     if guild is None:
         raise VoiceRefused(errors.NOT_HERE)
@@ -237,7 +239,7 @@ async def configure_voice(
 
     async def work() -> Reply:
         content = await _apply_voice(
-            interaction, guild, chosen, home, leave_when_empty, channel, stream
+            interaction, guild, chosen, home, leave_when_empty, channel, stream, status
         )
         return Reply(content=content, ephemeral=True)
 
@@ -252,6 +254,7 @@ async def _apply_voice(
     leave_when_empty: int | None,
     channel: str | None,
     stream: str | None = None,
+    status: bool | None = None,
 ) -> str:
     """Store the settings (and the opt-in, and the stream address once it played), join a new
     home channel; the reply's lines."""
@@ -282,9 +285,15 @@ async def _apply_voice(
         home,
         float(leave_when_empty) if leave_when_empty is not None else current.leave_when_empty,
         chosen.slug if chosen is not None else current.station,
+        current.channel_status if status is None else status,
     )
     await voice.save_guild_voice(updated)
     lines.insert(0, settings_line(guild, updated, bot))
+    if status is not None:
+        lines.append(status_line(guild, updated, bot))
+        player = voice.players.get(guild.id)
+        if player is not None:
+            await bot.shows.voice_settings_changed(guild.id, player.channel_id)
     if channel is not None and home and voice.available:
         lines.append(await _join_home(interaction, guild, updated))
     return "\n".join(lines)
@@ -310,8 +319,31 @@ def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str
     station = bot.registry.station(voice.station) if voice.station else None
     name = f"**{safe(station.name, limit=80)}**" if station else "the server's default"
     return (
-        f"Voice settings: home channel {where} · leaves an empty channel {empty} · station {name}."
+        f"Voice settings: home channel {where} · leaves an empty channel {empty} · station {name}"
+        f" · channel status {'on' if voice.channel_status else 'off'}."
     )
+
+
+def status_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+    """What turning the channel status on or off does, and whether OnAir may set it where it
+    plays now (the permission it lacks, by name)."""
+    if not voice.channel_status:
+        return "I won't show what plays as the voice channel's status (mine is cleared)."
+    text = (
+        "I show what plays as the status of the voice channel I play in (a stage's topic "
+        "when I'm a stage moderator there); a status someone else set stays."
+    )
+    channel = _playing_channel(guild, bot)
+    if isinstance(channel, discord.VoiceChannel):
+        allowed = channel.permissions_for(guild.me)
+        if not allowed.set_voice_channel_status:
+            text += " " + errors.NO_STATUS_PERMISSION.format(channel=channel.mention)
+    return text
+
+
+def _playing_channel(guild: discord.Guild, bot: OnAirBot) -> discord.abc.GuildChannel | None:
+    player = bot.voice.players.get(guild.id)
+    return guild.get_channel(player.channel_id) if player is not None else None
 
 
 async def _join_home(

@@ -437,17 +437,75 @@ async def _a_week_of_plays(storage: Any, end: float) -> None:
     )
 
 
-async def main(out: Path) -> None:
-    await _listener_commands(out)
-    await _announcements(out)
-    await _voice(out)
-    await _scheduled(out)
+async def _shows(out: Path) -> None:
+    """/onair voice status:on|off while OnAir plays (the channel status itself is in Discord's
+    sidebar, which discord-look does not draw), /onair events, and /onair events without
+    Manage Events."""
+    from bot.voice import find_ffmpeg
+
+    from .fakediscord import MANAGE_EVENTS, SET_VOICE_CHANNEL_STATUS
+    from .fakeicecast import FakeIcecast, make_mp3
+
+    binary = find_ffmpeg()
+    if binary is None:
+        print("no FFmpeg: the shows scenes are left out", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(folder) / "sine.mp3")
+        icecast = FakeIcecast(mp3.read_bytes())
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    fake = FakeDiscord(guild_count=2, channels_per_guild=2)
+    guild, other = fake.guilds
+    guild.bot_role_permissions = MANAGE_EVENTS
+    lounge = fake.add_voice_channel(guild, "Lounge", bot_allow=SET_VOICE_CHANNEL_STATUS)
+    radio = fake.add_voice_channel(other, "Radio")  # no Set Voice Channel Status there
+    listener = 700000000000000001
+    await sim.start()
+    await icecast.start()
+    await fake.start()
+    await fake.set_member_voice(guild, listener, lounge, name="listener")
+    await fake.set_member_voice(other, listener, radio, name="listener")
+    try:
+        extra = f'stream_url = "{icecast.url}"\n'
+        async with running_bot(sim, fake=fake, extra_config=extra):
+            for where in (guild, other):
+                iid = await fake.slash("join", {}, guild=where, user_id=listener)
+                await fake.final_message(iid, within=30)
+            scenes: tuple[tuple[str, str, dict[str, Any], Any], ...] = (
+                ("voice-status-off", "/onair voice status:False", {"status": False}, guild),
+                ("voice-status-on", "/onair voice status:True", {"status": True}, guild),
+                ("events-on", "/onair events enabled:True", {"enabled": True}, guild),
+                ("events-no-permission", "/onair events enabled:True", {"enabled": True}, other),
+                ("voice-status-no-permission", "/onair voice status:True", {"status": True}, other),
+            )
+            for scene, label, options, where in scenes:
+                since = len(fake.requests)
+                sub = ["events"] if "enabled" in options else ["voice"]
+                iid = await fake.slash("onair", options, sub=sub, guild=where, user_id=listener)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
+    finally:
+        await fake.stop()
+        await icecast.stop()
+        await sim.stop()
+
+
+SCENES = {
+    "listener": _listener_commands,
+    "announcements": _announcements,
+    "voice": _voice,
+    "shows": _shows,
+    "scheduled": _scheduled,
+}
+
+
+async def main(out: Path, groups: list[str]) -> None:
+    for name in groups or list(SCENES):
+        await SCENES[name](out)
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screens/jsonl")
     target.mkdir(parents=True, exist_ok=True)
-    if len(sys.argv) > 2 and sys.argv[2] == "scheduled":  # only the alerts and recap scenes
-        asyncio.run(_scheduled(target))
-    else:
-        asyncio.run(main(target))
+    asyncio.run(main(target, sys.argv[2:]))
