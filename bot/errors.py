@@ -99,6 +99,9 @@ BAD_STREAM_URL = (
     "https://c5.radioboss.fm/stream, or `default` for its best listen link."
 )
 STREAM_URL_UNPLAYABLE = "I did not save that stream address: {reason}"
+STREAM_GONE = (
+    "The station no longer lists that stream. Run `/listen` again to see what it offers now."
+)
 REBROADCAST_TERMS = (
     "OnAir plays the station's public stream in this server's voice channels, and counts as "
     "one listener at the station however many listen here. Please make sure the station's owner "

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot import errors
+from bot.render import station_embeds
 from bot.simulator import Programme
 from bot.simulator.library import LibraryItem
 
@@ -22,6 +23,7 @@ from .support.discord_rules import (
     CHANNEL_MESSAGE,
     DEFERRED_CHANNEL_MESSAGE,
     EPHEMERAL,
+    STRING_SELECT,
     UPDATE_MESSAGE,
 )
 
@@ -77,7 +79,7 @@ async def test_nowplaying_wire_body(onair):
         "https://c9.radioboss.fm/artwork/1/current.png?onair="
     )
     labels = [b["label"] for row in message["components"] for b in row["components"]]
-    assert labels == ["Listen", "Web player", "M3U", "PLS"]
+    assert labels == ["Listen", "Web player"]  # M3U and PLS are in /listen's menu
     assert all(
         b["url"].startswith("https://") for row in message["components"] for b in row["components"]
     )
@@ -110,19 +112,48 @@ async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
     assert (count["min_value"], count["max_value"]) == (1, 20)
 
 
-async def test_listen_has_every_link_and_mount_once_as_buttons(onair):
+async def test_listen_has_two_buttons_and_every_other_link_once_in_a_menu(onair):
     iid = await onair.fake.slash("listen")
     message = await onair.fake.final_message(iid)
     embed = message["embeds"][0]
     assert "fields" not in embed
     assert "://" not in embed.get("description", "")
-    buttons = [b for row in message["components"] for b in row["components"]]
-    names = [b["label"] for b in buttons]
-    assert "Mount /stream" in names
-    assert "Mount /lofi" in names
-    assert "PLS" in names
-    assert all(len(row["components"]) <= 5 for row in message["components"])
-    assert len({b["url"] for b in buttons}) == len(buttons)
+    first, second = message["components"]
+    assert [b["label"] for b in first["components"]] == ["Listen", "Web player"]
+    (menu,) = second["components"]
+    assert menu["type"] == STRING_SELECT
+    assert menu["placeholder"] == "More streams"
+    labels = [o["label"] for o in menu["options"]]
+    # Plain words: no protocol or mount jargon.
+    assert not [label for label in labels if re.search(r"HTTP|M3U|PLS|Mount|/", label)]
+    assert "Open in a media player" in labels
+    assert "Stream: lofi" in labels
+    info = onair.bot.registry.clients["main"].last_info
+    urls = [info.links.listen, info.links.page]
+    urls += [c.url for c in station_embeds.more_streams(info.links)]
+    assert len(set(urls)) == len(urls)  # every link once, buttons and menu together
+    assert info.links.pls in urls
+    assert all(m.ssl in urls and m.m3u_ssl in urls for m in info.links.mounts)
+
+
+async def test_choosing_a_stream_in_the_menu_gives_its_link_privately(onair):
+    iid = await onair.fake.slash("listen")
+    await onair.fake.final_message(iid)
+    message = onair.fake.original(iid)
+    menu = message["components"][1]["components"][0]
+    option = next(o for o in menu["options"] if o["label"] == "Stream: lofi")
+    choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
+    reply = await onair.fake.final_message(choice)
+    assert reply["flags"] & EPHEMERAL
+    lofi = next(
+        m for m in onair.bot.registry.clients["main"].last_info.links.mounts if "lofi" in m.name
+    )
+    assert f"<{lofi.ssl}>" in reply["content"]
+    assert "**Stream: lofi**" in reply["content"]
+    (button,) = reply["components"][0]["components"]
+    assert button["url"] == lofi.ssl
+    # The message with the menu is left as it was (nothing public changes).
+    assert not onair.fake.sent("PATCH", rf"/messages/{message['id']}$")
 
 
 async def test_station_card(onair):

@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 from bot.render import embeds, station_embeds
 from bot.render.text import safe, search_url
 from bot.station import StationInfo
+from bot.ui.streams import with_more_streams
+
+from .support import discord_rules as rules
 
 HOSTILE_BITS = [
     "@everyone",
@@ -182,6 +185,16 @@ def test_title_links_to_a_search_for_the_track():
         assert embed.url == "https://www.google.com/search?q=The+Lanterns+Harbour+Lights"
 
 
+def _listen_view(info: StationInfo):
+    embed, view = station_embeds.listen_embed(info, "S")
+    view = with_more_streams(view, "s", station_embeds.more_streams(info.links))
+    assert view is not None
+    errors = rules.FormErrors()
+    rules.check_message({"embeds": [embed.to_dict()], "components": view.to_components()}, errors)
+    assert not errors, errors.body()  # within Discord's rules (select menus included)
+    return embed, view
+
+
 def test_listen_overflow_goes_to_masked_links_never_twice():
     mounts = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(15)]
     info = StationInfo.parse(
@@ -189,26 +202,38 @@ def test_listen_overflow_goes_to_masked_links_never_twice():
         UTC,
         datetime(2026, 1, 1, tzinfo=UTC),
     )
-    embed, view = station_embeds.listen_embed(info, "S")
-    assert view is not None
-    assert len(view.children) == 16
-    assert len(view.children) <= 25
-    assert max(b.row or 0 for b in view.children) <= 4
-    # 40 distinct links: 25 buttons, the other 15 as masked links, none in both places.
+    embed, view = _listen_view(info)
+    button, menu = view.children
+    assert button.label == "Listen"
+    assert len(menu.item.options) == 15
+    assert not embed.description
+    # 40 distinct links: the first button, 25 in the menu, the other 14 as masked links.
     many = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(40)]
     info = StationInfo.parse(
         {"station_name": "S", "links": {"mounts": many}}, UTC, datetime(2026, 1, 1, tzinfo=UTC)
     )
-    embed, view = station_embeds.listen_embed(info, "S")
-    assert view is not None
-    assert len(view.children) == 25
-    rows = [b.row for b in view.children]
-    assert max(rows.count(r) for r in set(rows)) <= 5
+    embed, view = _listen_view(info)
+    button, menu = view.children
+    assert len(menu.item.options) == 25
+    assert len({o.value for o in menu.item.options}) == 25
     masked = re.findall(r"\[([^\]]+)\]\((https://[^)\s]+)\)", embed.description or "")
-    assert len(masked) == 15
+    assert len(masked) == 14
     assert all("%28x%29" in url for _, url in masked)
-    buttons = {b.url for b in view.children}
-    assert not buttons & {url.replace("%28", "(").replace("%29", ")") for _, url in masked}
+    offered = {button.url, *(c.url for c in station_embeds.more_streams(info.links)[:25])}
+    assert not offered & {url.replace("%28", "(").replace("%29", ")") for _, url in masked}
+
+
+def test_more_streams_labels_are_plain_and_bounded():
+    name = "/" + "\u202eévil\u200b" * 40
+    links = {"ssl": "https://s.example/l", "mounts": [{"name": name, "ssl": "https://s.example/x"}]}
+    info = StationInfo.parse({"links": links}, UTC, datetime(2026, 1, 1, tzinfo=UTC))
+    (choice,) = station_embeds.more_streams(info.links)
+    assert choice.label.startswith("Stream: évil")
+    assert "\u202e" not in choice.label
+    assert "\u200b" not in choice.label
+    assert len(choice.label) <= 100
+    assert len(choice.description) <= 100
+    _listen_view(info)
 
 
 def test_recent_dates_plays_not_from_today_in_the_station_zone():

@@ -443,9 +443,12 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
     async with voice_bot(live_simulator, icecast) as voice:
         iid = await voice.fake.slash("nowplaying", {}, user_id=LISTENER)
         message = await voice.fake.final_message(iid)
-        buttons = [c for row in message["components"] for c in row["components"]]
-        play = next(b for b in buttons if b.get("custom_id") == "onair:play:main")
-        assert play["label"] == "▶ Play in Radio"
+        # The main action first, on its own row (three buttons do not fit a phone's row).
+        first, second = message["components"]
+        (play,) = first["components"]
+        assert play["custom_id"] == "onair:play:main"
+        assert play["label"] == "🔊 Play in voice"
+        assert [b["label"] for b in second["components"]] == ["Listen", "Web player"]
         target = voice.fake.original(iid)
         click = await voice.fake.click(target, play["custom_id"], user_id=LISTENER)
         reply = await voice.fake.final_message(click)

@@ -8,6 +8,7 @@ links to a web search for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Literal
 
@@ -16,12 +17,14 @@ import discord
 from ..station import Links, Play, Playlist, StationInfo, Stats
 from ..station.play import normalise_title
 from ..timeline import Slot, timeline
-from .embeds import BRAND, COMPONENTS, LIVE, EmbedBuilder, cache_busted, link_view
+from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
 from .text import (
+    clip,
     duration,
     flag,
     is_http_url,
     masked_link,
+    plain,
     progress_bar,
     safe,
     search_url,
@@ -45,11 +48,12 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
     return logo if is_http_url(logo, https_only=True) else None
 
 
-def listen_buttons(links: Links, *, full: bool = True) -> discord.ui.View | None:
-    buttons: list[tuple[str, str | None]] = [("Listen", links.listen), ("Web player", links.page)]
-    if full:
-        buttons += [("M3U", links.m3u_best), ("PLS", links.pls)]
-    return link_view(buttons)
+WEB_PLAYER = "Web player"
+
+
+def listen_buttons(links: Links) -> discord.ui.View | None:
+    """Listen and Web player: every message's two link buttons (the rest is in /listen)."""
+    return link_view([("Listen", links.listen), (WEB_PLAYER, links.page)])
 
 
 def _badge(info: StationInfo) -> str:
@@ -327,41 +331,86 @@ def stats_embed(
     return builder.build()
 
 
-MAX_BUTTONS = COMPONENTS  # 5 rows of 5
+MORE_STREAMS = 25  # a select menu's options
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChoice:
+    """One option of /listen's "More streams" menu: a key that stays the same between answers
+    (the menu's value), plain words for a listener, and the link it gives."""
+
+    value: str
+    label: str
+    description: str
+    url: str
+
+
+def more_streams(links: Links) -> list[StreamChoice]:
+    """Every tune-in link other than the Listen and Web player buttons', once, in plain words
+    (no "HTTP stream" or "Mount /lofi M3U": a listener wants to know what to do with it)."""
+    entries: list[tuple[str, str, str, str | None]] = [
+        (
+            "stream",
+            "Direct stream",
+            "The audio itself, for a browser or an app",
+            links.port443 or links.ssl,
+        ),
+        (
+            "stream-plain",
+            "Direct stream for older players",
+            "For players that cannot open secure (https) links",
+            links.port80 or links.http,
+        ),
+        (
+            "m3u",
+            "Open in a media player",
+            "A playlist file for VLC, foobar2000 and others",
+            links.m3u_best,
+        ),
+        ("pls", "Open in Winamp or a similar player", "A playlist file (.pls)", links.pls),
+    ]
+    for index, mount in enumerate(links.mounts):
+        name = plain((mount.name or "").strip("/ "), limit=60) or f"stream {index + 1}"
+        entries.append(
+            (
+                f"mount-{index}",
+                f"Stream: {name}",
+                "Another stream of this station",
+                mount.ssl or mount.http,
+            )
+        )
+        entries.append(
+            (
+                f"mount-{index}-m3u",
+                f"Stream: {name}, in a media player",
+                "A playlist file for VLC, foobar2000 and others",
+                mount.m3u_ssl or mount.m3u,
+            )
+        )
+    seen = {links.listen, links.page}
+    choices: list[StreamChoice] = []
+    for value, label, description, url in entries:
+        if url and is_http_url(url) and url not in seen:
+            seen.add(url)
+            choices.append(StreamChoice(value, clip(label, 100), clip(description, 100), url))
+    return choices
 
 
 def listen_embed(
     info: StationInfo, station_name: str
 ) -> tuple[discord.Embed, discord.ui.View | None]:
-    """Every tune-in link once: as buttons (5 a row, 5 rows), the rest as masked links."""
+    """Two buttons (Listen, Web player); the other links go in the "More streams" menu that
+    ``bot.ui.streams`` adds (:func:`more_streams`); past its 25 options, masked links."""
     links = info.links
     name = _station_name(info, station_name)
-    entries: list[tuple[str, str | None]] = [
-        ("Listen (best)", links.listen),
-        ("Web player", links.page),
-        ("HTTPS stream", links.port443 or links.ssl),
-        ("HTTP stream", links.port80 or links.http),
-        ("M3U", links.m3u_best),
-        ("PLS", links.pls),
-    ]
-    for mount in links.mounts:
-        label = safe(mount.name, limit=40, fallback="mount")
-        entries.append((f"Mount {label}", mount.ssl or mount.http))
-        entries.append((f"Mount {label} M3U", mount.m3u_ssl or mount.m3u))
-    shown: list[tuple[str, str]] = []
-    for label, url in entries:
-        if url and is_http_url(url) and all(url != u for _, u in shown):
-            shown.append((label, url))
-    buttons: list[tuple[str, str | None]] = list(shown[:MAX_BUTTONS])
-    overflow = [masked_link(label, url) for label, url in shown[MAX_BUTTONS:]]
-    lines = [link for link in overflow if link]
-    if not shown:
+    view = listen_buttons(links)
+    choices = more_streams(links)
+    lines = [link for c in choices[MORE_STREAMS:] if (link := masked_link(c.label, c.url))]
+    if view is None and not choices:
         lines.append("This station publishes no tune-in links.")
-    elif any(label in {"M3U", "PLS"} for label, _ in shown):
-        lines.append("-# M3U and PLS open in a media player such as VLC.")
     builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))
     builder.thumbnail(links.station_logo)
-    return builder.build(), link_view(buttons)
+    return builder.build(), view
 
 
 def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
@@ -428,7 +477,7 @@ def announcement(
         builder.image(artwork_for(info, play))
     builder.description = "\n".join(line for line in lines if line) or None
     _footer(builder, info, name, when=play.started)
-    return builder.build(), listen_buttons(info.links, full=False)
+    return builder.build(), listen_buttons(info.links)
 
 
 def history_embed(

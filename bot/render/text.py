@@ -50,6 +50,15 @@ def safe(value: str | None, *, limit: int | None = None, fallback: str = "") -> 
     return clip(text, limit) if limit is not None else text
 
 
+def plain(value: str | None, *, limit: int) -> str:
+    """Untrusted text for places Discord shows as plain text (select options, button labels):
+    one line, no control or format characters, clipped; nothing escaped (a backslash would
+    show)."""
+    if not value:
+        return ""
+    return clip(" ".join(_strip_controls(value).split()), limit)
+
+
 def clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, with an ellipsis when cut; never ends in a lone escape."""
     if len(text) <= limit:

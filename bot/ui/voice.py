@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from ..voice.service import Joined, VoiceChannel
 
 PLAY_PREFIX = "onair:play:"
+# It plays in the voice channel of whoever clicks it (not always the invoker's): no channel name.
+PLAY_LABEL = "🔊 Play in voice"
 BUTTON_LABEL = 80
 ROWS, PER_ROW = 5, 5
 
@@ -122,17 +124,40 @@ def with_play_button(
     station: StationConfig,
     view: discord.ui.View | None,
 ) -> discord.ui.View | None:
-    """``view`` plus "▶ Play in <channel>" when the invoker is in a voice channel and the
-    station can play there (the last link button gives way when all 25 places are taken)."""
+    """``view`` with "🔊 Play in voice" first, on a row of its own above Listen and Web player,
+    when the invoker is in a voice channel and the station can play there. Its own row: three
+    buttons do not fit one row on a phone (each is at least 92 px wide there), so the main
+    action stays first and whole on every screen. When the rows are all taken, it takes the
+    first free place (the last item gives way when all 25 are taken)."""
     channel = invoker_channel(interaction)
     voice = getattr(interaction.client, "voice", None)
     if channel is None or voice is None or not voice.available or not station.voice:
         return view
-    label = f"▶ Play in {' '.join(channel.name.split())}"
-    button = PlayHereButton(station.slug, label)
+    button = PlayHereButton(station.slug, PLAY_LABEL)
+    items = list(view.children) if view is not None else []
+    if any((item.row or 0) >= ROWS - 1 for item in items):
+        return _append(view, button, items)
+    ordered = discord.ui.View(timeout=None)
+    button.row = 0
+    ordered.add_item(button)
+    for item in items:
+        item.row = (item.row or 0) + 1
+        ordered.add_item(item)
+    return ordered
+
+
+def _width(item: discord.ui.Item[Any]) -> int:
+    """Places an item takes in its row: a select menu (a dynamic item wraps one) fills it."""
+    inner = getattr(item, "item", item)
+    return PER_ROW if isinstance(inner, discord.ui.Select) else 1
+
+
+def _append(
+    view: discord.ui.View | None, button: PlayHereButton, items: list[discord.ui.Item[Any]]
+) -> discord.ui.View:
     view = view or discord.ui.View(timeout=None)
-    rows = Counter(item.row or 0 for item in view.children)
-    free = next((row for row in range(ROWS) if rows[row] < PER_ROW), None)
+    used = Counter((item.row or 0) for item in items for _ in range(_width(item)))
+    free = next((row for row in range(ROWS) if used[row] < PER_ROW), None)
     if free is None:
         last = view.children[-1]
         view.remove_item(last)

@@ -152,6 +152,15 @@ async def _listener_commands(out: Path) -> None:
                     await fake.response(click)
                 if scene == "playlist-midnight":
                     await _page_to_midnight(fake, iid)
+                if scene == "listen":  # "More streams" → a media player: the link, privately
+                    target = fake.original(iid)
+                    menu = target["components"][-1]["components"][0]
+                    value = next(
+                        o["value"] for o in menu["options"] if "media player" in o["label"]
+                    )
+                    choice = await fake.choose(target, menu["custom_id"], [value])
+                    await fake.final_message(choice)
+                    commands[choice] = "/listen"
                 write_scene(fake, out / f"{scene}.jsonl", since, commands, zone)
                 assert message is not None
             admin: list[tuple[str, str, list[str]]] = [
