@@ -267,3 +267,22 @@ def test_stats_chart_is_dark_and_untitled():
     assert corner == tuple(int(BACKGROUND[i : i + 2], 16) for i in (1, 3, 5))
     bright = (pixels[..., :3].mean(axis=2) > 0.9).mean()
     assert bright < 0.02  # no white canvas: only text and lines are light
+
+
+def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_parts():
+    info = _info("Title", "Artist", "S")
+    fresh, _ = station_embeds.nowplaying(info, "S", stale=False)
+    bar_line = next(line for line in fresh.description.splitlines() if "▰" in line)
+    assert set(bar_line) <= {"▰", "▱"}  # the bar alone: the times go on the meta line
+    assert len(bar_line) == station_embeds.BAR_WIDTH
+    assert "`0:01 / 0:05`" in fresh.description
+    assert fresh.colour == embeds.BRAND
+    stale, _ = station_embeds.nowplaying(info, "S", stale=True)
+    assert stale.colour == embeds.STALE
+    assert "▰" not in stale.description
+    assert "▱" not in stale.description
+    assert " / " not in stale.description
+    assert "started" not in stale.description
+    assert "Next" not in stale.description
+    assert "The station is not answering" in stale.description
+    assert stale.footer.text == "S"  # no listener count of the past

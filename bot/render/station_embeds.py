@@ -17,7 +17,7 @@ import discord
 from ..station import Links, Play, Playlist, StationInfo, Stats
 from ..station.play import normalise_title
 from ..timeline import Slot, timeline
-from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
+from .embeds import BRAND, LIVE, STALE, EmbedBuilder, cache_busted, link_view
 from .text import (
     clip,
     duration,
@@ -32,6 +32,8 @@ from .text import (
 )
 
 NO_TITLE = "Nothing on air right now"
+# 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
+BAR_WIDTH = 12
 Style = Literal["compact", "full"]
 STYLES: tuple[Style, ...] = ("compact", "full")
 TOP_COUNTRIES = 5
@@ -64,9 +66,17 @@ def _station_name(info: StationInfo, fallback: str) -> str:
     return safe(info.name, limit=200) or safe(fallback, limit=200)
 
 
-def _footer(builder: EmbedBuilder, info: StationInfo, name: str, *, when: datetime | None) -> None:
-    """The station once (name and logo), with its listeners: the footer's useful line."""
-    listeners = info.listener_count
+def _footer(
+    builder: EmbedBuilder,
+    info: StationInfo,
+    name: str,
+    *,
+    when: datetime | None,
+    listeners_now: bool = True,
+) -> None:
+    """The station once (name and logo), with its listeners (``listeners_now``: the count is
+    current; a stale card leaves it out): the footer's useful line."""
+    listeners = info.listener_count if listeners_now else None
     text = name if listeners is None else f"{name} · {listeners:,} listening"
     builder.footer(text, icon_url=info.links.station_logo, when=when)
 
@@ -145,37 +155,41 @@ def nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered
 
 
 def _render_nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
+    """What is on air. A stale card (the station does not answer) is grey and keeps only what
+    was true then: no frozen bar, no "started … ago", no "Next at" that may have passed."""
     play = info.current_play()
     name = _station_name(info, station_name)
     lines: list[str] = []
     if play is None:
-        builder = EmbedBuilder(NO_TITLE)
+        builder = EmbedBuilder(NO_TITLE, colour=STALE if stale else BRAND)
         lines.append(_badge(info))
     else:
-        builder = _titled(play)
+        builder = _titled(play, STALE if stale else None)
         byline = _byline(play, lines=False)
         if byline:
             lines.append(byline)
         playback = info.playback
         length = play.duration if not play.live else None
-        if playback and playback.position is not None and length:
-            bar = progress_bar(playback.position, length)
-            lines.append(f"{bar} `{duration(playback.position)} / {duration(length)}`")
+        position = playback.position if playback and not stale else None
         meta = [_badge(info)]
         genre = track_genre(info, play)
         if genre:
             meta.append(safe(genre, limit=60))
-        if play.started:
+        if position is not None and length:
+            # The bar alone on its line: with the times beside it, it wraps on a phone.
+            lines.append(progress_bar(position, length, width=BAR_WIDTH))
+            meta.append(f"`{duration(position)} / {duration(length)}`")
+        elif play.started and not stale:
             meta.append(f"started {timestamp(play.started)}")
         lines.append(" · ".join(meta))
-    upcoming = _next_line(info, play)
+    upcoming = None if stale else _next_line(info, play)
     if upcoming:
         lines.append(upcoming)
     if stale:
         lines.append(f"⚠️ The station is not answering; this is as of {timestamp(info.fetched_at)}.")
     builder.description = "\n".join(lines)
     builder.thumbnail(artwork_for(info, play))
-    _footer(builder, info, name, when=None)
+    _footer(builder, info, name, when=None, listeners_now=not stale)
     return builder.build(), listen_buttons(info.links)
 
 

@@ -314,8 +314,27 @@ async def _voice(out: Path) -> None:
         await sim.stop()
 
 
+async def _stale(out: Path) -> None:
+    """/nowplaying of a station that stopped answering: the last known state, marked."""
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    await sim.start()
+    try:
+        async with running_bot(sim, cache_seconds=0) as env:
+            fake = env.fake
+            await fake.final_message(await fake.slash("nowplaying"), within=30)  # known state
+            sim.inject("status", endpoint="info", status=503)
+            since = len(fake.requests)
+            iid = await fake.slash("nowplaying")
+            await fake.final_message(iid, within=60)
+            write_scene(fake, out / "nowplaying-stale.jsonl", since, {iid: "/nowplaying"})
+    finally:
+        await sim.stop()
+
+
 async def main(out: Path) -> None:
     await _listener_commands(out)
+    await _stale(out)
     await _announcements(out)
     await _voice(out)
 
