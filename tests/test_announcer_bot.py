@@ -81,7 +81,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert byline == f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
         assert meta.startswith("-# 0:20 · ")
         assert TRACKS[0].genre in meta
-        assert "Next at <t:" in meta
+        assert "Next" not in meta  # a 5 s jingle follows: left out of "Next"
         assert embed["footer"]["text"].startswith("OnAir Radio · ")
         assert embed["timestamp"]  # the start, drawn in each reader's zone
         assert embed["url"].startswith("https://www.google.com/search?q=")
@@ -97,6 +97,10 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         await poll(env)
         titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
         assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+        # A live show follows the third: not a jingle (no length), so it is named as next.
+        third = posts(fake)[2].json["embeds"][0]["description"]
+        assert "Next at <t:" in third
+        assert LIVE_SHOW.title in third
 
 
 async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):

@@ -256,10 +256,16 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     iid = await onair.fake.slash("playlist")
     message = await onair.fake.final_message(iid)
     embed = message["embeds"][0]
-    assert "/100" in embed["footer"]["text"]
+    # Jingles (items under 30 s) are hidden: the pages hold the rest, ten a page.
+    found = re.search(r"/(\d+) · (\d+) items · (\d+) jingles hidden", embed["footer"]["text"])
+    assert found
+    pages, items, hidden = map(int, found.groups())
+    assert items + hidden == 1000
+    assert hidden > 0
+    assert pages == -(-items // 10)
     buttons = message["components"][0]["components"]
     assert buttons[0]["label"] == "⏮"
-    assert "/100" in buttons[2]["label"]
+    assert f"/{pages}" in buttons[2]["label"]
     assert len(re.findall(r"`\d\d:\d\d`", embed["description"])) == 10  # ten items a page
     target = onair.fake.original(iid)
     page_before = buttons[2]["label"]
@@ -278,8 +284,18 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
 
     last = await onair.fake.click(target, "pg:last")
     update = await onair.fake.response(last)
-    assert update.json["data"]["components"][0]["components"][2]["label"] == "100/100"
+    assert update.json["data"]["components"][0]["components"][2]["label"] == f"{pages}/{pages}"
     assert update.json["data"]["components"][0]["components"][3]["disabled"] is True
+
+    # "Show jingles" lists all 1000, and opens on the item on air again.
+    (toggle,) = message["components"][1]["components"]
+    assert toggle["label"] == f"Show jingles ({hidden})"
+    update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
+    data = update.json["data"]
+    assert " · 1000 items · times in" in data["embeds"][0]["footer"]["text"]
+    assert data["components"][0]["components"][2]["label"].endswith("/100")
+    assert "▶ **" in data["embeds"][0]["description"]
+    assert data["components"][1]["components"][0]["label"] == "Hide jingles"
 
 
 async def test_paginator_disables_itself_on_timeout(onair):

@@ -14,6 +14,7 @@ from typing import Literal
 
 import discord
 
+from ..jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, Playlist, StationInfo, Stats
 from ..station.play import normalise_title
 from ..timeline import Slot, timeline
@@ -122,8 +123,19 @@ def next_at(info: StationInfo, play: Play | None) -> datetime | None:
     return play.started + play.duration if play.started else None
 
 
-def _next_line(info: StationInfo, play: Play | None, *, limit: int = 200) -> str | None:
-    if not info.next_display:
+def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
+    """Whether the item the station names as next is a jingle (:mod:`bot.jingles`)."""
+    track = info.next_track
+    texts = (info.next_display, track.file_name if track else None)
+    return is_jingle(track.duration if track else None, texts, rules=skip)
+
+
+def _next_line(
+    info: StationInfo, play: Play | None, *, limit: int = 200, skip: SkipRules = NO_RULES
+) -> str | None:
+    """ "Next at 22:15: …", left out when what follows is a jingle ("Next: Station ID" tells
+    a listener nothing)."""
+    if not info.next_display or next_is_jingle(info, skip):
         return None
     at = next_at(info, play)
     when = f" at {timestamp(at, 't')}" if at else ""
@@ -139,22 +151,27 @@ def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
 Rendered = tuple[discord.Embed, discord.ui.View | None]
 # Rendering is pure: one snapshot is rendered once however many users ask for it at the same
 # time (500 concurrent /nowplaying share one cached StationInfo, and so one embed and view).
-_RENDERED: dict[tuple[int, str, bool], tuple[StationInfo, Rendered]] = {}
+_RENDERED: dict[tuple[int, str, bool, SkipRules], tuple[StationInfo, Rendered]] = {}
 
 
-def nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
-    key = (id(info), station_name, stale)
+def nowplaying(
+    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules = NO_RULES
+) -> Rendered:
+    """``skip``: the guild's skip settings for the station (what counts as a jingle)."""
+    key = (id(info), station_name, stale, skip)
     hit = _RENDERED.get(key)
     if hit is not None and hit[0] is info:
         return hit[1]
-    result = _render_nowplaying(info, station_name, stale=stale)
+    result = _render_nowplaying(info, station_name, stale=stale, skip=skip)
     if len(_RENDERED) >= 64:
         _RENDERED.clear()
     _RENDERED[key] = (info, result)
     return result
 
 
-def _render_nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
+def _render_nowplaying(
+    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules
+) -> Rendered:
     """What is on air. A stale card (the station does not answer) is grey and keeps only what
     was true then: no frozen bar, no "started … ago", no "Next at" that may have passed."""
     play = info.current_play()
@@ -182,7 +199,7 @@ def _render_nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> 
         elif play.started and not stale:
             meta.append(f"started {timestamp(play.started)}")
         lines.append(" · ".join(meta))
-    upcoming = None if stale else _next_line(info, play)
+    upcoming = None if stale else _next_line(info, play, skip=skip)
     if upcoming:
         lines.append(upcoming)
     if stale:
@@ -251,9 +268,11 @@ def playlist_page(
     station_name: str,
     zone: tzinfo,
     today: date | None = None,
+    *,
+    hidden: int = 0,
 ) -> discord.Embed:
     """One page: section headings (Played, On air, Up next) and a day line at each midnight,
-    so no legend is needed and no list jumps backwards."""
+    so no legend is needed and no list jumps backwards. ``hidden``: jingles left out."""
     pages = max(1, -(-len(rows) // per_page))
     page = max(0, min(page, pages - 1))
     first = page * per_page
@@ -287,8 +306,10 @@ def playlist_page(
         f"Playlist of {safe(station_name, limit=200)}",
         "\n".join(lines) or "The playlist is empty.",
     )
+    left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
     builder.footer(
-        f"Page {page + 1}/{pages} · {len(rows)} items · times in {getattr(zone, 'key', str(zone))}"
+        f"Page {page + 1}/{pages} · {len(rows)} items{left_out}"
+        f" · times in {getattr(zone, 'key', str(zone))}"
     )
     return builder.build()
 
@@ -457,7 +478,12 @@ def effective_style(style: str | None, mode: str) -> Style:
 
 
 def announcement(
-    info: StationInfo, play: Play, station_name: str, *, style: Style = "compact"
+    info: StationInfo,
+    play: Play,
+    station_name: str,
+    *,
+    style: Style = "compact",
+    skip: SkipRules = NO_RULES,
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
 
@@ -476,7 +502,7 @@ def announcement(
     genre = track_genre(info, play)
     if genre:
         meta.append(safe(genre, limit=60))
-    upcoming = _next_line(info, play, limit=120 if style == "compact" else 300)
+    upcoming = _next_line(info, play, limit=120 if style == "compact" else 300, skip=skip)
     if style == "compact":
         lines = [_byline(play, lines=False)]
         if upcoming:

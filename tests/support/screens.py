@@ -132,6 +132,7 @@ async def _listener_commands(out: Path) -> None:
                 ("recent-yesterday", "/recent station:early", {"station": "early"}, early),
                 ("playlist", "/playlist", {}, None),
                 ("playlist-midnight", "/playlist station:late", {"station": "late"}, late),
+                ("playlist-jingles", "/playlist", {}, None),
                 ("stats", "/stats period:30d", {"period": "30d"}, None),
                 ("stats-7d", "/stats", {}, None),
                 ("listen", "/listen", {}, None),
@@ -149,6 +150,9 @@ async def _listener_commands(out: Path) -> None:
                 if scene == "playlist":  # it opens on the item on air; back to what played
                     target = fake.original(iid)
                     click = await fake.click(target, "pg:prev")
+                    await fake.response(click)
+                if scene == "playlist-jingles":  # "Show jingles" clicked
+                    click = await fake.click(fake.original(iid), "pg:jingles")
                     await fake.response(click)
                 if scene == "playlist-midnight":
                     await _page_to_midnight(fake, iid)
