@@ -82,7 +82,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert meta.startswith("-# 0:20 · ")
         assert TRACKS[0].genre in meta
         assert "Next" not in meta  # a 5 s jingle follows: left out of "Next"
-        assert embed["footer"]["text"].startswith("OnAir Radio · ")
+        assert embed["footer"]["text"].startswith("Main FM · ")  # the configured name
         assert embed["timestamp"]  # the start, drawn in each reader's zone
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1

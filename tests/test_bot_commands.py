@@ -71,7 +71,8 @@ async def test_nowplaying_wire_body(onair):
     info = onair.bot.registry.clients["main"].last_info
     assert lines[3].startswith("Next at <t:")
     assert lines[3].endswith(f":t>: {info.next_display}")
-    assert embed["footer"]["text"] == f"OnAir Radio · {info.listener_count} listening"
+    # The configured name (as the station option lists it), not the station's own "OnAir Radio".
+    assert embed["footer"]["text"] == f"Main FM · {info.listener_count} listening"
     assert embed["url"] == "https://www.google.com/search?q=" + quote_plus(
         f"{airing.item.artist} {airing.item.title}"
     )
@@ -159,7 +160,7 @@ async def test_choosing_a_stream_in_the_menu_gives_its_link_privately(onair):
 async def test_station_card(onair):
     iid = await onair.fake.slash("station")
     embed = (await onair.fake.final_message(iid))["embeds"][0]
-    assert embed["title"] == "OnAir Radio"
+    assert embed["title"] == "Main FM"  # the configured name, as everywhere
     assert "fields" not in embed
     assert "Eclectic · 🎵 AutoDJ · " in embed["description"]
     assert "[Website](https://" in embed["description"]
@@ -248,7 +249,8 @@ async def test_autocomplete_lists_stations_visible_in_guild(live_simulator):
         msg = await env.fake.final_message(
             await env.fake.slash("nowplaying", {"station": "second1"}, guild=other)
         )
-        assert msg["embeds"][0]["footer"]["text"].startswith("Second Station · ")
+        # The name the autocomplete listed is the name the answer uses.
+        assert msg["embeds"][0]["footer"]["text"].startswith("Second 1 FM · ")
 
 
 async def test_playlist_paginates_1000_items_only_for_invoker(onair):

@@ -286,3 +286,26 @@ def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_p
     assert "Next" not in stale.description
     assert "The station is not answering" in stale.description
     assert stale.footer.text == "S"  # no listener count of the past
+
+
+def test_an_arabic_title_is_isolated_so_the_duration_stays_after_it():
+    from bot.render.text import isolate
+    from bot.timeline import Slot
+
+    arabic = "نور الهدى - ليل المدينة"
+    assert isolate(arabic) == f"\u2068{arabic}\u2069"
+    assert isolate("Latin title") == "Latin title"  # nothing to isolate
+    raw = {
+        "TRACK": [
+            {"ARTIST": "نور الهدى", "TITLE": "ليل المدينة", "DURATION": "04:40"},
+            {"ARTIST": "A", "TITLE": "B", "DURATION": "03:00"},
+        ]
+    }
+    from bot.station import Playlist
+
+    playlist = Playlist.parse(raw, UTC, datetime(2026, 1, 1, tzinfo=UTC))
+    rows = [Slot(item, "upcoming") for item in playlist.items]
+    embed = station_embeds.playlist_page(rows, 0, 10, "نور FM", UTC, date(2026, 1, 1))
+    assert f"\u2068{arabic}\u2069 (4:40)" in embed.description
+    assert embed.title == "Playlist of \u2068نور FM\u2069"
+    assert "` A - B (3:00)" in embed.description

@@ -24,6 +24,7 @@ from .text import (
     duration,
     flag,
     is_http_url,
+    isolate,
     masked_link,
     plain,
     progress_bar,
@@ -63,8 +64,12 @@ def _badge(info: StationInfo) -> str:
     return "🔴 LIVE" if info.is_live else "🎵 AutoDJ"
 
 
-def _station_name(info: StationInfo, fallback: str) -> str:
-    return safe(info.name, limit=200) or safe(fallback, limit=200)
+def _station_name(info: StationInfo | None, configured: str) -> str:
+    """The one name of a station in every message: the name it was configured or added with
+    (what the ``station`` option lists), the station's own ``station_name`` only when that is
+    empty. Isolated, so a right-to-left name does not reorder the line around it."""
+    own = info.name if info is not None else None
+    return isolate(safe(configured, limit=200) or safe(own, limit=200))
 
 
 def _footer(
@@ -95,8 +100,8 @@ def track_genre(info: StationInfo, play: Play) -> str | None:
 def _byline(play: Play, *, lines: bool) -> str:
     """Artist · album (year): one line (compact), or "by …" / "from …" lines (full)."""
     year = safe(play.year, limit=8)
-    artist = f"**{safe(play.artist, limit=300)}**" if play.artist else ""
-    album = f"*{safe(play.album, limit=300)}*" if play.album else ""
+    artist = f"**{isolate(safe(play.artist, limit=300))}**" if play.artist else ""
+    album = f"*{isolate(safe(play.album, limit=300))}*" if play.album else ""
     if album and year:
         album += f" ({year})"
     elif year:
@@ -139,7 +144,7 @@ def _next_line(
         return None
     at = next_at(info, play)
     when = f" at {timestamp(at, 't')}" if at else ""
-    return f"Next{when}: {safe(info.next_display, limit=limit)}"
+    return f"Next{when}: {isolate(safe(info.next_display, limit=limit))}"
 
 
 def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
@@ -191,7 +196,7 @@ def _render_nowplaying(
         meta = [_badge(info)]
         genre = track_genre(info, play)
         if genre:
-            meta.append(safe(genre, limit=60))
+            meta.append(isolate(safe(genre, limit=60)))
         if position is not None and length:
             # The bar alone on its line: with the times beside it, it wraps on a phone.
             lines.append(progress_bar(position, length, width=BAR_WIDTH))
@@ -226,9 +231,8 @@ def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC)
     lines = []
     for index, item in enumerate(items):
         artist, title = item.artist_and_title
-        text = safe(
-            f"{artist} - {title}" if artist else (title or item.title), limit=180, fallback="?"
-        )
+        shown = f"{artist} - {title}" if artist else (title or item.title)
+        text = isolate(safe(shown, limit=180, fallback="?"))
         when = _when(item.started, today, zone)
         lines.append(f"{when} **▶ {text}**" if index == 0 else f"{when} {text}")
     builder = EmbedBuilder(
@@ -294,7 +298,7 @@ def playlist_page(
         if top or previous is None or previous.state != row.state:
             lines.append(f"**{_SECTION[row.state]}**")
         start = local.strftime("%H:%M") if local else "--:--"
-        text = safe(item.display, limit=200, fallback="(untitled)")
+        text = isolate(safe(item.display, limit=200, fallback="(untitled)"))
         line = f"`{start}` {text} ({duration(item.duration)})"
         if row.state == "playing":
             line = f"▶ **{line}**"
@@ -303,7 +307,7 @@ def playlist_page(
         lines.append(line)
         previous = row
     builder = EmbedBuilder(
-        f"Playlist of {safe(station_name, limit=200)}",
+        f"Playlist of {_station_name(None, station_name)}",
         "\n".join(lines) or "The playlist is empty.",
     )
     left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
@@ -354,13 +358,13 @@ def stats_embed(
         lines.append("")
         lines.append("**Top countries**")
         for c in ranked[:TOP_COUNTRIES]:
-            name = safe(c.country or (c.iso or "?").upper(), limit=60)
+            name = isolate(safe(c.country or (c.iso or "?").upper(), limit=60))
             lines.append(f"{flag(c.iso)} {name} · {c.value / total:.0%} ({c.value:,})")
         rest = ranked[TOP_COUNTRIES:]
         if rest:
             share = sum(c.value for c in rest) / total
             lines.append(f"-# and {len(rest)} more countries ({share:.0%})")
-    builder = EmbedBuilder(f"Listeners of {safe(station_name, limit=200)}", "\n".join(lines))
+    builder = EmbedBuilder(f"Listeners of {_station_name(None, station_name)}", "\n".join(lines))
     if chart_name:
         builder.image(f"attachment://{chart_name}")
     return builder.build()
@@ -501,7 +505,7 @@ def announcement(
         meta.append(duration(play.duration))
     genre = track_genre(info, play)
     if genre:
-        meta.append(safe(genre, limit=60))
+        meta.append(isolate(safe(genre, limit=60)))
     upcoming = _next_line(info, play, limit=120 if style == "compact" else 300, skip=skip)
     if style == "compact":
         lines = [_byline(play, lines=False)]
@@ -532,7 +536,7 @@ def history_embed(
     asked moment. Says from when history is available."""
     lines = []
     for index, (started, title, artist) in enumerate(rows):
-        text = safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?")
+        text = isolate(safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?"))
         when = f"{timestamp(started, 'd')} {timestamp(started, 't')}"
         lines.append(f"{when} **▶ {text}**" if mark_first and index == 0 else f"{when} {text}")
     if not lines:
