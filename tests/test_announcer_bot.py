@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -259,7 +260,10 @@ async def test_history_lookups(programme_sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"]
         assert "<t:" in message["embeds"][0]["description"]
         message = await fake.final_message(await fake.slash("history"))
-        assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
+        first, on_air = message["embeds"][0]["description"].splitlines()[:2]
+        assert re.fullmatch(r"At <t:\d+:f>:", first)  # the moment, in the reader's zone
+        assert "<t:" not in message["embeds"][0]["title"]  # (a title shows none)
+        assert JINGLES[0].title in on_air
         reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
         assert reply["flags"] & EPHEMERAL
         assert "time" in reply["content"]
@@ -278,7 +282,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
-        lines = message["embeds"][0]["description"].splitlines()
+        lines = message["embeds"][0]["description"].splitlines()[1:]  # after "At <t:…:f>:"
         assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
         assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
         assert lines[-1].startswith("-# History since <t:")

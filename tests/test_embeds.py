@@ -249,7 +249,16 @@ def test_recent_dates_plays_not_from_today_in_the_station_zone():
     info = StationInfo.parse(raw, berlin, datetime(2026, 11, 22, 23, 6, tzinfo=UTC))
     lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
     assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[0])
-    assert re.fullmatch(r"<t:\d+:d> <t:\d+:t> B - Before midnight", lines[1])
+    # One day line where the day changes, not the date on every row.
+    assert lines[1] == "-# ── Yesterday, 22 November ──"
+    assert re.fullmatch(r"<t:\d+:t> B - Before midnight", lines[2])
+    # All from yesterday: the day line comes first.
+    info = StationInfo.parse(raw, berlin, datetime(2026, 11, 25, 10, tzinfo=UTC))
+    lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
+    assert lines[0] == "-# ── Monday, 23 November ──"
+    assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[1])
+    assert lines[2] == "-# ── Sunday, 22 November ──"
+    assert len(lines) == 4
 
 
 def test_stats_chart_is_dark_and_untitled():

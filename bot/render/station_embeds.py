@@ -34,6 +34,7 @@ from .text import (
 )
 
 NO_TITLE = "Nothing on air right now"
+NO_RECENT = "No recent plays reported."
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
 BAR_WIDTH = 12
 Style = Literal["compact", "full"]
@@ -215,28 +216,36 @@ def _render_nowplaying(
     return builder.build(), listen_buttons(info.links)
 
 
-def _when(moment: datetime | None, today: date, zone: tzinfo) -> str:
-    """A play's start: the time, with the date when it is not from today (station zone)."""
-    if moment is None:
-        return "—"
-    if moment.astimezone(zone).date() == today:
-        return timestamp(moment, "t")
-    return f"{timestamp(moment, 'd')} {timestamp(moment, 't')}"
+def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
+    """Rows of "<t:…:t> text" (newest first) with one day line where the day changes (and
+    above the first row when it is not from today), instead of the date on every row: the
+    day in the station's zone, the time a Discord timestamp in each reader's own."""
+    lines: list[str] = []
+    shown: date | None = today
+    for moment, text in rows:
+        if moment is None:
+            lines.append(f"— {text}")
+            continue
+        day = moment.astimezone(zone).date()
+        if day != shown:
+            lines.append(f"-# {_day_heading(day, today)}")
+            shown = day
+        lines.append(f"{timestamp(moment, 't')} {text}")
+    return lines
 
 
 def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC) -> discord.Embed:
     name = _station_name(info, station_name)
     items = info.recent[:count]
     today = info.fetched_at.astimezone(zone).date()
-    lines = []
+    rows: list[tuple[datetime | None, str]] = []
     for index, item in enumerate(items):
         artist, title = item.artist_and_title
         shown = f"{artist} - {title}" if artist else (title or item.title)
         text = isolate(safe(shown, limit=180, fallback="?"))
-        when = _when(item.started, today, zone)
-        lines.append(f"{when} **▶ {text}**" if index == 0 else f"{when} {text}")
+        rows.append((item.started, f"**▶ {text}**" if index == 0 else text))
     builder = EmbedBuilder(
-        f"Recently played on {name}", "\n".join(lines) or "No recent plays reported."
+        f"Recently played on {name}", "\n".join(_dated(rows, today, zone)) or NO_RECENT
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
     builder.footer(f"{len(items)} of {len(info.recent)} recent plays · ▶ on air now")
@@ -297,9 +306,9 @@ def playlist_page(
             lines.append(f"-# {_day_heading(day, today)}")
         if top or previous is None or previous.state != row.state:
             lines.append(f"**{_SECTION[row.state]}**")
-        start = local.strftime("%H:%M") if local else "--:--"
+        start = timestamp(row.at, "t") if row.at else "`--:--`"
         text = isolate(safe(item.display, limit=200, fallback="(untitled)"))
-        line = f"`{start}` {text} ({duration(item.duration)})"
+        line = f"{start} {text} ({duration(item.duration)})"
         if row.state == "playing":
             line = f"▶ **{line}**"
         elif row.state == "played":
@@ -311,10 +320,7 @@ def playlist_page(
         "\n".join(lines) or "The playlist is empty.",
     )
     left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
-    builder.footer(
-        f"Page {page + 1}/{pages} · {len(rows)} items{left_out}"
-        f" · times in {getattr(zone, 'key', str(zone))}"
-    )
+    builder.footer(f"Page {page + 1}/{pages} · {len(rows)} items{left_out}")
     return builder.build()
 
 
@@ -524,6 +530,11 @@ def announcement(
     return builder.build(), listen_buttons(info.links)
 
 
+def moment_line(moment: datetime) -> str:
+    """/history's asked moment, as a Discord timestamp (each reader's own zone)."""
+    return f"At {timestamp(moment, 'f')}:"
+
+
 def history_embed(
     rows: list[tuple[datetime, str, str | None]],
     heading: str,
@@ -531,20 +542,22 @@ def history_embed(
     *,
     since: datetime | None = None,
     mark_first: bool = False,
+    lead: tuple[str, ...] = (),
 ) -> discord.Embed:
     """History rows (newest first); ``mark_first``: the first row is the one on air at the
     asked moment. Says from when history is available."""
-    lines = []
+    entries: list[tuple[datetime | None, str]] = []
     for index, (started, title, artist) in enumerate(rows):
         text = isolate(safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?"))
-        when = f"{timestamp(started, 'd')} {timestamp(started, 't')}"
-        lines.append(f"{when} **▶ {text}**" if mark_first and index == 0 else f"{when} {text}")
-    if not lines:
+        entries.append((started, f"**▶ {text}**" if mark_first and index == 0 else text))
+    lines = [*lead] if lead else []
+    lines += _dated(entries, datetime.now(zone).date(), zone)
+    if not entries:
         lines.append("Nothing found in the play history.")
     if since is not None:
         lines.append(f"-# History since {timestamp(since, 'f')}")
     else:
         lines.append("-# No plays recorded yet: history starts with the first play OnAir sees.")
     builder = EmbedBuilder(heading, "\n".join(lines))
-    builder.footer(f"Times in your time zone · station zone {getattr(zone, 'key', str(zone))}")
+    builder.footer("Times in your time zone")
     return builder.build()
