@@ -84,7 +84,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert TRACKS[0].genre in meta
         assert "Next" not in meta  # a 5 s jingle follows: left out of "Next"
         assert embed["footer"]["text"].startswith("Main FM · ")  # the configured name
-        assert embed["timestamp"]  # the start, drawn in each reader's zone
+        assert "timestamp" not in embed  # a post's own time already says when it started
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1
         assert [b["label"] for b in body["components"][0]["components"]] == ["Listen", "Web player"]
@@ -193,13 +193,16 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_s
     for full in (card, chosen):
         assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
         assert "thumbnail" not in full
-        lines = full["description"].splitlines()
-        assert lines[:2] == [
-            f"by **{TRACKS[0].artist}**",
-            f"from *{TRACKS[0].album}* ({TRACKS[0].year})",
-        ]
     assert "image" not in small
     assert small["thumbnail"]["url"].startswith("https://")
+    # One fact layout whatever the mode and style: only the artwork's size differs.
+    byline = f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
+    assert card["description"] == chosen["description"] == small["description"]
+    assert card["description"].splitlines()[0] == byline
+    # A card (edited in place) says when the track started; a post's own time says it.
+    assert card["timestamp"]
+    assert small["timestamp"]
+    assert "timestamp" not in chosen
 
 
 async def test_card_mode_edits_in_place_and_reposts_when_buried(programme_sim, fake):

@@ -96,6 +96,7 @@ class DiscordDeliverer:
             station.name,
             style=station_embeds.effective_style(sub.style, sub.mode),
             skip=SkipRules.of([sub]),
+            card=sub.mode == "card",
         )
         content = f"<@&{sub.mention_role}>" if sub.mention_role else None
         mentions = (

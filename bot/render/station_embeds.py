@@ -98,8 +98,8 @@ def track_genre(info: StationInfo, play: Play) -> str | None:
     return track.genre
 
 
-def _byline(play: Play, *, lines: bool) -> str:
-    """Artist · album (year): one line (compact), or "by …" / "from …" lines (full)."""
+def _byline(play: Play) -> str:
+    """Artist · album (year), on one line."""
     year = safe(play.year, limit=8)
     artist = f"**{isolate(safe(play.artist, limit=300))}**" if play.artist else ""
     album = f"*{isolate(safe(play.album, limit=300))}*" if play.album else ""
@@ -107,12 +107,6 @@ def _byline(play: Play, *, lines: bool) -> str:
         album += f" ({year})"
     elif year:
         album = f"({year})"
-    if lines:
-        return "\n".join(
-            part
-            for part in (f"by {artist}" if artist else "", f"from {album}" if album else "")
-            if part
-        )
     return " · ".join(part for part in (artist, album) if part)
 
 
@@ -188,7 +182,7 @@ def _render_nowplaying(
         lines.append(_badge(info))
     else:
         builder = _titled(play, STALE if stale else None)
-        byline = _byline(play, lines=False)
+        byline = _byline(play)
         if byline:
             lines.append(byline)
         playback = info.playback
@@ -494,13 +488,15 @@ def announcement(
     *,
     style: Style = "compact",
     skip: SkipRules = NO_RULES,
+    card: bool = False,
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
 
-    ``compact`` (a message per track in a busy channel): thumbnail artwork, title, one
-    artist/album line, one small meta line. ``full`` (the one card kept up to date): big
-    artwork and the same facts on a few more lines. Both: station and listeners in the footer
-    with the start time, one row of buttons.
+    One fact layout for every mode and style: title, one artist/album line, one small line of
+    length, genre and what plays next. ``compact``: the artwork as a thumbnail beside it (a
+    small message; a small card); ``full``: the artwork big below it. The station and its
+    listeners in the footer, one row of buttons. ``card``: the one message kept up to date, so
+    the footer also says when the track started; a post's own time says that already.
     """
     name = _station_name(info, station_name)
     builder = _titled(play)
@@ -513,20 +509,17 @@ def announcement(
     if genre:
         meta.append(isolate(safe(genre, limit=60)))
     upcoming = _next_line(info, play, limit=120 if style == "compact" else 300, skip=skip)
+    if upcoming:
+        meta.append(upcoming)
+    lines = [_byline(play)]
+    if meta:
+        lines.append("-# " + " · ".join(meta))
     if style == "compact":
-        lines = [_byline(play, lines=False)]
-        if upcoming:
-            meta.append(upcoming)
-        if meta:
-            lines.append("-# " + " · ".join(meta))
         builder.thumbnail(artwork_for(info, play))
     else:
-        lines = [_byline(play, lines=True), " · ".join(meta)]
-        if upcoming:
-            lines.append(upcoming)
         builder.image(artwork_for(info, play))
     builder.description = "\n".join(line for line in lines if line) or None
-    _footer(builder, info, name, when=play.started)
+    _footer(builder, info, name, when=play.started if card else None)
     return builder.build(), listen_buttons(info.links)
 
 

@@ -205,12 +205,18 @@ async def _announcements(out: Path) -> None:
         zone=BERLIN,
     )
     await sim.start()
-    fake = FakeDiscord(channels_per_guild=2)
+    fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
     guild = fake.guilds[0]
+    # post, card (full: big artwork) and card with style compact (the smaller card).
+    kinds: tuple[tuple[str, str, dict[str, str]], ...] = (
+        ("post", "post", {}),
+        ("card", "card", {}),
+        ("card-compact", "card", {"style": "compact"}),
+    )
     config = "".join(
-        subscription_config(guild.id, channel, mode=mode)
-        for channel, mode in zip(guild.channels, ("post", "card"), strict=True)
+        subscription_config(guild.id, channel, mode=mode, **options)
+        for channel, (_, mode, options) in zip(guild.channels, kinds, strict=True)
     )
     try:
         # Message times follow the simulator's clock (moved by hand), so that each post is
@@ -232,8 +238,8 @@ async def _announcements(out: Path) -> None:
             iid = await fake.slash("onair", {}, sub=["status"])
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
-            for channel, mode in zip(guild.channels, ("post", "card"), strict=True):
-                path = out / f"announce-{mode}.jsonl"
+            for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
+                path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
                     for record in fake.requests:
                         drawn = record.method in {"POST", "PATCH", "DELETE"}
