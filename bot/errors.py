@@ -91,14 +91,20 @@ STREAM_URL_NEEDS_STATION = (
     "Pick the `station` this stream address is for (a station this server added)."
 )
 STREAM_URL_CONFIG_STATION = (
-    "**{station}** comes from the bot's own configuration: its stream address is the bot "
-    "owner's setting (`stream_url` in config.toml), not this server's."
+    "**{station}** comes from the bot's own configuration, so its stream address is the bot "
+    "owner's setting (`stream_url` in config.toml), not this server's. Ask the bot's owner to "
+    "change it; or add the station to this server with `/onair station add`, and then set the "
+    "stream of that one with `/onair voice station:… stream_url:…`."
 )
 BAD_STREAM_URL = (
     "That stream address cannot be used: {reason}. Give the station's stream URL, like "
     "https://c5.radioboss.fm/stream, or `default` for its best listen link."
 )
 STREAM_URL_UNPLAYABLE = "I did not save that stream address: {reason}"
+RANGE_TOO_LONG = (
+    "That range is {days} days; the most is {most}. Ask for a shorter one, for example "
+    "`from:{first} to:{last}` (the last {most} days up to your `to`), or a `period`."
+)
 STREAM_GONE = (
     "The station no longer lists that stream. Run `/listen` again to see what it offers now."
 )

@@ -192,6 +192,7 @@ async def test_stats_defers_and_attaches_chart(onair):
         ({"from": "2026-13-01"}, "YYYY-MM-DD"),
         ({"from": "2026-03-10", "to": "2026-03-01"}, "after"),
         ({"from": "2020-01-01", "to": "2022-01-01"}, "the most is 366"),
+        ({"from": "2020-01-01", "to": "2022-01-01"}, "`from:2021-01-01 to:2022-01-01`"),
         ({"from": "2999-01-01", "to": "2999-01-02"}, "in the future"),
         ({"period": "7d", "from": "2026-01-01"}, "either"),
     ],

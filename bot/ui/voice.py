@@ -77,9 +77,9 @@ def left_text(home_channel: int) -> str:
     text = "⏹ Stopped and left the voice channel."
     if home_channel:
         text += (
-            f"\nThe 24/7 home channel <#{home_channel}> stays set: I will play there again "
-            "after my next restart (or now, with `/join` in it). An admin stops that with "
-            "`/onair voice channel:none`."
+            f"\n<#{home_channel}> is still this server's home channel, so I will be back "
+            "there after my next restart (or now, if you run `/join` in it). To stop that, an "
+            "admin runs `/onair voice channel:none`."
         )
     return text
 
@@ -329,14 +329,41 @@ def stream_line(station: StationConfig, switched: bool) -> str:
 
 
 def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+    """The guild's voice settings in plain words: the home channel OnAir never leaves, and
+    when it leaves any other channel nobody listens in (the two never contradict)."""
     home = guild.get_channel(voice.home_channel) if voice.home_channel else None
-    where = f"{home.mention} (24/7)" if home is not None else "none"
-    empty = f"after {voice.leave_when_empty:g} s" if voice.leave_when_empty > 0 else "never (stays)"
     station = bot.registry.station(voice.station) if voice.station else None
-    name = f"**{safe(station.name, limit=80)}**" if station else "the server's default"
-    return (
-        f"Voice settings: home channel {where} · leaves an empty channel {empty} · station {name}."
-    )
+    name = f"**{safe(station.name, limit=80)}**" if station else "this server's default station"
+    lines = ["🔊 **Voice settings**"]
+    if home is not None:
+        lines.append(
+            f"• Home channel: {home.mention}. I stay there around the clock, even when nobody "
+            "listens, and come back to it after a restart."
+        )
+    else:
+        lines.append("• No home channel: I only play where someone runs `/join`.")
+    other = "any other channel" if home is not None else "a channel"
+    if voice.leave_when_empty > 0:
+        lines.append(
+            f"• I leave {other} once nobody has listened there for "
+            f"{spoken_seconds(voice.leave_when_empty)}."
+        )
+    else:
+        lines.append(f"• I stay in {other} until someone runs `/leave`.")
+    lines.append(f"• Station: {name}.")
+    return "\n".join(lines)
+
+
+def spoken_seconds(seconds: float) -> str:
+    """300 → "5 minutes", 90 → "1 minute 30 seconds", 45 → "45 seconds"."""
+    total = round(seconds)
+    minutes, rest = divmod(total, 60)
+    parts = []
+    if minutes:
+        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+    if rest or not minutes:
+        parts.append(f"{rest} second{'s' if rest != 1 else ''}")
+    return " ".join(parts)
 
 
 async def _join_home(
