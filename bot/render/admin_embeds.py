@@ -28,7 +28,7 @@ def station_list(stations: Sequence[StationConfig]) -> discord.Embed:
         lines = [
             f"{s.base_url} · station #{s.station_id}",
             f"{'🔑 key set' if s.key else '⚠️ no key'} · "
-            f"times in {getattr(s.timezone, 'key', 'UTC')}",
+            f"time zone {getattr(s.timezone, 'key', 'UTC')}",
             "from the bot's config file" if not s.owner_guild else "added in this server",
         ]
         builder.field(

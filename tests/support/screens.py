@@ -135,6 +135,12 @@ async def _listener_commands(out: Path) -> None:
                 ("playlist-jingles", "/playlist", {}, None),
                 ("stats", "/stats period:30d", {"period": "30d"}, None),
                 ("stats-7d", "/stats", {}, None),
+                (
+                    "stats-range-too-long",
+                    "/stats from:2020-01-01 to:2022-01-01",
+                    {"from": "2020-01-01", "to": "2022-01-01"},
+                    None,
+                ),
                 ("listen", "/listen", {}, None),
                 ("station", "/station", {}, None),
                 ("history", "/history", {}, None),
