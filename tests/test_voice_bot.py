@@ -17,6 +17,7 @@ from aiohttp import web
 
 from bot import errors
 from bot.metrics import Metrics
+from bot.render import station_embeds
 from bot.simulator import TRACKS, LibraryItem, ManualClock, Programme, StationSimulator
 from bot.storage import GuildStation, VoiceSession
 from bot.voice import find_ffmpeg
@@ -450,6 +451,20 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
         assert play["custom_id"] == "onair:play:main"
         assert play["label"] == "🔊 Play in voice"
         assert [b["label"] for b in second["components"]] == ["Listen", "Web player"]
+        # The rendered answer is shared by everyone asking about the same snapshot: adding the
+        # button for one listener changes nothing for the next.
+        for _ in range(5):  # (more than the five rows a message has)
+            again = await voice.fake.final_message(
+                await voice.fake.slash("nowplaying", {}, user_id=LISTENER)
+            )
+            assert again["components"] == message["components"]
+        info = voice.env.bot.registry.clients["main"].last_info
+        _, shared = station_embeds.nowplaying(info, "Main FM", stale=False)  # the cached one
+        assert shared is not None
+        assert [item.row for item in shared.children] == [0, 0]  # left as rendered
+        elsewhere = await voice.fake.final_message(await voice.fake.slash("nowplaying"))
+        (row,) = elsewhere["components"]  # someone in no voice channel: no button
+        assert [b["label"] for b in row["components"]] == ["Listen", "Web player"]
         target = voice.fake.original(iid)
         click = await voice.fake.click(target, play["custom_id"], user_id=LISTENER)
         reply = await voice.fake.final_message(click)

@@ -3,6 +3,7 @@ cog and the /nowplaying and /listen replies share it; the playing is ``bot.voice
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -134,10 +135,13 @@ def with_play_button(
     if channel is None or voice is None or not voice.available or not station.voice:
         return view
     button = PlayHereButton(station.slug, PLAY_LABEL)
-    items = list(view.children) if view is not None else []
-    if any((item.row or 0) >= ROWS - 1 for item in items):
-        return _append(view, button, items)
+    # Copies: ``view`` may be a rendered view shared by every answer of the same snapshot.
+    items = [copy.copy(item) for item in view.children] if view is not None else []
     ordered = discord.ui.View(timeout=None)
+    if any((item.row or 0) >= ROWS - 1 for item in items):
+        for item in items:
+            ordered.add_item(item)
+        return _append(ordered, button, items)
     button.row = 0
     ordered.add_item(button)
     for item in items:
@@ -153,9 +157,8 @@ def _width(item: discord.ui.Item[Any]) -> int:
 
 
 def _append(
-    view: discord.ui.View | None, button: PlayHereButton, items: list[discord.ui.Item[Any]]
+    view: discord.ui.View, button: PlayHereButton, items: list[discord.ui.Item[Any]]
 ) -> discord.ui.View:
-    view = view or discord.ui.View(timeout=None)
     used = Counter((item.row or 0) for item in items for _ in range(_width(item)))
     free = next((row for row in range(ROWS) if used[row] < PER_ROW), None)
     if free is None:
