@@ -104,7 +104,10 @@ class AdminCog(
         channel="Text channel or thread",
         station="Which station",
         mode="post: a message per track; card: one message kept up to date",
-        style="compact: small artwork, three lines; full: big artwork (default: by mode)",
+        style=(
+            "compact: small artwork (a smaller card); full: big artwork "
+            "(default: compact posts, full cards)"
+        ),
         role="Role to ping with each announcement (optional)",
         min_seconds="Skip plays shorter than this (jingles); 0 = off",
         skip_pattern="Skip titles or files matching this regular expression",

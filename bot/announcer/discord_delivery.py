@@ -11,6 +11,7 @@ from typing import Any
 import discord
 
 from ..config import StationConfig
+from ..jingles import SkipRules
 from ..render import station_embeds
 from ..storage import Subscription
 from .service import DeliveryError
@@ -94,6 +95,8 @@ class DiscordDeliverer:
             announcement.play,
             station.name,
             style=station_embeds.effective_style(sub.style, sub.mode),
+            skip=SkipRules.of([sub]),
+            card=sub.mode == "card",
         )
         content = f"<@&{sub.mention_role}>" if sub.mention_role else None
         mentions = (

@@ -529,11 +529,21 @@ def _select(select: dict[str, Any], errors: FormErrors, path: Path) -> None:
     if select.get("options") is None:
         errors.add((*path, "options"), "BASE_TYPE_REQUIRED", "This field is required")
     options = _array(errors, (*path, "options"), select.get("options"), SELECT_OPTIONS_MAX, 1)
+    values: set[str] = set()
     for index, option in enumerate(options):
         where = (*path, "options", index)
         option = _object(errors, where, option)
         if option is None:
             continue
+        value = option.get("value")
+        if isinstance(value, str):
+            if value in values:  # Discord names the later duplicate
+                errors.add(
+                    where,
+                    "SELECT_COMPONENT_OPTION_VALUE_DUPLICATED",
+                    "The specified option value is already used",
+                )
+            values.add(value)
         for key in ("label", "value"):
             _text(
                 errors,

@@ -1049,6 +1049,43 @@ class FakeDiscord:
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])
 
+    async def choose(
+        self,
+        message: dict[str, Any],
+        custom_id: str,
+        values: list[str],
+        *,
+        user_id: int | None = None,
+        guild: Guild | None = None,
+    ) -> str:
+        """Pick ``values`` in the message's string select ``custom_id``, as the client does: it
+        offers only the menu's own options, between its min_values and max_values of them."""
+        menus = [
+            component
+            for row in message.get("components") or []
+            for component in row.get("components") or []
+            if component.get("custom_id") == custom_id
+        ]
+        assert menus, f"no component {custom_id!r} in the message"
+        menu = menus[0]
+        assert menu.get("type") == rules.STRING_SELECT, f"{custom_id!r} is not a string select"
+        offered = [option["value"] for option in menu.get("options") or []]
+        assert all(value in offered for value in values), f"{values} not among {offered}"
+        low, high = menu.get("min_values", 1), menu.get("max_values", 1)
+        assert low <= len(values) <= high, f"{len(values)} values; the menu takes {low}-{high}"
+        data = {"custom_id": custom_id, "component_type": rules.STRING_SELECT, "values": values}
+        payload = self._interaction(
+            3,
+            data,
+            guild=guild,
+            channel_id=int(message["channel_id"]),
+            user_id=user_id,
+            permissions=0,
+            message=message,
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return str(payload["id"])
+
     async def submit_modal(
         self,
         custom_id: str,

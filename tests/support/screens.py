@@ -133,8 +133,15 @@ async def _listener_commands(out: Path) -> None:
                 ("recent-yesterday", "/recent station:early", {"station": "early"}, early),
                 ("playlist", "/playlist", {}, None),
                 ("playlist-midnight", "/playlist station:late", {"station": "late"}, late),
+                ("playlist-jingles", "/playlist", {}, None),
                 ("stats", "/stats period:30d", {"period": "30d"}, None),
                 ("stats-7d", "/stats", {}, None),
+                (
+                    "stats-range-too-long",
+                    "/stats from:2020-01-01 to:2022-01-01",
+                    {"from": "2020-01-01", "to": "2022-01-01"},
+                    None,
+                ),
                 ("listen", "/listen", {}, None),
                 ("station", "/station", {}, None),
                 ("history", "/history", {}, None),
@@ -151,8 +158,20 @@ async def _listener_commands(out: Path) -> None:
                     target = fake.original(iid)
                     click = await fake.click(target, "pg:prev")
                     await fake.response(click)
+                if scene == "playlist-jingles":  # "Show jingles" clicked
+                    click = await fake.click(fake.original(iid), "pg:jingles")
+                    await fake.response(click)
                 if scene == "playlist-midnight":
                     await _page_to_midnight(fake, iid)
+                if scene == "listen":  # "More streams" → a media player: the link, privately
+                    target = fake.original(iid)
+                    menu = target["components"][-1]["components"][0]
+                    value = next(
+                        o["value"] for o in menu["options"] if "media player" in o["label"]
+                    )
+                    choice = await fake.choose(target, menu["custom_id"], [value])
+                    await fake.final_message(choice)
+                    commands[choice] = "/listen"
                 write_scene(fake, out / f"{scene}.jsonl", since, commands, zone)
                 assert message is not None
             admin: list[tuple[str, str, list[str]]] = [
@@ -193,12 +212,18 @@ async def _announcements(out: Path) -> None:
         zone=BERLIN,
     )
     await sim.start()
-    fake = FakeDiscord(channels_per_guild=2)
+    fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
     guild = fake.guilds[0]
+    # post, card (full: big artwork) and card with style compact (the smaller card).
+    kinds: tuple[tuple[str, str, dict[str, str]], ...] = (
+        ("post", "post", {}),
+        ("card", "card", {}),
+        ("card-compact", "card", {"style": "compact"}),
+    )
     config = "".join(
-        subscription_config(guild.id, channel, mode=mode)
-        for channel, mode in zip(guild.channels, ("post", "card"), strict=True)
+        subscription_config(guild.id, channel, mode=mode, **options)
+        for channel, (_, mode, options) in zip(guild.channels, kinds, strict=True)
     )
     try:
         # Message times follow the simulator's clock (moved by hand), so that each post is
@@ -220,8 +245,8 @@ async def _announcements(out: Path) -> None:
             iid = await fake.slash("onair", {}, sub=["status"])
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
-            for channel, mode in zip(guild.channels, ("post", "card"), strict=True):
-                path = out / f"announce-{mode}.jsonl"
+            for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
+                path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
                     for record in fake.requests:
                         drawn = record.method in {"POST", "PATCH", "DELETE"}
@@ -491,8 +516,27 @@ async def _shows(out: Path) -> None:
         await sim.stop()
 
 
+async def _stale(out: Path) -> None:
+    """/nowplaying of a station that stopped answering: the last known state, marked."""
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    await sim.start()
+    try:
+        async with running_bot(sim, cache_seconds=0) as env:
+            fake = env.fake
+            await fake.final_message(await fake.slash("nowplaying"), within=30)  # known state
+            sim.inject("status", endpoint="info", status=503)
+            since = len(fake.requests)
+            iid = await fake.slash("nowplaying")
+            await fake.final_message(iid, within=60)
+            write_scene(fake, out / "nowplaying-stale.jsonl", since, {iid: "/nowplaying"})
+    finally:
+        await sim.stop()
+
+
 SCENES = {
     "listener": _listener_commands,
+    "stale": _stale,
     "announcements": _announcements,
     "voice": _voice,
     "shows": _shows,
