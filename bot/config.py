@@ -280,6 +280,8 @@ class PollSettings:
     learning_margin: float = 0.5  # ... also catches switches this much earlier than any seen
     # Live shows and items of unknown length.
     end_interval: float = 2.5  # cadence once such an item's end is near
+    end_lead: float = 1.5  # an airing may end this much sooner (or later) than any seen, ...
+    end_share: float = 0.15  # ... or this share of its length over the root of the airings seen
     length_window: int = 8  # lengths kept per title
     max_titles: int = 32  # titles whose lengths are kept per station
 

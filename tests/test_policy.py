@@ -6,7 +6,9 @@ random generator is seeded, so each test is exact and instant.
 
 from __future__ import annotations
 
+import itertools
 import random
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -168,29 +170,128 @@ def test_crossfaded_programme_meets_the_goals_on_a_virtual_clock():
     assert (polls - in_between) / len(items) <= 1.2
 
 
-def test_live_show_is_polled_faster_once_it_has_run_its_usual_length():
+# The station's clock: an hour ahead of ours (a wrong zone), whole seconds, as ``recent`` has it.
+STATION_CLOCK = timedelta(hours=1)
+
+
+def stamp(at: float) -> str:
+    return (T0 + STATION_CLOCK + timedelta(seconds=at)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+Item = tuple[str, float, float | None, float | None]  # title, on air, reported length, cue
+
+
+def run_shows(policy: PollPolicy, items: list[Item], *, stamps: bool = True) -> list[Poll]:
+    """Drive ``policy`` and a real PlayDetector over ``items`` on a virtual clock: tracks with
+    a reported length, live shows (reported length None) that name what follows ``cue`` seconds
+    before they end (None: all along). ``recent`` holds the two latest items with the station's
+    start times when ``stamps``. Returns every poll."""
+    starts = [0.0]
+    for _, seconds, _, _ in items:
+        starts.append(starts[-1] + seconds)
+    detector = PlayDetector()
+    policy.latency = 0.0
+    polls: list[Poll] = []
+    at = 0.5
+    while at < starts[-1]:
+        index = max(i for i in range(len(items)) if starts[i] <= at)
+        title, _, reported, cue = items[index]
+        following = items[index + 1][0] if index + 1 < len(items) else ""
+        named = cue is None or starts[index + 1] - at <= cue
+        recent = [
+            {"title": items[i][0], "started": stamp(starts[i])}
+            for i in (index, index - 1)
+            if i >= 0
+        ]
+        current = info(
+            at,
+            title,
+            None if reported is None else at - starts[index],
+            reported,
+            recent=recent if stamps else [],
+            nexttrack=following if named else "",
+        )
+        play = detector.observe(current)
+        if play is not None:
+            policy.learn_play(play, current)
+        polls.append(Poll(at, index, at - starts[index], play is not None))
+        at += policy.after_success(current, detector.current)
+    return polls
+
+
+@dataclass(frozen=True)
+class Poll:
+    at: float
+    index: int  # the item on air
+    into: float  # seconds into it
+    new: bool  # a new play was detected
+
+
+def test_live_show_with_nothing_learned_is_polled_at_the_steady_cadence():
     policy = PollPolicy(rng=random.Random(1))
     slow = [policy.after_success(info(t, SHOW, None, None)) for t in (0, 10, 20, 30, 40)]
-    assert all(9.0 <= d <= 11.0 for d in slow)  # nothing learned: the steady cadence
-
+    assert all(9.0 <= d <= 11.0 for d in slow)
+    # Lengths learned for the title do not help when the show was on air before watching
+    # began: how long it has run is unknown.
     policy = PollPolicy(rng=random.Random(1))
     policy.observe_length(SHOW, 60.0)
-    near = policy.end_near(SHOW)
-    assert near == 60.0 - 0.15 * 60.0  # 51 s: lead of 15 % of the usual length
-    polls: list[tuple[float, float]] = []  # (time of the poll, delay until the next)
-    at = 0.0
-    while at < 65:
-        delay = policy.after_success(info(at, SHOW, None, None))
-        polls.append((at, delay))
-        at += delay
-    slow = [delay for at, delay in polls if at < near - 10]
-    fast = [delay for at, delay in polls if at >= near]
-    assert all(9.0 <= d <= 11.0 for d in slow)  # the steady cadence ...
-    assert all(at + delay <= near + 2.0 for at, delay in polls if at < near)  # ... up to `near`
-    assert min(at for at, _ in polls if at >= near) <= near + 2.0
-    assert len(fast) >= 5
-    assert all(2.0 <= d <= 2.5 for d in fast)
-    assert len(polls) - len(fast) <= 7  # 0 to 51 s cost about one poll per 10 s
+    assert all(
+        9.0 <= policy.after_success(info(t, SHOW, None, None)) <= 11.0 for t in (0, 10, 20, 55)
+    )
+
+
+def test_learned_show_is_polled_just_in_time_for_its_earliest_end():
+    policy = PollPolicy(rng=random.Random(1))
+    policy.observe_length(SHOW, 600.0)  # one airing of 10 minutes
+    # This airing runs 570 s: shorter than the last, well inside the window.
+    items: list[Item] = [
+        ("A - Before", 20.0, 21.0, None),
+        (SHOW, 570.0, None, None),
+        ("A - After", 20.0, 21.0, None),
+    ]
+    polls = run_shows(policy, items)
+    during = [p for p in polls if p.index == 1]
+    found = next(p for p in polls if p.index == 2)
+    assert found.new
+    assert found.into <= policy.settings.end_interval
+    # Until the earliest end (510 s) only skip checks, about max_interval (30 s) apart: 18
+    # of them, the last one being the poll that reaches the station 2.5 s after that end;
+    # from there one every 2.5 s until it ends at 570 s: 23.
+    gaps = [b.at - a.at for a, b in itertools.pairwise(during) if b.into < 510.0]
+    assert all(28.0 <= gap <= 30.0 for gap in gaps)
+    assert len(during) <= 1 + 18 + 23
+    # The old rule polled every 10 s until 510 - 90 s, then every 2.5 s: 42 + 60 polls.
+    assert len(during) < 60
+    # Learned: 600 s and 570 s. The window is the range widened by 15 % of a length over the
+    # square root of the two airings seen (the range itself, 30 s, is the smaller lead here),
+    # twice that past the longest.
+    (first, second) = policy.lengths[SHOW.lower()]
+    assert (first, second) == (600.0, pytest.approx(570.0, abs=1.0))
+    low, high = policy.end_window(SHOW) or (0.0, 0.0)
+    assert low == pytest.approx(second - 0.15 * second / 2**0.5)
+    assert high == pytest.approx(600.0 + 2 * 0.15 * 600.0 / 2**0.5)
+
+
+def test_show_after_a_cut_outro_is_timed_by_the_stations_start_times():
+    """The track before the show is cut 9 s early, so the show is first seen 9 s late; the
+    station's start times (an hour off and whole seconds, but their difference is how long the
+    track ran) put its start right, and its length is learned right."""
+    policy = PollPolicy(rng=random.Random(1))
+    items: list[Item] = [
+        ("A - One", 20.0, 21.0, None),
+        ("A - Cut", 21.0, 30.0, None),  # reported 30 s, on air 21 s
+        (SHOW, 40.0, None, None),
+        ("A - After", 20.0, 21.0, None),
+    ]
+    polls = run_shows(policy, items)
+    seen = next(p for p in polls if p.index == 2)
+    assert seen.into > 5.0  # found late: the cut came long before the predicted end
+    (length,) = policy.lengths[SHOW.lower()]
+    assert length == pytest.approx(40.0, abs=1.0)
+    # Without the start times the show's start is when it was first seen: 5+ s short.
+    blind = PollPolicy(rng=random.Random(1))
+    run_shows(blind, items, stamps=False)
+    assert blind.lengths[SHOW.lower()][0] < 35.0
 
 
 def test_live_show_length_is_learned_from_the_switches_around_it():
