@@ -170,6 +170,7 @@ def test_crossfaded_programme_meets_the_goals_on_a_virtual_clock():
     assert (polls - in_between) / len(items) <= 1.2
 
 
+CALL_IN = "Ada & Bruno - The Morning Call-In"
 # The station's clock: an hour ahead of ours (a wrong zone), whole seconds, as ``recent`` has it.
 STATION_CLOCK = timedelta(hours=1)
 
@@ -292,6 +293,52 @@ def test_show_after_a_cut_outro_is_timed_by_the_stations_start_times():
     blind = PollPolicy(rng=random.Random(1))
     run_shows(blind, items, stamps=False)
     assert blind.lengths[SHOW.lower()][0] < 35.0
+
+
+def programme_with_shows(seed: int, plays: int) -> list[Item]:
+    """Crossfaded tracks of 5-12 s (switches 0.8-1.6 s early) and every 7th play a live show:
+    SHOW (30 s ± 10 %, names what follows 10 s before its end) and CALL_IN (20 s ± 10 %, names
+    it all along) taking turns; the item after a show lasts at least 13 s (as in the bench)."""
+    rng = random.Random(seed)
+    items: list[Item] = []
+    for number in range(plays):
+        if number and number % 7 == 0:
+            title, usual, cue = ((SHOW, 30.0, 10.0), (CALL_IN, 20.0, None))[(number // 7 - 1) % 2]
+            items.append((title, usual * rng.uniform(0.9, 1.1), None, cue))
+            continue
+        seconds = rng.uniform(5.0, 12.0)
+        if items and items[-1][2] is None:
+            seconds = max(seconds, 13.0)
+        items.append((f"Artist - Track {number}", seconds, seconds + rng.uniform(0.8, 1.6), None))
+    return items
+
+
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_programme_with_live_shows_meets_the_goals_on_a_virtual_clock(seed: int):
+    items = programme_with_shows(seed, 120)
+    policy = PollPolicy(rng=random.Random(seed))
+    polls = run_shows(policy, items)
+    found = {p.index: p.into for p in polls if p.new}
+    assert set(found) == set(range(len(items)))  # none missed
+    shows_seen: set[str] = set()
+    after_live: list[float] = []
+    after_known: list[float] = []
+    for index in range(1, len(items)):
+        title, _, reported, cue = items[index - 1]
+        first_uncued = reported is None and cue is None and title not in shows_seen
+        shows_seen.add(title)
+        if reported is not None:
+            after_known.append(found[index])
+        elif not first_uncued:  # nothing says when a show never heard of before ends
+            after_live.append(found[index])
+    after_live.sort()
+    assert after_live[round(0.95 * (len(after_live) - 1))] <= 3.0
+    # A show ending before its window is found late by as much as it came early.
+    assert after_live[-1] <= 4.0
+    after_known.sort()
+    assert after_known[round(0.95 * (len(after_known) - 1))] <= 1.0
+    counted = [p for p in polls if p.index >= 1]
+    assert len(counted) / (len(items) - 1) <= 1.3
 
 
 def test_live_show_length_is_learned_from_the_switches_around_it():
