@@ -295,6 +295,30 @@ def test_show_after_a_cut_outro_is_timed_by_the_stations_start_times():
     assert blind.lengths[SHOW.lower()][0] < 35.0
 
 
+def test_stations_start_times_never_put_a_show_before_the_last_answer_without_it():
+    policy = PollPolicy(rng=random.Random(1))
+    policy.latency = 0.0
+    track = info(0.0, "A - Track", 2.0, 200.0)  # began at -2 s, timed from its position
+    show_recent = [
+        {"title": SHOW, "started": "2026-11-20 13:00:00"},
+        {"title": "A - Track", "started": "2026-11-20 13:00:00"},  # "ran 0 s": wrong
+    ]
+    for at, current in (
+        (0.0, track),
+        (50.0, info(50.0, "A - Track", 52.0, 200.0)),  # still the track 52 s in
+        (60.0, info(60.0, SHOW, None, None, recent=show_recent)),
+        (70.0, info(70.0, SHOW, None, None, recent=show_recent)),
+        (100.0, info(100.0, "A - After", 1.0, 200.0)),  # the show ended at 99 s
+    ):
+        play = current.current_play()
+        assert play is not None
+        if at in (0.0, 60.0, 100.0):
+            policy.learn_play(play, current)
+        policy.after_success(current, play)
+    # The show began after the answer at 50 s that still showed the track, not at -2 s.
+    assert list(policy.lengths[SHOW.lower()]) == [pytest.approx(99.0 - 50.0)]
+
+
 def programme_with_shows(seed: int, plays: int) -> list[Item]:
     """Crossfaded tracks of 5-12 s (switches 0.8-1.6 s early) and every 7th play a live show:
     SHOW (30 s ± 10 %, names what follows 10 s before its end) and CALL_IN (20 s ± 10 %, names

@@ -82,6 +82,7 @@ class PollPolicy:
         # The last play seen to begin: its title key, its start on our clock, and whether that
         # start came from its position (exact) rather than from when it was first seen.
         self._last_switch: tuple[str, datetime, bool] | None = None
+        self._answered_at: datetime | None = None  # when the last answer before this one came
 
     # Learning ---------------------------------------------------------------------------
 
@@ -123,7 +124,8 @@ class PollPolicy:
         The station's clock and zone may be hours off, but the difference of two of its start
         times is not: it is how long the play before ran (whole seconds, so within 1 s). After
         a switch found late (a cut outro before a live show) this is the better start; half a
-        second is added so that it is about as likely early as late.
+        second is added so that it is about as likely early as late. It is never put before
+        the last answer that still showed the play before (start times can be wrong).
         """
         previous = self._last_switch
         if previous is None or not previous[2] or len(info.recent) < 2:
@@ -136,7 +138,10 @@ class PollPolicy:
         ran = (now.started - before.started).total_seconds()
         if not 0 <= ran < 86_400:
             return None
-        return previous[1] + timedelta(seconds=ran + 0.5)
+        stamped = previous[1] + timedelta(seconds=ran + 0.5)
+        if self._answered_at is not None:
+            stamped = max(stamped, self._answered_at)
+        return stamped
 
     def observe_offset(self, offset: float) -> None:
         """Record one switch ``offset`` seconds after (negative: before) the predicted end."""
@@ -278,6 +283,7 @@ class PollPolicy:
     def after_success(self, info: StationInfo, play: Play | None = None) -> float:
         """Delay after a poll that got an answer (changed or not); ``play`` is what is on air."""
         self.failures = 0
+        self._answered_at = info.fetched_at
         s = self.settings
         playback = info.playback
         if info.is_live or playback is None or playback.length is None or playback.position is None:
