@@ -36,7 +36,8 @@ from .shows.service import ShowsService
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
-from .voice.service import Probe, StreamDown, VoiceService
+from .voice.players import Probe, StreamDown
+from .voice.service import VoiceService
 from .voice.stream import OpenedStream, StreamGuard, open_probed
 
 EXIT_UNAVAILABLE = 69

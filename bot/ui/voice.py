@@ -25,7 +25,7 @@ from .stations import resolve_station
 if TYPE_CHECKING:
     from ..config import StationConfig
     from ..core import OnAirBot
-    from ..voice.service import Joined, VoiceChannel
+    from ..voice.players import Joined, VoiceChannel
 
 PLAY_PREFIX = "onair:play:"
 # It plays in the voice channel of whoever clicks it (not always the invoker's): no channel name.

@@ -14,9 +14,8 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import discord
 
@@ -30,6 +29,17 @@ from ..storage import GuildVoice, Storage, VoiceSession
 from ..tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
 from .idle import EmptyChannelWatch
+from .players import (
+    AudioHub,
+    Joined,
+    Player,
+    PlayerListener,
+    Probe,
+    StreamDown,
+    VoiceChannel,
+    listeners_in,
+    missing_permissions,
+)
 from .presence import PresenceGate, presence_station, presence_text
 from .stream import OpenedStream, StreamGuard, host_of
 from .streams import choose_stream, stream_guard
@@ -40,103 +50,11 @@ if TYPE_CHECKING:
 
 _LOGGER = logging.getLogger("onair.voice")
 
-VoiceChannel = discord.VoiceChannel | discord.StageChannel
 # Seconds between rejoin attempts after a voice connection failed for good (then stays at the
 # last): discord.py's own reconnects come first, this is what follows when it gives up.
 REJOIN_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 REJOIN_ATTEMPTS = 20  # then the stored session waits for the next READY
-
-
-class AudioHub(Protocol):
-    """What the service needs of the engine's ``Broadcasts`` (one decoder per station)."""
-
-    def audio_for(
-        self,
-        key: str,
-        stream_url: str,
-        first: OpenedStream | None = None,
-        *,
-        guard: StreamGuard | None = None,
-    ) -> discord.AudioSource: ...
-
-    def is_running(self, key: str) -> bool: ...
-
-    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool: ...
-
-    def stats(self) -> Mapping[str, Any]: ...
-
-    async def close(self) -> None: ...
-
-
-class PlayerListener(Protocol):
-    """Told where players start and stop (the channel status of ``bot.shows``)."""
-
-    async def player_started(self, guild_id: int, channel_id: int, station: str) -> None: ...
-
-    async def player_leaving(self, guild_id: int, channel_id: int) -> None: ...
-
-    async def players_changed(self) -> None: ...
-
-
 LEAVE_NOTICE_TIMEOUT = 5.0  # seconds a leave waits for the channel status to be cleared
-
-
-class StreamDown(Exception):
-    """The probe could not open the stream (the composition root maps the engine's error)."""
-
-
-# Opens the stream (each URL and redirect hop through the guard) and checks it plays; the open
-# stream becomes the decoder's first connection.
-Probe = Callable[[str, StreamGuard], Awaitable[OpenedStream]]
-
-
-@dataclass(slots=True)
-class Player:
-    """One guild's player: where it is, what it plays."""
-
-    guild_id: int
-    channel_id: int
-    station: str
-    client: OnAirVoiceClient | None = None
-    audio: discord.AudioSource | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Joined:
-    """What /join did, for the reply."""
-
-    channel: VoiceChannel
-    station: StationConfig
-    note: str = ""
-
-
-def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
-    """The permissions OnAir lacks to be heard in ``channel`` (names as Discord shows them)."""
-    allowed = channel.permissions_for(me)
-    missing = []
-    if not allowed.view_channel:
-        missing.append("View Channel")
-    if not allowed.connect:
-        return [*missing, "Connect"]  # (Discord then denies Speak too: Connect comes first)
-    if isinstance(channel, discord.StageChannel):
-        return missing  # speaking on a stage is checked after joining (unsuppress or request)
-    if not allowed.speak:
-        missing.append("Speak")
-    return missing
-
-
-def listeners_in(channel: discord.abc.GuildChannel | None, me_id: int) -> int:
-    """Members in a voice channel who are not bots (members not cached count as listeners)."""
-    if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
-        return 0
-    count = 0
-    for user_id in channel.voice_states:
-        if user_id == me_id:
-            continue
-        member = channel.guild.get_member(user_id)
-        if member is None or not member.bot:
-            count += 1
-    return count
 
 
 class VoiceService:
