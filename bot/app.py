@@ -23,6 +23,7 @@ from .commandsync import state_path, sync_commands
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
+from .likes import LikeService
 from .logs import setup_logging
 from .netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .onboarding import StationOnboarding
@@ -89,8 +90,13 @@ def create_bot(
         **options,
     )
     # The announcer posts through the bot's own client; the announcer cog starts and stops it.
+    bot.likes = LikeService(storage)
     bot.announcer = AnnouncerService(
-        settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot)
+        settings,
+        registry,
+        storage,
+        WatchScheduler(scheduler),
+        DiscordDeliverer(bot, likes=bot.likes),
     )
     bot.announcer.metrics = bot.metrics
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session)

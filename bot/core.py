@@ -25,6 +25,7 @@ from .storage import Storage
 
 if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
+    from .likes import LikeService
     from .onboarding import StationOnboarding
     from .voice.service import VoiceService
 
@@ -41,6 +42,7 @@ EXTENSIONS = (
     "cogs.announcer",
     "cogs.admin",
     "cogs.voice",
+    "cogs.community",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer"})
@@ -93,6 +95,7 @@ class OnAirBot(commands.AutoShardedBot):
     announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
     onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
     voice: VoiceService  # built by ``create_bot``; the voice cog starts and stops it
+    likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
 
     def __init__(
         self,

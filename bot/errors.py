@@ -118,3 +118,15 @@ def station_problem(error: StationError, *, detail: bool = False) -> str:
             return STATION_UNAVAILABLE
         return f"{STATION_UNAVAILABLE} ({error.message})"
     return f"{STATION_UNREADABLE} ({error.message})"
+
+
+# Community: announcement templates and likes (/onair template, the ❤ button, /top).
+BAD_TEMPLATE = "I did not save that: {problem}."
+NO_TEMPLATE_TARGET = (
+    "{channel} has no announcements of **{station}** yet: set them up with `/onair announce` "
+    "first, then word them with `/onair template set`."
+)
+TEMPLATE_NOTHING_GIVEN = (
+    "Give at least one part to set: content, title, description, footer or color."
+)
+LIKE_TOO_FAST = "You're liking quickly! Please wait a few seconds and try again."

@@ -11,6 +11,7 @@ from bot.core import OnAirBot
 from bot.registry import Snapshot
 from bot.render import station_embeds
 from bot.ui import Reply
+from bot.ui.likes import like_view
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 from bot.ui.voice import with_play_button
 
@@ -27,10 +28,11 @@ class NowPlayingCog(commands.Cog):
         interaction: discord.Interaction[OnAirBot],
         station: str | None = None,
     ) -> None:
-        def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
+        async def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             embed, view = station_embeds.nowplaying(
                 snapshot.info, chosen.name, stale=snapshot.stale
             )
+            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer_with_snapshot(interaction, station, render)

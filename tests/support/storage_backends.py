@@ -22,6 +22,7 @@ TABLES = (
     "guild_settings",
     "voice_sessions",
     "guild_voice",
+    "likes",
     "schema_version",
 )
 
