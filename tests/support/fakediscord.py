@@ -1545,7 +1545,7 @@ class FakeDiscord:
     def _callback_answer(
         self,
         interaction_id: int,
-        kind: int,
+        kind: Any,
         data: dict[str, Any],
         message_id: int,
         resource: dict[str, Any],
