@@ -122,7 +122,9 @@ async def test_announce_keeps_templates_and_config_sets_them(storage):
     assert again.mode == "card"
     # A config file's [subscriptions.template] is the owner's word: it replaces them.
     other = TemplateSet().with_part("live", "footer", "{station}")
-    assert (await storage.upsert_subscription(Subscription(0, 1, 10, "main", templates=other))).templates == other
+    assert (
+        await storage.upsert_subscription(Subscription(0, 1, 10, "main", templates=other))
+    ).templates == other
     await storage.set_templates(sub.id, TemplateSet())
     assert (await storage.subscriptions())[0].templates is None
 
