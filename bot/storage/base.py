@@ -603,21 +603,23 @@ class Storage(ABC):
     async def toggle_like(self, play_id: int, user_id: int, *, now: float) -> tuple[bool, int]:
         """Like the play, or take the like back when the user has one: (liked now, count).
 
-        No read-modify-write: the delete and the insert each decide on the row alone and the
-        primary key (play, user) refuses a second like, so two processes handling clicks at the
-        same time never count a user twice."""
-        removed = await self.execute(
-            "DELETE FROM likes WHERE play_id = ? AND user_id = ?", (play_id, user_id)
+        One transaction of three statements that each decide on the row alone (no
+        read-modify-write): mark the user's like if there is one, insert one if there is none
+        (the primary key (play, user) refuses a second), delete the marked one. Two processes
+        handling the same user's clicks at once therefore never count the user twice."""
+        key = (play_id, user_id)
+        marked, _, _ = await self.execute_atomic(
+            [
+                ("UPDATE likes SET liked_at = -1 WHERE play_id = ? AND user_id = ?", key),
+                (
+                    "INSERT INTO likes (play_id, user_id, liked_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    (*key, now),
+                ),
+                ("DELETE FROM likes WHERE play_id = ? AND user_id = ? AND liked_at = -1", key),
+            ]
         )
-        liked = False
-        if not removed:
-            await self.execute(
-                "INSERT INTO likes (play_id, user_id, liked_at) VALUES (?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
-                (play_id, user_id, now),
-            )
-            liked = True
-        return liked, await self.like_count(play_id)
+        return not marked, await self.like_count(play_id)
 
     async def like_count(self, play_id: int) -> int:
         row = await self.fetchone("SELECT COUNT(*) FROM likes WHERE play_id = ?", (play_id,))
