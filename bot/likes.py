@@ -9,6 +9,7 @@ each process: a click is a cheap write, and the limit only stops a held-down mou
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -72,6 +73,7 @@ class LikeService:
         self.limiter = limiter or LikeLimiter()
         self.wall = wall
         self._ids: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._turns: dict[tuple[int, int], asyncio.Lock] = {}
 
     async def play_id(
         self, station: str, play: Play, *, listeners: int | None = None, record: bool = False
@@ -100,7 +102,17 @@ class LikeService:
         """(liked now, count); BadInput when the user clicks faster than the limit."""
         if not self.limiter.allow(user_id):
             raise BadInput(errors.LIKE_TOO_FAST)
-        return await self.storage.toggle_like(play_id, user_id, now=self.wall())
+        # One user's clicks on one play take turns in this process, so quick clicks toggle in
+        # the order they came (on PostgreSQL they would otherwise run on parallel connections
+        # and two toggles could both end "liked"; never two likes: the key sees to that).
+        key = (play_id, user_id)
+        lock = self._turns.setdefault(key, asyncio.Lock())
+        try:
+            async with lock:
+                return await self.storage.toggle_like(play_id, user_id, now=self.wall())
+        finally:
+            if not lock.locked() and self._turns.get(key) is lock:
+                del self._turns[key]
 
     async def top(self, station: str, since: float, count: int = 10) -> Top:
         return Top(

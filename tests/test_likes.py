@@ -147,3 +147,14 @@ def test_limiter_forgets_the_least_recent_users():
     for user in range(1000):
         assert limiter.allow(user)
     assert len(limiter._seen) == 100
+
+
+async def test_one_users_quick_clicks_toggle_in_order(storage):
+    """Six clicks at once from one user (a held-down mouse) toggle six times: not liked."""
+    service = LikeService(storage, limiter=LikeLimiter(100, 10.0))
+    play_id = await recorded(storage)
+    await asyncio.gather(*(service.toggle(play_id, 1) for _ in range(6)))
+    assert await storage.like_count(play_id) == 0
+    await asyncio.gather(*(service.toggle(play_id, 1) for _ in range(5)))
+    assert await storage.like_count(play_id) == 1
+    assert service._turns == {}  # nothing kept once the clicks are done
