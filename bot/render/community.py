@@ -80,7 +80,10 @@ def template_saved(templates: TemplateSet | None, channel: str) -> str:
 def template_preview(budget: Mapping[str, tuple[int, int]], played: str, *, recorded: bool) -> str:
     """The preview's heading: which play, and the characters used of each limit."""
     source = "the station's last announced play" if recorded else "the play on air now"
+    order = ("embed", "title", "description", "footer", "content")
     used = " · ".join(
-        f"{name} {count:,}/{limit:,}" for name, (count, limit) in budget.items() if count
+        f"{name} {budget[name][0]:,} of {budget[name][1]:,}"
+        for name in order
+        if name in budget and budget[name][0]
     )
-    return f"-# Preview with {source} ({played}). Characters: {used}"
+    return f"-# Preview with {source}: {played}\n-# Characters used: {used}"

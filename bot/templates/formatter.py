@@ -56,7 +56,7 @@ def drop_surrogates(text: str) -> str:
 
 def _describe(inner: str) -> str:
     """Why ``{inner}`` is refused, in the admin's words."""
-    shown = inner if len(inner) <= 40 else inner[:39] + "…"
+    shown = (inner if len(inner) <= 40 else inner[:39] + "…").replace("`", "ˋ")
     base = re.split(r"[.\[:!|]", inner, maxsplit=1)[0].strip()
     if ":" in inner:
         return f"`{{{shown}}}` has a format spec (`:`); write `{{{base or 'title'}}}` alone"

@@ -27,6 +27,7 @@ from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimula
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
+from .screens_community import community
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # One zone per UTC offset (-12 .. +14): the scenes about midnight use the one where it is
@@ -309,6 +310,7 @@ async def main(out: Path) -> None:
     await _listener_commands(out)
     await _announcements(out)
     await _voice(out)
+    await community(out)
 
 
 if __name__ == "__main__":
