@@ -153,7 +153,7 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         await template("set", variant="live", title="🔴 LIVE: {title}")
         preview = await template("preview")
         assert preview["flags"] & EPHEMERAL
-        assert "Characters:" in preview["content"]
+        assert "Characters used: embed " in preview["content"]
         assert f"<@&{guild.roles[1]}> Now on" in preview["content"]
         assert preview["embeds"][0]["title"] == f"♪ {TRACKS[0].title}"
         live_preview = await template("preview", variant="live")
@@ -183,3 +183,20 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         )
         missing = await fake.final_message(iid)
         assert "has no announcements" in missing["content"]
+
+
+async def test_the_card_carries_the_button_of_the_play_it_shows(programme_sim, fake):
+    guild = fake.guilds[0]
+    config = subscription_config(guild.id, guild.channels[0], mode="card")
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        card = int(posts(fake)[0].response["id"])
+        first = like_button(fake.messages[card])["custom_id"]
+        assert (await click(fake, card, user_id=5))["type"] == UPDATE_MESSAGE
+        assert like_button(fake.messages[card])["label"] == "❤ 1"
+        programme_sim.clock.advance(71)  # the jingle: the card is edited in place
+        await poll(env)
+        edits = fake.sent("PATCH", rf"^/channels/{guild.channels[0]}/messages/{card}$")
+        assert edits
+        assert like_button(fake.messages[card])["custom_id"] != first  # the new play's
+        assert like_button(fake.messages[card])["label"] == "❤"
