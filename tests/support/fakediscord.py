@@ -283,6 +283,7 @@ class FakeDiscord:
         self.presences: list[PresenceSent] = []
         self.presence_rejections: list[str] = []
         self._shard_of: dict[int, int] = {}  # id(gateway websocket) → its IDENTIFY's shard
+        self._shard_count_of: dict[int, int] = {}  # ... and the shard count it gave
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -528,9 +529,19 @@ class FakeDiscord:
             return  # Discord sends none without the intent (then voice connects time out)
         self.sequence += 1
         payload = {"op": 0, "t": event, "s": self.sequence, "d": data}
+        guild_id = data.get("guild_id") if isinstance(data, dict) else None
         for ws in list(self.sockets):
-            if not ws.closed:
-                await ws.send_str(json.dumps(payload))
+            if ws.closed:
+                continue
+            shard = self._shard_of.get(id(ws))
+            count = self._shard_count_of.get(id(ws), 1)
+            if (
+                guild_id is not None
+                and shard is not None
+                and (int(guild_id) >> 22) % count != shard
+            ):
+                continue  # Discord sends a guild's events to the shard the formula names
+            await ws.send_str(json.dumps(payload))
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
         ws = web.WebSocketResponse()
@@ -551,6 +562,7 @@ class FakeDiscord:
                     self.intents = int(data["d"].get("intents") or 0)
                     shard = data["d"].get("shard") or [0, 1]
                     self._shard_of[id(ws)] = int(shard[0])
+                    self._shard_count_of[id(ws)] = max(1, int(shard[1]))
                     await self._ready(ws, shard)
                 elif op == 3:
                     await self._presence_op(ws, data.get("d"))
@@ -568,6 +580,7 @@ class FakeDiscord:
             if ws in self.sockets:
                 self.sockets.remove(ws)
             self._shard_of.pop(id(ws), None)
+            self._shard_count_of.pop(id(ws), None)
         return ws
 
     async def _presence_op(self, ws: web.WebSocketResponse, data: Any) -> None:
