@@ -15,6 +15,8 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from .. import errors
+
 # The names a template may use, in the order the README and the error messages list them.
 NAMES: tuple[str, ...] = (
     "artist",
@@ -57,26 +59,23 @@ def drop_surrogates(text: str) -> str:
 def _describe(inner: str) -> str:
     """Why ``{inner}`` is refused, in the admin's words."""
     shown = (inner if len(inner) <= 40 else inner[:39] + "…").replace("`", "ˋ")
-    base = re.split(r"[.\[:!|]", inner, maxsplit=1)[0].strip()
+    name = re.split(r"[.\[:!|]", inner, maxsplit=1)[0].strip() or "title"
     if ":" in inner:
-        return f"`{{{shown}}}` has a format spec (`:`); write `{{{base or 'title'}}}` alone"
+        return errors.TEMPLATE_FORMAT_SPEC.format(shown=shown, name=name)
     if "!" in inner:
-        return f"`{{{shown}}}` has a conversion (`!`); write `{{{base or 'title'}}}` alone"
+        return errors.TEMPLATE_CONVERSION.format(shown=shown, name=name)
     if "." in inner or "[" in inner or "]" in inner:
-        return f"`{{{shown}}}` reaches into a value (`.` or `[`); write `{{{base or 'title'}}}`"
+        return errors.TEMPLATE_REACHES_IN.format(shown=shown, name=name)
     if not inner.strip():
-        return "`{}` names nothing; write a name like `{title}` (or `{{` for a brace)"
-    return f"`{{{shown}}}` is not a name OnAir knows; use one of " + ", ".join(
-        f"`{{{n}}}`" for n in NAMES
-    )
+        return errors.TEMPLATE_EMPTY_NAME.format()
+    names = ", ".join(f"`{{{n}}}`" for n in NAMES)
+    return errors.TEMPLATE_UNKNOWN_NAME.format(shown=shown, names=names)
 
 
 def parse(source: str) -> tuple[Part, ...]:
     """The template's literal text and placeholders; :class:`TemplateError` when refused."""
     if len(source) > MAX_TEMPLATE:
-        raise TemplateError(
-            f"the template is {len(source):,} characters long; at most {MAX_TEMPLATE:,}"
-        )
+        raise TemplateError(errors.TEMPLATE_TOO_LONG.format(length=len(source), limit=MAX_TEMPLATE))
     source = drop_surrogates(source)
     parts: list[Part] = []
     literal: list[str] = []
@@ -87,21 +86,19 @@ def parse(source: str) -> tuple[Part, ...]:
             close = source.find("}", index + 1)
             opening = source.find("{", index + 1)
             if close < 0:
-                raise TemplateError("a `{` is never closed; write `{{` for a literal brace")
+                raise TemplateError(errors.TEMPLATE_UNCLOSED)
             if 0 <= opening < close:
-                raise TemplateError(
-                    "braces cannot nest (`{` inside `{…}`); write `{{` and `}}` for literal braces"
-                )
+                raise TemplateError(errors.TEMPLATE_NESTED)
             if literal:
                 parts.append("".join(literal))
                 literal = []
             parts.append(_placeholder(source[index + 1 : close]))
             if len(parts) > 2 * MAX_PLACEHOLDERS:
-                raise TemplateError(f"more than {MAX_PLACEHOLDERS} placeholders")
+                raise TemplateError(errors.TEMPLATE_TOO_MANY.format(count=MAX_PLACEHOLDERS))
             index = close + 1
         elif char in "{}":
             if not source.startswith(char * 2, index):
-                raise TemplateError("a `}` has no `{`; write `}}` for a literal brace")
+                raise TemplateError(errors.TEMPLATE_LONE_CLOSE)
             literal.append(char)
             index += 2
         else:
@@ -110,7 +107,7 @@ def parse(source: str) -> tuple[Part, ...]:
     if literal:
         parts.append("".join(literal))
     if sum(isinstance(p, Placeholder) for p in parts) > MAX_PLACEHOLDERS:
-        raise TemplateError(f"more than {MAX_PLACEHOLDERS} placeholders")
+        raise TemplateError(errors.TEMPLATE_TOO_MANY.format(count=MAX_PLACEHOLDERS))
     return tuple(parts)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from functools import cache
 from typing import Any, Literal
 
+from .. import errors
 from .formatter import MAX_TEMPLATE, Part, TemplateError, drop_surrogates, parse
 
 PartName = Literal["content", "title", "description", "footer", "color"]
@@ -98,12 +99,12 @@ def check_part(part: str, text: str) -> str:
     if part == "color":
         text = text.strip()
         if text and not _COLOR.fullmatch(text):
-            raise TemplateError(f"the color must be a hex colour like #1DB954, not `{text}`")
+            raise TemplateError(errors.TEMPLATE_BAD_COLOUR.format(text=text.replace("`", "ˋ")[:20]))
         return ("#" + text.lstrip("#").lower()) if text else ""
     try:
         parse(text)
     except TemplateError as error:
-        raise TemplateError(f"the {part} template: {error}") from None
+        raise TemplateError(errors.TEMPLATE_IN_PART.format(part=part, problem=error)) from None
     return text
 
 
