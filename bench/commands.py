@@ -3,7 +3,8 @@
 Reports the upstream `info` requests (goal: one per cache window), the time from the
 INTERACTION_CREATE frame leaving the fake gateway to the callback request arriving at the fake
 REST API (p50, p99; this includes loopback both ways, so it bounds the bot-side time from above),
-and the worst event-loop lag while a 90-day stats chart renders (it renders in a thread).
+and the worst event-loop lag while a 90-day stats chart renders (it renders in the
+worker process of `bot/render/chart.py`).
 
     .venv/bin/python -m bench.commands [--count 500]
 """

@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC
 from typing import Any
 
@@ -25,9 +25,14 @@ from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
 from .likes import LikeService
 from .logs import setup_logging
+from .metrics import Metrics, MetricsServer
 from .netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .onboarding import StationOnboarding
 from .registry import StationRegistry
+from .scheduled.alert_service import AlertService
+from .scheduled.discord_sender import DiscordPostSender
+from .scheduled.outbox import PostOutbox
+from .scheduled.recap_service import RecapService
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
@@ -43,10 +48,18 @@ _LOGGER = logging.getLogger("onair")
 
 
 def create_bot(
-    settings: Settings, *, connector: aiohttp.BaseConnector | None = None, **options: Any
+    settings: Settings,
+    *,
+    connector: aiohttp.BaseConnector | None = None,
+    metrics: Metrics | None = None,
+    said: set[str] | None = None,
+    **options: Any,
 ) -> OnAirBot:
     """The bot and every service it runs (the composition root: nothing else builds them).
-    ``connector`` lets tests point discord.py at a fake Discord."""
+    ``connector`` lets tests point discord.py at a fake Discord; ``metrics`` and ``said`` (the
+    start-up lines already logged) outlive one attempt of ``onair run``. A bad ``ONAIR_SECRET_KEY``
+    raises :class:`KeyBoxError` before anything that needs closing (the session) is made."""
+    keybox = KeyBox(settings.secret_key)
     policy = policy_for(
         settings.allowed_station_hosts,
         allow_http=settings.allow_http_station_urls,
@@ -74,6 +87,8 @@ def create_bot(
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )
+    # Tests drive the scheduled posts (alerts, recaps) on a clock of their own.
+    clock: Callable[[], float] = options.pop("clock", time.time)
     if connector is not None:
         options["connector"] = connector
     if settings.shard_count:
@@ -86,7 +101,8 @@ def create_bot(
         registry=registry,
         storage=storage,
         scheduler=scheduler,
-        keybox=KeyBox(settings.secret_key),
+        keybox=keybox,
+        metrics=metrics,
         **options,
     )
     # The announcer posts through the bot's own client; the announcer cog starts and stops it.
@@ -99,7 +115,19 @@ def create_bot(
         DiscordDeliverer(bot, likes=bot.likes),
     )
     bot.announcer.metrics = bot.metrics
-    hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session)
+    # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog runs it).
+    bot.posts = PostOutbox(
+        storage,
+        DiscordPostSender(bot),
+        owner=bot.announcer.owner,
+        lease=settings.delivery_lease,
+        clock=clock,
+    )
+    bot.alerts = AlertService(settings, registry, storage, bot.posts, clock=clock)
+    bot.recaps = RecapService(settings, registry, storage, bot.posts, clock=clock)
+    bot.announcer.also_watch = _scheduled_stations(bot.alerts, bot.recaps)
+    bot.announcer.poll_observer = bot.alerts.observe
+    hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session, said)
     bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
     bot.onboarding = StationOnboarding(
         settings,
@@ -111,18 +139,30 @@ def create_bot(
     return bot
 
 
-def _voice_engine(session: aiohttp.ClientSession) -> tuple[Broadcasts | None, Probe | None]:
+def _scheduled_stations(
+    alerts: AlertService, recaps: RecapService
+) -> Callable[[], Awaitable[set[str]]]:
+    async def stations() -> set[str]:
+        return await alerts.stations() | await recaps.stations()
+
+    return stations
+
+
+def _voice_engine(
+    session: aiohttp.ClientSession, said: set[str] | None
+) -> tuple[Broadcasts | None, Probe | None]:
     """The decoders (one FFmpeg per station) and the stream check on the shared session; with no
     FFmpeg, one line now and voice answers "not available" (not a traceback on the first /join)."""
     binary = find_ffmpeg()
     if binary is None:
-        _LOGGER.warning(
-            "voice is off: no FFmpeg found (set %s to its path, or install the imageio-ffmpeg "
-            "package or Debian's ffmpeg)",
-            FFMPEG_ENV,
+        _say(
+            logging.WARNING,
+            f"voice is off: no FFmpeg found (set {FFMPEG_ENV} to its path, or install the "
+            "imageio-ffmpeg package or Debian's ffmpeg)",
+            said,
         )
         return None, None
-    _LOGGER.info("voice: FFmpeg from %s", binary.origin)
+    _say(logging.INFO, f"voice: FFmpeg from {binary.origin}", said)
 
     # A decoder outlives its last guild by a few seconds: a rejoin or a quick /join again
     # finds it running (no new connection to the stream, no silence while FFmpeg starts).
@@ -136,6 +176,15 @@ def _voice_engine(session: aiohttp.ClientSession) -> tuple[Broadcasts | None, Pr
             raise StreamDown(error.message) from None
 
     return hub, probe
+
+
+def _say(level: int, line: str, said: set[str] | None) -> None:
+    """Log a start-up fact, once per ``said`` when given: ``onair run`` builds a fresh bot on
+    each retry, and a retry is to cost one line."""
+    if said is None or line not in said:
+        _LOGGER.log(level, "%s", line)
+    if said is not None:
+        said.add(line)
 
 
 def _config_problems(error: ConfigError) -> int:
@@ -180,34 +229,81 @@ async def run_bot(
     )
     backoff = backoff or Backoff()
     stop = asyncio.Event()
-    with _stop_on_signals(stop):
-        while not stop.is_set():
-            try:
-                connector = discord_connector() if discord_connector else None
-                bot = create_bot(settings, connector=connector)
-            except KeyBoxError as error:
-                print(f"onair: {error.message}", file=sys.stderr)
-                return EXIT_CONFIG
-            announce_when_ready(bot, backoff)
-            try:
-                async with bot:
-                    await run_until_signalled(bot, settings.token or "", stop)
-                return 0
-            except discord.LoginFailure:
-                _LOGGER.error(
-                    "Discord refused the bot token in %s (exit %d)", TOKEN_ENV, EXIT_CONFIG
-                )
-                return EXIT_CONFIG
-            except Exception as error:
-                problem = connection_problem(error)
-                _LOGGER.debug("start-up failure", exc_info=error)
-                if problem is None:
-                    _LOGGER.error("start-up failed: %s: %s", type(error).__name__, error)
-                    return EXIT_SOFTWARE
-                delay = backoff.next()
-                _LOGGER.warning("cannot reach Discord: %s; retrying in %.0f s", problem, delay)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=delay)
+    health = _Health()
+    server: MetricsServer | None = None
+    if settings.metrics_port:
+        # Up before the first login and across retries: /healthz answers 503 while Discord
+        # cannot be reached (a refused connection looks like a dead process).
+        server = MetricsServer(health.metrics, health.healthy)
+        try:
+            await server.start(settings.metrics_host, settings.metrics_port)
+        except OSError as error:
+            print(
+                f"onair: cannot serve /metrics and /healthz on {settings.metrics_host}:"
+                f"{settings.metrics_port}: {error.strerror or error}",
+                file=sys.stderr,
+            )
+            return EXIT_SOFTWARE
+    try:
+        with _stop_on_signals(stop):
+            return await _run_with_retries(
+                settings, stop, backoff, health, discord_connector=discord_connector
+            )
+    finally:
+        if server is not None:
+            await server.stop()
+
+
+class _Health:
+    """What /healthz asks across retries: the bot of the current attempt, if any."""
+
+    def __init__(self) -> None:
+        self.metrics = Metrics()
+        self.said: set[str] = set()  # start-up lines logged by an earlier attempt
+        self.bot: OnAirBot | None = None
+
+    def healthy(self) -> bool:
+        return self.bot is not None and self.bot.healthy()
+
+
+async def _run_with_retries(
+    settings: Settings,
+    stop: asyncio.Event,
+    backoff: Backoff,
+    health: _Health,
+    *,
+    discord_connector: Callable[[], aiohttp.BaseConnector] | None,
+) -> int:
+    """One fresh bot per attempt until it stops by itself, a signal comes, or a failure that
+    retrying cannot fix; the exit code."""
+    while not stop.is_set():
+        try:
+            connector = discord_connector() if discord_connector else None
+            bot = create_bot(
+                settings, connector=connector, metrics=health.metrics, said=health.said
+            )
+        except KeyBoxError as error:
+            print(f"onair: {error.message}", file=sys.stderr)
+            return EXIT_CONFIG
+        health.bot = bot
+        announce_when_ready(bot, backoff)
+        try:
+            async with bot:
+                await run_until_signalled(bot, settings.token or "", stop)
+            return 0
+        except discord.LoginFailure:
+            _LOGGER.error("Discord refused the bot token in %s (exit %d)", TOKEN_ENV, EXIT_CONFIG)
+            return EXIT_CONFIG
+        except Exception as error:
+            problem = connection_problem(error)
+            _LOGGER.debug("start-up failure", exc_info=error)
+            if problem is None:
+                _LOGGER.error("start-up failed: %s: %s", type(error).__name__, error)
+                return EXIT_SOFTWARE
+            delay = backoff.next()
+            _LOGGER.warning("cannot reach Discord: %s; retrying in %.0f s", problem, delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=delay)
     return 0
 
 

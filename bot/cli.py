@@ -22,11 +22,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import aiohttp
 from yarl import URL
 
+from . import errors
 from .console import summary
 from .console.serialize import to_jsonable
+from .envfile import load_env_file
 from .station import (
     Playlist,
     RetryPolicy,
+    StationAuthError,
     StationClient,
     StationError,
     StationInfo,
@@ -104,6 +107,12 @@ def _positive(value: str) -> float:
     return number
 
 
+def _listen_port(value: str) -> int:
+    if not value.strip().isdigit() or not 0 <= int(value) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port from 0 to 65535, not {value!r}")
+    return int(value)
+
+
 def _add_station_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--base-url", required=True, type=_http_url, help="e.g. https://c5.radioboss.fm"
@@ -137,15 +146,40 @@ def build_parser() -> argparse.ArgumentParser:
     watch = commands.add_parser("watch", help="print one line per new play until interrupted")
     _add_station_args(watch)
 
-    simulate = commands.add_parser("simulate", help="run the station simulator until interrupted")
-    simulate.add_argument("--host", default="127.0.0.1")
-    simulate.add_argument("--port", type=int, default=8765)
-    simulate.add_argument(
-        "--speed", type=_positive, default=1.0, help="divide track lengths by this"
+    simulate = commands.add_parser(
+        "simulate",
+        help="run the station simulator until interrupted",
+        description="A simulated RadioBOSS Cloud station on this machine, for trying `onair "
+        "check`, `onair watch` and the bot without a real station. Ctrl+C stops it.",
     )
-    simulate.add_argument("--key", default="demo-key", help="API key the simulator accepts")
-    simulate.add_argument("--seed", type=int, default=1)
-    simulate.add_argument("--station", type=_station_id, default="1", help="station id to serve")
+    simulate.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default %(default)s)"
+    )
+    simulate.add_argument(
+        "--port",
+        type=_listen_port,
+        default=8765,
+        help="TCP port to listen on, 0 for any free one (default %(default)s)",
+    )
+    simulate.add_argument(
+        "--speed",
+        type=_positive,
+        default=1.0,
+        help="divide track lengths by this; 10 plays a 3-minute track in 18 s "
+        "(default %(default)s)",
+    )
+    simulate.add_argument(
+        "--key", default="demo-key", help="API key the simulator accepts (default %(default)s)"
+    )
+    simulate.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of its programme: the same seed plays the same tracks (default %(default)s)",
+    )
+    simulate.add_argument(
+        "--station", type=_station_id, default="1", help="station id to serve (default %(default)s)"
+    )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
     demo.add_argument(
@@ -215,8 +249,11 @@ def _key(args: argparse.Namespace) -> str | None:
     return args.key or os.environ.get("ONAIR_STATION_KEY") or None
 
 
-def _fail(what: str, base_url: str, error: StationError) -> int:
-    print(f"onair: {what} from {redact_url(base_url)} failed: {error.message}", file=sys.stderr)
+def _fail(what: str, args: argparse.Namespace, error: StationError) -> int:
+    message = error.message
+    if isinstance(error, StationAuthError) and not args.key:
+        message = errors.CLI_NO_KEY  # nothing was refused: nothing was sent
+    print(f"onair: {what} from {redact_url(args.base_url)} failed: {message}", file=sys.stderr)
     return EXIT_STATION
 
 
@@ -242,15 +279,15 @@ async def _check(args: argparse.Namespace) -> int:
         try:
             info = await client.info()
         except StationError as error:
-            return _fail("fetching the station's info", args.base_url, error)
+            return _fail("fetching the station's info", args, error)
         try:
             playlist = await client.playlist()
         except StationError as error:
-            return _fail("fetching the playlist", args.base_url, error)
+            return _fail("fetching the playlist", args, error)
         try:
             stats = await client.stats(first, today)
         except StationError as error:
-            return _fail("fetching the statistics", args.base_url, error)
+            return _fail("fetching the statistics", args, error)
     if args.json:
         print(
             json.dumps(
@@ -296,6 +333,11 @@ async def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# Commands that read secrets from the environment, so from .env too (never over a variable the
+# environment already has). The simulator and the demo need none.
+_READS_SECRETS = frozenset({"check", "watch", "run", "sync", "invite"})
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -303,6 +345,9 @@ def main(
 ) -> int:
     """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
     args = build_parser().parse_args(argv)
+    if args.command in _READS_SECRETS:
+        for warning in load_env_file().warnings():
+            print(f"onair: {warning}", file=sys.stderr)
     if args.command in ("check", "watch"):
         args.key = _key(args)  # read once (a prompt), before the event loop starts
     if args.command == "invite":

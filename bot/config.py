@@ -233,6 +233,8 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "delivery_lease": Setting(_seconds, 30.0, "delivery_lease"),
         # PostgreSQL fleets: a station's poller holds its watch lease this long, renewed
         "watch_lease": Setting(_seconds, 3.0, "watch_lease"),
+        # alerts: a station not answering or not playing this long is reported down
+        "offline_after": Setting(_seconds, 120.0, "offline_after"),
     },
     "stations": {
         "id": Setting(_slug),
@@ -341,6 +343,7 @@ class Settings:
     max_delivery_age: float = _default("announcer", "max_delivery_age")
     delivery_lease: float = _default("announcer", "delivery_lease")
     watch_lease: float = _default("announcer", "watch_lease")
+    offline_after: float = _default("announcer", "offline_after")
     shard_count: int = _default("bot", "shard_count")
     shard_ids: tuple[int, ...] = _default("bot", "shard_ids")
     allowed_station_hosts: tuple[str, ...] = _default("bot", "allowed_station_hosts")
@@ -446,6 +449,7 @@ def parse_settings(
         values = _table(_place(name), raw.get(name, {}), SCHEMA[name], problems)
         tables[name] = values or {key: setting.default for key, setting in SCHEMA[name].items()}
     arrays: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    unusable: set[str] = set()  # ids of [[stations]] entries dropped for a problem of their own
     for name in ARRAY_TABLES:
         entries = raw.get(name, [])
         if not isinstance(entries, list):
@@ -456,6 +460,9 @@ def parse_settings(
             values = _table(_place(name, index), entry, SCHEMA[name], problems)
             if values is not None:
                 arrays[name].append((index, values))
+            elif name == "stations" and isinstance(entry, dict):
+                # its own problem is reported; a name of it elsewhere is not a second one
+                unusable.add(str(entry.get("id", "")))
 
     stations: list[StationConfig] = []
     for index, values in arrays["stations"]:
@@ -494,11 +501,14 @@ def parse_settings(
     slugs = {s.slug for s in stations}
 
     def known(slug: str, where: str) -> str:
-        if slug and slug not in slugs:
-            problems.append(
-                f"{where} names station '{slug}', which is not defined"
-                + _closest(slug, sorted(slugs))
-            )
+        """One problem per cause: a name of a station whose own entry is broken is not a
+        second problem (that entry's line says what to fix)."""
+        if slug and slug not in slugs and slug not in unusable:
+            if slugs:
+                hint = _closest(slug, sorted(slugs)).replace("valid keys", "defined stations")
+            else:
+                hint = "; no [[stations]] entry is defined"
+            problems.append(f"{where} names station '{slug}', which is not defined{hint}")
         return slug
 
     bot = tables["bot"]

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
     from .likes import LikeService
     from .onboarding import StationOnboarding
+    from .scheduled.alert_service import AlertService
+    from .scheduled.outbox import PostOutbox
+    from .scheduled.recap_service import RecapService
     from .voice.service import VoiceService
 
 _LOGGER = logging.getLogger("onair.bot")
@@ -39,13 +42,14 @@ EXTENSIONS = (
     "cogs.listen",
     "cogs.station",
     "cogs.history",
+    "cogs.scheduled",
     "cogs.announcer",
     "cogs.admin",
     "cogs.voice",
     "cogs.community",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
-SERVICE_EXTENSIONS = frozenset({"cogs.announcer"})
+SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
 
 
 def user_message(error: BaseException) -> str | None:
@@ -95,6 +99,9 @@ class OnAirBot(commands.AutoShardedBot):
     announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
     onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
     voice: VoiceService  # built by ``create_bot``; the voice cog starts and stops it
+    posts: PostOutbox  # built by ``create_bot``; the scheduled cog starts and stops these three
+    alerts: AlertService
+    recaps: RecapService
     likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
 
     def __init__(
@@ -108,6 +115,7 @@ class OnAirBot(commands.AutoShardedBot):
         keybox: KeyBox,
         extensions: tuple[str, ...] = EXTENSIONS,
         commands_only: bool = False,
+        metrics: Metrics | None = None,
         **options: Any,
     ) -> None:
         # Voice needs voice states (who is in which channel); neither is privileged.
@@ -123,7 +131,11 @@ class OnAirBot(commands.AutoShardedBot):
         self.storage = storage
         self.scheduler = scheduler
         self.keybox = keybox
-        self.metrics = Metrics()
+        # Given metrics are served by whoever gave them (``onair run``: from before the first
+        # login, so /healthz answers 503 while Discord is unreachable); else served from
+        # setup_hook when a metrics port is set.
+        self.metrics = metrics if metrics is not None else Metrics()
+        self._serves_metrics = metrics is None
         self._metrics_server: MetricsServer | None = None
         self.initial_extensions = extensions
         # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
@@ -142,8 +154,11 @@ class OnAirBot(commands.AutoShardedBot):
         self.scheduler.start()
         if self.settings.metrics_port:
             self._start_metrics_gauges()
-            self._metrics_server = MetricsServer(self.metrics, self._healthy)
-            await self._metrics_server.start(self.settings.metrics_host, self.settings.metrics_port)
+            if self._serves_metrics:
+                self._metrics_server = MetricsServer(self.metrics, self.healthy)
+                await self._metrics_server.start(
+                    self.settings.metrics_host, self.settings.metrics_port
+                )
         for extension in self.initial_extensions:
             await self.load_extension(extension)
         if self.settings.sync_commands:
@@ -157,7 +172,8 @@ class OnAirBot(commands.AutoShardedBot):
                 _LOGGER.info("synced %d application commands", len(self.synced))
         freeze_startup_heap()
 
-    def _healthy(self) -> bool:
+    def healthy(self) -> bool:
+        """Connected to Discord (every shard ready) and not closing: /healthz answers 200."""
         return self.is_ready() and not self.is_closed()
 
     def _start_metrics_gauges(self) -> None:

@@ -35,6 +35,11 @@ STATION_NOT_FOUND = (
 )
 STATION_UNAVAILABLE = "The station is not answering right now. Please try again in a minute."
 STATION_UNREADABLE = "The station sent something OnAir could not read. Please try again later."
+# `onair check` / `onair watch` with no key at all, refused by the station: the owner gave none.
+CLI_NO_KEY = (
+    "the station wants an API key and none was given: add --key - (typed at a prompt that does "
+    "not echo it) or set ONAIR_STATION_KEY (in the environment or in .env)"
+)
 NOT_HERE = "You can't use this command here."
 NEED_MANAGE = "You need the **Manage Server** permission to change OnAir's settings here."
 NOT_YOUR_FORM = (
@@ -118,6 +123,15 @@ def station_problem(error: StationError, *, detail: bool = False) -> str:
             return STATION_UNAVAILABLE
         return f"{STATION_UNAVAILABLE} ({error.message})"
     return f"{STATION_UNREADABLE} ({error.message})"
+
+
+# Live and offline alerts, weekly recap (/onair alerts, /onair recap).
+CANNOT_MENTION = (
+    "I can't ping {role}: it is not mentionable and I lack **Mention @everyone, @here and All "
+    "Roles** in {channel}. Make the role mentionable, or pick another (or none)."
+)
+ALERTS_NEED_CHANNEL = "Pick the `channel` for the alerts (or set `off:True` to stop them)."
+RECAP_NEED_CHANNEL = "Pick the `channel` for the weekly recap (or set `off:True` to stop it)."
 
 
 # Community: announcement templates and likes (/onair template, the ❤ button, /top).

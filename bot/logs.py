@@ -82,9 +82,23 @@ class VoiceSecretFilter(logging.Filter):
         return True
 
 
+class LoginLineFilter(logging.Filter):
+    """discord.py says "logging in using static token" at INFO on every login attempt: while
+    Discord is unreachable that is a second line per retry beside OnAir's own one. Kept at
+    DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage() != "logging in using static token":
+            return True
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
 def guard_discord_logs() -> None:
-    """Attach the modal and voice-secret filters to discord.py's loggers once (a logger-level
-    filter applies whatever handlers the application or a test installs)."""
+    """Attach the modal, voice-secret and login-line filters to discord.py's loggers once (a
+    logger-level filter applies whatever handlers the application or a test installs)."""
+    client = logging.getLogger("discord.client")
+    if not any(isinstance(f, LoginLineFilter) for f in client.filters):
+        client.addFilter(LoginLineFilter())
     gateway = logging.getLogger("discord.gateway")
     if not any(isinstance(f, ModalContentFilter) for f in gateway.filters):
         gateway.addFilter(ModalContentFilter())
@@ -106,5 +120,8 @@ class _RateLimitCounter(logging.Filter):
 
 
 def count_discord_429s(metrics: Any) -> None:
-    """discord.py logs each 429 it handles; count them for the metrics endpoint."""
-    logging.getLogger("discord.http").addFilter(_RateLimitCounter(metrics))
+    """discord.py logs each 429 it handles; count them for the metrics endpoint (once per
+    metrics: ``onair run`` builds a fresh bot on each retry, on the same metrics)."""
+    http = logging.getLogger("discord.http")
+    if not any(isinstance(f, _RateLimitCounter) and f.metrics is metrics for f in http.filters):
+        http.addFilter(_RateLimitCounter(metrics))

@@ -20,9 +20,12 @@ from bot.templates.announce import announcement as templated
 from bot.templates.model import PartName
 from bot.ui import Reply, answer
 from bot.ui.checks import can_manage, check_announce_target
+from bot.ui.scheduled import configure_alerts, configure_recap
 from bot.ui.station_key import StationKeyModal
 from bot.ui.stations import resolve_station, station_autocomplete
 from bot.ui.voice import configure_voice, voice_channel_autocomplete
+
+Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
 @app_commands.guild_only()
@@ -198,6 +201,8 @@ class AdminCog(
             self.bot.announcer.status_for,
             await self.bot.storage.subscriptions(guild_id=guild_id),
             await self.bot.announcer.recent_deliveries(guild_id or 0),
+            await self.bot.storage.alert_subscriptions(guild_id=guild_id or 0),
+            next(iter(await self.bot.storage.recaps(guild_id or 0)), None),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)
 
@@ -318,6 +323,49 @@ class AdminCog(
             channel=channel.mention,
             name=safe(chosen.name, limit=80),
         )
+
+    # Alerts and the weekly recap ----------------------------------------------------------
+
+    @app_commands.command(
+        name="alerts",
+        description="Post when a live show starts or ends, and when the station is down",
+    )
+    @app_commands.describe(
+        channel="Text channel or thread for the alerts",
+        role="Role to ping when a live show starts (optional)",
+        station="Which station",
+        off="Stop the alerts of this station",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def alerts(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: discord.TextChannel | discord.Thread | None = None,
+        role: discord.Role | None = None,
+        station: str | None = None,
+        off: bool = False,
+    ) -> None:
+        await configure_alerts(interaction, channel, role, station, off)
+
+    @app_commands.command(name="recap", description="A weekly recap of the station in a channel")
+    @app_commands.describe(
+        channel="Text channel or thread for the recap",
+        day="Day of the week (this server's time zone)",
+        hour="Hour of that day, 0-23",
+        station="Which station",
+        off="Stop the weekly recap",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def recap(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: discord.TextChannel | discord.Thread | None = None,
+        day: Weekday = "Monday",
+        hour: app_commands.Range[int, 0, 23] = 9,
+        station: str | None = None,
+        off: bool = False,
+    ) -> None:
+        await configure_recap(interaction, channel, day, hour, station, off)
 
     # Voice -------------------------------------------------------------------------------
 

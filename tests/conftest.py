@@ -9,6 +9,7 @@ guild-admin tests, ``sim_url`` an ``onair simulate`` child process.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -34,6 +35,20 @@ from .support.cli import KEY as CLI_KEY
 from .support.cli import ONAIR, ROOT
 from .support.fakediscord import FakeDiscord
 from .support.stations import KEY
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_dotenv_from_the_checkout() -> Iterator[None]:
+    """`onair` reads .env from its working directory (the checkout, in most tests): a
+    developer's own .env there (compose's) must not feed the suite's child processes.
+    tests/test_envfile.py reads files of its own."""
+    saved = os.environ.get("ONAIR_ENV_FILE")
+    os.environ["ONAIR_ENV_FILE"] = ""
+    yield
+    if saved is None:
+        del os.environ["ONAIR_ENV_FILE"]
+    else:
+        os.environ["ONAIR_ENV_FILE"] = saved
 
 
 @pytest.fixture

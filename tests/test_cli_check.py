@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -90,3 +91,49 @@ def test_bad_arguments_exit_64_with_usage(args):
     result = subprocess.run([*ONAIR, *args], capture_output=True, text=True, timeout=30, cwd=ROOT)
     assert result.returncode == 64
     assert "usage:" in result.stderr
+
+
+def test_check_without_any_key_says_none_was_given(sim_url):
+    result = check(sim_url, key=None, env={"ONAIR_STATION_KEY": ""})
+    _assert_one_line_failure(result, "none was given")
+    assert "--key -" in result.stderr
+    assert "ONAIR_STATION_KEY" in result.stderr
+    assert "refused" not in result.stderr
+
+
+def test_simulate_port_out_of_range_is_one_line_and_help_shows_defaults():
+    result = subprocess.run(
+        [*ONAIR, "simulate", "--port", "99999"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+    )
+    assert result.returncode == 64
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "onair simulate: error: argument --port: expected a TCP port from 0 to 65535, not '99999'"
+    )
+    usage = subprocess.run(
+        [*ONAIR, "simulate", "--help"], capture_output=True, text=True, timeout=30, cwd=ROOT
+    ).stdout
+    for option in ("--host", "--port", "--speed", "--key", "--seed", "--station"):
+        line = next(line for line in usage.splitlines() if line.strip().startswith(option))
+        assert len(line.split()) > 2, f"{option} has no help"
+    assert "(default 8765)" in usage
+    assert "(default demo-key)" in usage
+
+
+def test_watch_without_any_key_says_none_was_given(sim_url):
+    result = subprocess.run(
+        [*ONAIR, "watch", "--base-url", sim_url, "--station", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "ONAIR_STATION_KEY": ""},
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("onair watch: the station wants an API key and none was given")

@@ -27,7 +27,9 @@ APP_ID = 1234567890123456789
 
 
 def onair(*args: str, env: dict[str, str] | None = None, stdin: str | None = None):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ONAIR_")}
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith("ONAIR_") or k == "ONAIR_ENV_FILE"
+    }
     return subprocess.run(
         [*ONAIR, *args],
         capture_output=True,
@@ -93,7 +95,9 @@ def test_check_against_a_refused_port_is_one_line_without_session_noise():
 
 
 async def _onair_async(*args: str, stdin: bytes | None = None, within: float = 60):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ONAIR_")}
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith("ONAIR_") or k == "ONAIR_ENV_FILE"
+    }
     proc = await asyncio.create_subprocess_exec(
         *ONAIR,
         *args,

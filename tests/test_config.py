@@ -96,7 +96,9 @@ def test_toml_error_names_the_line():
 def _run(config: str, tmp_path, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "config.toml"
     path.write_text(config)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ONAIR_")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("ONAIR_") or k == "ONAIR_ENV_FILE"
+    }
     env.update(env_extra)
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "run", "--config", str(path)],
@@ -142,3 +144,63 @@ def test_a_key_env_holding_what_no_key_can_be_is_one_clear_line(key, problem):
     assert f"the key in $K {problem}" in message
     assert len(message.strip().splitlines()) == 1
     assert "abc" not in message  # the key itself is never printed
+
+
+BROKEN_STATION = "[[stations]]\nid='main'\nname='Main'\nbase_url='ftp://x'\nstation_id=1\n"
+
+
+def test_a_broken_station_is_one_problem_not_one_more_per_place_that_names_it():
+    text = (
+        "[bot]\ndefault_station = 'main'\n"
+        + BROKEN_STATION
+        + "[[guilds]]\nid = 1\ndefault_station = 'main'\n"
+        + "[[subscriptions]]\nguild = 1\nchannel = 2\nstation = 'main'\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, {})
+    assert len(caught.value.problems) == 1, caught.value.problems
+    assert "[[stations]] #1 bad value for 'base_url'" in caught.value.problems[0]
+
+
+def test_a_station_name_that_is_nowhere_says_what_is_defined():
+    with pytest.raises(ConfigError) as caught:
+        parse_settings("[bot]\ndefault_station = 'main'\n", {})
+    (problem,) = caught.value.problems
+    assert problem.endswith(
+        "names station 'main', which is not defined; no [[stations]] entry is defined"
+    )
+    text = "[bot]\ndefault_station = 'zzz'\n" + BROKEN_STATION.replace("ftp://x", "https://x")
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, {})
+    (problem,) = caught.value.problems
+    assert problem.endswith("which is not defined; defined stations: main")
+
+
+@pytest.mark.e2e
+def test_run_with_one_bad_station_value_prints_one_line(tmp_path):
+    config = EXAMPLE.replace('base_url = "https://c5.radioboss.fm"', 'base_url = "ftp:x"')
+    assert config != EXAMPLE
+    result = _run(config, tmp_path, {"ONAIR_KEY_MAIN": "k", "ONAIR_DISCORD_TOKEN": "x.y.z"})
+    assert result.returncode == 78
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "[[stations]] #1 bad value for 'base_url'" in lines[0]
+
+
+@pytest.mark.e2e
+def test_run_with_a_bad_secret_key_prints_one_line_and_no_session_noise(tmp_path):
+    env = {"ONAIR_KEY_MAIN": "k", "ONAIR_DISCORD_TOKEN": "x.y.z", "ONAIR_SECRET_KEY": "not-fernet"}
+    result = _run(EXAMPLE, tmp_path, env)
+    assert result.returncode == 78
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
+    assert "not-fernet" not in result.stderr
+
+
+def test_the_example_entries_with_made_up_ids_are_marked_as_examples():
+    lines = EXAMPLE.splitlines()
+    for index, line in enumerate(lines):
+        if line in ("[[guilds]]", "[[subscriptions]]", "[[stations]]"):
+            assert "EXAMPLE" in lines[index - 1], f"{line} is not marked as an example"
+    assert "EXAMPLES TO DELETE OR REPLACE" in EXAMPLE

@@ -194,3 +194,25 @@ def test_systemd_unit_verifies(tmp_path):
     ]
     assert result.returncode == 0, complaints
     assert not complaints, complaints
+
+
+def test_systemd_install_uses_the_runtime_lock_not_the_development_one():
+    # scripts/bootstrap --runtime was run in a fresh copy by hand: onair installed, no pytest,
+    # ruff or mypy; here the unit's install steps and the README have to ask for it.
+    steps = [line for line in UNIT.read_text().splitlines() if "scripts/bootstrap" in line]
+    assert steps, "the unit's install steps do not say how to make the environment"
+    assert all("scripts/bootstrap --runtime" in line for line in steps), steps
+    readme = (ROOT / "README.md").read_text()
+    systemd = readme[readme.index("**systemd.**") :]
+    systemd = systemd[: systemd.index("\n\n")]
+    assert "scripts/bootstrap --runtime" in systemd
+    script = (ROOT / "scripts" / "bootstrap").read_text()
+    assert "--runtime) LOCK=requirements-runtime.lock" in script
+    wrong = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "bootstrap"), "--nonsense"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert wrong.returncode == 64
+    assert "usage: scripts/bootstrap [--runtime]" in wrong.stderr

@@ -158,3 +158,17 @@ async def test_one_users_quick_clicks_toggle_in_order(storage):
     await asyncio.gather(*(service.toggle(play_id, 1) for _ in range(5)))
     assert await storage.like_count(play_id) == 1
     assert service._turns == {}  # nothing kept once the clicks are done
+
+
+async def test_the_weekly_recap_reads_the_likes_of_its_week(storage):
+    hit = await recorded(storage, "Hit", T0)
+    song = await recorded(storage, "Song", T0 + timedelta(hours=1))
+    for user in (1, 2, 3):
+        await storage.toggle_like(hit, user, now=(T0 + timedelta(days=1)).timestamp())
+    await storage.toggle_like(song, 1, now=(T0 + timedelta(days=2)).timestamp())
+    await storage.toggle_like(song, 2, now=(T0 + timedelta(days=9)).timestamp())  # next week
+    week = await storage.most_liked("main", T0, T0 + timedelta(days=7))
+    assert week == [("Band - Hit", 3), ("Band - Song", 1)]
+    assert await storage.most_liked("main", T0 + timedelta(days=7), T0 + timedelta(days=14)) == [
+        ("Band - Song", 1)
+    ]

@@ -26,6 +26,7 @@ from bot.startup import Backoff
 
 from .support.botenv import STATION_KEY, config_text
 from .support.fakediscord import FakeDiscord, FakeResolver
+from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
@@ -153,11 +154,53 @@ async def test_discord_unreachable_is_one_line_each_then_retried_until_ready(
     assert f"client_id={fake.app_id}" in start[0]
     assert f"permissions={permissions().value}" in start[0]
     assert "scope=bot+applications.commands" in start[0]
+    # one line per retry, whoever logs it: not discord.py's login line, not the FFmpeg line again
+    said = [r.getMessage() for r in records.records if r.levelno >= logging.INFO]
+    assert "logging in using static token" not in said
+    assert sum(line.startswith("voice: FFmpeg from") for line in said) == 1
     text = "\n".join(r.getMessage() for r in records.records)
     assert "Unclosed" not in text
     assert "PyNaCl" not in text
     assert "davey" not in text
     assert not any(r.exc_info for r in records.records if r.levelno >= logging.INFO)
+
+
+async def test_healthz_answers_503_while_discord_is_unreachable_then_200(
+    live_simulator, tmp_path, monkeypatch, records, bot_env
+):
+    port = _closed_port()  # free now; the bot's metrics server takes it
+    async with FakeDiscord() as fake, aiohttp.ClientSession() as session:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        path = tmp_path / "config.toml"
+        db = tmp_path / "onair.sqlite3"
+        extra = f"\n[metrics]\nport = {port}\n"
+        path.write_text(config_text(live_simulator, fake, db_path=str(db), extra=extra))
+        reachable = False
+
+        def factory() -> aiohttp.BaseConnector:
+            if reachable:
+                return fake.connector()
+            return aiohttp.TCPConnector(resolver=FakeResolver(_closed_port()))
+
+        async def health() -> int:
+            async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                return response.status
+
+        task = asyncio.create_task(
+            run_bot(str(path), discord_connector=factory, backoff=Backoff(first=0.01, cap=0.05))
+        )
+        try:
+            await wait_for(lambda: len(records.lines(logging.WARNING)) >= 2 or task.done())
+            assert not task.done(), task.result()
+            assert await health() == 503  # served, and unhealthy, between two failed attempts
+            reachable = True
+            await asyncio.wait_for(records.ready.wait(), timeout=30)
+            assert await health() == 200
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    assert all("cannot reach Discord" in line for line in records.lines(logging.WARNING))
 
 
 async def test_refused_token_is_one_line_and_exit_78(

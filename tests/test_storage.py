@@ -307,3 +307,44 @@ async def test_guild_station_voice_is_off_until_opted_in_and_kept_when_re_added(
     await storage.save_guild_station(station)  # re-added with a new key: the opt-in stays
     (stored,) = await storage.guild_stations(1)
     assert (stored.voice, stored.stream_url) == (True, "https://c1.radioboss.fm/stream")
+
+
+async def test_scheduled_posts_are_recorded_once_and_leased_by_one_caller(storage):
+    from bot.storage import AlertState, AlertSubscription, Recap, ScheduledPost
+
+    def post(key: str, guild: int = 1) -> ScheduledPost:
+        return ScheduledPost(key, guild, 10, "alert", '{"kind": "down"}', 0, 100.0, 1000.0)
+
+    await storage.save_alert_state(
+        "main", AlertState(down_since=50.0, down_posted=True), now=100.0, posts=[post("a")]
+    )
+    assert await storage.alert_state("main") == AlertState(down_since=50.0, down_posted=True)
+    await storage.forget_alert_state("main")
+    assert await storage.alert_state("main") == AlertState()
+    assert not await storage.record_post(post("a"), now=101.0)  # recorded before: nothing new
+    assert await storage.record_post(post("b", guild=2), now=101.0)
+    claims = await asyncio.gather(
+        *(storage.claim_post("a", owner=f"p{i}", lease_until=200.0, now=101.0) for i in range(5))
+    )
+    won = [c for c in claims if c is not None]
+    assert len(won) == 1
+    assert won[0].attempts == 1
+    assert [p.key for p in await storage.due_posts(150.0)] == ["b"]  # a is leased
+    assert [p.key for p in await storage.due_posts(250.0)] == ["a", "b"]  # its lease ran out
+    await storage.release_post("a", "somebody else", now=150.0)  # not the holder: no effect
+    assert [p.key for p in await storage.due_posts(150.0)] == ["b"]
+    await storage.finish_post("a", "sent", now=160.0, message_id=99)
+    assert await storage.claim_post("a", owner="late", lease_until=300.0, now=400.0) is None
+    assert await storage.post_states() == {"a": "sent", "b": "pending"}
+    assert await storage.post_states("b") == {"b": "pending"}
+    # Alert and recap settings, and a guild's purge taking everything of it.
+    await storage.save_alert_subscription(AlertSubscription(2, "main", 20, 7))
+    await storage.save_alert_subscription(AlertSubscription(2, "main", 21, 0))
+    assert await storage.alert_subscriptions("main") == [AlertSubscription(2, "main", 21, 0)]
+    await storage.save_recap(Recap(2, 22, "main", 4, 20, 5.0))
+    assert await storage.recaps() == [Recap(2, 22, "main", 4, 20, 5.0)]
+    await storage.purge_guild(2)
+    assert await storage.alert_subscriptions() == []
+    assert await storage.recaps() == []
+    assert await storage.post_states() == {"a": "sent"}
+    assert await storage.prune_posts(2000.0) == 1

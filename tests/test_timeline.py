@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from bot.console.summary import playlist_lines
 from bot.render import station_embeds
 from bot.station import Play, Playlist, PlaylistItem
-from bot.station.models import anchor_clock_time
+from bot.station.playlist import anchor_clock_time
 from bot.timeline import timeline
 
 BERLIN = ZoneInfo("Europe/Berlin")

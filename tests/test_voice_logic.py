@@ -10,7 +10,7 @@ from bot.config import StationConfig
 from bot.logs import VoiceSecretFilter
 from bot.metrics import Metrics
 from bot.netguard import policy_for
-from bot.station.models import Links, Mount, StationInfo
+from bot.station.info import Links, Mount, StationInfo
 from bot.voice.idle import EmptyChannelWatch
 from bot.voice.presence import PresenceGate, activity_name, presence_station, presence_text
 from bot.voice.streams import choose_stream, link_candidates

@@ -52,6 +52,10 @@ STATUS_WINDOW = 86400.0  # /onair status counts the deliveries of the last day
 MIN_WINDOW = 60.0  # a play is deliverable at least this long, even when its track ends sooner
 RETRY_FIRST, RETRY_MAX = 0.2, 30.0  # storage retry backoff (seconds)
 T = TypeVar("T")
+# (the watch's stations, the poll's info or None, its error or None) -> the work it starts
+PollObserver = Callable[
+    [list[str], StationInfo | None, StationError | None], Coroutine[Any, Any, None]
+]
 
 
 def delivery_nonce(subscription_id: int, play_key: str) -> str:
@@ -152,6 +156,11 @@ class AnnouncerService:
         self.storage_errors = 0
         self.subscription_count = 0
         self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
+        # The scheduled posts: the stations alerts and recaps follow are watched too (their plays
+        # go into the history the recap reads), and each poll of a watch is handed to the alerts
+        # with the watch's stations (bot.scheduled.alert_service).
+        self.also_watch: Callable[[], Awaitable[set[str]]] | None = None
+        self.poll_observer: PollObserver | None = None
 
     # Lifecycle --------------------------------------------------------------------------
 
@@ -222,7 +231,10 @@ class AnnouncerService:
         ]
         self.subscription_count = len(subs)
         wanted: dict[str, list[str]] = defaultdict(list)
-        for slug in sorted({s.station for s in subs if s.paused_reason is None}):
+        followed = {s.station for s in subs if s.paused_reason is None}
+        if self.also_watch is not None:
+            followed |= await self.also_watch()
+        for slug in sorted(followed):
             station = self.registry.station(slug)
             if station is None:
                 continue
@@ -242,6 +254,7 @@ class AnnouncerService:
                 self.registry.client(station), settings=self.settings.poll, job_id=job_id
             )
             watch.listeners.append(self._listener(job_id))
+            watch.poll_listeners.append(self._poll_listener(job_id))
             # In a fleet a watch polls only once this process holds its lease.
             if self.fleet is not None:
                 watch.owned, watch.status.state = False, ELSEWHERE
@@ -269,6 +282,17 @@ class AnnouncerService:
                 self.announce(slug, announcement)
 
         return on_play
+
+    def _poll_listener(
+        self, job_id: str
+    ) -> Callable[[StationInfo | None, StationError | None], None]:
+        def on_poll(info: StationInfo | None, error: StationError | None) -> None:
+            observer = self.poll_observer
+            slugs = self._slugs_by_job.get(job_id, [])
+            if observer is not None and slugs:
+                self._spawn(observer(slugs, info, error))
+
+        return on_poll
 
     def announce(self, slug: str, announcement: Announcement) -> None:
         """Fan a new play out to the station's subscriptions in the background (what a watch

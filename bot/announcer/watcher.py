@@ -55,6 +55,9 @@ class StationStatus:
 
 AnnouncementListener = Callable[[Announcement], Awaitable[None]]
 ErrorListener = Callable[[StationError], Awaitable[None]]
+# Called after every poll with the info (None when it failed) and the error (None when it did
+# not): the live and offline alerts judge each poll, not only new plays.
+PollListener = Callable[[StationInfo | None, StationError | None], None]
 
 
 # Made once per process: the job id is logged, and a bare digest of the key could be guessed
@@ -87,6 +90,7 @@ class StationWatch:
         self.status = StationStatus()
         self.listeners: list[AnnouncementListener] = []
         self.error_listeners: list[ErrorListener] = []
+        self.poll_listeners: list[PollListener] = []
         self.job_id = job_id or job_id_for(client)
         self.busy = False
         self.poll_again = False  # a poll was asked for while one was running
@@ -128,7 +132,15 @@ class StationWatch:
                     await listener(announcement)
                 except Exception:
                     _LOGGER.exception("announcement listener failed for %s", play.display)
+        self._polled(info, None)
         return self.policy.after_success(info, self.detector.current)
+
+    def _polled(self, info: StationInfo | None, error: StationError | None) -> None:
+        for listener in list(self.poll_listeners):
+            try:
+                listener(info, error)
+            except Exception:
+                _LOGGER.exception("poll listener failed")
 
     async def _failed(self, error: StationError, now: datetime) -> float:
         status = self.status
@@ -142,6 +154,7 @@ class StationWatch:
         else:
             status.state = "failing"
         _LOGGER.info("poll of %s failed (%s); next in %.0fs", self.job_id, error.message, delay)
+        self._polled(None, error)
         for listener in list(self.error_listeners):
             try:
                 await listener(error)

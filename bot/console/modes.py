@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from .. import errors
 from ..announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from ..announcer.watcher import AnnouncementListener, ErrorListener
 from ..render.text import duration
@@ -147,7 +148,10 @@ async def watch(
 
     async def on_error(error: StationError) -> None:
         nonlocal fatal
-        print(f"onair watch: {error.message}", file=sys.stderr, flush=True)
+        message = error.message
+        if isinstance(error, StationAuthError) and not key:
+            message = errors.CLI_NO_KEY
+        print(f"onair watch: {message}", file=sys.stderr, flush=True)
         if isinstance(error, StationAuthError | StationNotFound):
             fatal = True
             stop.set()

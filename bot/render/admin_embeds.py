@@ -9,7 +9,17 @@ import discord
 
 from ..config import StationConfig
 from ..registry import short_slug
-from ..storage import DROPPED, FAILED, PENDING, SENT, GuildSettings, Subscription
+from ..storage import (
+    DROPPED,
+    FAILED,
+    PENDING,
+    SENT,
+    AlertSubscription,
+    GuildSettings,
+    Recap,
+    Subscription,
+)
+from .alert_embeds import spoken
 from .embeds import EmbedBuilder
 from .station_embeds import effective_style
 from .text import safe, timestamp
@@ -36,6 +46,8 @@ def status(
     status_for: Callable[[StationConfig], StationStatus | None],
     subs: Sequence[Subscription],
     deliveries: Mapping[str, int],
+    alerts: Sequence[AlertSubscription] = (),
+    recap: Recap | None = None,
 ) -> discord.Embed:
     """Per station: state, last and next poll, last error; then where it announces (or not)
     and what became of the last day's announcements."""
@@ -63,6 +75,19 @@ def status(
         builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
     if subs:
         builder.field("Announcements, last 24 hours", delivery_line(deliveries), inline=False)
+    scheduled = [
+        f"alerts of `{safe(a.station, limit=60)}` in <#{a.channel_id}>"
+        + (f", pinging <@&{a.role_id}>" if a.role_id else "")
+        for a in alerts
+    ]
+    if recap is not None:
+        day = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+        scheduled.append(
+            f"weekly recap of `{safe(recap.station, limit=60)}` in <#{recap.channel_id}>, "
+            f"{day[recap.weekday % 7]}s at {recap.hour:02d}:00"
+        )
+    if scheduled:
+        builder.field("Alerts and recap", "\n".join(scheduled), inline=False)
     return builder.build()
 
 
@@ -104,3 +129,30 @@ def announcing(station: StationConfig, channel: str, mode: str, style: str | Non
 
 def unannounced(channel: str, removed: int) -> str:
     return f"Stopped announcements in {channel}." if removed else f"{channel} had no announcements."
+
+
+def alerts_on(station: StationConfig, channel: str, role: str | None, offline_after: float) -> str:
+    ping = f" (pinging {role})" if role else ""
+    return (
+        f"Alerts of **{safe(station.name, limit=80)}** go to {channel}: a live show starting"
+        f"{ping} and ending, and the station down for more than {spoken(offline_after)} and "
+        "back. Stop them with `/onair alerts off:True`."
+    )
+
+
+def alerts_off(station: StationConfig, removed: int) -> str:
+    if not removed:
+        return f"No alerts of **{safe(station.name, limit=80)}** were set up here."
+    return f"Stopped the alerts of **{safe(station.name, limit=80)}**."
+
+
+def recap_on(station: StationConfig, channel: str, day: str, hour: int, zone: str) -> str:
+    return (
+        f"Every {day} at {hour:02d}:00 ({safe(zone, limit=60)}), {channel} gets the week on "
+        f"**{safe(station.name, limit=80)}**: most played, peak listeners, live shows, busiest "
+        "hour. The time zone is this server's (`/onair settings timezone:`)."
+    )
+
+
+def recap_off(removed: bool) -> str:
+    return "Stopped the weekly recap." if removed else "No weekly recap was set up here."

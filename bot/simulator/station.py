@@ -24,6 +24,7 @@ QUIRKS = frozenset(
         "live_and_autodj",  # live and autodj both true during the live show
         "no_recent_started",  # recent items without `started`
         "empty_strings",  # missing values as ""
+        "stopped",  # play-out stopped: no title, playback state "stop" (simulated, not recorded)
     }
 )
 
@@ -225,6 +226,11 @@ class SimStation:
             body["station_description"] = ""
             body["station_genre"] = ""
             links["artwork_next"] = ""
+        if "stopped" in quirks:
+            # Play-out stopped (the encoder still answers): no title, playback not playing.
+            body.update(nowplaying="", autodj_title="", autodj=False, live=False, listeners=0)
+            body["playback"] = {"pos": 0, "len": 0, "state": "stop"}
+            body["currenttrack_info"] = []
         if "minimal" in quirks:
             body = {
                 "nowplaying": body["nowplaying"],

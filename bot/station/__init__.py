@@ -10,21 +10,11 @@ from .errors import (
     StationResponseError,
     StationUnavailable,
 )
-from .models import (
-    CountryCount,
-    DayStats,
-    Links,
-    Mount,
-    Playback,
-    Playlist,
-    PlaylistItem,
-    RecentItem,
-    StationInfo,
-    Stats,
-    Track,
-)
+from .info import Links, Mount, Playback, RecentItem, StationInfo, Track
 from .play import Play, normalise_title
+from .playlist import Playlist, PlaylistItem
 from .redact import redact, redact_url
+from .stats import CountryCount, DayStats, Stats
 
 __all__ = [
     "AddressRefused",

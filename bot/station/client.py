@@ -1,8 +1,8 @@
 """HTTP client of the station API, in the style of python-radios.
 
 One private :meth:`StationClient._request` carries every call: timeout, size cap, retries within a
-time budget, error translation. Above it sit a small TTL cache and single-flight, so a thousand
-concurrent ``/nowplaying`` commands make one upstream request.
+time budget, errors translated by ``failures``. Above it sit ``cache``'s TTL cache and
+single-flight, so a thousand concurrent ``/nowplaying`` commands make one upstream request.
 """
 
 from __future__ import annotations
@@ -11,36 +11,44 @@ import asyncio
 import json
 import logging
 import random
-import ssl
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any, ClassVar, NoReturn, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import aiohttp
 from yarl import URL
 
+from .cache import SharedAnswers
 from .errors import (
     AddressRefused,
     SanitisedCause,
-    StationAuthError,
     StationError,
     StationNotFound,
     StationRefused,
     StationResponseError,
     StationUnavailable,
 )
-from .models import ParseMemo, Playlist, StationInfo, Stats
+from .failures import (
+    Retry,
+    body_error,
+    connection_message,
+    retry_after_seconds,
+    server_of,
+    status_error,
+)
+from .info import StationInfo
+from .parsing import ParseMemo
+from .playlist import Playlist
 from .redact import redact
+from .stats import Stats
 
 _LOGGER = logging.getLogger("onair.station")
 T = TypeVar("T")
 
 PLAYLIST_PATHS = ("api/getplaylist/{id}", "api/info/getplaylist/{id}")
-_AUTH_WORDS = ("key", "auth", "forbidden", "denied", "permission", "token")
-_NOT_FOUND_WORDS = ("not found", "unknown station", "no such station", "does not exist")
 # Answers larger than this are decoded and turned into models in a worker thread: a 2 MiB
 # answer that changes every poll takes ~200 ms to parse, too long to hold the event loop.
 INLINE_PARSE_BYTES = 256 * 1024
@@ -64,76 +72,6 @@ class CacheTimes:
     playlist: float = 10.0
     stats_current: float = 60.0
     stats_past: float = 3600.0
-
-
-@dataclass(slots=True)
-class _Entry:
-    value: Any
-    expires: float
-
-
-class _Retry(Exception):
-    """Internal: this attempt failed in a way worth another try."""
-
-    def __init__(self, error: StationError, cause: str, retry_after: float | None = None) -> None:
-        super().__init__(cause)
-        self.error = error
-        self.cause = cause
-        self.retry_after = retry_after
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    raw = headers.get("Retry-After")
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        return None
-    return value if 0 <= value < 86400 else None
-
-
-def _server(url: URL) -> str:
-    """Host and explicit port of ``url``: what a message may name (never the query: the key)."""
-    port = f":{url.explicit_port}" if url.explicit_port else ""
-    return f"{url.host or '?'}{port}"
-
-
-def _connection_message(exc: BaseException, url: URL) -> str | None:
-    """A user-fit message naming why the connection failed, or None for the generic one."""
-    server = _server(url)
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return f"OnAir could not find the server {url.host}; check the base URL."
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLCertVerificationError):
-        return (
-            f"The secure connection to {server} failed: its TLS certificate is not trusted "
-            "(expired, self-signed or for another name)."
-        )
-    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
-        return f"The secure connection to {server} failed (TLS error); check the base URL."
-    os_error = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
-    if isinstance(os_error, ConnectionRefusedError):
-        return f"The station server {server} refused the connection; is it running on that port?"
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return f"OnAir could not connect to the station server {server}."
-    if isinstance(exc, aiohttp.ServerDisconnectedError | ConnectionResetError):
-        return f"The station server {server} closed the connection without answering."
-    return None
-
-
-def _body_error(payload: Any) -> StationError | None:
-    """A JSON object that is an error message rather than data (seen on some servers)."""
-    if not isinstance(payload, Mapping):
-        return None
-    message = payload.get("error") or payload.get("message")
-    if not isinstance(message, str) or len(payload) > 3:
-        return None
-    lowered = message.lower()
-    if any(word in lowered for word in _AUTH_WORDS):
-        return StationAuthError()
-    if any(word in lowered for word in _NOT_FOUND_WORDS):
-        return StationNotFound()
-    return StationResponseError("The station answered with an error instead of data.")
 
 
 class StationClient:
@@ -169,8 +107,7 @@ class StationClient:
         self.max_bytes = max_bytes
         self.zone = zone
         self._headers = {"User-Agent": user_agent, "Accept": "application/json"}
-        self._cache: dict[tuple[str, ...], _Entry] = {}
-        self._inflight: dict[tuple[str, ...], asyncio.Future[Any]] = {}
+        self._answers = SharedAnswers()
         self.last_info: StationInfo | None = None
         self._parse_memo: ParseMemo = {}
         # When set, redirects are followed by hand and each target must pass the guard.
@@ -199,7 +136,7 @@ class StationClient:
     def forget_cached(self) -> None:
         """Drop the cached answers, so the next call of each kind asks the station (``last_info``
         stays: a failing station still shows its last known state)."""
-        self._cache.clear()
+        self._answers.clear()
 
     @classmethod
     def forget_playlist_path(cls, base_url: str) -> None:
@@ -223,11 +160,13 @@ class StationClient:
     async def info(self, *, max_age: float | None = None) -> StationInfo:
         """Now-playing state. ``max_age=0`` asks upstream (still single-flight with others)."""
         ttl = self.cache_times.info if max_age is None else max_age
-        info: StationInfo = await self._shared(("info",), ttl, self.cache_times.info, self._info)
+        info: StationInfo = await self._answers.get(
+            ("info",), ttl, self.cache_times.info, self._info
+        )
         return info
 
     async def playlist(self) -> Playlist:
-        playlist: Playlist = await self._shared(
+        playlist: Playlist = await self._answers.get(
             ("playlist",), self.cache_times.playlist, self.cache_times.playlist, self._playlist
         )
         return playlist
@@ -244,7 +183,7 @@ class StationClient:
                 build=Stats.parse,
             )
 
-        stats: Stats = await self._shared(key, ttl, ttl, fetch)
+        stats: Stats = await self._answers.get(key, ttl, ttl, fetch)
         return stats
 
     # Fetchers ---------------------------------------------------------------------------
@@ -275,41 +214,6 @@ class StationClient:
             self._playlist_path_by_base[self.base_url] = path
             return playlist
         raise StationNotFound("The station server knows neither playlist path for this station.")
-
-    # Cache and single-flight ------------------------------------------------------------
-
-    async def _shared(
-        self,
-        key: tuple[str, ...],
-        max_age: float,
-        store_for: float,
-        fetch: Callable[[], Awaitable[T]],
-    ) -> T:
-        now = time.monotonic()
-        entry = self._cache.get(key)
-        if entry is not None and max_age > 0 and entry.expires - store_for + max_age > now:
-            value: T = entry.value
-            return value
-        future = self._inflight.get(key)
-        if future is None:
-            future = asyncio.ensure_future(self._fill(key, store_for, fetch))
-            self._inflight[key] = future
-            future.add_done_callback(lambda done: self._settle(key, done))
-        result: T = await asyncio.shield(future)
-        return result
-
-    async def _fill(self, key: tuple[str, ...], ttl: float, fetch: Callable[[], Awaitable[T]]) -> T:
-        value = await fetch()
-        self._cache[key] = _Entry(value, time.monotonic() + ttl)
-        if len(self._cache) > 256:
-            oldest = min(self._cache, key=lambda k: self._cache[k].expires)
-            del self._cache[oldest]
-        return value
-
-    def _settle(self, key: tuple[str, ...], done: asyncio.Future[Any]) -> None:
-        self._inflight.pop(key, None)
-        if not done.cancelled():
-            done.exception()  # retrieved here so an error nobody awaited is not reported twice
 
     # The one request function ------------------------------------------------------------
 
@@ -347,7 +251,7 @@ class StationClient:
             remaining = deadline - time.monotonic()
             try:
                 body = await self._attempt(url, remaining)
-            except _Retry as retry:
+            except Retry as retry:
                 failure = retry
             else:
                 return await self._parse(body, build)
@@ -399,7 +303,7 @@ class StationClient:
                     status = response.status
                     if 200 <= status < 300:
                         return await self._read_capped(response)
-                    retry_after = _retry_after(response.headers)
+                    retry_after = retry_after_seconds(response.headers)
                     location = response.headers.get("Location")
                 if guard is None or status not in (301, 302, 303, 307, 308) or not location:
                     break
@@ -427,21 +331,21 @@ class StationClient:
                 exc.os_error, AddressRefused
             ):
                 failure = "address refused"
-            message = _connection_message(exc, url)
+            message = connection_message(exc, url)
         else:
-            self._status_error(status, retry_after)
+            status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
         if failure == "redirects":
             raise StationResponseError("The station redirected too many times.")
         if failure == "address refused":
             _LOGGER.info("GET %s refused: internal addresses only", self._describe(url))
             raise StationRefused(
-                f"The station server {_server(url)} is at an address OnAir does not contact."
+                f"The station server {server_of(url)} is at an address OnAir does not contact."
             )
         if failure == "timeout":
-            message = f"The station server {_server(url)} did not answer in time."
-            raise _Retry(StationUnavailable(message), failure)
-        raise _Retry(StationUnavailable(message), failure)
+            message = f"The station server {server_of(url)} did not answer in time."
+            raise Retry(StationUnavailable(message), failure)
+        raise Retry(StationUnavailable(message), failure)
 
     @staticmethod
     def _refusal(guard: Callable[[URL], None], url: URL) -> str | None:
@@ -451,23 +355,6 @@ class StationClient:
         except Exception as error:
             return str(error) or type(error).__name__
         return None
-
-    @staticmethod
-    def _status_error(status: int, retry_after: float | None) -> NoReturn:
-        cause = SanitisedCause(f"HTTP {status}")
-        if status in (401, 403):
-            raise StationAuthError() from cause
-        if status == 404:
-            raise StationNotFound() from cause
-        if status >= 500 or (status == 429 and retry_after is not None):
-            raise _Retry(StationUnavailable(retry_after=retry_after), f"HTTP {status}", retry_after)
-        if status == 429:
-            raise StationUnavailable(
-                "The station is rate limiting OnAir; try again later."
-            ) from cause
-        raise StationResponseError(
-            f"The station rejected the request (HTTP {status}); check the base URL."
-        ) from cause
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         """Read at most ``max_bytes``: a larger body is refused as it streams in."""
@@ -505,7 +392,7 @@ class StationClient:
             raise StationResponseError(
                 "The station's answer is not valid JSON; check the base URL."
             ) from None
-        error = _body_error(payload)
+        error = body_error(payload)
         if error is not None:
             raise error
         if not isinstance(payload, dict):

@@ -1,6 +1,7 @@
 """The same-play rule: when two observations of a station are one play (announced once).
 
-Kept apart from the wire models (``models``): this is OnAir's rule, not the station's format.
+Kept apart from the wire models (``info``, ``playlist``, ``stats``): this is OnAir's rule, not
+the station's format.
 """
 
 from __future__ import annotations

@@ -20,13 +20,18 @@ from ..station import Play
 from ..templates.model import TemplateSet
 from .models import (
     SUB_COLUMNS,
+    AlertState,
+    AlertSubscription,
     Delivery,
     GuildSettings,
     GuildStation,
     GuildVoice,
     HistoryEntry,
+    Recap,
+    ScheduledPost,
     Subscription,
     VoiceSession,
+    WeekPlay,
     history_entry,
     play_to_json,
     subscription_from_row,
@@ -168,6 +173,49 @@ MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE guild_stations ADD COLUMN voice INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE guild_stations ADD COLUMN stream_url TEXT NOT NULL DEFAULT '';
+    """,
+    # Scheduled posts (live and offline alerts, weekly recaps): each recorded under a key that
+    # names its event (the same in every process and run) before it is sent, then claimed with a
+    # lease like a delivery; alert settings and each station's alert state (which outage or live
+    # show was seen, whether it was posted), and each guild's recap settings.
+    """
+    CREATE TABLE scheduled_posts (
+        post_key TEXT PRIMARY KEY,
+        guild_id BIGINT NOT NULL,
+        channel_id BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        owner TEXT,
+        lease_until {real},
+        attempts INTEGER NOT NULL DEFAULT 0,
+        message_id BIGINT,
+        created_at {real} NOT NULL,
+        expires_at {real} NOT NULL,
+        updated_at {real} NOT NULL
+    );
+    CREATE INDEX scheduled_posts_state ON scheduled_posts (state, lease_until);
+    CREATE INDEX scheduled_posts_guild ON scheduled_posts (guild_id);
+    CREATE TABLE alert_subscriptions (
+        guild_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        channel_id BIGINT NOT NULL,
+        role_id BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (guild_id, station)
+    );
+    CREATE TABLE station_alert_state (
+        station TEXT PRIMARY KEY,
+        payload TEXT NOT NULL,
+        updated_at {real} NOT NULL
+    );
+    CREATE TABLE recaps (
+        guild_id BIGINT PRIMARY KEY,
+        channel_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        weekday INTEGER NOT NULL,
+        hour INTEGER NOT NULL,
+        since {real} NOT NULL
+    );
     """,
     # Community: a subscription's announcement templates (JSON; NULL = none) and listeners'
     # likes, one row per (play of the history, Discord user): the primary key makes a like
@@ -629,11 +677,19 @@ class Storage(ABC):
         self, station: str, since: float, count: int = 10
     ) -> list[tuple[str, str | None, int]]:
         """(title, artist, likes) of the station's tracks most liked since ``since``."""
+        return await self._liked(station, since, float("inf"), count)
+
+    async def _liked(
+        self, station: str, start: float, end: float, count: int
+    ) -> list[tuple[str, str | None, int]]:
+        """(title, artist, likes given in [start, end)), most liked first; ties: the most
+        recently liked, then by name (the same order in every process)."""
         rows = await self.fetch(
             "SELECT p.title, p.artist, COUNT(*) AS n FROM likes l "
             "JOIN plays p ON p.id = l.play_id WHERE p.station = ? AND l.liked_at >= ? "
-            "GROUP BY p.title, p.artist ORDER BY n DESC, MAX(l.liked_at) DESC LIMIT ?",
-            (station, since, count),
+            "AND l.liked_at < ? GROUP BY p.title, p.artist "
+            "ORDER BY n DESC, MAX(l.liked_at) DESC, p.title, p.artist LIMIT ?",
+            (station, start, min(end, 1e12), count),
         )
         return [(str(r[0]), r[1], int(r[2])) for r in rows]
 
@@ -699,6 +755,13 @@ class Storage(ABC):
         await self.execute(
             "DELETE FROM subscriptions WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
         )
+        await self.execute(
+            "DELETE FROM alert_subscriptions WHERE guild_id = ? AND station = ?",
+            (guild_id, global_slug),
+        )
+        await self.execute(
+            "DELETE FROM recaps WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
+        )
         return (
             await self.execute(
                 "DELETE FROM guild_stations WHERE guild_id = ? AND slug = ?", (guild_id, slug)
@@ -737,6 +800,9 @@ class Storage(ABC):
         await self.execute("DELETE FROM guild_settings WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM voice_sessions WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_voice WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM alert_subscriptions WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM scheduled_posts WHERE guild_id = ?", (guild_id,))
 
     # Voice -------------------------------------------------------------------------------
 
@@ -785,6 +851,221 @@ class Storage(ABC):
 
     async def all_guild_voice(self) -> list[GuildVoice]:
         return [_guild_voice(r) for r in await self.fetch(_GUILD_VOICE + " ORDER BY guild_id")]
+
+    # Scheduled posts: alerts and recaps ---------------------------------------------------
+
+    async def record_post(self, post: ScheduledPost, *, now: float) -> bool:
+        """Record a post to send once, pending; False when its key was recorded before (by an
+        earlier run or another process), whatever became of it."""
+        return await self.execute(*_insert_post(post, now)) > 0
+
+    async def save_alert_state(
+        self, station: str, state: AlertState, *, now: float, posts: Sequence[ScheduledPost] = ()
+    ) -> None:
+        """Store a station's alert state and record the alerts it decided, in one transaction:
+        a crash leaves both or neither, so the next evaluation neither repeats nor loses one."""
+        payload = json.dumps(
+            {
+                "live_key": state.live_key,
+                "live_title": state.live_title,
+                "live_since": state.live_since,
+                "down_since": state.down_since,
+                "down_reason": state.down_reason,
+                "down_posted": state.down_posted,
+            }
+        )
+        statements: list[Statement] = [
+            (
+                "INSERT INTO station_alert_state (station, payload, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (station) DO UPDATE SET payload = excluded.payload, "
+                "updated_at = excluded.updated_at",
+                (station, payload, now),
+            )
+        ]
+        statements += [_insert_post(post, now) for post in posts]
+        await self.execute_atomic(statements)
+
+    async def post_recorded(self, key: str) -> bool:
+        return (
+            await self.fetchone("SELECT 1 FROM scheduled_posts WHERE post_key = ?", (key,))
+            is not None
+        )
+
+    async def claim_post(
+        self, key: str, *, owner: str, lease_until: float, now: float
+    ) -> ScheduledPost | None:
+        """Lease a pending post nobody holds a live lease on; one caller wins however many ask."""
+        rows = await self.write_fetch(
+            "UPDATE scheduled_posts SET owner = ?, lease_until = ?, attempts = attempts + 1, "
+            "updated_at = ? WHERE post_key = ? AND state = ? "
+            "AND (lease_until IS NULL OR lease_until < ?) "
+            f"RETURNING {_POST_COLUMNS}",
+            (owner, lease_until, now, key, PENDING, now),
+        )
+        return _scheduled_post(rows[0]) if rows else None
+
+    async def finish_post(
+        self, key: str, state: str, *, now: float, message_id: int | None = None
+    ) -> None:
+        """Close a pending post: ``sent`` (with its message), ``failed`` or ``dropped``."""
+        await self.execute(
+            "UPDATE scheduled_posts SET state = ?, message_id = ?, owner = NULL, "
+            "lease_until = NULL, updated_at = ? WHERE post_key = ? AND state = ?",
+            (state, message_id, now, key, PENDING),
+        )
+
+    async def release_post(self, key: str, owner: str, *, now: float) -> None:
+        """Give a lease back unsent: the post stays pending and is taken up again."""
+        await self.execute(
+            "UPDATE scheduled_posts SET owner = NULL, lease_until = NULL, updated_at = ? "
+            "WHERE post_key = ? AND owner = ? AND state = ?",
+            (now, key, owner, PENDING),
+        )
+
+    async def release_all_post_leases(self) -> int:
+        """Start-up of a single-process database: every post lease found belongs to a dead run."""
+        return await self.execute(
+            "UPDATE scheduled_posts SET owner = NULL, lease_until = NULL "
+            "WHERE state = ? AND owner IS NOT NULL",
+            (PENDING,),
+        )
+
+    async def due_posts(self, now: float, limit: int = 200) -> list[ScheduledPost]:
+        """Pending posts nobody holds a live lease on, oldest first."""
+        rows = await self.fetch(
+            f"SELECT {_POST_COLUMNS} FROM scheduled_posts WHERE state = ? "
+            "AND (lease_until IS NULL OR lease_until < ?) ORDER BY created_at, post_key LIMIT ?",
+            (PENDING, now, limit),
+        )
+        return [_scheduled_post(r) for r in rows]
+
+    async def post_states(self, prefix: str = "") -> dict[str, str]:
+        """{key: state} of the posts whose key starts with ``prefix`` (status and tests)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = await self.fetch(
+            "SELECT post_key, state FROM scheduled_posts WHERE post_key LIKE ? ESCAPE '\\'",
+            (escaped + "%",),
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    async def prune_posts(self, before: float) -> int:
+        """Drop settled posts older than ``before`` (their keys can no longer come again)."""
+        return await self.execute(
+            "DELETE FROM scheduled_posts WHERE state <> ? AND updated_at < ? AND expires_at < ?",
+            (PENDING, before, before),
+        )
+
+    async def save_alert_subscription(self, sub: AlertSubscription) -> None:
+        await self.execute(
+            "INSERT INTO alert_subscriptions (guild_id, station, channel_id, role_id) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id, station) DO UPDATE SET "
+            "channel_id = excluded.channel_id, role_id = excluded.role_id",
+            (sub.guild_id, sub.station, sub.channel_id, sub.role_id),
+        )
+
+    async def remove_alert_subscription(self, guild_id: int, station: str | None) -> int:
+        query = "DELETE FROM alert_subscriptions WHERE guild_id = ?"
+        params: list[Any] = [guild_id]
+        if station is not None:
+            query += " AND station = ?"
+            params.append(station)
+        return await self.execute(query, params)
+
+    async def alert_subscriptions(
+        self, station: str | None = None, *, guild_id: int | None = None
+    ) -> list[AlertSubscription]:
+        query = "SELECT guild_id, station, channel_id, role_id FROM alert_subscriptions WHERE 1 = 1"
+        params: list[Any] = []
+        if station is not None:
+            query += " AND station = ?"
+            params.append(station)
+        if guild_id is not None:
+            query += " AND guild_id = ?"
+            params.append(guild_id)
+        rows = await self.fetch(query + " ORDER BY guild_id, station", params)
+        return [AlertSubscription(int(r[0]), str(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+    async def alert_state(self, station: str) -> AlertState:
+        row = await self.fetchone(
+            "SELECT payload FROM station_alert_state WHERE station = ?", (station,)
+        )
+        if row is None:
+            return AlertState()
+        try:
+            raw = json.loads(str(row[0]))
+            return AlertState(
+                live_key=str(raw.get("live_key") or ""),
+                live_title=str(raw.get("live_title") or ""),
+                live_since=_float_or_none(raw.get("live_since")),
+                down_since=_float_or_none(raw.get("down_since")),
+                down_reason=str(raw.get("down_reason") or ""),
+                down_posted=bool(raw.get("down_posted")),
+            )
+        except (ValueError, AttributeError):
+            return AlertState()
+
+    async def forget_alert_state(self, station: str) -> None:
+        """No guild follows the station's alerts any more: an outage or show seen then must not
+        come back as a "back" or "ended" post when alerts are turned on again later."""
+        await self.execute("DELETE FROM station_alert_state WHERE station = ?", (station,))
+
+    async def save_recap(self, recap: Recap) -> None:
+        await self.execute(
+            "INSERT INTO recaps (guild_id, channel_id, station, weekday, hour, since) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
+            "channel_id = excluded.channel_id, station = excluded.station, "
+            "weekday = excluded.weekday, hour = excluded.hour, since = excluded.since",
+            (
+                recap.guild_id,
+                recap.channel_id,
+                recap.station,
+                recap.weekday,
+                recap.hour,
+                recap.since,
+            ),
+        )
+
+    async def remove_recap(self, guild_id: int) -> bool:
+        return await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,)) > 0
+
+    async def recaps(self, guild_id: int | None = None) -> list[Recap]:
+        query = "SELECT guild_id, channel_id, station, weekday, hour, since FROM recaps"
+        params: list[Any] = []
+        if guild_id is not None:
+            query += " WHERE guild_id = ?"
+            params.append(guild_id)
+        rows = await self.fetch(query + " ORDER BY guild_id", params)
+        return [
+            Recap(int(r[0]), int(r[1]), str(r[2]), int(r[3]), int(r[4]), float(r[5])) for r in rows
+        ]
+
+    async def plays_between(
+        self, station: str, start: datetime, end: datetime, limit: int = 50_000
+    ) -> list[WeekPlay]:
+        """The station's stored plays that started in [start, end), oldest first (the recap)."""
+        rows = await self.fetch(
+            "SELECT started, title, artist, listeners, live FROM plays WHERE station = ? "
+            "AND started >= ? AND started < ? ORDER BY started LIMIT ?",
+            (station, start.timestamp(), end.timestamp(), limit),
+        )
+        return [
+            WeekPlay(
+                datetime.fromtimestamp(float(r[0]), UTC),
+                str(r[1]),
+                str(r[2]) if r[2] else None,
+                int(r[3]) if r[3] is not None else None,
+                bool(r[4]),
+            )
+            for r in rows
+        ]
+
+    async def most_liked(
+        self, station: str, start: datetime, end: datetime, count: int = 5
+    ) -> list[tuple[str, int]]:
+        """(track, likes) of the station's most liked tracks, by the likes given in
+        [start, end) (the recap): "artist - title" as the recap names its plays."""
+        rows = await self._liked(station, start.timestamp(), end.timestamp(), count)
+        return [(f"{artist} - {title}" if artist else title, n) for title, artist, n in rows]
 
     # Fleet coordination (PostgreSQL only; see ``fleet``) -----------------------------------
 
@@ -849,3 +1130,42 @@ _GUILD_VOICE = "SELECT guild_id, home_channel, leave_when_empty, station FROM gu
 
 def _guild_voice(row: Row) -> GuildVoice:
     return GuildVoice(int(row[0]), int(row[1]), float(row[2]), str(row[3]))
+
+
+_POST_COLUMNS = "post_key, guild_id, channel_id, kind, payload, attempts, created_at, expires_at"
+
+
+def _scheduled_post(row: Row) -> ScheduledPost:
+    return ScheduledPost(
+        str(row[0]),
+        int(row[1]),
+        int(row[2]),
+        str(row[3]),
+        str(row[4]),
+        int(row[5]),
+        float(row[6]),
+        float(row[7]),
+    )
+
+
+def _insert_post(post: ScheduledPost, now: float) -> Statement:
+    return (
+        "INSERT INTO scheduled_posts (post_key, guild_id, channel_id, kind, payload, state, "
+        "created_at, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (post_key) DO NOTHING",
+        (
+            post.key,
+            post.guild_id,
+            post.channel_id,
+            post.kind,
+            post.payload,
+            PENDING,
+            now,
+            post.expires_at,
+            now,
+        ),
+    )
+
+
+def _float_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -156,3 +156,64 @@ class VoiceSession:
 
 def history_entry(row: Sequence[Any]) -> HistoryEntry:
     return HistoryEntry(datetime.fromtimestamp(row[0], UTC), row[1], row[2], row[3])
+
+
+@dataclass(frozen=True, slots=True)
+class AlertSubscription:
+    """A guild's live and offline alerts of one station: where they go, whom live shows ping."""
+
+    guild_id: int
+    station: str
+    channel_id: int
+    role_id: int = 0  # 0 = no ping
+
+
+@dataclass(frozen=True, slots=True)
+class AlertState:
+    """What the alerts last knew of a station, kept in storage so that a restart or another
+    process of a fleet taking the station over neither repeats nor forgets an alert."""
+
+    live_key: str = ""  # the live show on air ('' = none)
+    live_title: str = ""
+    live_since: float | None = None
+    down_since: float | None = None  # first poll of the current outage (None = up)
+    down_reason: str = ""
+    down_posted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Recap:
+    """A guild's weekly recap: the channel, the station, the local weekday (0 = Monday) and hour,
+    and when it was turned on (no slot before that is posted)."""
+
+    guild_id: int
+    channel_id: int
+    station: str
+    weekday: int
+    hour: int
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledPost:
+    """A post recorded before it is sent (an alert, a recap): claimed by one process at a time."""
+
+    key: str
+    guild_id: int
+    channel_id: int
+    kind: str
+    payload: str
+    attempts: int
+    created_at: float
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class WeekPlay:
+    """One stored play as the weekly recap reads it."""
+
+    started: datetime
+    title: str
+    artist: str | None
+    listeners: int | None
+    live: bool

@@ -205,6 +205,8 @@ class Guild:
     # user id → that user's voice state (Discord's payload without ``member``)
     voice_states: dict[int, dict[str, Any]] = field(default_factory=dict)
     member_names: dict[int, str] = field(default_factory=dict)  # members seen in voice
+    # @everyone's permissions (the bot has no other role); a test may take some away
+    everyone_permissions: int = EVERYONE_PERMISSIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +245,7 @@ class FakeDiscord:
             guild = Guild(
                 snowflake(), f"Guild {index}", [snowflake() for _ in range(channels_per_guild)]
             )
-            guild.roles = [guild.id, snowflake()]  # @everyone, "Listeners"
+            guild.roles = [guild.id, snowflake(), snowflake()]  # @everyone, Listeners, Staff
             guild.threads = [snowflake()]
             self.guilds.append(guild)
         self.messages: dict[int, dict[str, Any]] = {}
@@ -434,30 +436,7 @@ class FakeDiscord:
             "member_count": 3,
             "large": False,
             "joined_at": "2026-01-01T00:00:00+00:00",
-            "roles": [
-                {
-                    "id": str(guild.roles[0]),
-                    "name": "@everyone",
-                    "permissions": "1071698660929",
-                    "position": 0,
-                    "color": 0,
-                    "hoist": False,
-                    "managed": False,
-                    "mentionable": False,
-                    "flags": 0,
-                },
-                {
-                    "id": str(guild.roles[1]),
-                    "name": "Listeners",
-                    "permissions": "0",
-                    "position": 1,
-                    "color": 0,
-                    "hoist": False,
-                    "managed": False,
-                    "mentionable": True,
-                    "flags": 0,
-                },
-            ],
+            "roles": [self._role(guild, role_id) for role_id in guild.roles],
             "emojis": [],
             "stickers": [],
             "channels": [self._channel(guild, cid, i) for i, cid in enumerate(guild.channels)]
@@ -681,7 +660,7 @@ class FakeDiscord:
 
     def bot_permissions(self, guild: Guild, channel_id: int) -> int:
         """The bot's permissions in a voice channel, computed as Discord does (base, overwrites)."""
-        base = EVERYONE_PERMISSIONS  # the bot has no roles beyond @everyone
+        base = guild.everyone_permissions  # the bot has no roles beyond @everyone
         channel = self._find_voice_channel(guild, channel_id)
         for overwrite in channel.overwrites if channel else []:
             if overwrite["id"] in (str(guild.id), str(self.bot_id)):
@@ -1082,6 +1061,28 @@ class FakeDiscord:
         )
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])
+
+    def _role(self, guild: Guild, role_id: int) -> dict[str, Any]:
+        """A role object as Discord sends it: @everyone (not mentionable), "Listeners"
+        (mentionable) and "Staff" (not mentionable)."""
+        position = guild.roles.index(role_id)
+        names = ["@everyone", "Listeners", "Staff"]
+        return {
+            "id": str(role_id),
+            "name": names[position] if position < len(names) else f"Role {position}",
+            "permissions": str(guild.everyone_permissions) if position == 0 else "0",
+            "position": position,
+            "color": 0,
+            "hoist": False,
+            "managed": False,
+            "mentionable": position == 1,
+            "flags": 0,
+        }
+
+    def resolved_role(self, role_id: int, guild: Guild | None = None) -> dict[str, Any]:
+        """``resolved`` of an interaction whose role option names ``role_id``."""
+        guild = guild or self.guilds[0]
+        return {"roles": {str(role_id): self._role(guild, role_id)}}
 
     def resolved_channel(self, channel_id: int, guild: Guild | None = None) -> dict[str, Any]:
         guild = guild or self.guilds[0]

@@ -13,17 +13,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import random
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.announcer.watcher import StationWatch
-from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
@@ -306,14 +307,149 @@ async def _voice(out: Path) -> None:
         await sim.stop()
 
 
+async def _scheduled(out: Path) -> None:
+    """/onair alerts and its posts (a live show starting and ending, the station down and back),
+    a role OnAir cannot ping, /onair recap and a week's recap."""
+    clock = ManualClock()
+    sim = StationSimulator(clock=clock)
+    slots = [(TRACKS[0], 200.0), (LIVE_SHOW, 3000.0), (TRACKS[1], 7200.0)]
+    sim.add_station(
+        1,
+        key=STATION_KEY,
+        programme=Programme(slots, epoch=clock() - 30.0),
+        public_url="https://c9.radioboss.fm",
+        zone=BERLIN,
+    )
+    await sim.start()
+    fake = FakeDiscord(channels_per_guild=2)
+    guild = fake.guilds[0]
+    guild.everyone_permissions &= ~(1 << 17)  # no Mention @everyone: a role must be mentionable
+    await fake.start()
+    staff, recap_channel = guild.channels
+    try:
+        marks = [(0.0, clock())]
+        async with running_bot(sim, fake=fake, clock=clock) as env:
+            announcer = env.bot.announcer
+            for scene, label, role in (
+                ("alerts-cannot-mention", "/onair alerts channel:#channel-0 role:@Staff", 2),
+                ("alerts-setup", "/onair alerts channel:#channel-0 role:@Listeners", 1),
+            ):
+                since = len(fake.requests)
+                options: dict[str, Any] = {"channel": str(staff), "role": str(guild.roles[role])}
+                resolved = fake.resolved_channel(staff) | fake.resolved_role(guild.roles[role])
+                iid = await fake.slash("onair", options, sub=["alerts"], resolved=resolved)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
+            await fake.wait_for(lambda: bool(announcer.watched()))
+            faults = {3: True, 5: False}  # step index -> the station fails (True) or is back
+            for index, step in enumerate((0, 175, 3000, 600, 150, 30)):
+                clock.advance(step)
+                if index in faults:
+                    if faults[index]:
+                        sim.inject("status", status=503)
+                    else:
+                        sim.faults.clear()
+                marks.append((time.monotonic(), clock()))
+                watch = announcer.watched()[0]
+                await fake.wait_for(settled(watch), within=60)
+                before = watch.status.polls
+                announcer.poll_now(watch)
+                await fake.wait_for(settled(watch, after=before), within=60)
+                await announcer.idle()
+                await env.bot.posts.idle()
+            path = out / "alerts.jsonl"
+            with path.open("w", encoding="utf-8") as handle:
+                for record in fake.requests:
+                    mine = record.method == "POST" and f"/channels/{staff}/messages" in record.path
+                    if mine and record.status < 300:
+                        started, sim_time = max(m for m in marks if m[0] <= record.at)
+                        offset = sim_time - (started or record.at)
+                        handle.write(json.dumps(_line(record, offset, None)) + "\n")
+            # A week of plays for the recap (what the watches store as they poll).
+            await _a_week_of_plays(env.bot.storage, clock())
+            iid = await fake.slash("onair", {"timezone": "Europe/Berlin"}, sub=["settings"])
+            await fake.final_message(iid, within=30)
+            slot = datetime.fromtimestamp(clock(), BERLIN) + timedelta(hours=1)
+            day = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")[
+                slot.weekday()
+            ]
+            since = len(fake.requests)
+            options = {"channel": str(recap_channel), "day": day, "hour": slot.hour}
+            label = f"/onair recap channel:#channel-1 day:{day} hour:{slot.hour}"
+            iid = await fake.slash(
+                "onair", options, sub=["recap"], resolved=fake.resolved_channel(recap_channel)
+            )
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "recap-setup.jsonl", since, {iid: label})
+            since = len(fake.requests)
+            iid = await fake.slash("onair", {}, sub=["status"])
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "admin-status-alerts.jsonl", since, {iid: "/onair status"})
+            since = len(fake.requests)
+            clock.now = slot.replace(minute=0, second=0, microsecond=0).timestamp() + 60
+            await env.bot.recaps.tick()
+            await env.bot.posts.idle()
+            offset = clock() - time.monotonic()
+            path = out / "recap.jsonl"
+            with path.open("w", encoding="utf-8") as handle:
+                for record in fake.requests[since:]:
+                    if record.method == "POST" and f"/channels/{recap_channel}/" in record.path:
+                        handle.write(json.dumps(_line(record, offset, None)) + "\n")
+    finally:
+        await fake.stop()
+        await sim.stop()
+
+
+async def _a_week_of_plays(storage: Any, end: float) -> None:
+    """A station's week: a track every ~3.5 minutes, listeners following the day, a live show
+    on two evenings."""
+    rows = []
+    moment = end - 7 * 86400
+    index = 0
+    # Some tracks are on rotation more than others.
+    favourites = [
+        n for n, weight in enumerate((9, 7, 6, 6, 5, 4, 3, 3, 2, 2, 1, 1)) for _ in range(weight)
+    ]
+    random.Random(3).shuffle(favourites)
+    while moment < end:
+        local = datetime.fromtimestamp(moment, BERLIN)
+        evening = 19 <= local.hour < 21 and local.weekday() in (2, 4)
+        listeners = int(60 + 140 * max(0.0, 1 - abs(local.hour - 20) / 12) + (index * 7) % 23)
+        if evening:
+            title, artist, length, live = "Friday Night Live Mix", "DJ Nova", 7200.0, 1
+            if local.weekday() == 2:
+                title, artist = "The Wednesday Session", "Ada & Bruno"
+            listeners += 120
+        else:
+            track = TRACKS[favourites[index % len(favourites)]]
+            title, artist, length, live = track.title, track.artist, 210.0, 0
+        rows.append(("main", moment, title, artist, None, length, listeners, live))
+        moment += length
+        index += 1
+    await storage.execute_atomic(
+        [
+            (
+                "INSERT INTO plays (station, started, title, artist, album, duration, "
+                "listeners, live) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            for row in rows
+        ]
+    )
+
+
 async def main(out: Path) -> None:
     await _listener_commands(out)
     await _announcements(out)
     await _voice(out)
+    await _scheduled(out)
     await community(out)
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screens/jsonl")
     target.mkdir(parents=True, exist_ok=True)
-    asyncio.run(main(target))
+    if len(sys.argv) > 2 and sys.argv[2] == "scheduled":  # only the alerts and recap scenes
+        asyncio.run(_scheduled(target))
+    else:
+        asyncio.run(main(target))

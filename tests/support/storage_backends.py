@@ -22,6 +22,10 @@ TABLES = (
     "guild_settings",
     "voice_sessions",
     "guild_voice",
+    "scheduled_posts",
+    "alert_subscriptions",
+    "station_alert_state",
+    "recaps",
     "likes",
     "schema_version",
 )

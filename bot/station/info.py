@@ -1,74 +1,22 @@
-"""Typed, immutable models of the station API (the wire format), built from any JSON the
-station returns. The same-play rule lives in ``play``.
+"""The ``info`` answer (the wire format) as typed, immutable models: the station, what plays
+now and next, tune-in links, recent plays. The same-play rule lives in ``play``.
 
 Frozen dataclasses rather than a validation library: every field needs a hand-written coercion
 anyway (field notes), the station subpackage stays free of extra dependencies, and construction
-is cheap enough to parse on every poll. Parsers never raise anything but ``StationResponseError``.
+is cheap enough to parse on every poll.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Any, TypeVar
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
 
 from . import coerce as c
-from .errors import StationResponseError
+from .parsing import ParseMemo, memoised, require_object, track_fields
 from .play import ESTIMATE_TOLERANCE, Play, normalise_title
 
 ARTID = "ARTID"
-T = TypeVar("T")
-
-
-ParseMemo = dict[str, tuple[str, Any]]
-
-
-def _memoised(memo: ParseMemo | None, name: str, raw: Any, build: Callable[[], T]) -> T:
-    """``build()``, or the value built last time when the raw input reads the same as last time.
-
-    The memo keeps ``repr(raw)``, a string, not the raw JSON: strings are invisible to the
-    garbage collector, so 500 stations' memos do not lengthen full collections.
-    """
-    if memo is None:
-        return build()
-    fingerprint = repr(raw)
-    hit = memo.get(name)
-    if hit is not None and hit[0] == fingerprint:
-        cached: T = hit[1]
-        return cached
-    value = build()
-    memo[name] = (fingerprint, value)
-    return value
-
-
-def _require_object(payload: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(payload, Mapping):
-        raise StationResponseError(f"The station sent {what} that is not a JSON object.")
-    return payload
-
-
-def _track_fields(raw: Mapping[str, Any], zone: tzinfo) -> dict[str, Any]:
-    """The members a track-info object and a playlist entry share, parsed one way for both."""
-    return {
-        "artist": c.text(raw.get("ARTIST")),
-        "title": c.text(raw.get("TITLE")),
-        "album": c.text(raw.get("ALBUM")),
-        "year": c.text(raw.get("YEAR")),
-        "genre": c.text(raw.get("GENRE")),
-        "comment": c.text(raw.get("COMMENT")),
-        "filename": c.text(raw.get("FILENAME")),
-        "duration": c.duration(raw.get("DURATION")),
-        "play_count": c.integer(raw.get("PLAYCOUNT")),
-        "last_played": c.local_datetime(raw.get("LASTPLAYED"), zone),
-        # Seconds as a decimal in track info, MM:SS in the playlist: one type in both.
-        "intro": c.duration(raw.get("INTRO")),
-        "outro": c.duration(raw.get("OUTRO")),
-        "language": c.text(raw.get("LANGUAGE")),
-        "rating": c.integer(raw.get("RATING")),
-        "bpm": c.text(raw.get("BPM")),
-        "custom": tuple(c.text(raw.get(f"F{i}")) for i in range(1, 6)),
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +59,7 @@ class Track:
         if not attrs:
             return None
         track = cls(
-            **_track_fields(attrs, zone),
+            **track_fields(attrs, zone),
             tags=c.text(attrs.get("TAGS")),
             cast_title=c.text(attrs.get("CASTTITLE")),
             listeners=c.integer(attrs.get("LISTENERS")),
@@ -429,11 +377,11 @@ class StationInfo:
         """``memo`` (one dict per station, kept by the client) reuses the parts of the previous
         answer that did not change: between two polls of a track only position and listeners
         usually move, so most of the ~0.4 ms parse is skipped."""
-        raw = _require_object(payload, "station info")
+        raw = require_object(payload, "station info")
         raw_links = raw.get("links")
-        links: Links = _memoised(memo, "links", raw_links, lambda: Links.parse(raw_links))
+        links: Links = memoised(memo, "links", raw_links, lambda: Links.parse(raw_links))
         raw_recent = raw.get("recent")
-        recent: tuple[RecentItem, ...] = _memoised(
+        recent: tuple[RecentItem, ...] = memoised(
             memo,
             "recent",
             (raw_recent, raw_links),
@@ -446,7 +394,7 @@ class StationInfo:
 
         def track(name: str) -> Track | None:
             value = raw.get(name)
-            parsed: Track | None = _memoised(memo, name, value, lambda: Track.parse(value, zone))
+            parsed: Track | None = memoised(memo, name, value, lambda: Track.parse(value, zone))
             return parsed
 
         return cls(
@@ -467,177 +415,4 @@ class StationInfo:
             listeners=c.integer(raw.get("listeners")),
             links=links,
             recent=recent,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class PlaylistItem:
-    """One playlist entry. Every member arrives as a string."""
-
-    index: int | None = None
-    playlist_index: int | None = None
-    start_time: time | None = None
-    starts_at: datetime | None = None
-    cast_title: str | None = None
-    artist: str | None = None
-    title: str | None = None
-    album: str | None = None
-    year: str | None = None
-    genre: str | None = None
-    comment: str | None = None
-    duration: timedelta | None = None
-    filename: str | None = None
-    rating: int | None = None
-    play_count: int | None = None
-    intro: timedelta | None = None
-    outro: timedelta | None = None
-    bpm: str | None = None
-    ft_idx: int | None = None
-    item_type: str | None = None
-    pqueue: int | None = None
-    last_played: datetime | None = None
-    language: str | None = None
-    custom: tuple[str | None, ...] = ()
-
-    @property
-    def played(self) -> bool:
-        return (self.item_type or "").upper() == "TRACK_PLAYED"
-
-    @property
-    def file_name(self) -> str | None:
-        return c.file_base_name(self.filename)
-
-    @property
-    def display(self) -> str:
-        if self.title:
-            return f"{self.artist} - {self.title}" if self.artist else self.title
-        return self.cast_title or self.file_name or "(untitled)"
-
-    @classmethod
-    def parse(cls, value: Any, zone: tzinfo, now: datetime) -> PlaylistItem | None:
-        raw = c.mapping(value)
-        if not raw:
-            return None
-        start = c.clock_time(raw.get("STARTTIME"))
-        return cls(
-            index=c.integer(raw.get("INDEX")),
-            playlist_index=c.integer(raw.get("PLAYLISTINDEX")),
-            start_time=start,
-            starts_at=anchor_clock_time(start, zone, now) if start else None,
-            **_track_fields(raw, zone),
-            cast_title=c.text(raw.get("CASTTITLE")),
-            ft_idx=c.integer(raw.get("FT_IDX")),
-            item_type=c.text(raw.get("ITEMTYPE")),
-            pqueue=c.integer(raw.get("PQUEUE")),
-        )
-
-
-def anchor_clock_time(value: time, zone: tzinfo, now: datetime) -> datetime:
-    """A date-less station clock time, placed on the day that puts it nearest to ``now``."""
-    local_now = now.astimezone(zone)
-    candidates = [
-        datetime.combine(local_now.date() + timedelta(days=shift), value, tzinfo=zone)
-        for shift in (-1, 0, 1)
-    ]
-    return min(candidates, key=lambda moment: abs(moment - local_now))
-
-
-@dataclass(frozen=True, slots=True)
-class Playlist:
-    items: tuple[PlaylistItem, ...] = ()
-    fetched_at: datetime | None = None
-
-    @classmethod
-    def parse(cls, payload: Any, zone: tzinfo, fetched_at: datetime) -> Playlist:
-        raw = _require_object(payload, "a playlist")
-        items = tuple(
-            item
-            for item in (
-                PlaylistItem.parse(v, zone, fetched_at) for v in c.as_list(raw.get("TRACK"))
-            )
-            if item
-        )
-        return cls(items=items, fetched_at=fetched_at)
-
-
-@dataclass(frozen=True, slots=True)
-class CountryCount:
-    country: str | None
-    iso: str | None
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class DayStats:
-    day: date
-    sessions: int = 0
-    unique: int = 0
-
-
-def _countries(value: Any, count_key: str) -> tuple[CountryCount, ...]:
-    out: list[CountryCount] = []
-    for entry in c.as_list(value):
-        raw = c.mapping(entry)
-        amount = c.integer(raw.get(count_key))
-        if amount is None:
-            continue
-        iso = c.text(raw.get("country_iso"))
-        out.append(CountryCount(c.text(raw.get("country")), iso.lower() if iso else None, amount))
-    return tuple(out)
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    """Listener statistics. ``days`` is kept as sent; use :meth:`days_between` for a range."""
-
-    countries: tuple[CountryCount, ...] = ()
-    countries_tlh: tuple[CountryCount, ...] = ()
-    unique: tuple[CountryCount, ...] = ()
-    days: tuple[DayStats, ...] = ()
-    total_sessions: int | None = None
-    total_unique: int | None = None
-    total_tlh: int | None = None
-
-    def days_between(self, first: date, last: date) -> tuple[DayStats, ...]:
-        """Every day of the range once: days outside are dropped, missing days count as zero."""
-        by_day: dict[date, DayStats] = {}
-        for entry in self.days:
-            if first <= entry.day <= last:
-                seen = by_day.get(entry.day)
-                if seen is None:
-                    by_day[entry.day] = entry
-                else:
-                    by_day[entry.day] = DayStats(
-                        entry.day, seen.sessions + entry.sessions, seen.unique + entry.unique
-                    )
-        span = (last - first).days
-        return tuple(
-            by_day.get(first + timedelta(days=i), DayStats(first + timedelta(days=i)))
-            for i in range(span + 1)
-        )
-
-    @classmethod
-    def parse(cls, payload: Any) -> Stats:
-        raw = _require_object(payload, "statistics")
-        days: list[DayStats] = []
-        for entry in c.as_list(raw.get("days")):
-            item = c.mapping(entry)
-            day = c.iso_date(item.get("date"))
-            if day is None:
-                continue
-            days.append(
-                DayStats(
-                    day,
-                    max(0, c.integer(item.get("cnt")) or 0),
-                    max(0, c.integer(item.get("cnt_unique")) or 0),
-                )
-            )
-        return cls(
-            countries=_countries(raw.get("countries"), "cnt"),
-            countries_tlh=_countries(raw.get("countries_tlh"), "tlh"),
-            unique=_countries(raw.get("unique"), "uniq"),
-            days=tuple(days),
-            total_sessions=c.integer(raw.get("total_sessions")),
-            total_unique=c.integer(raw.get("total_unique")),
-            total_tlh=c.integer(raw.get("total_tlh")),
         )

@@ -1,0 +1,154 @@
+"""Live and offline alerts: one evaluation per station poll, fanned out to every guild that
+turned alerts on for the station, each alert recorded (with the station's new alert state, in
+one transaction) before the outbox sends it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from ..config import Settings
+from ..registry import StationRegistry
+from ..station import StationError, StationInfo
+from ..storage import AlertSubscription, ScheduledPost, Storage
+from .alerts import AlertEvent, Observation, evaluate
+from .outbox import PostOutbox
+
+_LOGGER = logging.getLogger("onair.alerts")
+ALERT = "alert"  # the outbox kind
+# Seconds the set of followed stations is trusted: in a fleet another process may have turned
+# alerts on for a station this process polls.
+FOLLOWED_TTL = 30.0
+
+
+def alert_key(sub: AlertSubscription, event: AlertEvent) -> str:
+    return f"alert|{sub.guild_id}|{sub.station}|{event.key}"
+
+
+class AlertService:
+    """What ``/onair alerts`` sets up, and the evaluation of each poll of the stations it
+    follows (called by the announcer's watches: only the process polling a station evaluates)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: StationRegistry,
+        storage: Storage,
+        outbox: PostOutbox,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.storage = storage
+        self.outbox = outbox
+        self.clock = clock
+        self._followed: set[str] = set()
+        self._followed_at = float("-inf")  # monotonic time of the last read
+        self.followed_ttl = FOLLOWED_TTL
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.evaluations = 0
+
+    async def stations(self) -> set[str]:
+        """The stations some guild (of this process's shards, or any in a fleet) follows."""
+        subs = await self.storage.alert_subscriptions()
+        self._followed = {s.station for s in subs if self._handles(s.guild_id)}
+        self._followed_at = time.monotonic()
+        return set(self._followed)
+
+    def _handles(self, guild_id: int) -> bool:
+        return self.storage.fleet or self.settings.handles_guild(guild_id)
+
+    async def subscribe(self, sub: AlertSubscription) -> None:
+        await self.storage.save_alert_subscription(sub)
+        self._followed.add(sub.station)
+
+    async def unsubscribe(self, guild_id: int, station: str | None) -> int:
+        removed = await self.storage.remove_alert_subscription(guild_id, station)
+        still = await self.stations()
+        for slug in [station] if station is not None else []:
+            if slug not in still and not await self.storage.alert_subscriptions(slug):
+                await self.storage.forget_alert_state(slug)
+        return removed
+
+    def observe(
+        self, slugs: list[str], info: StationInfo | None, error: StationError | None
+    ) -> Coroutine[Any, Any, None]:
+        """One poll of a watch (its stations ``slugs``), timed now: the work that evaluates it,
+        which the announcer runs in the background (polls of a station in the order they came)."""
+        now = self.clock()
+        seen = Observation(info, error.message if error is not None else "")
+        return self._evaluate(slugs, seen, now)
+
+    async def _evaluate(self, slugs: list[str], seen: Observation, now: float) -> None:
+        if time.monotonic() - self._followed_at >= self.followed_ttl:
+            try:
+                await self.stations()
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    raise
+        mine = [slug for slug in slugs if slug in self._followed]
+        if not mine:
+            return
+        name = mine[0]  # the watch's state is kept under its first followed station
+        async with self._locks[name]:
+            try:
+                await self._decide(name, mine, seen, now)
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    raise
+                # The state is unchanged: the next poll decides again (same keys, once).
+                _LOGGER.warning("could not evaluate the alerts of %s (%s)", name, error)
+
+    async def _decide(self, name: str, slugs: list[str], seen: Observation, now: float) -> None:
+        self.evaluations += 1
+        state = await self.storage.alert_state(name)
+        new, events = evaluate(state, seen, now, self.settings.offline_after)
+        if new == state and not events:
+            return
+        posts: list[ScheduledPost] = []
+        if events:
+            subs = [
+                sub
+                for slug in slugs
+                for sub in await self.storage.alert_subscriptions(slug)
+                if self._handles(sub.guild_id)
+            ]
+            posts = [self._post(sub, event, seen.info, now) for event in events for sub in subs]
+            for event in events:
+                _LOGGER.info("alert %s of %s for %d guild(s)", event.kind, name, len(subs))
+        await self.storage.save_alert_state(name, new, now=now, posts=posts)
+        self.outbox.send_soon([post.key for post in posts])
+
+    def _post(
+        self, sub: AlertSubscription, event: AlertEvent, info: StationInfo | None, now: float
+    ) -> ScheduledPost:
+        station = self.registry.station(sub.station)
+        payload = {
+            "kind": event.kind,
+            "station": sub.station,
+            # the name the guild knows the station by (the same whether or not it answers)
+            "station_name": station.name if station else sub.station,
+            "title": event.title,
+            "at": event.at,
+            "since": event.since,
+            "reason": event.reason,
+            "listen": info.links.listen if info is not None else None,
+            "page": info.links.page if info is not None else None,
+            "role": sub.role_id if event.kind == "live_start" else 0,
+        }
+        return ScheduledPost(
+            alert_key(sub, event),
+            sub.guild_id,
+            sub.channel_id,
+            ALERT,
+            json.dumps(payload),
+            0,
+            now,
+            now + self.settings.max_delivery_age,
+        )

@@ -1,0 +1,119 @@
+"""Live and offline alerts decided from a station's polls, on plain values (no clock, no I/O).
+
+Each poll is one :class:`Observation`; :func:`evaluate` turns the stored :class:`AlertState` and
+it into the next state and the alerts due. An alert's key names its event (the live show's play
+key, the outage's first failed poll), so whichever process or run evaluates it names it alike
+and the outbox posts it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ..station import StationInfo
+from ..storage.models import AlertState
+
+AlertKind = Literal["live_start", "live_end", "down", "back"]
+NOT_PLAYING = "nothing is playing"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One poll: the info when the station answered, else what failed."""
+
+    info: StationInfo | None
+    error: str = ""
+
+    @property
+    def problem(self) -> str:
+        """Why the station counts as down ('' = it is up and playing)."""
+        if self.info is None:
+            return self.error or "not answering"
+        return "" if playing(self.info) else NOT_PLAYING
+
+
+@dataclass(frozen=True, slots=True)
+class AlertEvent:
+    kind: AlertKind
+    key: str  # the event's name, the same in every process and run
+    at: float  # unix seconds
+    title: str = ""  # live: the show
+    since: float | None = None  # down/back: the outage's start; live_end: the show's
+    reason: str = ""  # down: what failed
+
+
+def playing(info: StationInfo) -> bool:
+    """Something is on air: a title, and a playback state (when reported) of ``play``."""
+    state = (info.playback.state or "").casefold() if info.playback else ""
+    return bool(info.on_air_title) and state in ("", "play", "playing")
+
+
+def live_show(info: StationInfo) -> tuple[str, str] | None:
+    """(key, title) of the live show on air, None when none is."""
+    if not info.is_live:
+        return None
+    play = info.current_play()
+    title = (play.display if play else None) or info.on_air_title or "Live show"
+    key = play.claim_key if play else f"live|{title.casefold()}"
+    return key, title
+
+
+def evaluate(
+    state: AlertState, seen: Observation, now: float, offline_after: float
+) -> tuple[AlertState, list[AlertEvent]]:
+    """The next state and the alerts due. Down: only once the outage has lasted
+    ``offline_after``; back: only for an outage that lasted that long (flapping posts nothing).
+    Live shows are followed while the station answers."""
+    events: list[AlertEvent] = []
+    problem = seen.problem
+    if problem:
+        if state.down_since is None:
+            state = replace(state, down_since=now, down_reason=problem, down_posted=False)
+        assert state.down_since is not None
+        if not state.down_posted and now - state.down_since >= offline_after:
+            events.append(
+                AlertEvent(
+                    "down",
+                    f"down|{state.down_since:.3f}",
+                    now,
+                    since=state.down_since,
+                    reason=state.down_reason,
+                )
+            )
+            state = replace(state, down_posted=True)
+        if seen.info is None:
+            return state, events  # no answer: nothing known of live shows
+    elif state.down_since is not None:
+        if now - state.down_since >= offline_after:
+            events.append(
+                AlertEvent("back", f"back|{state.down_since:.3f}", now, since=state.down_since)
+            )
+        state = replace(state, down_since=None, down_reason="", down_posted=False)
+    assert seen.info is not None
+    show = live_show(seen.info)
+    key, title = show if show else ("", "")
+    if key != state.live_key:
+        if state.live_key:
+            events.append(
+                AlertEvent(
+                    "live_end",
+                    f"live_end|{_airing(state.live_since)}|{state.live_key}",
+                    now,
+                    title=state.live_title,
+                    since=state.live_since,
+                )
+            )
+        if key:
+            events.append(
+                AlertEvent("live_start", f"live_start|{_airing(now)}|{key}", now, title=title)
+            )
+        state = replace(state, live_key=key, live_title=title, live_since=now if key else None)
+    return state, events
+
+
+def _airing(since: float | None) -> str:
+    """The show's airing, as first seen: a station may not say when a live show started, and
+    the same show comes again next week. Stored with the state in the same transaction as the
+    alert, so every later evaluation names it alike."""
+    return f"{since:.3f}" if since is not None else "-"

@@ -1,0 +1,91 @@
+"""Sending scheduled posts with discord.py: the one place they meet Discord."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import discord
+
+from ..announcer.discord_delivery import CLOCK_SLACK, LOOKBACK, PERMANENT, REFUSED, RateGate, _same
+from ..render.alert_embeds import alert_message
+from ..render.recap_embeds import recap_embed
+from ..storage import ScheduledPost
+from .outbox import PostError
+
+
+def render(post: ScheduledPost) -> tuple[str | None, discord.Embed, discord.ui.View | None, int]:
+    """(content, embed, view, role allowed to be pinged) of a stored post."""
+    try:
+        payload = json.loads(post.payload)
+    except ValueError:
+        raise PostError("unreadable stored post", final=True) from None
+    if not isinstance(payload, dict):
+        raise PostError("unreadable stored post", final=True)
+    if post.kind == "recap":
+        return None, recap_embed(payload), None, 0
+    message = alert_message(payload)
+    return message.content, message.embed, message.view, message.role
+
+
+class DiscordPostSender:
+    """Posts through the bot's own client (discord.py's rate limiter governs every call); any
+    process may post to any channel, so the process that decides a post sends it."""
+
+    def __init__(self, client: discord.Client, *, gate: RateGate | None = None) -> None:
+        self.client = client
+        self.gate = gate or RateGate()
+
+    async def send(self, post: ScheduledPost, *, nonce: str, resumed: bool) -> int | None:
+        content, embed, view, role = render(post)
+        mentions = (
+            discord.AllowedMentions(everyone=False, users=False, roles=[discord.Object(role)])
+            if role
+            else discord.AllowedMentions.none()
+        )
+        try:
+            channel = await self._channel(post.channel_id)
+            if resumed:
+                earlier = await self._earlier_post(channel, embed, post.created_at)
+                if earlier is not None:
+                    return earlier
+            kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
+            if view is not None:
+                kwargs["view"] = view
+            await self.gate.acquire()
+            message = await channel.send(content, **kwargs)
+            return int(message.id)
+        except discord.HTTPException as error:
+            if error.status in PERMANENT:
+                raise PostError(PERMANENT[error.status], final=True) from None
+            if error.status in REFUSED:
+                reason = f"Discord refused the message ({error.status}, code {error.code})"
+                raise PostError(reason, final=True) from None
+            raise PostError(f"Discord failed ({error.status})", final=False) from None
+
+    async def _channel(self, channel_id: int) -> Any:
+        channel = self.client.get_channel(channel_id)
+        if channel is None:
+            await self.gate.acquire()
+            channel = await self.client.fetch_channel(channel_id)
+        if not isinstance(channel, discord.abc.Messageable):
+            raise PostError("the target is not a text channel or thread", final=True)
+        return channel
+
+    async def _earlier_post(self, channel: Any, embed: discord.Embed, since: float) -> int | None:
+        """OnAir's own message of this post since it was recorded: what a run that died between
+        send and mark left unrecorded."""
+        me = self.client.user
+        if me is None:
+            return None
+        start = datetime.fromtimestamp(since - CLOCK_SLACK, UTC)
+        after = discord.Object(id=discord.utils.time_snowflake(start))
+        try:
+            await self.gate.acquire()
+            async for message in channel.history(limit=LOOKBACK, after=after):
+                if message.author.id == me.id and any(_same(e, embed) for e in message.embeds):
+                    return int(message.id)
+        except discord.HTTPException:
+            return None
+        return None

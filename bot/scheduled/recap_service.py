@@ -1,0 +1,143 @@
+"""The weekly recap: each guild's slot (its zone, day and hour) checked every minute; the week's
+summary recorded under the slot's key before it is sent, so it is posted once per guild in a
+fleet and across restarts, and a slot missed while OnAir was down is posted late, once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..config import Settings
+from ..registry import StationRegistry
+from ..storage import Recap, ScheduledPost, Storage
+from .outbox import PostOutbox
+from .recap import last_slot, summarise, week_before
+
+_LOGGER = logging.getLogger("onair.recap")
+RECAP = "recap"  # the outbox kind
+TICK = 60.0  # seconds between looks at the slots
+STALE_AFTER = timedelta(days=6)  # a recap not sent by then gives way to the next one
+
+
+def recap_key(guild_id: int, slot: datetime) -> str:
+    return f"recap|{guild_id}|{slot.astimezone(UTC).strftime('%Y-%m-%dT%H:%M')}"
+
+
+class RecapService:
+    def __init__(
+        self,
+        settings: Settings,
+        registry: StationRegistry,
+        storage: Storage,
+        outbox: PostOutbox,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.storage = storage
+        self.outbox = outbox
+        self.clock = clock
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, *, every: float = TICK) -> None:
+        await self.tick()  # a slot passed while OnAir was down: posted now, late, once
+        self._task = asyncio.create_task(self._run(every))
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def stations(self) -> set[str]:
+        """The stations recaps sum up (watched, so their plays reach the history)."""
+        return {r.station for r in await self.storage.recaps() if self._handles(r.guild_id)}
+
+    def _handles(self, guild_id: int) -> bool:
+        return self.storage.fleet or self.settings.handles_guild(guild_id)
+
+    async def configure(
+        self, guild_id: int, channel_id: int, station: str, weekday: int, hour: int
+    ) -> Recap:
+        recap = Recap(guild_id, channel_id, station, weekday, hour, self.clock())
+        await self.storage.save_recap(recap)
+        return recap
+
+    async def _run(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.tick()
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    _LOGGER.exception("the recap tick failed")
+                else:
+                    _LOGGER.warning("could not look at the recaps (%s)", error)
+
+    async def tick(self) -> list[str]:
+        """Record and send every recap whose latest slot has passed and is not recorded yet;
+        the keys it recorded."""
+        now = self.clock()
+        recorded = []
+        for recap in await self.storage.recaps():
+            if self._handles(recap.guild_id):
+                key = await self._consider(recap, now)
+                if key is not None:
+                    recorded.append(key)
+        self.outbox.send_soon(recorded)
+        return recorded
+
+    async def _zone(self, guild_id: int) -> ZoneInfo:
+        name = (await self.storage.guild_settings(guild_id)).timezone
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            return ZoneInfo("UTC")
+
+    async def _consider(self, recap: Recap, now: float) -> str | None:
+        zone = await self._zone(recap.guild_id)
+        slot = last_slot(datetime.fromtimestamp(now, UTC), zone, recap.weekday, recap.hour)
+        if slot.timestamp() < recap.since:
+            return None  # turned on after this slot: the next one is the first
+        key = recap_key(recap.guild_id, slot)
+        if await self.storage.post_recorded(key):
+            return None
+        start, end = week_before(slot)
+        station = self.registry.station(recap.station)
+        plays = await self.storage.plays_between(recap.station, start, end)
+        liked = await self.storage.most_liked(recap.station, start, end)
+        summary = summarise(
+            plays,
+            liked,
+            station_name=station.name if station else recap.station,
+            start=start,
+            end=end,
+            zone=zone,
+        )
+        post = ScheduledPost(
+            key,
+            recap.guild_id,
+            recap.channel_id,
+            RECAP,
+            json.dumps(summary),
+            0,
+            now,
+            (slot + STALE_AFTER).timestamp(),
+        )
+        if not await self.storage.record_post(post, now=now):
+            return None  # another process recorded it first
+        late = now - slot.timestamp()
+        _LOGGER.info(
+            "weekly recap for guild %d recorded%s",
+            recap.guild_id,
+            f" ({late / 3600:.1f} h late)" if late > 2 * TICK else "",
+        )
+        return key

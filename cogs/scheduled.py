@@ -1,0 +1,36 @@
+"""Scheduled posts (live and offline alerts, weekly recaps): starts and stops the outbox and the
+recap clock ``create_bot`` built; the alerts run on the announcer's watches."""
+
+from __future__ import annotations
+
+from discord.ext import commands
+
+from bot.core import OnAirBot
+
+PRUNE_AFTER = 14 * 86400.0  # settled posts kept this long (a repeat of their key is long past)
+
+
+class ScheduledCog(commands.Cog):
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+    async def cog_load(self) -> None:
+        await self.bot.posts.start()
+        await self.bot.recaps.start()
+        self.bot.scheduler.add_job(
+            self._prune, "interval", hours=6, id="posts:prune", replace_existing=True
+        )
+
+    async def cog_unload(self) -> None:
+        self.bot.announcer.poll_observer = None  # polls from now on are not judged
+        if self.bot.scheduler.get_job("posts:prune"):
+            self.bot.scheduler.remove_job("posts:prune")
+        await self.bot.recaps.stop()
+        await self.bot.posts.stop()
+
+    async def _prune(self) -> None:
+        await self.bot.storage.prune_posts(self.bot.posts.clock() - PRUNE_AFTER)
+
+
+async def setup(bot: OnAirBot) -> None:
+    await bot.add_cog(ScheduledCog(bot))

@@ -1,0 +1,151 @@
+"""Live and offline alerts and the weekly recap on plain values: which alerts a sequence of polls
+makes (flapping makes none), that every evaluation names an event alike, and the recap's slot
+and summary."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from bot.scheduled.alerts import Observation, evaluate
+from bot.scheduled.recap import last_slot, summarise, week_before
+from bot.station import StationInfo
+from bot.storage import AlertState, WeekPlay
+
+T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+AFTER = 120.0
+
+
+def info(title: str = "A - B", *, live: bool = False, state: str = "play") -> StationInfo:
+    raw = {"nowplaying": title, "live": live, "playback": {"pos": 1000, "len": 0, "state": state}}
+    return StationInfo.parse(raw, UTC, T0)
+
+
+def run(polls: list[tuple[float, Observation]], state: AlertState | None = None):  # type: ignore[no-untyped-def]
+    state = state or AlertState()
+    events = []
+    for at, seen in polls:
+        state, new = evaluate(state, seen, at, AFTER)
+        events += new
+    return state, events
+
+
+UP = Observation(info())
+FAILED = Observation(None, "the station is not answering")
+STOPPED = Observation(info(state="stop"))
+
+
+def test_flapping_within_the_window_posts_nothing():
+    polls = [(0, UP), (10, FAILED), (60, FAILED), (119, UP), (130, STOPPED), (200, UP)]
+    state, events = run(polls)
+    assert events == []
+    assert state.down_since is None
+
+
+def test_down_after_the_window_then_back_with_how_long():
+    _, events = run([(0, UP), (10, FAILED), (100, FAILED), (131, FAILED), (400, UP)])
+    assert [e.kind for e in events] == ["down", "back"]
+    down, back = events
+    assert down.since == 10
+    assert down.at == 131
+    assert down.reason == "the station is not answering"
+    assert back.since == 10
+    assert back.at - back.since == 390
+    assert down.key == "down|10.000"
+    assert back.key == "back|10.000"
+
+
+def test_an_outage_seen_only_at_its_ends_still_says_it_is_back():
+    """Failures back off: a poll may not fall between offline_after and the recovery."""
+    _, events = run([(0, STOPPED), (300, UP)])
+    assert [e.kind for e in events] == ["back"]
+    assert events[0].since == 0
+
+
+def test_not_playing_counts_as_down():
+    _, events = run([(0, STOPPED), (130, STOPPED)])
+    assert [(e.kind, e.reason) for e in events] == [("down", "nothing is playing")]
+
+
+def test_a_repeated_evaluation_from_the_stored_state_decides_nothing_again():
+    """A restart, or another process taking the station over, starts from the stored state."""
+    state, events = run([(0, FAILED), (130, FAILED)])
+    assert len(events) == 1
+    state, again = run([(140, FAILED), (150, FAILED)], state)
+    assert again == []
+    _, back = run([(160, UP)], state)
+    assert [e.key for e in back] == ["back|0.000"]
+
+
+def test_live_show_start_and_end_once_each_and_next_weeks_airing_is_new():
+    show = Observation(info("DJ Nova - Night Shift", live=True))
+    state, events = run([(0, UP), (10, show), (20, show), (3600, UP)])
+    assert [(e.kind, e.title) for e in events] == [
+        ("live_start", "DJ Nova - Night Shift"),
+        ("live_end", "DJ Nova - Night Shift"),
+    ]
+    start, end = events
+    assert end.since == 10
+    _, next_week = run([(7 * 86400, show)], state)
+    assert next_week[0].kind == "live_start"
+    assert next_week[0].key != start.key  # the same show a week later is a new airing
+
+
+def test_a_failed_poll_during_a_show_does_not_end_it():
+    show = Observation(info("DJ Nova - Night Shift", live=True))
+    _, events = run([(0, show), (10, FAILED), (20, show)])
+    assert [e.kind for e in events] == ["live_start"]
+
+
+def test_one_show_following_another_ends_the_first():
+    first = Observation(info("DJ Nova - Night Shift", live=True))
+    second = Observation(info("Morning Crew - Wake Up", live=True))
+    _, events = run([(0, first), (50, second)])
+    assert [(e.kind, e.title) for e in events] == [
+        ("live_start", "DJ Nova - Night Shift"),
+        ("live_end", "DJ Nova - Night Shift"),
+        ("live_start", "Morning Crew - Wake Up"),
+    ]
+
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def test_last_slot_is_the_latest_chosen_weekday_and_hour_on_the_guilds_clock():
+    # Wednesday 2026-11-25 10:30 in Berlin (09:30 UTC)
+    now = datetime(2026, 11, 25, 9, 30, tzinfo=UTC)
+    assert last_slot(now, BERLIN, 2, 10) == datetime(2026, 11, 25, 10, tzinfo=BERLIN)
+    assert last_slot(now, BERLIN, 2, 11) == datetime(2026, 11, 18, 11, tzinfo=BERLIN)
+    assert last_slot(now, BERLIN, 0, 9) == datetime(2026, 11, 23, 9, tzinfo=BERLIN)
+    assert last_slot(now, UTC, 2, 9) == datetime(2026, 11, 25, 9, tzinfo=UTC)
+
+
+def test_the_recap_week_spans_seven_wall_clock_days_across_a_dst_change():
+    slot = datetime(2026, 10, 28, 9, tzinfo=BERLIN)  # summer time ended on 25 October
+    start, end = week_before(slot)
+    assert start.astimezone(BERLIN) == datetime(2026, 10, 21, 9, tzinfo=BERLIN)
+    assert (end - start) == timedelta(days=7, hours=1)
+
+
+def test_summary_counts_tracks_shows_peak_and_busiest_hour():
+    def play(hours: float, title: str, listeners: int | None, *, live: bool = False) -> WeekPlay:
+        return WeekPlay(T0 + timedelta(hours=hours), title, "Artist", listeners, live)
+
+    plays = [
+        play(0, "One", 10),
+        play(1, "Two", 20),
+        play(2, "One", 30),
+        play(2.5, "one", 50),  # the same track, however it is cased
+        play(26, "Show", 90, live=True),
+        play(27, "Two", None),
+    ]
+    summary = summarise(
+        plays, [], station_name="Main FM", start=T0, end=T0 + timedelta(days=7), zone=BERLIN
+    )
+    assert summary["played"] == [["Artist - One", 3], ["Artist - Two", 2]]
+    assert summary["live"] == [["Artist - Show", 1]]
+    assert summary["peak"] == [90, (T0 + timedelta(hours=26)).timestamp()]
+    # Tuesday 15:00 in Berlin (14:00 UTC the next day) has the one play with 90 listening
+    assert summary["busiest"] == [1, 15, 90]
+    assert summary["liked"] == []
+    assert summary["plays"] == 6

@@ -1,0 +1,129 @@
+"""`.env` in the working directory: read by the commands that need secrets, never over the real
+environment, its values never printed."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.envfile import load_env_file, parse_env_file
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = (ROOT / "config.example.toml").read_text()
+APP_ID = 1234567890123456789
+
+
+def test_the_common_dotenv_forms_are_read():
+    text = "\n".join(
+        [
+            "# a comment",
+            "",
+            "PLAIN=abc.def-ghi",
+            "SPACED = value with spaces  # and a comment",
+            "export EXPORTED=1",
+            "SINGLE='lit # not a comment \\n'",
+            'DOUBLE="a \\"b\\" c\\nd"',
+            "EMPTY=",
+            "HASH=a#b",
+            "PLAIN=later wins",
+        ]
+    )
+    parsed = parse_env_file(text)
+    assert parsed.values == {
+        "PLAIN": "later wins",
+        "SPACED": "value with spaces",
+        "EXPORTED": "1",
+        "SINGLE": "lit # not a comment \\n",
+        "DOUBLE": 'a "b" c\nd',
+        "EMPTY": "",
+        "HASH": "a#b",
+    }
+    assert parsed.bad_lines == ()
+
+
+def test_lines_that_are_not_name_value_are_named_by_number_only():
+    parsed = parse_env_file("GOOD=1\nsecret-token-without-a-name\n1BAD=x\nQ='open\nA='x' y\n")
+    assert parsed.values == {"GOOD": "1"}
+    assert parsed.bad_lines == (2, 3, 4, 5)
+
+
+def test_the_environment_wins_over_the_file(tmp_path):
+    (tmp_path / "secrets.env").write_text("A=from-file\nB=from-file\nC=\n")
+    environ = {"ONAIR_ENV_FILE": str(tmp_path / "secrets.env"), "A": "real", "C": "real"}
+    loaded = load_env_file(environ)
+    assert environ["A"] == "real"
+    assert environ["B"] == "from-file"
+    assert environ["C"] == "real"
+    assert loaded.names == ("B",)
+    assert loaded.warnings() == []
+
+
+def test_no_file_and_an_empty_onair_env_file_read_nothing(tmp_path):
+    environ = {"ONAIR_ENV_FILE": str(tmp_path / "missing.env")}
+    assert load_env_file(environ).names == ()
+    assert environ == {"ONAIR_ENV_FILE": str(tmp_path / "missing.env")}
+    (tmp_path / "off.env").write_text("A=1\n")
+    environ = {"ONAIR_ENV_FILE": ""}
+    assert load_env_file(environ).names == ()
+    assert environ == {"ONAIR_ENV_FILE": ""}
+
+
+def test_an_unreadable_file_is_one_warning_without_its_content(tmp_path):
+    (tmp_path / "bad.env").write_bytes(b"TOKEN=\xff\xfesecret\n")
+    environ = {"ONAIR_ENV_FILE": str(tmp_path / "bad.env")}
+    loaded = load_env_file(environ)
+    assert "TOKEN" not in environ
+    (warning,) = loaded.warnings()
+    assert "not UTF-8" in warning
+    assert "secret" not in warning
+
+
+def _onair(cwd: Path, *args: str, env: dict[str, str] | None = None):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ONAIR_")}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**clean, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+
+
+@pytest.mark.e2e
+def test_invite_reads_dotenv_in_the_working_directory_and_the_environment_wins(tmp_path):
+    other = 2234567890123456789
+    (tmp_path / ".env").write_text(f"# OnAir\nONAIR_APPLICATION_ID={APP_ID}\nnot a line\n")
+    result = _onair(tmp_path, "invite")
+    assert result.returncode == 0, result.stderr
+    assert f"client_id={APP_ID}&" in result.stdout
+    assert result.stderr.strip() == "onair: .env line 3: expected NAME=value; ignored"
+    result = _onair(tmp_path, "invite", env={"ONAIR_APPLICATION_ID": str(other)})
+    assert f"client_id={other}&" in result.stdout
+    result = _onair(tmp_path, "invite", env={"ONAIR_ENV_FILE": ""})
+    assert result.returncode == 64  # no application id at all: .env was not read
+
+
+@pytest.mark.e2e
+def test_run_takes_its_secrets_from_dotenv_without_printing_them(tmp_path):
+    (tmp_path / "config.toml").write_text(EXAMPLE)
+    first = base64.b64encode(str(APP_ID).encode()).decode().rstrip("=")
+    (tmp_path / ".env").write_text(
+        f"ONAIR_DISCORD_TOKEN={first}.x.token-secret-part\n"
+        "ONAIR_KEY_MAIN='station-key-secret'\n"
+        "ONAIR_SECRET_KEY=fernet-secret-but-not-valid\n"
+    )
+    result = _onair(tmp_path, "run", "--config", "config.toml")
+    # the token and the station key were found (no complaint about them), and the Fernet key
+    # from .env was checked: the one line is about it, with none of the values
+    assert result.returncode == 78
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
+    for value in ("token-secret-part", "station-key-secret", "fernet-secret-but-not-valid"):
+        assert value not in result.stderr + result.stdout

@@ -1,0 +1,142 @@
+"""The weekly recap end to end: /onair recap through the real discord.py client, the plays the
+bot's own polls stored, the guild's time zone, and a clock the test moves. A slot passed while
+OnAir was down is posted late, once; another restart and another look post nothing more."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.scheduled.recap import WEEKDAYS
+from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+
+from .support.botenv import STATION_KEY, running_bot
+from .support.discord_rules import EPHEMERAL
+from .support.fakediscord import FakeDiscord
+from .test_alerts_bot import poll
+
+pytestmark = pytest.mark.e2e
+BERLIN = ZoneInfo("Europe/Berlin")
+SLOTS = [
+    (TRACKS[0], 200.0),
+    (TRACKS[1], 200.0),
+    (TRACKS[0], 200.0),
+    (LIVE_SHOW, 600.0),
+    (TRACKS[2], 200.0),
+    (TRACKS[0], 7200.0),
+]
+
+
+@pytest.fixture
+async def recap_sim() -> AsyncIterator[StationSimulator]:
+    clock = ManualClock()
+    simulator = StationSimulator(clock=clock)
+    simulator.add_station(1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+def recaps_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:
+    out = []
+    for mid in fake.channel_messages[channel]:
+        embeds = fake.messages[mid].get("embeds") or []
+        if embeds and (embeds[0].get("footer") or {}).get("text") == "OnAir weekly recap":
+            out.append(fake.messages[mid])
+    return out
+
+
+def slot_after(now: float, hours: int) -> datetime:
+    """The whole hour ``hours`` from now on Berlin's clock."""
+    moment = datetime.fromtimestamp(now, UTC).astimezone(BERLIN) + timedelta(hours=hours)
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+async def test_recap_is_posted_late_once_after_a_restart_past_its_slot(recap_sim, tmp_path):
+    clock = recap_sim.clock
+    db = str(tmp_path / "onair.sqlite3")
+    fake = FakeDiscord()
+    await fake.start()
+    guild = fake.guilds[0]
+    channel = guild.channels[1]
+    slot = slot_after(clock(), 2)
+    try:
+        async with running_bot(recap_sim, fake=fake, db_path=db, clock=clock) as env:
+            iid = await fake.slash("onair", {"timezone": "Europe/Berlin"}, sub=["settings"])
+            await fake.response(iid)
+            options = {"channel": str(channel), "day": WEEKDAYS[slot.weekday()], "hour": slot.hour}
+            iid = await fake.slash(
+                "onair", options, sub=["recap"], resolved=fake.resolved_channel(channel)
+            )
+            reply = (await fake.response(iid)).json["data"]
+            assert reply["flags"] & EPHEMERAL
+            assert f"at {slot.hour:02d}:00 (Europe/Berlin)" in reply["content"]
+            # The week's programme, seen by the bot's own polls (the recap's station is watched).
+            for step in (0, 201, 200, 200, 600, 200):
+                clock.advance(step)
+                await poll(env)
+            assert await env.bot.recaps.tick() == []  # the slot has not come yet
+        assert recaps_in(fake, channel) == []
+        # OnAir is down when the slot passes, and back five hours later.
+        clock.now = slot.timestamp() + 5 * 3600
+        async with running_bot(recap_sim, fake=fake, db_path=db, clock=clock) as env:
+            await env.bot.posts.idle()
+            assert len(recaps_in(fake, channel)) == 1
+            assert await env.bot.recaps.tick() == []
+            await env.bot.posts.idle()
+        async with running_bot(recap_sim, fake=fake, db_path=db, clock=clock) as env:
+            await env.bot.posts.idle()
+            assert await env.bot.recaps.tick() == []
+        (recap,) = recaps_in(fake, channel)
+        embed = recap["embeds"][0]
+        assert embed["title"] == "📊 The week on Main FM"
+        fields = {f["name"]: f["value"] for f in embed["fields"]}
+        played = fields["Most played"].splitlines()
+        assert played[0] == f"🥇 {TRACKS[0].artist} - {TRACKS[0].title} · **3** plays"
+        assert len(played) == 3
+        assert fields["Live shows"] == f"🥇 {LIVE_SHOW.artist} - {LIVE_SHOW.title} · **1** ×"
+        assert "Most liked" not in fields  # no likes kept: the section is left out
+        assert fields["Peak listeners"].startswith("**")
+        assert "(Europe/Berlin)" in fields["Busiest hour"]
+        assert "**6** plays" in embed["description"]
+        (post,) = [
+            r
+            for r in fake.sent("POST", rf"^/channels/{channel}/messages$")
+            if (r.json or {}).get("embeds")
+        ]
+        assert post.json["allowed_mentions"] == {"parse": []}  # mentions off
+
+        # A week later the next slot is a new recap, of the week after the first.
+        clock.advance(7 * 86400)
+        async with running_bot(recap_sim, fake=fake, db_path=db, clock=clock) as env:
+            await env.bot.posts.idle()
+        assert len(recaps_in(fake, channel)) == 2
+        first, second = (r["embeds"][0]["description"] for r in recaps_in(fake, channel))
+        assert first.split(" – ")[1].split(" ")[0] == second.split(" – ")[0]
+    finally:
+        await fake.stop()
+
+
+async def test_recap_set_up_after_this_weeks_slot_waits_for_the_next(recap_sim):
+    clock = recap_sim.clock
+    fake = FakeDiscord()
+    await fake.start()
+    channel = fake.guilds[0].channels[0]
+    try:
+        async with running_bot(recap_sim, fake=fake, clock=clock) as env:
+            past = datetime.fromtimestamp(clock(), UTC) - timedelta(hours=1)
+            options = {"channel": str(channel), "day": WEEKDAYS[past.weekday()], "hour": past.hour}
+            iid = await fake.slash(
+                "onair", options, sub=["recap"], resolved=fake.resolved_channel(channel)
+            )
+            await fake.response(iid)
+            assert await env.bot.recaps.tick() == []
+            iid = await fake.slash("onair", {"off": True}, sub=["recap"])
+            assert "Stopped" in (await fake.response(iid)).json["data"]["content"]
+            assert await env.bot.storage.recaps() == []
+    finally:
+        await fake.stop()

@@ -1,0 +1,183 @@
+"""A fleet of two OnAir processes (two real bots on one PostgreSQL, one fake Discord, one clock the
+test moves): each alert reaches each subscribed guild once, also when both processes sweep and
+try to send every alert at once and when the other process takes the station over; the weekly
+recap is posted once though both processes reach its slot together."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.storage import AlertSubscription
+
+from .support.botenv import STATION_KEY, running_bot, subscription_config
+from .support.fakediscord import FakeDiscord
+from .support.storage_backends import POSTGRES_ENV, reset_postgres
+from .support.waiting import wait_for
+from .test_alerts_bot import alerts_in
+
+pytestmark = pytest.mark.e2e
+SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 3600.0), (TRACKS[1], 3600.0)]
+FLEET = "[announcer]\nwatch_lease = 1\ndelivery_lease = 3\n"
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"the fleet tests need {POSTGRES_ENV} (scripts/start-postgres prints one)")
+    return url
+
+
+@pytest.fixture
+async def fleet_sim() -> AsyncIterator[StationSimulator]:
+    clock = ManualClock()
+    simulator = StationSimulator(clock=clock)
+    simulator.add_station(1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+async def owner_poll(envs: list[Any]) -> Any:
+    """Poll the station in the process that holds its watch lease; that process's env."""
+    await wait_for(lambda: any(e.bot.announcer.watched()[0].owned for e in envs), within=10)
+    env = next(e for e in envs if e.bot.announcer.watched()[0].owned)
+    announcer = env.bot.announcer
+    watch = announcer.watched()[0]
+    await wait_for(lambda: not watch.busy)
+    before = watch.status.polls
+    announcer.poll_now(watch)
+    await wait_for(lambda: watch.status.polls > before and not watch.busy)
+    await announcer.idle()
+    for each in envs:
+        await each.bot.posts.idle()
+    return env
+
+
+async def start_fleet(
+    sim: StationSimulator,
+    fake: FakeDiscord,
+    url: str,
+    stacks: list[contextlib.AsyncExitStack],
+    *,
+    extra: str = "",
+) -> list[Any]:
+    options: dict[str, Any] = {
+        "fake": fake,
+        "extra_config": FLEET + extra,
+        "env_extra": {"ONAIR_DATABASE_URL": url},
+        "clock": sim.clock,
+    }
+    return [await stack.enter_async_context(running_bot(sim, **options)) for stack in stacks]
+
+
+async def test_two_processes_post_each_alert_once_in_every_guild(postgres_url, fleet_sim):
+    await reset_postgres(postgres_url)
+    clock = fleet_sim.clock
+    fake = FakeDiscord(guild_count=2)
+    await fake.start()
+    channels = [g.channels[0] for g in fake.guilds]
+    stacks = [contextlib.AsyncExitStack(), contextlib.AsyncExitStack()]
+    try:
+        # The station is watched for an announcement channel; alerts are turned on later in
+        # the process that does not poll it (the poller learns of them within followed_ttl).
+        announce = subscription_config(fake.guilds[0].id, fake.guilds[0].channels[1])
+        envs = await start_fleet(fleet_sim, fake, postgres_url, stacks, extra=announce)
+        first_poller = await owner_poll(envs)
+        (elsewhere,) = [e for e in envs if e is not first_poller]
+        first_poller.bot.alerts.followed_ttl = 0.0
+        for guild in fake.guilds:
+            await elsewhere.bot.alerts.subscribe(
+                AlertSubscription(guild.id, "main", guild.channels[0], guild.roles[1])
+            )
+        await elsewhere.bot.announcer.refresh()
+        await owner_poll(envs)
+        clock.advance(21)  # the live show starts
+        poller = await owner_poll(envs)
+        assert [len(alerts_in(fake, c)) for c in channels] == [1, 1]
+        # Both processes sweep and try every alert at once: nothing is sent twice.
+        keys = list(await envs[0].bot.storage.post_states("alert|"))
+        assert len(keys) == 2
+        for env in envs:
+            env.bot.posts.send_soon(keys)
+        await asyncio.gather(*(env.bot.posts.sweep() for env in envs))
+        for env in envs:
+            await env.bot.posts.idle()
+        assert [len(alerts_in(fake, c)) for c in channels] == [1, 1]
+        # The poller stops; the other process takes the station over from the stored state:
+        # the show still on air is not announced again; the outage is, once.
+        await stacks[envs.index(poller)].aclose()
+        (other,) = [e for e in envs if e is not poller]
+        await owner_poll([other])
+        fleet_sim.inject("status", status=404)
+        await owner_poll([other])
+        clock.advance(130)
+        await owner_poll([other])
+        fleet_sim.faults.clear()
+        clock.advance(5)
+        await owner_poll([other])
+    finally:
+        for stack in stacks:
+            await stack.aclose()
+        await fake.stop()
+    for channel in channels:
+        titles = [m["embeds"][0]["title"] for m in alerts_in(fake, channel)]
+        assert titles == [
+            f"🔴 LIVE NOW: {LIVE_SHOW.artist} - {LIVE_SHOW.title}",
+            "⚠️ Main FM is down",
+            "✅ Main FM is back",
+        ], titles
+
+
+async def test_two_processes_reaching_the_recap_slot_together_post_it_once(postgres_url, fleet_sim):
+    await reset_postgres(postgres_url)
+    clock = fleet_sim.clock
+    fake = FakeDiscord(guild_count=2)
+    await fake.start()
+    stacks = [contextlib.AsyncExitStack(), contextlib.AsyncExitStack()]
+    channels = [g.channels[1] for g in fake.guilds]
+    try:
+        envs = await start_fleet(fleet_sim, fake, postgres_url, stacks)
+        slot = (datetime.fromtimestamp(clock(), UTC) + timedelta(hours=2)).replace(
+            minute=0, second=0, microsecond=0
+        )
+        for guild, channel in zip(fake.guilds, channels, strict=True):
+            await envs[0].bot.recaps.configure(guild.id, channel, "main", slot.weekday(), slot.hour)
+        for env in envs:
+            await env.bot.announcer.refresh()
+        await owner_poll(envs)  # the track on air goes into the history
+        clock.now = slot.timestamp() + 30
+        recorded = await asyncio.gather(*(env.bot.recaps.tick() for env in envs))
+        assert sorted(k for keys in recorded for k in keys) == sorted(
+            f"recap|{g.id}|{slot.strftime('%Y-%m-%dT%H:%M')}" for g in fake.guilds
+        )
+        for env in envs:
+            await env.bot.posts.idle()
+        again = await asyncio.gather(*(env.bot.recaps.tick() for env in envs))
+        assert again == [[], []]
+        await asyncio.gather(*(env.bot.posts.sweep() for env in envs))
+        for env in envs:
+            await env.bot.posts.idle()
+    finally:
+        for stack in stacks:
+            await stack.aclose()
+        await fake.stop()
+    for channel in channels:
+        recaps = [
+            m
+            for m in (fake.messages[i] for i in fake.channel_messages[channel])
+            if m.get("embeds") and m["embeds"][0]["title"] == "📊 The week on Main FM"
+        ]
+        assert len(recaps) == 1
+        assert (
+            f"{TRACKS[0].artist} - {TRACKS[0].title}"
+            in recaps[0]["embeds"][0]["fields"][0]["value"]
+        )
