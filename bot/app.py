@@ -106,7 +106,7 @@ def create_bot(
         **options,
     )
     # The announcer posts through the bot's own client; the announcer cog starts and stops it.
-    bot.likes = LikeService(storage)
+    bot.likes = LikeService(storage, wall=clock)
     bot.announcer = AnnouncerService(
         settings,
         registry,
