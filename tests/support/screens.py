@@ -441,7 +441,7 @@ async def _a_week_of_plays(storage: Any, end: float) -> None:
         "SELECT id, started, title FROM plays WHERE station = 'main' AND live = 0 ORDER BY id"
     )
     pick = random.Random(5)
-    likes = []
+    likes: list[tuple[Any, int, float]] = []
     for play_id, started, title in plays:
         weight = 3 if title in (TRACKS[2].title, TRACKS[5].title) else 1
         for user in range(pick.choice((0, 0, 0, 1, 1, 2)) * weight):
