@@ -17,7 +17,7 @@ import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from .announcer import WatchScheduler
-from .announcer.discord_delivery import DiscordDeliverer
+from .announcer.discord_delivery import DiscordDeliverer, RateGate
 from .announcer.service import AnnouncerService
 from .commandsync import state_path, sync_commands
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
@@ -33,6 +33,7 @@ from .scheduled.alert_service import AlertService
 from .scheduled.discord_sender import DiscordPostSender
 from .scheduled.outbox import PostOutbox
 from .scheduled.recap_service import RecapService
+from .shows.service import ShowsService
 from .startup import Backoff, announce_when_ready, connection_problem
 from .storage import create_storage
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
@@ -106,13 +107,15 @@ def create_bot(
         **options,
     )
     # The announcer posts through the bot's own client; the announcer cog starts and stops it.
+    # One pace under Discord's global limit for announcements and the shows' requests.
+    gate = RateGate()
     bot.likes = LikeService(storage, wall=clock)
     bot.announcer = AnnouncerService(
         settings,
         registry,
         storage,
         WatchScheduler(scheduler),
-        DiscordDeliverer(bot, likes=bot.likes),
+        DiscordDeliverer(bot, gate=gate, likes=bot.likes),
     )
     bot.announcer.metrics = bot.metrics
     # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog runs it).
@@ -125,10 +128,24 @@ def create_bot(
     )
     bot.alerts = AlertService(settings, registry, storage, bot.posts, clock=clock)
     bot.recaps = RecapService(settings, registry, storage, bot.posts, clock=clock)
-    bot.announcer.also_watch = _scheduled_stations(bot.alerts, bot.recaps)
     bot.announcer.poll_observer = bot.alerts.observe
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session, said)
     bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
+    # Voice channel status and live-show events: told of each station's new plays by the
+    # announcer's watch (once per station), and where players start and stop by voice.
+    bot.shows = ShowsService(
+        bot,
+        storage,
+        registry,
+        bot.voice,
+        refresh_watches=bot.announcer.refresh,
+        handles_guild=settings.handles_guild,
+        pace=gate.acquire,
+        guild_configs=settings.guilds,
+    )
+    bot.announcer.change_listeners.append(bot.shows.station_changed)
+    bot.announcer.also_watch = _followed_stations(bot.alerts, bot.recaps, bot.shows)
+    bot.voice.listener = bot.shows
     bot.onboarding = StationOnboarding(
         settings,
         registry,
@@ -139,11 +156,13 @@ def create_bot(
     return bot
 
 
-def _scheduled_stations(
-    alerts: AlertService, recaps: RecapService
+def _followed_stations(
+    alerts: AlertService, recaps: RecapService, shows: ShowsService
 ) -> Callable[[], Awaitable[set[str]]]:
+    """The stations watched though no channel announces them."""
+
     async def stations() -> set[str]:
-        return await alerts.stations() | await recaps.stations()
+        return await alerts.stations() | await recaps.stations() | shows.wanted_stations()
 
     return stations
 

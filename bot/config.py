@@ -250,6 +250,11 @@ SCHEMA: dict[str, dict[str, Setting]] = {
     "guilds": {
         "id": Setting(_snowflake),
         "default_station": Setting(_str, ""),
+        # Stations whose live shows become the guild's Discord Scheduled Events (/onair events)
+        "live_events": Setting(_list_of(_str), ()),
+        # OnAir shows what plays as its voice channel's status (/onair voice status); unset:
+        # as the guild's admin chose
+        "voice_status": Setting(_bool, None),
     },
     "subscriptions": {
         "guild": Setting(_snowflake),
@@ -322,6 +327,8 @@ class StationConfig:
 class GuildConfig:
     id: int
     default_station: str = ""
+    live_events: tuple[str, ...] = ()
+    voice_status: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,7 +521,12 @@ def parse_settings(
     bot = tables["bot"]
     known(bot["default_station"], "[bot] default_station")
     guilds = tuple(
-        GuildConfig(v["id"], known(v["default_station"], f"{_place('guilds', i)} default_station"))
+        GuildConfig(
+            v["id"],
+            known(v["default_station"], f"{_place('guilds', i)} default_station"),
+            tuple(known(s, f"{_place('guilds', i)} live_events") for s in v["live_events"]),
+            v["voice_status"],
+        )
         for i, v in arrays["guilds"]
     )
     subscriptions = tuple(

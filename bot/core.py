@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .scheduled.alert_service import AlertService
     from .scheduled.outbox import PostOutbox
     from .scheduled.recap_service import RecapService
+    from .shows.service import ShowsService
     from .voice.service import VoiceService
 
 _LOGGER = logging.getLogger("onair.bot")
@@ -102,6 +103,7 @@ class OnAirBot(commands.AutoShardedBot):
     posts: PostOutbox  # built by ``create_bot``; the scheduled cog starts and stops these three
     alerts: AlertService
     recaps: RecapService
+    shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
     likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
 
     def __init__(
@@ -150,6 +152,8 @@ class OnAirBot(commands.AutoShardedBot):
             return
         await self.storage.open()
         await self.registry.load(self.storage, self.keybox)
+        self.shows.follow_gateway()
+        await self.shows.load()  # (the config file's guild choices first: voice reads them)
         await self.voice.load()
         self.scheduler.start()
         if self.settings.metrics_port:

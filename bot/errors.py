@@ -96,14 +96,31 @@ STREAM_URL_NEEDS_STATION = (
     "Pick the `station` this stream address is for (a station this server added)."
 )
 STREAM_URL_CONFIG_STATION = (
-    "**{station}** comes from the bot's own configuration: its stream address is the bot "
-    "owner's setting (`stream_url` in config.toml), not this server's."
+    "**{station}** comes from the bot's own configuration, so its stream address is the bot "
+    "owner's setting (`stream_url` in config.toml), not this server's. Ask the bot's owner to "
+    "change it; or add the station to this server with `/onair station add`, and then set the "
+    "stream of that one with `/onair voice station:… stream_url:…`."
 )
 BAD_STREAM_URL = (
     "That stream address cannot be used: {reason}. Give the station's stream URL, like "
     "https://c5.radioboss.fm/stream, or `default` for its best listen link."
 )
 STREAM_URL_UNPLAYABLE = "I did not save that stream address: {reason}"
+NO_STATUS_PERMISSION = (
+    "I'm missing the **Set Voice Channel Status** permission in {channel}, so its status stays "
+    "as it is until a server admin allows it."
+)
+EVENTS_NO_PERMISSION = (
+    "I need the **Manage Events** permission in this server to make events for live shows. "
+    "Please ask a server admin to allow it, then run this again."
+)
+RANGE_TOO_LONG = (
+    "That range is {days} days; the most is {most}. Ask for a shorter one, for example "
+    "`from:{first} to:{last}` (the last {most} days up to your `to`), or a `period`."
+)
+STREAM_GONE = (
+    "The station no longer lists that stream. Run `/listen` again to see what it offers now."
+)
 REBROADCAST_TERMS = (
     "OnAir plays the station's public stream in this server's voice channels, and counts as "
     "one listener at the station however many listen here. Please make sure the station's owner "

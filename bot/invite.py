@@ -25,6 +25,10 @@ PERMISSIONS: dict[str, str] = {
     "connect": "join the voice or stage channel /join is used in",
     "speak": "play the station in that voice channel",
     "request_to_speak": "ask to speak on a stage when OnAir is not a stage moderator",
+    "set_voice_channel_status": (
+        "show what plays as the status of the voice channel OnAir plays in"
+    ),
+    "manage_events": "make a server event for each live show (/onair events)",
 }
 
 

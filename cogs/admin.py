@@ -10,7 +10,7 @@ from discord.ext import commands
 
 from bot.config import StationConfig
 from bot.core import OnAirBot
-from bot.errors import NEED_MANAGE
+from bot.errors import EVENTS_NO_PERMISSION, NEED_MANAGE, NOT_HERE, BadInput
 from bot.patterns import compile_pattern
 from bot.render import admin_embeds, community, station_embeds
 from bot.render.text import clip, safe
@@ -112,7 +112,10 @@ class AdminCog(
         channel="Text channel or thread",
         station="Which station",
         mode="post: a message per track; card: one message kept up to date",
-        style="compact: small artwork, three lines; full: big artwork (default: by mode)",
+        style=(
+            "compact: small artwork (a smaller card); full: big artwork "
+            "(default: compact posts, full cards)"
+        ),
         role="Role to ping with each announcement (optional)",
         min_seconds="Skip plays shorter than this (jingles); 0 = off",
         skip_pattern="Skip titles or files matching this regular expression",
@@ -377,6 +380,7 @@ class AdminCog(
         leave_when_empty="Seconds to stay in a channel nobody listens in (0 = stay)",
         station="Station to play (turns voice on for a station this server added)",
         stream_url="Stream address of that station (one this server added), or default",
+        status="Show what plays as the voice channel's status (on by default)",
     )
     @app_commands.autocomplete(channel=voice_channel_autocomplete, station=station_autocomplete)
     async def voice(
@@ -386,8 +390,30 @@ class AdminCog(
         leave_when_empty: app_commands.Range[int, 0, 86400] | None = None,
         station: str | None = None,
         stream_url: app_commands.Range[str, 1, 2048] | None = None,
+        status: bool | None = None,
     ) -> None:
-        await configure_voice(interaction, channel, leave_when_empty, station, stream_url)
+        await configure_voice(interaction, channel, leave_when_empty, station, stream_url, status)
+
+    # Live shows --------------------------------------------------------------------------
+
+    @app_commands.command(name="events", description="A server event for each live show")
+    @app_commands.describe(
+        enabled="Make an event for each live show of the station (or stop)",
+        station="Which station",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def events(
+        self, interaction: discord.Interaction[OnAirBot], enabled: bool, station: str | None = None
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        guild = interaction.guild
+        if guild is None:
+            raise BadInput(NOT_HERE)
+        if enabled and not guild.me.guild_permissions.manage_events:
+            raise BadInput(EVENTS_NO_PERMISSION)
+        changed = await self.bot.shows.set_events(guild.id, chosen.slug, on=enabled)
+        text = admin_embeds.show_events(chosen, enabled, changed)
+        await interaction.response.send_message(text, ephemeral=True)
 
     async def _refresh(self) -> None:
         await self.bot.announcer.refresh()

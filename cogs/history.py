@@ -48,15 +48,23 @@ class HistoryCog(commands.Cog):
         async def work() -> Reply:
             since = await storage.history_since(chosen.slug)
             name = safe(chosen.name, limit=80)
+            lead: tuple[str, ...] = ()
             if moment is not None:
                 entries = await storage.play_at(chosen.slug, moment)
-                heading = f"On air at {moment:%Y-%m-%d %H:%M} ({name})"
+                # A title shows no Discord timestamp: the moment is the first line instead.
+                heading = f"What played on {name}"
+                lead = (station_embeds.moment_line(moment),)
             else:
                 entries = await storage.search_plays(chosen.slug, search or "")
                 heading = f'Plays matching "{safe(search, limit=80)}" ({name})'
             rows = [(e.started, e.title, e.artist) for e in entries]
             embed = station_embeds.history_embed(
-                rows, heading, chosen.timezone, since=since, mark_first=moment is not None
+                rows,
+                heading,
+                chosen.timezone,
+                since=since,
+                mark_first=moment is not None,
+                lead=lead,
             )
             return Reply(embed=embed)
 

@@ -12,6 +12,7 @@ from bot.registry import Snapshot
 from bot.render import station_embeds
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
+from bot.ui.streams import MoreStreams, with_more_streams
 from bot.ui.voice import with_play_button
 
 
@@ -29,10 +30,13 @@ class ListenCog(commands.Cog):
     ) -> None:
         def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             embed, view = station_embeds.listen_embed(snapshot.info, chosen.name)
+            choices = station_embeds.more_streams(snapshot.info.links)
+            view = with_more_streams(view, chosen.slug, choices)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer_with_snapshot(interaction, station, render)
 
 
 async def setup(bot: OnAirBot) -> None:
+    bot.add_dynamic_items(MoreStreams)
     await bot.add_cog(ListenCog(bot))

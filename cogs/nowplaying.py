@@ -6,13 +6,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.config import StationConfig
 from bot.core import OnAirBot
-from bot.registry import Snapshot
 from bot.render import station_embeds
-from bot.ui import Reply
+from bot.ui import Reply, answer
 from bot.ui.likes import like_view
-from bot.ui.stations import answer_with_snapshot, station_autocomplete
+from bot.ui.stations import resolve_station, skip_rules, station_autocomplete
 from bot.ui.voice import with_play_button
 
 
@@ -28,14 +26,18 @@ class NowPlayingCog(commands.Cog):
         interaction: discord.Interaction[OnAirBot],
         station: str | None = None,
     ) -> None:
-        async def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
+        chosen = resolve_station(interaction, station)
+
+        async def work() -> Reply:
+            skip = await skip_rules(interaction, chosen)
+            snapshot = await self.bot.registry.snapshot(chosen)
             embed, view = station_embeds.nowplaying(
-                snapshot.info, chosen.name, stale=snapshot.stale
+                snapshot.info, chosen.name, stale=snapshot.stale, skip=skip
             )
             view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
-        await answer_with_snapshot(interaction, station, render)
+        await answer(interaction, work())
 
 
 async def setup(bot: OnAirBot) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import discord
@@ -11,8 +12,10 @@ from discord.ext import commands
 from bot.core import OnAirBot
 from bot.render import station_embeds
 from bot.station import StationError, StationInfo
-from bot.ui import Paginator, Reply, answer
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.timeline import Slot
+from bot.ui import Reply, answer
+from bot.ui.playlist import PlaylistPages
+from bot.ui.stations import resolve_station, skip_rules, station_autocomplete
 
 PER_PAGE = 10
 
@@ -40,18 +43,17 @@ class PlaylistCog(commands.Cog):
             except StationError:
                 info = client.last_info  # marking the playing item is a nicety, not a must
             rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC), chosen.timezone)
-            start = next((i for i, r in enumerate(rows) if r.state == "playing"), 0)
-            pages = max(1, -(-len(rows) // PER_PAGE))
+            skip = await skip_rules(interaction, chosen)
 
-            def render(page: int) -> discord.Embed:
+            def page_of(shown: Sequence[Slot], page: int, hidden: int) -> discord.Embed:
                 return station_embeds.playlist_page(
-                    rows, page, PER_PAGE, chosen.name, chosen.timezone
+                    list(shown), page, PER_PAGE, chosen.name, chosen.timezone, hidden=hidden
                 )
 
-            paginator = Paginator(render, pages, owner_id=interaction.user.id)
-            first = paginator.start_at(start // PER_PAGE)  # open on the page that is playing
-            reply = Reply(embed=first, view=paginator if pages > 1 else None)
-            reply.on_sent.append(paginator.attach)
+            pages = PlaylistPages(rows, page_of, PER_PAGE, owner_id=interaction.user.id, skip=skip)
+            first = pages.start_at(pages.playing_page())  # open on the page that is playing
+            reply = Reply(embed=first, view=pages if pages.needed else None)
+            reply.on_sent.append(pages.attach)
             return reply
 
         await answer(interaction, work())

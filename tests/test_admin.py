@@ -140,8 +140,8 @@ async def test_announce_status_preview_unannounce_and_purge(dev_bot, guild_sim):
         await env.bot.announcer.idle()  # the card's delivery is recorded as sent
         status = await fake.final_message(await fake.slash("onair", {}, sub=["status"]))
         text = repr(status["embeds"][0])
-        assert "state: **ok**" in text
-        assert f"<#{channel}> (card)" in text
+        assert "🟢 answering" in text
+        assert f"🟢 <#{channel}> (card)" in text
         assert "**1** posted" in text
         assert "waiting" not in text
         preview = await fake.final_message(await fake.slash("onair", {}, sub=["preview"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -81,9 +82,9 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert byline == f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
         assert meta.startswith("-# 0:20 · ")
         assert TRACKS[0].genre in meta
-        assert "Next at <t:" in meta
-        assert embed["footer"]["text"].startswith("OnAir Radio · ")
-        assert embed["timestamp"]  # the start, drawn in each reader's zone
+        assert "Next" not in meta  # a 5 s jingle follows: left out of "Next"
+        assert embed["footer"]["text"].startswith("Main FM · ")  # the configured name
+        assert "timestamp" not in embed  # a post's own time already says when it started
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1
         labels = [b["label"] for b in body["components"][0]["components"]]
@@ -98,6 +99,10 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         await poll(env)
         titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
         assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+        # A live show follows the third: not a jingle (no length), so it is named as next.
+        third = posts(fake)[2].json["embeds"][0]["description"]
+        assert "Next at <t:" in third
+        assert LIVE_SHOW.title in third
 
 
 async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):
@@ -189,13 +194,16 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_s
     for full in (card, chosen):
         assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
         assert "thumbnail" not in full
-        lines = full["description"].splitlines()
-        assert lines[:2] == [
-            f"by **{TRACKS[0].artist}**",
-            f"from *{TRACKS[0].album}* ({TRACKS[0].year})",
-        ]
     assert "image" not in small
     assert small["thumbnail"]["url"].startswith("https://")
+    # One fact layout whatever the mode and style: only the artwork's size differs.
+    byline = f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
+    assert card["description"] == chosen["description"] == small["description"]
+    assert card["description"].splitlines()[0] == byline
+    # A card (edited in place) says when the track started; a post's own time says it.
+    assert card["timestamp"]
+    assert small["timestamp"]
+    assert "timestamp" not in chosen
 
 
 async def test_card_mode_edits_in_place_and_reposts_when_buried(programme_sim, fake):
@@ -256,7 +264,10 @@ async def test_history_lookups(programme_sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"]
         assert "<t:" in message["embeds"][0]["description"]
         message = await fake.final_message(await fake.slash("history"))
-        assert JINGLES[0].title in message["embeds"][0]["description"].splitlines()[0]
+        first, on_air = message["embeds"][0]["description"].splitlines()[:2]
+        assert re.fullmatch(r"At <t:\d+:f>:", first)  # the moment, in the reader's zone
+        assert "<t:" not in message["embeds"][0]["title"]  # (a title shows none)
+        assert JINGLES[0].title in on_air
         reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
         assert reply["flags"] & EPHEMERAL
         assert "time" in reply["content"]
@@ -275,7 +286,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
-        lines = message["embeds"][0]["description"].splitlines()
+        lines = message["embeds"][0]["description"].splitlines()[1:]  # after "At <t:…:f>:"
         assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
         assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
         assert lines[-1].startswith("-# History since <t:")

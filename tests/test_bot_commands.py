@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote_plus
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bot import errors
+from bot.render import station_embeds
 from bot.simulator import Programme
 from bot.simulator.library import LibraryItem
 
@@ -22,6 +21,7 @@ from .support.discord_rules import (
     CHANNEL_MESSAGE,
     DEFERRED_CHANNEL_MESSAGE,
     EPHEMERAL,
+    STRING_SELECT,
     UPDATE_MESSAGE,
 )
 
@@ -62,15 +62,16 @@ async def test_nowplaying_wire_body(onair):
     assert "author" not in embed
     lines = embed["description"].splitlines()
     assert lines[0] == f"**{airing.item.artist}** · *{airing.item.album}* ({airing.item.year})"
+    assert set(lines[1]) <= {"▰", "▱"}  # the bar alone on its line (fits a phone)
     assert "▰" in lines[1]
-    assert " / " in lines[1]
     assert lines[2].startswith("🎵 AutoDJ · ")
-    assert "started <t:" in lines[2]
+    assert re.search(r" · `\d+:\d\d / \d+:\d\d`$", lines[2])  # position / length
     assert airing.item.genre in lines[2]
     info = onair.bot.registry.clients["main"].last_info
     assert lines[3].startswith("Next at <t:")
     assert lines[3].endswith(f":t>: {info.next_display}")
-    assert embed["footer"]["text"] == f"OnAir Radio · {info.listener_count} listening"
+    # The configured name (as the station option lists it), not the station's own "OnAir Radio".
+    assert embed["footer"]["text"] == f"Main FM · {info.listener_count} listening"
     assert embed["url"] == "https://www.google.com/search?q=" + quote_plus(
         f"{airing.item.artist} {airing.item.title}"
     )
@@ -78,7 +79,7 @@ async def test_nowplaying_wire_body(onair):
         "https://c9.radioboss.fm/artwork/1/current.png?onair="
     )
     buttons = [b for row in message["components"] for b in row["components"]]
-    assert [b["label"] for b in buttons] == ["Listen", "Web player", "M3U", "PLS", "❤"]
+    assert [b["label"] for b in buttons] == ["Listen", "Web player", "❤"]  # M3U, PLS: /listen
     assert all(b["url"].startswith("https://") for b in buttons if "url" in b)
     assert buttons[-1]["custom_id"].startswith("onair:like:")
     assert message["allowed_mentions"] == {"parse": []}
@@ -110,25 +111,54 @@ async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
     assert (count["min_value"], count["max_value"]) == (1, 20)
 
 
-async def test_listen_has_every_link_and_mount_once_as_buttons(onair):
+async def test_listen_has_two_buttons_and_every_other_link_once_in_a_menu(onair):
     iid = await onair.fake.slash("listen")
     message = await onair.fake.final_message(iid)
     embed = message["embeds"][0]
     assert "fields" not in embed
     assert "://" not in embed.get("description", "")
-    buttons = [b for row in message["components"] for b in row["components"]]
-    names = [b["label"] for b in buttons]
-    assert "Mount /stream" in names
-    assert "Mount /lofi" in names
-    assert "PLS" in names
-    assert all(len(row["components"]) <= 5 for row in message["components"])
-    assert len({b["url"] for b in buttons}) == len(buttons)
+    first, second = message["components"]
+    assert [b["label"] for b in first["components"]] == ["Listen", "Web player"]
+    (menu,) = second["components"]
+    assert menu["type"] == STRING_SELECT
+    assert menu["placeholder"] == "More streams"
+    labels = [o["label"] for o in menu["options"]]
+    # Plain words: no protocol or mount jargon.
+    assert not [label for label in labels if re.search(r"HTTP|M3U|PLS|Mount|/", label)]
+    assert "Open in a media player" in labels
+    assert "Stream: lofi" in labels
+    info = onair.bot.registry.clients["main"].last_info
+    urls = [info.links.listen, info.links.page]
+    urls += [c.url for c in station_embeds.more_streams(info.links)]
+    assert len(set(urls)) == len(urls)  # every link once, buttons and menu together
+    assert info.links.pls in urls
+    assert all(m.ssl in urls and m.m3u_ssl in urls for m in info.links.mounts)
+
+
+async def test_choosing_a_stream_in_the_menu_gives_its_link_privately(onair):
+    iid = await onair.fake.slash("listen")
+    await onair.fake.final_message(iid)
+    message = onair.fake.original(iid)
+    menu = message["components"][1]["components"][0]
+    option = next(o for o in menu["options"] if o["label"] == "Stream: lofi")
+    choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
+    reply = await onair.fake.final_message(choice)
+    assert reply["flags"] & EPHEMERAL
+    lofi = next(
+        m for m in onair.bot.registry.clients["main"].last_info.links.mounts if "lofi" in m.name
+    )
+    assert f"<{lofi.ssl}>" in reply["content"]
+    assert "**Stream: lofi**" in reply["content"]
+    (button,) = reply["components"][0]["components"]
+    assert button["url"] == lofi.ssl
+    # The message with the menu is left as it was (nothing public changes).
+    assert not onair.fake.sent("PATCH", rf"/messages/{message['id']}$")
 
 
 async def test_station_card(onair):
     iid = await onair.fake.slash("station")
     embed = (await onair.fake.final_message(iid))["embeds"][0]
-    assert embed["title"] == "OnAir Radio"
+    assert embed["title"] == "Main FM"  # the configured name, as everywhere
     assert "fields" not in embed
     assert "Eclectic · 🎵 AutoDJ · " in embed["description"]
     assert "[Website](https://" in embed["description"]
@@ -162,6 +192,7 @@ async def test_stats_defers_and_attaches_chart(onair):
         ({"from": "2026-13-01"}, "YYYY-MM-DD"),
         ({"from": "2026-03-10", "to": "2026-03-01"}, "after"),
         ({"from": "2020-01-01", "to": "2022-01-01"}, "the most is 366"),
+        ({"from": "2020-01-01", "to": "2022-01-01"}, "`from:2021-01-01 to:2022-01-01`"),
         ({"from": "2999-01-01", "to": "2999-01-02"}, "in the future"),
         ({"period": "7d", "from": "2026-01-01"}, "either"),
     ],
@@ -217,7 +248,8 @@ async def test_autocomplete_lists_stations_visible_in_guild(live_simulator):
         msg = await env.fake.final_message(
             await env.fake.slash("nowplaying", {"station": "second1"}, guild=other)
         )
-        assert msg["embeds"][0]["footer"]["text"].startswith("Second Station · ")
+        # The name the autocomplete listed is the name the answer uses.
+        assert msg["embeds"][0]["footer"]["text"].startswith("Second 1 FM · ")
 
 
 async def test_playlist_paginates_1000_items_only_for_invoker(onair):
@@ -225,11 +257,17 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     iid = await onair.fake.slash("playlist")
     message = await onair.fake.final_message(iid)
     embed = message["embeds"][0]
-    assert "/100" in embed["footer"]["text"]
+    # Jingles (items under 30 s) are hidden: the pages hold the rest, ten a page.
+    found = re.search(r"/(\d+) · (\d+) items · (\d+) jingles hidden", embed["footer"]["text"])
+    assert found
+    pages, items, hidden = map(int, found.groups())
+    assert items + hidden == 1000
+    assert hidden > 0
+    assert pages == -(-items // 10)
     buttons = message["components"][0]["components"]
     assert buttons[0]["label"] == "⏮"
-    assert "/100" in buttons[2]["label"]
-    assert len(re.findall(r"`\d\d:\d\d`", embed["description"])) == 10  # ten items a page
+    assert f"/{pages}" in buttons[2]["label"]
+    assert len(re.findall(r"<t:\d+:t>", embed["description"])) == 10  # ten items a page
     target = onair.fake.original(iid)
     page_before = buttons[2]["label"]
 
@@ -247,8 +285,18 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
 
     last = await onair.fake.click(target, "pg:last")
     update = await onair.fake.response(last)
-    assert update.json["data"]["components"][0]["components"][2]["label"] == "100/100"
+    assert update.json["data"]["components"][0]["components"][2]["label"] == f"{pages}/{pages}"
     assert update.json["data"]["components"][0]["components"][3]["disabled"] is True
+
+    # "Show jingles" lists all 1000, and opens on the item on air again.
+    (toggle,) = message["components"][1]["components"]
+    assert toggle["label"] == f"Show jingles ({hidden})"
+    update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
+    data = update.json["data"]
+    assert data["embeds"][0]["footer"]["text"].endswith(" · 1000 items")
+    assert data["components"][0]["components"][2]["label"].endswith("/100")
+    assert "▶ **" in data["embeds"][0]["description"]
+    assert data["components"][1]["components"][0]["label"] == "Hide jingles"
 
 
 async def test_paginator_disables_itself_on_timeout(onair):
@@ -279,11 +327,13 @@ async def test_playlist_marks_played_playing_upcoming_in_station_zone(onair):
     embed = (await onair.fake.final_message(iid))["embeds"][0]
     text = embed["description"]
     assert "▶" in text
-    assert "Europe/Berlin" in embed["footer"]["text"]
+    # The station's STARTTIME (a clock time in its zone) became a Discord timestamp: each
+    # reader sees it in their own zone, like every other time OnAir shows.
     airing = onair.sim.station(1).programme.at(onair.sim.clock())
-    local = datetime.fromtimestamp(airing.started, ZoneInfo("Europe/Berlin")).strftime("%H:%M")
     playing_line = next(line for line in text.splitlines() if "▶" in line)
-    assert local in playing_line
+    (started,) = map(int, re.findall(r"<t:(\d+):t>", playing_line))
+    assert abs(started - airing.started) < 2
+    assert not re.search(r"`\d\d:\d\d`", text)  # no fixed clock times
 
 
 HOSTILE = (

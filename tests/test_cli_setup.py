@@ -13,9 +13,10 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import discord
 import pytest
 
-from bot.invite import permissions
+from bot.invite import PERMISSIONS, permissions
 from bot.simulator import StationSimulator
 
 pytestmark = pytest.mark.e2e  # every test here runs `onair` as a child process
@@ -202,3 +203,13 @@ def test_config_problems_are_all_reported_at_once_where_toml_puts_them(tmp_path)
     assert "[announcer] bad value for 'min_interval'" in joined
     assert "[[stations]] #2 bad value for 'base_url': give the server only" in joined
     assert "[[stations]] #1 key_env: $ONAIR_UNSET_KEY_FOR_TEST is not set" in joined
+
+
+def test_the_readme_shows_the_invite_permissions():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    value = permissions().value
+    assert f"permissions={value}&" in readme or f"permissions={value}`" in readme
+    assert f"The permission integer {value} is computed" in readme
+    for flag in PERMISSIONS:
+        bit = getattr(discord.Permissions, flag).flag
+        assert f"| {bit} |" in readme, flag

@@ -204,3 +204,17 @@ def test_the_example_entries_with_made_up_ids_are_marked_as_examples():
         if line in ("[[guilds]]", "[[subscriptions]]", "[[stations]]"):
             assert "EXAMPLE" in lines[index - 1], f"{line} is not marked as an example"
     assert "EXAMPLES TO DELETE OR REPLACE" in EXAMPLE
+
+
+def test_guilds_choose_live_events_and_the_voice_status():
+    base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
+    (guild,) = parse_settings(base + "[[guilds]]\nid = 111111111111111111\n", {}).guilds
+    assert (guild.live_events, guild.voice_status) == ((), None)  # the admins' choice stands
+    text = base + "[[guilds]]\nid = 111111111111111111\nlive_events = ['a']\nvoice_status = false"
+    (guild,) = parse_settings(text, {}).guilds
+    assert (guild.live_events, guild.voice_status) == (("a",), False)
+    with pytest.raises(ConfigError) as error:
+        parse_settings(base + "[[guilds]]\nid = 111111111111111111\nlive_events = ['b']", {})
+    assert "[[guilds]] #1 live_events names station 'b', which is not defined" in str(
+        error.value.problems
+    )

@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 from bot.render import embeds, station_embeds
 from bot.render.text import safe, search_url
 from bot.station import StationInfo
+from bot.ui.streams import with_more_streams
+
+from .support import discord_rules as rules
 
 HOSTILE_BITS = [
     "@everyone",
@@ -182,6 +185,16 @@ def test_title_links_to_a_search_for_the_track():
         assert embed.url == "https://www.google.com/search?q=The+Lanterns+Harbour+Lights"
 
 
+def _listen_view(info: StationInfo):
+    embed, view = station_embeds.listen_embed(info, "S")
+    view = with_more_streams(view, "s", station_embeds.more_streams(info.links))
+    assert view is not None
+    errors = rules.FormErrors()
+    rules.check_message({"embeds": [embed.to_dict()], "components": view.to_components()}, errors)
+    assert not errors, errors.body()  # within Discord's rules (select menus included)
+    return embed, view
+
+
 def test_listen_overflow_goes_to_masked_links_never_twice():
     mounts = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(15)]
     info = StationInfo.parse(
@@ -189,26 +202,38 @@ def test_listen_overflow_goes_to_masked_links_never_twice():
         UTC,
         datetime(2026, 1, 1, tzinfo=UTC),
     )
-    embed, view = station_embeds.listen_embed(info, "S")
-    assert view is not None
-    assert len(view.children) == 16
-    assert len(view.children) <= 25
-    assert max(b.row or 0 for b in view.children) <= 4
-    # 40 distinct links: 25 buttons, the other 15 as masked links, none in both places.
+    embed, view = _listen_view(info)
+    button, menu = view.children
+    assert button.label == "Listen"
+    assert len(menu.item.options) == 15
+    assert not embed.description
+    # 40 distinct links: the first button, 25 in the menu, the other 14 as masked links.
     many = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(40)]
     info = StationInfo.parse(
         {"station_name": "S", "links": {"mounts": many}}, UTC, datetime(2026, 1, 1, tzinfo=UTC)
     )
-    embed, view = station_embeds.listen_embed(info, "S")
-    assert view is not None
-    assert len(view.children) == 25
-    rows = [b.row for b in view.children]
-    assert max(rows.count(r) for r in set(rows)) <= 5
+    embed, view = _listen_view(info)
+    button, menu = view.children
+    assert len(menu.item.options) == 25
+    assert len({o.value for o in menu.item.options}) == 25
     masked = re.findall(r"\[([^\]]+)\]\((https://[^)\s]+)\)", embed.description or "")
-    assert len(masked) == 15
+    assert len(masked) == 14
     assert all("%28x%29" in url for _, url in masked)
-    buttons = {b.url for b in view.children}
-    assert not buttons & {url.replace("%28", "(").replace("%29", ")") for _, url in masked}
+    offered = {button.url, *(c.url for c in station_embeds.more_streams(info.links)[:25])}
+    assert not offered & {url.replace("%28", "(").replace("%29", ")") for _, url in masked}
+
+
+def test_more_streams_labels_are_plain_and_bounded():
+    name = "/" + "\u202eévil\u200b" * 40
+    links = {"ssl": "https://s.example/l", "mounts": [{"name": name, "ssl": "https://s.example/x"}]}
+    info = StationInfo.parse({"links": links}, UTC, datetime(2026, 1, 1, tzinfo=UTC))
+    (choice,) = station_embeds.more_streams(info.links)
+    assert choice.label.startswith("Stream: évil")
+    assert "\u202e" not in choice.label
+    assert "\u200b" not in choice.label
+    assert len(choice.label) <= 100
+    assert len(choice.description) <= 100
+    _listen_view(info)
 
 
 def test_recent_dates_plays_not_from_today_in_the_station_zone():
@@ -224,7 +249,16 @@ def test_recent_dates_plays_not_from_today_in_the_station_zone():
     info = StationInfo.parse(raw, berlin, datetime(2026, 11, 22, 23, 6, tzinfo=UTC))
     lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
     assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[0])
-    assert re.fullmatch(r"<t:\d+:d> <t:\d+:t> B - Before midnight", lines[1])
+    # One day line where the day changes, not the date on every row.
+    assert lines[1] == "-# ── Yesterday, 22 November ──"
+    assert re.fullmatch(r"<t:\d+:t> B - Before midnight", lines[2])
+    # All from yesterday: the day line comes first.
+    info = StationInfo.parse(raw, berlin, datetime(2026, 11, 25, 10, tzinfo=UTC))
+    lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
+    assert lines[0] == "-# ── Monday, 23 November ──"
+    assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[1])
+    assert lines[2] == "-# ── Sunday, 22 November ──"
+    assert len(lines) == 4
 
 
 def test_stats_chart_is_dark_and_untitled():
@@ -242,3 +276,45 @@ def test_stats_chart_is_dark_and_untitled():
     assert corner == tuple(int(BACKGROUND[i : i + 2], 16) for i in (1, 3, 5))
     bright = (pixels[..., :3].mean(axis=2) > 0.9).mean()
     assert bright < 0.02  # no white canvas: only text and lines are light
+
+
+def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_parts():
+    info = _info("Title", "Artist", "S")
+    fresh, _ = station_embeds.nowplaying(info, "S", stale=False)
+    bar_line = next(line for line in fresh.description.splitlines() if "▰" in line)
+    assert set(bar_line) <= {"▰", "▱"}  # the bar alone: the times go on the meta line
+    assert len(bar_line) == station_embeds.BAR_WIDTH
+    assert "`0:01 / 0:05`" in fresh.description
+    assert fresh.colour == embeds.BRAND
+    stale, _ = station_embeds.nowplaying(info, "S", stale=True)
+    assert stale.colour == embeds.STALE
+    assert "▰" not in stale.description
+    assert "▱" not in stale.description
+    assert " / " not in stale.description
+    assert "started" not in stale.description
+    assert "Next" not in stale.description
+    assert "The station is not answering" in stale.description
+    assert stale.footer.text == "S"  # no listener count of the past
+
+
+def test_an_arabic_title_is_isolated_so_the_duration_stays_after_it():
+    from bot.render.text import isolate
+    from bot.timeline import Slot
+
+    arabic = "نور الهدى - ليل المدينة"
+    assert isolate(arabic) == f"\u2068{arabic}\u2069"
+    assert isolate("Latin title") == "Latin title"  # nothing to isolate
+    raw = {
+        "TRACK": [
+            {"ARTIST": "نور الهدى", "TITLE": "ليل المدينة", "DURATION": "04:40"},
+            {"ARTIST": "A", "TITLE": "B", "DURATION": "03:00"},
+        ]
+    }
+    from bot.station import Playlist
+
+    playlist = Playlist.parse(raw, UTC, datetime(2026, 1, 1, tzinfo=UTC))
+    rows = [Slot(item, "upcoming") for item in playlist.items]
+    embed = station_embeds.playlist_page(rows, 0, 10, "نور FM", UTC, date(2026, 1, 1))
+    assert f"\u2068{arabic}\u2069 (4:40)" in embed.description
+    assert embed.title == "Playlist of \u2068نور FM\u2069"
+    assert "` A - B (3:00)" in embed.description

@@ -104,7 +104,11 @@ def message() -> Body:
                     {
                         "type": rules.STRING_SELECT,
                         "custom_id": "s" * 100,
-                        "options": [{"label": "l" * 100, "value": f"{i}"} for i in range(25)],
+                        "placeholder": "p" * 150,
+                        "options": [
+                            {"label": "l" * 100, "value": f"{i:0>100}", "description": "d" * 100}
+                            for i in range(25)
+                        ],
                     }
                 ],
             },
@@ -339,6 +343,30 @@ MESSAGE_RULES = [
         "select option value 100",
         setter("components.3.components.0.options.0.value", "v" * 101),
         "components.3.components.0.options.0.value",
+        MAX,
+    ),
+    (
+        "select option description 100",
+        setter("components.3.components.0.options.0.description", "d" * 101),
+        "components.3.components.0.options.0.description",
+        MAX,
+    ),
+    (
+        "select option values unique",
+        setter("components.3.components.0.options.1.value", "0" * 100),
+        "components.3.components.0.options.1",
+        "SELECT_COMPONENT_OPTION_VALUE_DUPLICATED",
+    ),
+    (
+        "select placeholder 150",
+        setter("components.3.components.0.placeholder", "p" * 151),
+        "components.3.components.0.placeholder",
+        MAX,
+    ),
+    (
+        "select custom_id 100",
+        setter("components.3.components.0.custom_id", "s" * 101),
+        "components.3.components.0.custom_id",
         MAX,
     ),
     (

@@ -348,3 +348,45 @@ async def test_scheduled_posts_are_recorded_once_and_leased_by_one_caller(storag
     assert await storage.recaps() == []
     assert await storage.post_states() == {"a": "sent"}
     assert await storage.prune_posts(2000.0) == 1
+
+
+async def test_show_statuses_and_events_per_guild_and_purge(storage):
+    await storage.save_guild_voice(GuildVoice(1, channel_status=False))
+    assert (await storage.guild_voice(1)).channel_status is False
+    assert (await storage.guild_voice(2)).channel_status is True  # on unless turned off
+    await storage.save_written_status(1, 11, "🎵 A - B")
+    await storage.save_written_status(1, 11, "🎵 C - D")
+    await storage.save_written_status(2, 21, "🔴 LIVE: E")
+    assert await storage.written_statuses() == {11: "🎵 C - D", 21: "🔴 LIVE: E"}
+    await storage.forget_written_status(21)
+    assert await storage.written_statuses() == {11: "🎵 C - D"}
+    assert await storage.set_show_events(1, "main", on=True) is True
+    assert await storage.set_show_events(1, "main", on=True) is False
+    assert await storage.show_event_guilds("main") == [(1, "main")]
+    # One claim per airing wins; a snowflake above 2^31 fits (BIGINT).
+    assert await storage.claim_show_event(1, "main", "dj|show@0", now=5.0) is True
+    assert await storage.claim_show_event(1, "main", "dj|show@0", now=6.0) is False
+    await storage.update_show_event(1, "main", "dj|show@0", state="claimed", event_id=1 << 60)
+    await storage.update_show_event(1, "main", "dj|show@0", state="active")
+    assert await storage.open_show_events(guild_id=1) == [
+        (1, "main", "dj|show@0", 1 << 60, "active")
+    ]
+    await storage.update_show_event(1, "main", "dj|show@0", state="completed")
+    assert await storage.open_show_events() == []
+    assert await storage.show_event_keys(1, "main") == ["dj|show@0"]
+    await storage.purge_guild(1)
+    assert await storage.written_statuses() == {}
+    assert await storage.show_event_guilds() == []
+    assert await storage.show_event_keys(1, "main") == []
+
+
+async def test_prune_drops_finished_show_events_after_the_history_window(storage):
+    now = datetime(2026, 11, 25, tzinfo=UTC)
+    old = (now - timedelta(days=40)).timestamp()
+    for key, state in (("a@0", "completed"), ("a@1", "failed"), ("a@2", "active")):
+        await storage.claim_show_event(1, "main", key, now=old)
+        await storage.update_show_event(1, "main", key, state=state)
+    await storage.claim_show_event(1, "main", "a@3", now=now.timestamp())
+    await storage.update_show_event(1, "main", "a@3", state="completed")
+    await storage.prune(30, now)
+    assert sorted(await storage.show_event_keys(1, "main")) == ["a@2", "a@3"]

@@ -80,16 +80,20 @@ def test_playlist_page_shows_sections_and_a_day_line_at_midnight():
     )  # found by time
     embed = station_embeds.playlist_page(slots, 0, 10, "Main", BERLIN, today=NOW.date())
     lines = (embed.description or "").splitlines()
+
+    def at(day: int, hour: int, minute: int) -> str:  # a Discord timestamp, the reader's zone
+        return f"<t:{int(datetime(2026, 11, day, hour, minute, tzinfo=BERLIN).timestamp())}:t>"
+
     assert lines[0] == "**Played**"
-    assert lines[1].startswith("-# `23:42`")
+    assert lines[1].startswith(f"-# {at(22, 23, 42)}")
     assert "**On air**" in lines
     assert "**Up next**" in lines
     playing = lines[lines.index("**On air**") + 1]
-    assert playing.startswith("▶ **`23:54` A - On air")
+    assert playing.startswith(f"▶ **{at(22, 23, 54)} A - On air")
     midnight = lines.index("-# ── Tomorrow, 23 November ──")
-    assert "`23:58`" in lines[midnight - 1]
-    assert "`00:02`" in lines[midnight + 1]
-    assert embed.footer.text == "Page 1/1 · 7 items · times in Europe/Berlin"
+    assert at(22, 23, 58) in lines[midnight - 1]
+    assert at(23, 0, 2) in lines[midnight + 1]
+    assert embed.footer.text == "Page 1/1 · 7 items"
     # A later page that starts on another day says which day at its top.
     second = station_embeds.playlist_page(slots, 1, 5, "Main", BERLIN, today=NOW.date())
     assert (second.description or "").splitlines()[0] == "-# ── Tomorrow, 23 November ──"

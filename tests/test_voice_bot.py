@@ -17,6 +17,7 @@ from aiohttp import web
 
 from bot import errors
 from bot.metrics import Metrics
+from bot.render import station_embeds
 from bot.simulator import TRACKS, LibraryItem, ManualClock, Programme, StationSimulator
 from bot.storage import GuildStation, VoiceSession
 from bot.voice import find_ffmpeg
@@ -87,7 +88,8 @@ async def test_onair_voice_turns_voice_on_for_a_guild_station_with_the_rebroadca
         text = (await reply_of(env, iid))["content"]
         assert "Voice is now on for **Guild Radio**" in text
         assert "relaying" in text  # the station owner's rebroadcast terms
-        assert "leaves an empty channel after 45 s" in text
+        assert "once nobody has listened there for 45 seconds" in text
+        assert "No home channel" in text  # and so no "24/7" beside a leave: no contradiction
         assert env.bot.registry.station(f"g{guild_id}-mine").voice is True
         (row,) = await env.bot.storage.guild_stations(guild_id)
         assert row.voice is True
@@ -333,7 +335,7 @@ async def test_an_empty_channel_is_left_but_the_home_channel_is_kept(live_simula
         options = {"channel": str(channel), "leave_when_empty": 1}
         iid = await voice.fake.slash("onair", options, sub=["voice"])
         text = (await reply_of(voice.env, iid))["content"]
-        assert f"home channel <#{channel}> (24/7)" in text
+        assert f"Home channel: <#{channel}>. I stay there around the clock" in text
         assert f"▶ Playing **Main FM** in <#{channel}>" in text
         await voice.playing(frames=20)
         await voice.fake.set_member_voice(guild, SECOND, channel)
@@ -443,9 +445,26 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
     async with voice_bot(live_simulator, icecast) as voice:
         iid = await voice.fake.slash("nowplaying", {}, user_id=LISTENER)
         message = await voice.fake.final_message(iid)
-        buttons = [c for row in message["components"] for c in row["components"]]
-        play = next(b for b in buttons if b.get("custom_id") == "onair:play:main")
-        assert play["label"] == "▶ Play in Radio"
+        # The main action first, on its own row (three buttons do not fit a phone's row).
+        first, second = message["components"]
+        (play,) = first["components"]
+        assert play["custom_id"] == "onair:play:main"
+        assert play["label"] == "🔊 Play in voice"
+        assert [b["label"] for b in second["components"]] == ["Listen", "Web player"]
+        # The rendered answer is shared by everyone asking about the same snapshot: adding the
+        # button for one listener changes nothing for the next.
+        for _ in range(5):  # (more than the five rows a message has)
+            again = await voice.fake.final_message(
+                await voice.fake.slash("nowplaying", {}, user_id=LISTENER)
+            )
+            assert again["components"] == message["components"]
+        info = voice.env.bot.registry.clients["main"].last_info
+        _, shared = station_embeds.nowplaying(info, "Main FM", stale=False)  # the cached one
+        assert shared is not None
+        assert [item.row for item in shared.children] == [0, 0]  # left as rendered
+        elsewhere = await voice.fake.final_message(await voice.fake.slash("nowplaying"))
+        (row,) = elsewhere["components"]  # someone in no voice channel: no button
+        assert [b["label"] for b in row["components"]] == ["Listen", "Web player"]
         target = voice.fake.original(iid)
         click = await voice.fake.click(target, play["custom_id"], user_id=LISTENER)
         reply = await voice.fake.final_message(click)
@@ -639,7 +658,7 @@ async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_
             await voice.playing(frames=20)
             left = await reply_of(voice.env, await fake.slash("leave", {}, user_id=LISTENER))
             assert left["content"].startswith("⏹ Stopped and left the voice channel.")
-            assert f"home channel <#{home}> stays set" in left["content"]
+            assert f"<#{home}> is still this server's home channel" in left["content"]
             assert "after my next restart" in left["content"]
             assert "`/onair voice channel:none`" in left["content"]
             assert fake.bot_voice == {}
@@ -656,7 +675,7 @@ async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_
             assert again.env.bot.voice.rejoined == 1
             # The admin clears it, someone stops it: the reply no longer speaks of a home.
             iid = await fake.slash("onair", {"channel": "none"}, sub=["voice"])
-            assert "home channel none" in (await reply_of(again.env, iid))["content"]
+            assert "No home channel" in (await reply_of(again.env, iid))["content"]
             left = await reply_of(again.env, await fake.slash("leave", {}, user_id=LISTENER))
             assert left["content"] == "⏹ Stopped and left the voice channel."
 

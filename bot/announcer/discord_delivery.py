@@ -11,6 +11,7 @@ from typing import Any
 import discord
 
 from ..config import StationConfig
+from ..jingles import SkipRules
 from ..likes import LikeService
 from ..render import station_embeds
 from ..storage import Subscription
@@ -153,6 +154,8 @@ class DiscordDeliverer:
             style=station_embeds.effective_style(sub.style, sub.mode),
             mention_role=sub.mention_role,
             likes=count,
+            skip=SkipRules.of([sub]),
+            card=sub.mode == "card",
         )
         return rendered.embed, with_like_button(rendered.view, play_id, count), rendered.content
 

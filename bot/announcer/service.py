@@ -156,11 +156,16 @@ class AnnouncerService:
         self.storage_errors = 0
         self.subscription_count = 0
         self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
-        # The scheduled posts: the stations alerts and recaps follow are watched too (their plays
-        # go into the history the recap reads), and each poll of a watch is handed to the alerts
-        # with the watch's stations (bot.scheduled.alert_service).
+        # Stations other features need watched though no channel announces them: those alerts
+        # and recaps follow (their plays go into the history the recap reads), those played in
+        # voice or with live-show events (bot.shows).
         self.also_watch: Callable[[], Awaitable[set[str]]] | None = None
+        # Each poll of a watch is handed to the alerts with the watch's stations
+        # (bot.scheduled.alert_service).
         self.poll_observer: PollObserver | None = None
+        # Told of every new play of a watched station, once per station (not per channel):
+        # the voice channel status and the live-show events (bot.shows) hang here.
+        self.change_listeners: list[Callable[[str, Announcement], Coroutine[Any, Any, None]]] = []
 
     # Lifecycle --------------------------------------------------------------------------
 
@@ -280,6 +285,8 @@ class AnnouncerService:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
                 self.announce(slug, announcement)
+                for listener in self.change_listeners:
+                    self._spawn(listener(slug, announcement))
 
         return on_play
 
@@ -348,7 +355,9 @@ class AnnouncerService:
                     self.skipped += 1
                     continue
                 targets.append(sub)
-            if not targets:
+            # In a fleet every play is recorded and published while something besides the
+            # channels follows plays (the shows): the other processes learn of it that way.
+            if not targets and not (self.fleet is not None and self.change_listeners):
                 return
             payload = snapshot.dump(announcement)
             play_key = await self._known_key(slug, play, until)
@@ -634,8 +643,37 @@ class AnnouncerService:
             await asyncio.sleep(interval)
 
     def _on_published(self, announcement_id: int) -> None:
-        """Another process (or this one) recorded a play: send it to this process's channels."""
+        """Another process (or this one) recorded a play: send it to this process's channels,
+        and tell this process's change listeners when another process polled it."""
         self._spawn(self._take_up(announcement_id))
+        if self.change_listeners:
+            self._spawn(self._changed_elsewhere(announcement_id))
+
+    async def _changed_elsewhere(self, announcement_id: int) -> None:
+        """A fleet's poller recorded a play of a station this process watches but does not
+        poll: its change listeners hear of it as if it had (the poller's own were told when it
+        saw the play). A missed notification is not made up for: the next play corrects it."""
+        try:
+            found = await self.storage.announcement_of(announcement_id)
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            _LOGGER.warning("could not read announcement %d (%s)", announcement_id, describe(error))
+            return
+        station = self.registry.station(found[0]) if found is not None else None
+        if found is None or station is None:
+            return
+        job_id = self.job_id(self.registry.client(station))
+        watch = self.watches.watches.get(job_id)
+        if watch is None or watch.owned:
+            return
+        try:
+            announcement = snapshot.load(found[1])
+        except ValueError:
+            return
+        for slug in self._slugs_by_job.get(job_id, []):
+            for listener in self.change_listeners:
+                self._spawn(listener(slug, announcement))
 
     def _on_listening(self) -> None:
         """The play listener (re)connected: look for plays published while it was not."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from ..errors import BadInput
+from ..errors import RANGE_TOO_LONG, BadInput
 
 PERIODS = {"today": 1, "7d": 7, "30d": 30, "90d": 90}
 MAX_SPAN_DAYS = 366
@@ -36,7 +36,12 @@ def stats_range(
             raise BadInput(f"{last} is in the future for this station (today is {today} there).")
         if (last - first).days + 1 > MAX_SPAN_DAYS:
             raise BadInput(
-                f"That range is {(last - first).days + 1} days; the most is {MAX_SPAN_DAYS}."
+                RANGE_TOO_LONG.format(
+                    days=(last - first).days + 1,
+                    most=MAX_SPAN_DAYS,
+                    first=last - timedelta(days=MAX_SPAN_DAYS - 1),
+                    last=last,
+                )
             )
         return first, last
     days = PERIODS.get(period or "7d")

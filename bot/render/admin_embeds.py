@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from ..announcer.watcher import ELSEWHERE
 from ..config import StationConfig
 from ..registry import short_slug
 from ..storage import (
@@ -22,23 +23,38 @@ from ..storage import (
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
 from .station_embeds import effective_style
-from .text import safe, timestamp
+from .text import plain, safe, timestamp
 
 if TYPE_CHECKING:
     from ..announcer import StationStatus
 
 
 def station_list(stations: Sequence[StationConfig]) -> discord.Embed:
-    lines = [
-        f"`{short_slug(s)}` **{safe(s.name, limit=80)}**: {s.base_url} #{s.station_id}, "
-        f"{'key set' if s.key else 'no key'}, {getattr(s.timezone, 'key', 'UTC')}"
-        f"{'' if s.owner_guild else ' (from the bot config)'}"
-        for s in stations
-    ]
-    embed = EmbedBuilder(
-        "Stations", "\n".join(lines) or "No stations yet: add one with `/onair station add`."
+    """One field per station: its name and slug, then where it is and how it is set up."""
+    builder = EmbedBuilder(
+        "Stations", None if stations else "No stations yet: add one with `/onair station add`."
     )
-    return embed.build()
+    for s in stations:
+        lines = [
+            f"{s.base_url} · station #{s.station_id}",
+            f"{'🔑 key set' if s.key else '⚠️ no key'} · "
+            f"time zone {getattr(s.timezone, 'key', 'UTC')}",
+            "from the bot's config file" if not s.owner_guild else "added in this server",
+        ]
+        builder.field(
+            f"{plain(s.name, limit=80)} ({short_slug(s)})", "\n".join(lines), inline=False
+        )
+    return builder.build()
+
+
+# Each watch state as an admin reads it: a marker and plain words.
+_STATES = {
+    "ok": "🟢 answering",
+    "starting": "🟡 starting",
+    "failing": "🟠 failing (retrying)",
+    "unreachable": "🔴 unreachable",
+    ELSEWHERE: "🟢 polled by another OnAir process",
+}
 
 
 def status(
@@ -49,28 +65,37 @@ def status(
     alerts: Sequence[AlertSubscription] = (),
     recap: Recap | None = None,
 ) -> discord.Embed:
-    """Per station: state, last and next poll, last error; then where it announces (or not)
-    and what became of the last day's announcements."""
+    """Per watched station: state, last and next poll, last error; then where it announces
+    and what became of the last day's announcements. With nothing set up, that is said once,
+    with the command that sets it up."""
     builder = EmbedBuilder("OnAir status")
-    for station in stations:
-        st = status_for(station)
-        if st is None:
-            builder.field(station.name[:200], "not watched (no announcements set up)", inline=False)
-            continue
+    watched = [(station, st) for station in stations if (st := status_for(station)) is not None]
+    if not watched and not subs:
+        builder.description = (
+            "⚪ Nothing is announced in this server yet, so no station is watched.\n"
+            "Start with `/onair announce` in the channel that should get new tracks."
+        )
+        return builder.build()
+    for station, st in watched:
         lines = [
-            f"state: **{st.state}**",
-            f"last poll: {timestamp(st.last_poll)}, next: {timestamp(st.next_poll)}",
+            _STATES.get(st.state, f"⚪ {st.state}"),
+            f"last poll {timestamp(st.last_poll)} · next {timestamp(st.next_poll)}",
         ]
         if st.unreachable_since:
             lines.append(f"unreachable since {timestamp(st.unreachable_since)}")
         if st.last_error:
             lines.append(f"last error: {safe(st.last_error, limit=200)}")
-        builder.field(safe(station.name, limit=200), "\n".join(lines), inline=False)
+        builder.field(plain(station.name, limit=200), "\n".join(lines), inline=False)
+    quiet = [plain(station.name, limit=80) for station in stations if status_for(station) is None]
+    if quiet and watched:
+        builder.field("Not announced here", ", ".join(quiet), inline=False)
     paused = [
-        f"<#{s.channel_id}>: {safe(s.paused_reason, limit=150)}" for s in subs if s.paused_reason
+        f"🔴 <#{s.channel_id}>: {safe(s.paused_reason, limit=150)}" for s in subs if s.paused_reason
     ]
-    active = [f"<#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
-    builder.field("Announcing in", "\n".join(active) or "nowhere yet", inline=False)
+    active = [f"🟢 <#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
+    builder.field(
+        "Announcing in", "\n".join(active) or "nowhere: every channel is paused", inline=False
+    )
     if paused:
         builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
     if subs:
@@ -156,3 +181,19 @@ def recap_on(station: StationConfig, channel: str, day: str, hour: int, zone: st
 
 def recap_off(removed: bool) -> str:
     return "Stopped the weekly recap." if removed else "No weekly recap was set up here."
+
+
+def show_events(station: StationConfig, on: bool, changed: bool) -> str:
+    """The reply to /onair events: what OnAir will do (or stop doing) for live shows."""
+    name = safe(station.name, limit=80)
+    if not on:
+        if not changed:
+            return f"Live shows of **{name}** had no events here."
+        return (
+            f"No more events for live shows of **{name}**. Events already made stay until "
+            "their show ends."
+        )
+    return (
+        f"When **{name}** goes live, I'll make a server event for the show, mark it live "
+        "while it runs and end it after (one event per show, at most 10 of mine at a time)."
+    )

@@ -24,6 +24,7 @@ COMPONENTS = 25
 
 BRAND = discord.Colour(0xE0245E)
 LIVE = discord.Colour(0xED4245)
+STALE = discord.Colour(0x80848E)  # Discord's grey: a card of a station that does not answer
 
 
 @dataclass(slots=True)

@@ -8,20 +8,25 @@ links to a web search for it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Literal
 
 import discord
 
+from ..jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, Playlist, StationInfo, Stats
 from ..station.play import normalise_title
 from ..timeline import Slot, timeline
-from .embeds import BRAND, COMPONENTS, LIVE, EmbedBuilder, cache_busted, link_view
+from .embeds import BRAND, LIVE, STALE, EmbedBuilder, cache_busted, link_view
 from .text import (
+    clip,
     duration,
     flag,
     is_http_url,
+    isolate,
     masked_link,
+    plain,
     progress_bar,
     safe,
     search_url,
@@ -29,6 +34,9 @@ from .text import (
 )
 
 NO_TITLE = "Nothing on air right now"
+NO_RECENT = "No recent plays reported."
+# 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
+BAR_WIDTH = 12
 Style = Literal["compact", "full"]
 STYLES: tuple[Style, ...] = ("compact", "full")
 TOP_COUNTRIES = 5
@@ -45,24 +53,37 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
     return logo if is_http_url(logo, https_only=True) else None
 
 
-def listen_buttons(links: Links, *, full: bool = True) -> discord.ui.View | None:
-    buttons: list[tuple[str, str | None]] = [("Listen", links.listen), ("Web player", links.page)]
-    if full:
-        buttons += [("M3U", links.m3u_best), ("PLS", links.pls)]
-    return link_view(buttons)
+WEB_PLAYER = "Web player"
+
+
+def listen_buttons(links: Links) -> discord.ui.View | None:
+    """Listen and Web player: every message's two link buttons (the rest is in /listen)."""
+    return link_view([("Listen", links.listen), (WEB_PLAYER, links.page)])
 
 
 def _badge(info: StationInfo) -> str:
     return "🔴 LIVE" if info.is_live else "🎵 AutoDJ"
 
 
-def _station_name(info: StationInfo, fallback: str) -> str:
-    return safe(info.name, limit=200) or safe(fallback, limit=200)
+def _station_name(info: StationInfo | None, configured: str) -> str:
+    """The one name of a station in every message: the name it was configured or added with
+    (what the ``station`` option lists), the station's own ``station_name`` only when that is
+    empty. Isolated, so a right-to-left name does not reorder the line around it."""
+    own = info.name if info is not None else None
+    return isolate(safe(configured, limit=200) or safe(own, limit=200))
 
 
-def _footer(builder: EmbedBuilder, info: StationInfo, name: str, *, when: datetime | None) -> None:
-    """The station once (name and logo), with its listeners: the footer's useful line."""
-    listeners = info.listener_count
+def _footer(
+    builder: EmbedBuilder,
+    info: StationInfo,
+    name: str,
+    *,
+    when: datetime | None,
+    listeners_now: bool = True,
+) -> None:
+    """The station once (name and logo), with its listeners (``listeners_now``: the count is
+    current; a stale card leaves it out): the footer's useful line."""
+    listeners = info.listener_count if listeners_now else None
     text = name if listeners is None else f"{name} · {listeners:,} listening"
     builder.footer(text, icon_url=info.links.station_logo, when=when)
 
@@ -77,21 +98,15 @@ def track_genre(info: StationInfo, play: Play) -> str | None:
     return track.genre
 
 
-def _byline(play: Play, *, lines: bool) -> str:
-    """Artist · album (year): one line (compact), or "by …" / "from …" lines (full)."""
+def _byline(play: Play) -> str:
+    """Artist · album (year), on one line."""
     year = safe(play.year, limit=8)
-    artist = f"**{safe(play.artist, limit=300)}**" if play.artist else ""
-    album = f"*{safe(play.album, limit=300)}*" if play.album else ""
+    artist = f"**{isolate(safe(play.artist, limit=300))}**" if play.artist else ""
+    album = f"*{isolate(safe(play.album, limit=300))}*" if play.album else ""
     if album and year:
         album += f" ({year})"
     elif year:
         album = f"({year})"
-    if lines:
-        return "\n".join(
-            part
-            for part in (f"by {artist}" if artist else "", f"from {album}" if album else "")
-            if part
-        )
     return " · ".join(part for part in (artist, album) if part)
 
 
@@ -108,12 +123,23 @@ def next_at(info: StationInfo, play: Play | None) -> datetime | None:
     return play.started + play.duration if play.started else None
 
 
-def _next_line(info: StationInfo, play: Play | None, *, limit: int = 200) -> str | None:
-    if not info.next_display:
+def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
+    """Whether the item the station names as next is a jingle (:mod:`bot.jingles`)."""
+    track = info.next_track
+    texts = (info.next_display, track.file_name if track else None)
+    return is_jingle(track.duration if track else None, texts, rules=skip)
+
+
+def _next_line(
+    info: StationInfo, play: Play | None, *, limit: int = 200, skip: SkipRules = NO_RULES
+) -> str | None:
+    """ "Next at 22:15: …", left out when what follows is a jingle ("Next: Station ID" tells
+    a listener nothing)."""
+    if not info.next_display or next_is_jingle(info, skip):
         return None
     at = next_at(info, play)
     when = f" at {timestamp(at, 't')}" if at else ""
-    return f"Next{when}: {safe(info.next_display, limit=limit)}"
+    return f"Next{when}: {isolate(safe(info.next_display, limit=limit))}"
 
 
 def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
@@ -125,79 +151,95 @@ def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
 Rendered = tuple[discord.Embed, discord.ui.View | None]
 # Rendering is pure: one snapshot is rendered once however many users ask for it at the same
 # time (500 concurrent /nowplaying share one cached StationInfo, and so one embed and view).
-_RENDERED: dict[tuple[int, str, bool], tuple[StationInfo, Rendered]] = {}
+_RENDERED: dict[tuple[int, str, bool, SkipRules], tuple[StationInfo, Rendered]] = {}
 
 
-def nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
-    key = (id(info), station_name, stale)
+def nowplaying(
+    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules = NO_RULES
+) -> Rendered:
+    """``skip``: the guild's skip settings for the station (what counts as a jingle)."""
+    key = (id(info), station_name, stale, skip)
     hit = _RENDERED.get(key)
     if hit is not None and hit[0] is info:
         return hit[1]
-    result = _render_nowplaying(info, station_name, stale=stale)
+    result = _render_nowplaying(info, station_name, stale=stale, skip=skip)
     if len(_RENDERED) >= 64:
         _RENDERED.clear()
     _RENDERED[key] = (info, result)
     return result
 
 
-def _render_nowplaying(info: StationInfo, station_name: str, *, stale: bool) -> Rendered:
+def _render_nowplaying(
+    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules
+) -> Rendered:
+    """What is on air. A stale card (the station does not answer) is grey and keeps only what
+    was true then: no frozen bar, no "started … ago", no "Next at" that may have passed."""
     play = info.current_play()
     name = _station_name(info, station_name)
     lines: list[str] = []
     if play is None:
-        builder = EmbedBuilder(NO_TITLE)
+        builder = EmbedBuilder(NO_TITLE, colour=STALE if stale else BRAND)
         lines.append(_badge(info))
     else:
-        builder = _titled(play)
-        byline = _byline(play, lines=False)
+        builder = _titled(play, STALE if stale else None)
+        byline = _byline(play)
         if byline:
             lines.append(byline)
         playback = info.playback
         length = play.duration if not play.live else None
-        if playback and playback.position is not None and length:
-            bar = progress_bar(playback.position, length)
-            lines.append(f"{bar} `{duration(playback.position)} / {duration(length)}`")
+        position = playback.position if playback and not stale else None
         meta = [_badge(info)]
         genre = track_genre(info, play)
         if genre:
-            meta.append(safe(genre, limit=60))
-        if play.started:
+            meta.append(isolate(safe(genre, limit=60)))
+        if position is not None and length:
+            # The bar alone on its line: with the times beside it, it wraps on a phone.
+            lines.append(progress_bar(position, length, width=BAR_WIDTH))
+            meta.append(f"`{duration(position)} / {duration(length)}`")
+        elif play.started and not stale:
             meta.append(f"started {timestamp(play.started)}")
         lines.append(" · ".join(meta))
-    upcoming = _next_line(info, play)
+    upcoming = None if stale else _next_line(info, play, skip=skip)
     if upcoming:
         lines.append(upcoming)
     if stale:
         lines.append(f"⚠️ The station is not answering; this is as of {timestamp(info.fetched_at)}.")
     builder.description = "\n".join(lines)
     builder.thumbnail(artwork_for(info, play))
-    _footer(builder, info, name, when=None)
+    _footer(builder, info, name, when=None, listeners_now=not stale)
     return builder.build(), listen_buttons(info.links)
 
 
-def _when(moment: datetime | None, today: date, zone: tzinfo) -> str:
-    """A play's start: the time, with the date when it is not from today (station zone)."""
-    if moment is None:
-        return "—"
-    if moment.astimezone(zone).date() == today:
-        return timestamp(moment, "t")
-    return f"{timestamp(moment, 'd')} {timestamp(moment, 't')}"
+def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
+    """Rows of "<t:…:t> text" (newest first) with one day line where the day changes (and
+    above the first row when it is not from today), instead of the date on every row: the
+    day in the station's zone, the time a Discord timestamp in each reader's own."""
+    lines: list[str] = []
+    shown: date | None = today
+    for moment, text in rows:
+        if moment is None:
+            lines.append(f"— {text}")
+            continue
+        day = moment.astimezone(zone).date()
+        if day != shown:
+            lines.append(f"-# {_day_heading(day, today)}")
+            shown = day
+        lines.append(f"{timestamp(moment, 't')} {text}")
+    return lines
 
 
 def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC) -> discord.Embed:
     name = _station_name(info, station_name)
     items = info.recent[:count]
     today = info.fetched_at.astimezone(zone).date()
-    lines = []
+    rows: list[tuple[datetime | None, str]] = []
     for index, item in enumerate(items):
         artist, title = item.artist_and_title
-        text = safe(
-            f"{artist} - {title}" if artist else (title or item.title), limit=180, fallback="?"
-        )
-        when = _when(item.started, today, zone)
-        lines.append(f"{when} **▶ {text}**" if index == 0 else f"{when} {text}")
+        shown = f"{artist} - {title}" if artist else (title or item.title)
+        text = isolate(safe(shown, limit=180, fallback="?"))
+        rows.append((item.started, f"**▶ {text}**" if index == 0 else text))
     builder = EmbedBuilder(
-        f"Recently played on {name}", "\n".join(lines) or "No recent plays reported."
+        f"Recently played on {name}", "\n".join(_dated(rows, today, zone)) or NO_RECENT
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
     builder.footer(f"{len(items)} of {len(info.recent)} recent plays · ▶ on air now")
@@ -233,9 +275,11 @@ def playlist_page(
     station_name: str,
     zone: tzinfo,
     today: date | None = None,
+    *,
+    hidden: int = 0,
 ) -> discord.Embed:
     """One page: section headings (Played, On air, Up next) and a day line at each midnight,
-    so no legend is needed and no list jumps backwards."""
+    so no legend is needed and no list jumps backwards. ``hidden``: jingles left out."""
     pages = max(1, -(-len(rows) // per_page))
     page = max(0, min(page, pages - 1))
     first = page * per_page
@@ -256,9 +300,9 @@ def playlist_page(
             lines.append(f"-# {_day_heading(day, today)}")
         if top or previous is None or previous.state != row.state:
             lines.append(f"**{_SECTION[row.state]}**")
-        start = local.strftime("%H:%M") if local else "--:--"
-        text = safe(item.display, limit=200, fallback="(untitled)")
-        line = f"`{start}` {text} ({duration(item.duration)})"
+        start = timestamp(row.at, "t") if row.at else "`--:--`"
+        text = isolate(safe(item.display, limit=200, fallback="(untitled)"))
+        line = f"{start} {text} ({duration(item.duration)})"
         if row.state == "playing":
             line = f"▶ **{line}**"
         elif row.state == "played":
@@ -266,12 +310,11 @@ def playlist_page(
         lines.append(line)
         previous = row
     builder = EmbedBuilder(
-        f"Playlist of {safe(station_name, limit=200)}",
+        f"Playlist of {_station_name(None, station_name)}",
         "\n".join(lines) or "The playlist is empty.",
     )
-    builder.footer(
-        f"Page {page + 1}/{pages} · {len(rows)} items · times in {getattr(zone, 'key', str(zone))}"
-    )
+    left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
+    builder.footer(f"Page {page + 1}/{pages} · {len(rows)} items{left_out}")
     return builder.build()
 
 
@@ -315,53 +358,98 @@ def stats_embed(
         lines.append("")
         lines.append("**Top countries**")
         for c in ranked[:TOP_COUNTRIES]:
-            name = safe(c.country or (c.iso or "?").upper(), limit=60)
+            name = isolate(safe(c.country or (c.iso or "?").upper(), limit=60))
             lines.append(f"{flag(c.iso)} {name} · {c.value / total:.0%} ({c.value:,})")
         rest = ranked[TOP_COUNTRIES:]
         if rest:
             share = sum(c.value for c in rest) / total
             lines.append(f"-# and {len(rest)} more countries ({share:.0%})")
-    builder = EmbedBuilder(f"Listeners of {safe(station_name, limit=200)}", "\n".join(lines))
+    builder = EmbedBuilder(f"Listeners of {_station_name(None, station_name)}", "\n".join(lines))
     if chart_name:
         builder.image(f"attachment://{chart_name}")
     return builder.build()
 
 
-MAX_BUTTONS = COMPONENTS  # 5 rows of 5
+MORE_STREAMS = 25  # a select menu's options
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChoice:
+    """One option of /listen's "More streams" menu: a key that stays the same between answers
+    (the menu's value), plain words for a listener, and the link it gives."""
+
+    value: str
+    label: str
+    description: str
+    url: str
+
+
+def more_streams(links: Links) -> list[StreamChoice]:
+    """Every tune-in link other than the Listen and Web player buttons', once, in plain words
+    (no "HTTP stream" or "Mount /lofi M3U": a listener wants to know what to do with it)."""
+    entries: list[tuple[str, str, str, str | None]] = [
+        (
+            "stream",
+            "Direct stream",
+            "The audio itself, for a browser or an app",
+            links.port443 or links.ssl,
+        ),
+        (
+            "stream-plain",
+            "Direct stream for older players",
+            "For players that cannot open secure (https) links",
+            links.port80 or links.http,
+        ),
+        (
+            "m3u",
+            "Open in a media player",
+            "A playlist file for VLC, foobar2000 and others",
+            links.m3u_best,
+        ),
+        ("pls", "Open in Winamp or a similar player", "A playlist file (.pls)", links.pls),
+    ]
+    for index, mount in enumerate(links.mounts):
+        name = plain((mount.name or "").strip("/ "), limit=60) or f"stream {index + 1}"
+        entries.append(
+            (
+                f"mount-{index}",
+                f"Stream: {name}",
+                "Another stream of this station",
+                mount.ssl or mount.http,
+            )
+        )
+        entries.append(
+            (
+                f"mount-{index}-m3u",
+                f"Stream: {name}, in a media player",
+                "A playlist file for VLC, foobar2000 and others",
+                mount.m3u_ssl or mount.m3u,
+            )
+        )
+    seen = {links.listen, links.page}
+    choices: list[StreamChoice] = []
+    for value, label, description, url in entries:
+        if url and is_http_url(url) and url not in seen:
+            seen.add(url)
+            choices.append(StreamChoice(value, clip(label, 100), clip(description, 100), url))
+    return choices
 
 
 def listen_embed(
     info: StationInfo, station_name: str
 ) -> tuple[discord.Embed, discord.ui.View | None]:
-    """Every tune-in link once: as buttons (5 a row, 5 rows), the rest as masked links."""
+    """Two buttons (Listen, Web player); the other links go in the "More streams" menu that
+    ``bot.ui.streams`` adds (:func:`more_streams`); past its 25 options, masked links."""
     links = info.links
     name = _station_name(info, station_name)
-    entries: list[tuple[str, str | None]] = [
-        ("Listen (best)", links.listen),
-        ("Web player", links.page),
-        ("HTTPS stream", links.port443 or links.ssl),
-        ("HTTP stream", links.port80 or links.http),
-        ("M3U", links.m3u_best),
-        ("PLS", links.pls),
-    ]
-    for mount in links.mounts:
-        label = safe(mount.name, limit=40, fallback="mount")
-        entries.append((f"Mount {label}", mount.ssl or mount.http))
-        entries.append((f"Mount {label} M3U", mount.m3u_ssl or mount.m3u))
-    shown: list[tuple[str, str]] = []
-    for label, url in entries:
-        if url and is_http_url(url) and all(url != u for _, u in shown):
-            shown.append((label, url))
-    buttons: list[tuple[str, str | None]] = list(shown[:MAX_BUTTONS])
-    overflow = [masked_link(label, url) for label, url in shown[MAX_BUTTONS:]]
-    lines = [link for link in overflow if link]
-    if not shown:
+    view = listen_buttons(links)
+    choices = more_streams(links)
+    lines = [link for c in choices[MORE_STREAMS:] if (link := masked_link(c.label, c.url))]
+    if view is None and not choices:
         lines.append("This station publishes no tune-in links.")
-    elif any(label in {"M3U", "PLS"} for label, _ in shown):
-        lines.append("-# M3U and PLS open in a media player such as VLC.")
     builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))
     builder.thumbnail(links.station_logo)
-    return builder.build(), link_view(buttons)
+    return builder.build(), view
 
 
 def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
@@ -394,14 +482,21 @@ def effective_style(style: str | None, mode: str) -> Style:
 
 
 def announcement(
-    info: StationInfo, play: Play, station_name: str, *, style: Style = "compact"
+    info: StationInfo,
+    play: Play,
+    station_name: str,
+    *,
+    style: Style = "compact",
+    skip: SkipRules = NO_RULES,
+    card: bool = False,
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
 
-    ``compact`` (a message per track in a busy channel): thumbnail artwork, title, one
-    artist/album line, one small meta line. ``full`` (the one card kept up to date): big
-    artwork and the same facts on a few more lines. Both: station and listeners in the footer
-    with the start time, one row of buttons.
+    One fact layout for every mode and style: title, one artist/album line, one small line of
+    length, genre and what plays next. ``compact``: the artwork as a thumbnail beside it (a
+    small message; a small card); ``full``: the artwork big below it. The station and its
+    listeners in the footer, one row of buttons. ``card``: the one message kept up to date, so
+    the footer also says when the track started; a post's own time says that already.
     """
     name = _station_name(info, station_name)
     builder = _titled(play)
@@ -412,23 +507,25 @@ def announcement(
         meta.append(duration(play.duration))
     genre = track_genre(info, play)
     if genre:
-        meta.append(safe(genre, limit=60))
-    upcoming = _next_line(info, play, limit=120 if style == "compact" else 300)
+        meta.append(isolate(safe(genre, limit=60)))
+    upcoming = _next_line(info, play, limit=120 if style == "compact" else 300, skip=skip)
+    if upcoming:
+        meta.append(upcoming)
+    lines = [_byline(play)]
+    if meta:
+        lines.append("-# " + " · ".join(meta))
     if style == "compact":
-        lines = [_byline(play, lines=False)]
-        if upcoming:
-            meta.append(upcoming)
-        if meta:
-            lines.append("-# " + " · ".join(meta))
         builder.thumbnail(artwork_for(info, play))
     else:
-        lines = [_byline(play, lines=True), " · ".join(meta)]
-        if upcoming:
-            lines.append(upcoming)
         builder.image(artwork_for(info, play))
     builder.description = "\n".join(line for line in lines if line) or None
-    _footer(builder, info, name, when=play.started)
-    return builder.build(), listen_buttons(info.links, full=False)
+    _footer(builder, info, name, when=play.started if card else None)
+    return builder.build(), listen_buttons(info.links)
+
+
+def moment_line(moment: datetime) -> str:
+    """/history's asked moment, as a Discord timestamp (each reader's own zone)."""
+    return f"At {timestamp(moment, 'f')}:"
 
 
 def history_embed(
@@ -438,20 +535,22 @@ def history_embed(
     *,
     since: datetime | None = None,
     mark_first: bool = False,
+    lead: tuple[str, ...] = (),
 ) -> discord.Embed:
     """History rows (newest first); ``mark_first``: the first row is the one on air at the
     asked moment. Says from when history is available."""
-    lines = []
+    entries: list[tuple[datetime | None, str]] = []
     for index, (started, title, artist) in enumerate(rows):
-        text = safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?")
-        when = f"{timestamp(started, 'd')} {timestamp(started, 't')}"
-        lines.append(f"{when} **▶ {text}**" if mark_first and index == 0 else f"{when} {text}")
-    if not lines:
+        text = isolate(safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?"))
+        entries.append((started, f"**▶ {text}**" if mark_first and index == 0 else text))
+    lines = [*lead] if lead else []
+    lines += _dated(entries, datetime.now(zone).date(), zone)
+    if not entries:
         lines.append("Nothing found in the play history.")
     if since is not None:
         lines.append(f"-# History since {timestamp(since, 'f')}")
     else:
         lines.append("-# No plays recorded yet: history starts with the first play OnAir sees.")
     builder = EmbedBuilder(heading, "\n".join(lines))
-    builder.footer(f"Times in your time zone · station zone {getattr(zone, 'key', str(zone))}")
+    builder.footer("Times in your time zone")
     return builder.build()

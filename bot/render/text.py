@@ -51,6 +51,29 @@ def safe(value: str | None, *, limit: int | None = None, fallback: str = "") -> 
     return clip(text, limit) if limit is not None else text
 
 
+_FSI, _PDI = "\u2068", "\u2069"  # first strong isolate … pop directional isolate
+_RTL = frozenset({"R", "AL", "AN"})
+
+
+def isolate(text: str) -> str:
+    """``text`` (already made safe, so it holds no bidi controls of its own) wrapped in Unicode
+    isolates when it holds right-to-left letters: an Arabic or Hebrew title then keeps its own
+    direction without reordering the rest of the line (a duration after it stays after it)
+    or turning the whole line right-to-left. Left-to-right text is left as it is."""
+    if not text or not any(unicodedata.bidirectional(char) in _RTL for char in text):
+        return text
+    return f"{_FSI}{text}{_PDI}"
+
+
+def plain(value: str | None, *, limit: int) -> str:
+    """Untrusted text for places Discord shows as plain text (select options, button labels):
+    one line, no control or format characters, clipped; nothing escaped (a backslash would
+    show)."""
+    if not value:
+        return ""
+    return clip(" ".join(_strip_controls(value).split()), limit)
+
+
 def clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, with an ellipsis when cut; never ends in a lone escape."""
     if len(text) <= limit:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from .base import DROPPED, FAILED, PENDING, SENT, Storage
+from .base import (
+    DROPPED,
+    EVENT_ACTIVE,
+    EVENT_CLAIMED,
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    FAILED,
+    PENDING,
+    SENT,
+    Storage,
+)
 from .models import (
     AlertState,
     AlertSubscription,
@@ -32,6 +42,10 @@ def create_storage(url_or_path: str, *, lock_timeout: float = 5.0) -> Storage:
 
 __all__ = [
     "DROPPED",
+    "EVENT_ACTIVE",
+    "EVENT_CLAIMED",
+    "EVENT_COMPLETED",
+    "EVENT_FAILED",
     "FAILED",
     "PENDING",
     "SENT",

@@ -217,6 +217,32 @@ MIGRATIONS: tuple[str, ...] = (
         since {real} NOT NULL
     );
     """,
+    # Shows: whether a guild lets OnAir set its voice channel's status (on unless turned off),
+    # the status (or stage topic) OnAir last wrote in each channel (it replaces and clears only
+    # its own, also after a restart), the stations whose live shows become a guild's Discord
+    # Scheduled Events, and each event OnAir made (one per airing: the row is claimed first).
+    """
+    ALTER TABLE guild_voice ADD COLUMN channel_status INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE voice_status (
+        channel_id BIGINT PRIMARY KEY,
+        guild_id BIGINT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE TABLE guild_show_events (
+        guild_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        PRIMARY KEY (guild_id, station)
+    );
+    CREATE TABLE show_events (
+        guild_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        show_key TEXT NOT NULL,
+        event_id BIGINT NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT 'claimed',
+        created_at {real} NOT NULL,
+        PRIMARY KEY (guild_id, station, show_key)
+    );
+    """,
     # Community: a subscription's announcement templates (JSON; NULL = none) and listeners'
     # likes, one row per (play of the history, Discord user): the primary key makes a like
     # count once however many processes receive the click.
@@ -230,6 +256,15 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX likes_liked_at ON likes (liked_at);
     """,
+)
+
+# Show event states: claimed (a process is creating it), active (live now), completed, failed
+# (Discord refused it: the claim stays so no second event is made for that airing).
+EVENT_CLAIMED, EVENT_ACTIVE, EVENT_COMPLETED, EVENT_FAILED = (
+    "claimed",
+    "active",
+    "completed",
+    "failed",
 )
 
 # Delivery states: pending (to send; leased while a process sends it), sent, failed (permanent
@@ -428,6 +463,13 @@ class Storage(ABC):
             "SELECT payload FROM announcements WHERE id = ?", (announcement_id,)
         )
         return str(row[0]) if row else None
+
+    async def announcement_of(self, announcement_id: int) -> tuple[str, str] | None:
+        """(station, payload) of a recorded play."""
+        row = await self.fetchone(
+            "SELECT station, payload FROM announcements WHERE id = ?", (announcement_id,)
+        )
+        return (str(row[0]), str(row[1])) if row else None
 
     async def claim_deliveries(
         self,
@@ -629,6 +671,11 @@ class Storage(ABC):
                 ("DELETE FROM announcements WHERE detected_at < ?", (outbox_cutoff,)),
             ]
         )
+        # Finished live-show events: their rows only guard against a second event per airing.
+        await self.execute(
+            "DELETE FROM show_events WHERE state IN (?, ?) AND created_at < ?",
+            (EVENT_COMPLETED, EVENT_FAILED, cutoff),
+        )
         return removed
 
     # Likes -------------------------------------------------------------------------------
@@ -803,6 +850,9 @@ class Storage(ABC):
         await self.execute("DELETE FROM alert_subscriptions WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM scheduled_posts WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM voice_status WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_show_events WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM show_events WHERE guild_id = ?", (guild_id,))
 
     # Voice -------------------------------------------------------------------------------
 
@@ -838,11 +888,18 @@ class Storage(ABC):
 
     async def save_guild_voice(self, voice: GuildVoice) -> None:
         await self.execute(
-            "INSERT INTO guild_voice (guild_id, home_channel, leave_when_empty, station) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
+            "INSERT INTO guild_voice (guild_id, home_channel, leave_when_empty, station, "
+            "channel_status) VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
             "home_channel = excluded.home_channel, "
-            "leave_when_empty = excluded.leave_when_empty, station = excluded.station",
-            (voice.guild_id, voice.home_channel, voice.leave_when_empty, voice.station),
+            "leave_when_empty = excluded.leave_when_empty, station = excluded.station, "
+            "channel_status = excluded.channel_status",
+            (
+                voice.guild_id,
+                voice.home_channel,
+                voice.leave_when_empty,
+                voice.station,
+                int(voice.channel_status),
+            ),
         )
 
     async def guild_voice(self, guild_id: int) -> GuildVoice:
@@ -1067,6 +1124,97 @@ class Storage(ABC):
         rows = await self._liked(station, start.timestamp(), end.timestamp(), count)
         return [(f"{artist} - {title}" if artist else title, n) for title, artist, n in rows]
 
+    # Shows: voice channel status and scheduled events ------------------------------------
+
+    async def written_statuses(self) -> dict[int, str]:
+        """{channel id: the status or stage topic OnAir last wrote there}."""
+        rows = await self.fetch("SELECT channel_id, text FROM voice_status")
+        return {int(r[0]): str(r[1]) for r in rows}
+
+    async def save_written_status(self, guild_id: int, channel_id: int, text: str) -> None:
+        await self.execute(
+            "INSERT INTO voice_status (guild_id, channel_id, text) VALUES (?, ?, ?) "
+            "ON CONFLICT (channel_id) DO UPDATE SET text = excluded.text",
+            (guild_id, channel_id, text),
+        )
+
+    async def forget_written_status(self, channel_id: int) -> None:
+        await self.execute("DELETE FROM voice_status WHERE channel_id = ?", (channel_id,))
+
+    async def set_show_events(self, guild_id: int, station: str, *, on: bool) -> bool:
+        """Turn a station's live-show events on or off for a guild; whether that changed."""
+        if on:
+            sql = (
+                "INSERT INTO guild_show_events (guild_id, station) VALUES (?, ?) "
+                "ON CONFLICT DO NOTHING"
+            )
+        else:
+            sql = "DELETE FROM guild_show_events WHERE guild_id = ? AND station = ?"
+        return await self.execute(sql, (guild_id, station)) > 0
+
+    async def show_event_guilds(self, station: str | None = None) -> list[tuple[int, str]]:
+        """(guild, station) pairs with live-show events on (for one station, or all)."""
+        if station is None:
+            rows = await self.fetch("SELECT guild_id, station FROM guild_show_events")
+        else:
+            rows = await self.fetch(
+                "SELECT guild_id, station FROM guild_show_events WHERE station = ?", (station,)
+            )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    async def claim_show_event(
+        self, guild_id: int, station: str, show_key: str, *, now: float
+    ) -> bool:
+        """Claim the one event of this airing in this guild; False when it was claimed before
+        (by this process, an earlier run or another process): then no event is created."""
+        changed = await self.execute(
+            "INSERT INTO show_events (guild_id, station, show_key, created_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (guild_id, station, show_key, now),
+        )
+        return changed > 0
+
+    async def show_event_keys(self, guild_id: int, station: str) -> list[str]:
+        """Every airing key of the station's events in the guild (open and finished)."""
+        rows = await self.fetch(
+            "SELECT show_key FROM show_events WHERE guild_id = ? AND station = ?",
+            (guild_id, station),
+        )
+        return [str(r[0]) for r in rows]
+
+    async def update_show_event(
+        self, guild_id: int, station: str, show_key: str, *, state: str, event_id: int = 0
+    ) -> None:
+        where = " WHERE guild_id = ? AND station = ? AND show_key = ?"
+        if event_id:
+            await self.execute(
+                "UPDATE show_events SET state = ?, event_id = ?" + where,
+                (state, event_id, guild_id, station, show_key),
+            )
+        else:
+            await self.execute(
+                "UPDATE show_events SET state = ?" + where, (state, guild_id, station, show_key)
+            )
+
+    async def open_show_events(
+        self, guild_id: int | None = None, station: str | None = None
+    ) -> list[tuple[int, str, str, int, str]]:
+        """(guild, station, show key, event id, state) of events not finished (claimed or
+        active), for one guild and/or station."""
+        sql = (
+            "SELECT guild_id, station, show_key, event_id, state FROM show_events "
+            "WHERE state IN (?, ?)"
+        )
+        params: list[Any] = [EVENT_CLAIMED, EVENT_ACTIVE]
+        if guild_id is not None:
+            sql += " AND guild_id = ?"
+            params.append(guild_id)
+        if station is not None:
+            sql += " AND station = ?"
+            params.append(station)
+        rows = await self.fetch(sql + " ORDER BY created_at", params)
+        return [(int(r[0]), str(r[1]), str(r[2]), int(r[3]), str(r[4])) for r in rows]
+
     # Fleet coordination (PostgreSQL only; see ``fleet``) -----------------------------------
 
     async def shared_secret(self, name: str) -> bytes:
@@ -1125,11 +1273,13 @@ class PlayListener(Protocol):
     async def close(self) -> None: ...
 
 
-_GUILD_VOICE = "SELECT guild_id, home_channel, leave_when_empty, station FROM guild_voice"
+_GUILD_VOICE = (
+    "SELECT guild_id, home_channel, leave_when_empty, station, channel_status FROM guild_voice"
+)
 
 
 def _guild_voice(row: Row) -> GuildVoice:
-    return GuildVoice(int(row[0]), int(row[1]), float(row[2]), str(row[3]))
+    return GuildVoice(int(row[0]), int(row[1]), float(row[2]), str(row[3]), bool(row[4]))
 
 
 _POST_COLUMNS = "post_key, guild_id, channel_id, kind, payload, attempts, created_at, expires_at"

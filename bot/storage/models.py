@@ -137,12 +137,14 @@ LEAVE_WHEN_EMPTY = 300.0
 @dataclass(frozen=True, slots=True)
 class GuildVoice:
     """A guild's voice settings: the 24/7 home channel (0 = none), how long the player stays in
-    a channel nobody listens in (0 = stays) and the station the home channel plays."""
+    a channel nobody listens in (0 = stays), the station the home channel plays, and whether OnAir
+    may show what plays as its voice channel's status (or stage topic)."""
 
     guild_id: int
     home_channel: int = 0
     leave_when_empty: float = LEAVE_WHEN_EMPTY
     station: str = ""
+    channel_status: bool = True  # OnAir shows what plays as the voice channel's status
 
 
 @dataclass(frozen=True, slots=True)

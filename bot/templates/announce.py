@@ -17,6 +17,7 @@ from datetime import UTC
 
 import discord
 
+from ..jingles import NO_RULES, SkipRules
 from ..render import station_embeds
 from ..render.embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 from ..render.text import clip, is_http_url, safe, timestamp
@@ -167,10 +168,15 @@ def announcement(
     style: station_embeds.Style,
     mention_role: int = 0,
     likes: int = 0,
+    skip: SkipRules = NO_RULES,
+    card: bool = False,
 ) -> Announcement:
-    """The announcement of ``play`` for a subscription: the built-in layout with the parts its
-    templates word (the live or AutoDJ variant by the play), the role ping first."""
-    embed, view = station_embeds.announcement(info, play, station_name, style=style)
+    """The announcement of ``play`` for a subscription: the built-in layout (``style``,
+    ``skip`` and ``card`` go to it) with the parts its templates word (the live or AutoDJ
+    variant by the play), the role ping first."""
+    embed, view = station_embeds.announcement(
+        info, play, station_name, style=style, skip=skip, card=card
+    )
     ping = f"<@&{mention_role}>" if mention_role else ""
     wording = templates.for_play(play.live) if templates is not None else Wording()
     rendered: dict[str, str] = {}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
+from ..jingles import NO_RULES, SkipRules
 from ..registry import Snapshot
 from .reply import Reply, answer
 
@@ -59,3 +60,13 @@ async def answer_with_snapshot(
         return await reply if inspect.isawaitable(reply) else reply
 
     await answer(interaction, work())
+
+
+async def skip_rules(interaction: discord.Interaction[Any], station: StationConfig) -> SkipRules:
+    """The skip settings of this server's announcements of ``station``: what it counts as a
+    jingle besides short items (left out of "Next" and the playlist)."""
+    if interaction.guild_id is None:
+        return NO_RULES
+    bot: OnAirBot = interaction.client
+    subs = await bot.storage.subscriptions(station.slug, guild_id=interaction.guild_id)
+    return SkipRules.of(subs)

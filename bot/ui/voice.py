@@ -3,6 +3,7 @@ cog and the /nowplaying and /listen replies share it; the playing is ``bot.voice
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from ..voice.service import Joined, VoiceChannel
 
 PLAY_PREFIX = "onair:play:"
+# It plays in the voice channel of whoever clicks it (not always the invoker's): no channel name.
+PLAY_LABEL = "🔊 Play in voice"
 BUTTON_LABEL = 80
 ROWS, PER_ROW = 5, 5
 
@@ -75,9 +78,9 @@ def left_text(home_channel: int) -> str:
     text = "⏹ Stopped and left the voice channel."
     if home_channel:
         text += (
-            f"\nThe 24/7 home channel <#{home_channel}> stays set: I will play there again "
-            "after my next restart (or now, with `/join` in it). An admin stops that with "
-            "`/onair voice channel:none`."
+            f"\n<#{home_channel}> is still this server's home channel, so I will be back "
+            "there after my next restart (or now, if you run `/join` in it). To stop that, an "
+            "admin runs `/onair voice channel:none`."
         )
     return text
 
@@ -122,17 +125,42 @@ def with_play_button(
     station: StationConfig,
     view: discord.ui.View | None,
 ) -> discord.ui.View | None:
-    """``view`` plus "▶ Play in <channel>" when the invoker is in a voice channel and the
-    station can play there (the last link button gives way when all 25 places are taken)."""
+    """``view`` with "🔊 Play in voice" first, on a row of its own above Listen and Web player,
+    when the invoker is in a voice channel and the station can play there. Its own row: three
+    buttons do not fit one row on a phone (each is at least 92 px wide there), so the main
+    action stays first and whole on every screen. When the rows are all taken, it takes the
+    first free place (the last item gives way when all 25 are taken)."""
     channel = invoker_channel(interaction)
     voice = getattr(interaction.client, "voice", None)
     if channel is None or voice is None or not voice.available or not station.voice:
         return view
-    label = f"▶ Play in {' '.join(channel.name.split())}"
-    button = PlayHereButton(station.slug, label)
-    view = view or discord.ui.View(timeout=None)
-    rows = Counter(item.row or 0 for item in view.children)
-    free = next((row for row in range(ROWS) if rows[row] < PER_ROW), None)
+    button = PlayHereButton(station.slug, PLAY_LABEL)
+    # Copies: ``view`` may be a rendered view shared by every answer of the same snapshot.
+    items = [copy.copy(item) for item in view.children] if view is not None else []
+    ordered = discord.ui.View(timeout=None)
+    if any((item.row or 0) >= ROWS - 1 for item in items):
+        for item in items:
+            ordered.add_item(item)
+        return _append(ordered, button, items)
+    button.row = 0
+    ordered.add_item(button)
+    for item in items:
+        item.row = (item.row or 0) + 1
+        ordered.add_item(item)
+    return ordered
+
+
+def _width(item: discord.ui.Item[Any]) -> int:
+    """Places an item takes in its row: a select menu (a dynamic item wraps one) fills it."""
+    inner = getattr(item, "item", item)
+    return PER_ROW if isinstance(inner, discord.ui.Select) else 1
+
+
+def _append(
+    view: discord.ui.View, button: PlayHereButton, items: list[discord.ui.Item[Any]]
+) -> discord.ui.View:
+    used = Counter((item.row or 0) for item in items for _ in range(_width(item)))
+    free = next((row for row in range(ROWS) if used[row] < PER_ROW), None)
     if free is None:
         last = view.children[-1]
         view.remove_item(last)
@@ -219,10 +247,12 @@ async def configure_voice(
     leave_when_empty: int | None,
     station: str | None,
     stream_url: str | None = None,
+    status: bool | None = None,
 ) -> None:
-    """``/onair voice``: the 24/7 home channel (joined now), the empty-channel timeout and the
-    station; for a station the guild added, this turns voice on (with the rebroadcast terms)
-    and sets its stream address (probed before it is saved)."""
+    """``/onair voice``: the 24/7 home channel (joined now), the empty-channel timeout, the
+    station and whether OnAir shows what plays as the channel's status; for a station the guild
+    added, this turns voice on (with the rebroadcast terms) and sets its stream address (probed
+    before it is saved)."""
     guild = interaction.guild
     if guild is None:
         raise VoiceRefused(errors.NOT_HERE)
@@ -237,7 +267,7 @@ async def configure_voice(
 
     async def work() -> Reply:
         content = await _apply_voice(
-            interaction, guild, chosen, home, leave_when_empty, channel, stream
+            interaction, guild, chosen, home, leave_when_empty, channel, stream, status
         )
         return Reply(content=content, ephemeral=True)
 
@@ -252,6 +282,7 @@ async def _apply_voice(
     leave_when_empty: int | None,
     channel: str | None,
     stream: str | None = None,
+    status: bool | None = None,
 ) -> str:
     """Store the settings (and the opt-in, and the stream address once it played), join a new
     home channel; the reply's lines."""
@@ -282,9 +313,15 @@ async def _apply_voice(
         home,
         float(leave_when_empty) if leave_when_empty is not None else current.leave_when_empty,
         chosen.slug if chosen is not None else current.station,
+        current.channel_status if status is None else status,
     )
     await voice.save_guild_voice(updated)
     lines.insert(0, settings_line(guild, updated, bot))
+    if status is not None:
+        lines.append(status_line(guild, updated, bot))
+        player = voice.players.get(guild.id)
+        if player is not None:
+            await bot.shows.voice_settings_changed(guild.id, player.channel_id)
     if channel is not None and home and voice.available:
         lines.append(await _join_home(interaction, guild, updated))
     return "\n".join(lines)
@@ -304,14 +341,67 @@ def stream_line(station: StationConfig, switched: bool) -> str:
 
 
 def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+    """The guild's voice settings in plain words: the home channel OnAir never leaves, and
+    when it leaves any other channel nobody listens in (the two never contradict)."""
     home = guild.get_channel(voice.home_channel) if voice.home_channel else None
-    where = f"{home.mention} (24/7)" if home is not None else "none"
-    empty = f"after {voice.leave_when_empty:g} s" if voice.leave_when_empty > 0 else "never (stays)"
     station = bot.registry.station(voice.station) if voice.station else None
-    name = f"**{safe(station.name, limit=80)}**" if station else "the server's default"
-    return (
-        f"Voice settings: home channel {where} · leaves an empty channel {empty} · station {name}."
+    name = f"**{safe(station.name, limit=80)}**" if station else "this server's default station"
+    lines = ["🔊 **Voice settings**"]
+    if home is not None:
+        lines.append(
+            f"• Home channel: {home.mention}. I stay there around the clock, even when nobody "
+            "listens, and come back to it after a restart."
+        )
+    else:
+        lines.append("• No home channel: I only play where someone runs `/join`.")
+    other = "any other channel" if home is not None else "a channel"
+    if voice.leave_when_empty > 0:
+        lines.append(
+            f"• I leave {other} once nobody has listened there for "
+            f"{spoken_seconds(voice.leave_when_empty)}."
+        )
+    else:
+        lines.append(f"• I stay in {other} until someone runs `/leave`.")
+    lines.append(f"• Station: {name}.")
+    if voice.channel_status:
+        lines.append("• The voice channel's status shows what I play.")
+    else:
+        lines.append("• The voice channel's status is left alone (`/onair voice status:True`).")
+    return "\n".join(lines)
+
+
+def spoken_seconds(seconds: float) -> str:
+    """300 → "5 minutes", 90 → "1 minute 30 seconds", 45 → "45 seconds"."""
+    total = round(seconds)
+    minutes, rest = divmod(total, 60)
+    parts = []
+    if minutes:
+        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+    if rest or not minutes:
+        parts.append(f"{rest} second{'s' if rest != 1 else ''}")
+    return " ".join(parts)
+
+
+def status_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+    """What turning the channel status on or off does, and whether OnAir may set it where it
+    plays now (the permission it lacks, by name)."""
+    if not voice.channel_status:
+        return "I won't show what plays as the voice channel's status (mine is cleared)."
+    text = (
+        "I show what plays as the status of the voice channel I play in (a stage's topic "
+        "when I'm a stage moderator there); a status someone else set stays."
     )
+    channel = _playing_channel(guild, bot)
+    if isinstance(channel, discord.VoiceChannel):
+        allowed = channel.permissions_for(guild.me)
+        if not allowed.set_voice_channel_status:
+            text += " " + errors.NO_STATUS_PERMISSION.format(channel=channel.mention)
+    return text
+
+
+def _playing_channel(guild: discord.Guild, bot: OnAirBot) -> discord.abc.GuildChannel | None:
+    player = bot.voice.players.get(guild.id)
+    return guild.get_channel(player.channel_id) if player is not None else None
 
 
 async def _join_home(

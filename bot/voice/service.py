@@ -68,6 +68,19 @@ class AudioHub(Protocol):
     async def close(self) -> None: ...
 
 
+class PlayerListener(Protocol):
+    """Told where players start and stop (the channel status of ``bot.shows``)."""
+
+    async def player_started(self, guild_id: int, channel_id: int, station: str) -> None: ...
+
+    async def player_leaving(self, guild_id: int, channel_id: int) -> None: ...
+
+    async def players_changed(self) -> None: ...
+
+
+LEAVE_NOTICE_TIMEOUT = 5.0  # seconds a leave waits for the channel status to be cleared
+
+
 class StreamDown(Exception):
     """The probe could not open the stream (the composition root maps the engine's error)."""
 
@@ -171,6 +184,7 @@ class VoiceService:
         self._client_class = voice_client_class(self._closed, self._moved)
         self._closing = False
         self.rejoined = 0  # sessions rejoined after a restart, reconnect or failure (tests, logs)
+        self.listener: PlayerListener | None = None
         self._frames_retired = 0  # frames sent by players that have stopped
 
     @property
@@ -237,7 +251,43 @@ class VoiceService:
         )
         self._update_idle(channel.guild.id)
         self.refresh_presence()
+        self._started(guild_id, channel.id, station.slug)
         return Joined(channel, station, note)
+
+    # Where players start and stop (for the channel status) --------------------------------
+
+    def channels_playing(self, station: str) -> list[tuple[int, int]]:
+        """(guild, channel) of every player of ``station`` in this process."""
+        return [(p.guild_id, p.channel_id) for p in self.players.values() if p.station == station]
+
+    def status_enabled(self, guild_id: int) -> bool:
+        return self.guild_voice(guild_id).channel_status
+
+    def _started(self, guild_id: int, channel_id: int, station: str) -> None:
+        if self.listener is not None:
+            self._spawn(self.listener.player_started(guild_id, channel_id, station))
+
+    def _stopped(self, guild_id: int, channel_id: int) -> None:
+        """A player stopped without OnAir leaving first (a moderator, a failure)."""
+        if self.listener is not None:
+            self._spawn(self._leaving_then_changed(guild_id, channel_id))
+
+    async def _leaving_then_changed(self, guild_id: int, channel_id: int) -> None:
+        if self.listener is not None:
+            await self.listener.player_leaving(guild_id, channel_id)
+            await self.listener.players_changed()
+
+    async def _leaving(self, guild_id: int, channel_id: int) -> None:
+        """Before OnAir leaves a channel: its status is cleared while OnAir is still there
+        (bounded: a slow Discord does not hold the leave)."""
+        if self.listener is None:
+            return
+        try:
+            await asyncio.wait_for(
+                self.listener.player_leaving(guild_id, channel_id), LEAVE_NOTICE_TIMEOUT
+            )
+        except Exception as error:
+            _LOGGER.info("channel %s status not cleared: %s", channel_id, type(error).__name__)
 
     def present(self, guild_id: int) -> bool:
         """Whether the guild has a player, a rejoin under way or a voice connection of OnAir's."""
@@ -255,6 +305,9 @@ class VoiceService:
         if rejoin is not None:
             rejoin.cancel()
         self.idle.cancel(guild_id)
+        leaving = self.players.get(guild_id)
+        if leaving is not None:
+            await self._leaving(guild_id, leaving.channel_id)
         player = self._retire(self.players.pop(guild_id, None))
         removed = await self.storage.remove_voice_session(guild_id)
         voice_client = player.client if player else None
@@ -266,6 +319,8 @@ class VoiceService:
             voice_client.leaving = True
             await voice_client.disconnect(force=True)
         self.refresh_presence()
+        if self.listener is not None and player is not None:
+            self._spawn(self.listener.players_changed())
         return player is not None or removed or voice_client is not None
 
     async def _stream_for(self, station: StationConfig) -> tuple[str, OpenedStream | None]:
@@ -389,6 +444,8 @@ class VoiceService:
                 # it or for 30 s), so the new IP discovery goes unread and move_to times out
                 # without raising (a /join elsewhere right after joining the home channel). A
                 # new connection has a reader of its own.
+                if moving_from is not None:
+                    await self._leaving(guild.id, moving_from.channel_id)
                 voice_client.leaving = True
                 await voice_client.disconnect(force=True)
                 voice_client = None
@@ -476,6 +533,7 @@ class VoiceService:
         self.idle.cancel(guild_id)
         if voice_client.leaving or self._closing:
             return
+        self._stopped(guild_id, player.channel_id)
         if voice_client.kicked:
             _LOGGER.info(
                 "removed from voice in guild %s (by a moderator, or the channel is gone): "
@@ -497,6 +555,8 @@ class VoiceService:
         if player is None or player.client is not voice_client or channel is None:
             return
         if player.channel_id != channel.id:
+            self._stopped(guild_id, player.channel_id)
+            self._started(guild_id, channel.id, player.station)
             player.channel_id = channel.id
             session = VoiceSession(guild_id, channel.id, player.station)
             self._spawn(self.storage.save_voice_session(session, now=self.timers.now()))
@@ -609,6 +669,7 @@ class VoiceService:
             return None
         self._update_idle(guild.id)
         self.refresh_presence()
+        self._started(guild.id, channel.id, station.slug)
         return True
 
     # Listeners ----------------------------------------------------------------------------
@@ -775,6 +836,11 @@ class VoiceService:
             task.cancel()
         if self._presence_task is not None:
             self._presence_task.cancel()
+        if self.listener is not None and self.players:
+            # Shutting down: OnAir's statuses go while it can still clear them.
+            await asyncio.gather(
+                *(self._leaving(p.guild_id, p.channel_id) for p in self.players.values())
+            )
         for player in list(self.players.values()):
             if player.client is not None:
                 player.client.leaving = True

@@ -34,6 +34,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -56,6 +57,11 @@ CONNECT = 1 << 20
 SPEAK = 1 << 21
 MUTE_MEMBERS = 1 << 22
 REQUEST_TO_SPEAK = 1 << 32
+MANAGE_CHANNELS = 1 << 4
+MOVE_MEMBERS = 1 << 24
+STAGE_MODERATOR = MANAGE_CHANNELS | MUTE_MEMBERS | MOVE_MEMBERS  # Discord's three, in the stage
+SET_VOICE_CHANNEL_STATUS = rules.SET_VOICE_CHANNEL_STATUS
+MANAGE_EVENTS = rules.MANAGE_EVENTS
 GUILD_VOICE_STATES = 1 << 7  # the gateway intent
 EVERYONE_PERMISSIONS = 1071698660929  # @everyone's: view, connect, speak, request to speak; no mute
 
@@ -192,6 +198,9 @@ class VoiceChannel:
     name: str
     stage: bool = False
     overwrites: list[dict[str, Any]] = field(default_factory=list)
+    status: str | None = None  # a voice channel's status (the sidebar line under its name)
+    topic: str | None = None  # a stage's open stage instance's topic (None: no instance)
+    status_by: str = ""  # who set the status last: "bot" or "person" (tests)
 
 
 @dataclass
@@ -205,8 +214,13 @@ class Guild:
     # user id → that user's voice state (Discord's payload without ``member``)
     voice_states: dict[int, dict[str, Any]] = field(default_factory=dict)
     member_names: dict[int, str] = field(default_factory=dict)  # members seen in voice
-    # @everyone's permissions (the bot has no other role); a test may take some away
+    # @everyone's permissions; a test may take some away
     everyone_permissions: int = EVERYONE_PERMISSIONS
+    # Guild-wide permissions of the bot's own role (e.g. MANAGE_EVENTS), beyond @everyone's.
+    bot_role_permissions: int = 0
+    bot_role: int = 0  # its id, made with the guild
+    # Scheduled events by id, in Discord's shape (what the GET routes answer).
+    events: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +260,7 @@ class FakeDiscord:
                 snowflake(), f"Guild {index}", [snowflake() for _ in range(channels_per_guild)]
             )
             guild.roles = [guild.id, snowflake(), snowflake()]  # @everyone, Listeners, Staff
+            guild.bot_role = snowflake()
             guild.threads = [snowflake()]
             self.guilds.append(guild)
         self.messages: dict[int, dict[str, Any]] = {}
@@ -436,7 +451,20 @@ class FakeDiscord:
             "member_count": 3,
             "large": False,
             "joined_at": "2026-01-01T00:00:00+00:00",
-            "roles": [self._role(guild, role_id) for role_id in guild.roles],
+            "roles": [self._role(guild, role_id) for role_id in guild.roles]
+            + [
+                {
+                    "id": str(guild.bot_role),
+                    "name": "OnAir",
+                    "permissions": str(guild.bot_role_permissions),
+                    "position": len(guild.roles),
+                    "color": 0,
+                    "hoist": False,
+                    "managed": True,
+                    "mentionable": False,
+                    "flags": 0,
+                }
+            ],
             "emojis": [],
             "stickers": [],
             "channels": [self._channel(guild, cid, i) for i, cid in enumerate(guild.channels)]
@@ -454,8 +482,12 @@ class FakeDiscord:
                 if self._voice_intent
             ],
             "presences": [],
-            "stage_instances": [],
-            "guild_scheduled_events": [],
+            "stage_instances": [
+                self._stage_instance(guild, vc)
+                for vc in guild.voice_channels
+                if vc.stage and vc.topic is not None
+            ],
+            "guild_scheduled_events": list(guild.events.values()),
         }
 
     def message(
@@ -660,7 +692,7 @@ class FakeDiscord:
 
     def bot_permissions(self, guild: Guild, channel_id: int) -> int:
         """The bot's permissions in a voice channel, computed as Discord does (base, overwrites)."""
-        base = guild.everyone_permissions  # the bot has no roles beyond @everyone
+        base = guild.everyone_permissions | guild.bot_role_permissions  # @everyone, own role
         channel = self._find_voice_channel(guild, channel_id)
         for overwrite in channel.overwrites if channel else []:
             if overwrite["id"] in (str(guild.id), str(self.bot_id)):
@@ -756,6 +788,7 @@ class FakeDiscord:
             data["topic"] = None
         else:
             data["video_quality_mode"] = 1
+            data["status"] = channel.status  # Discord sends it in GUILD_CREATE's channels
         return data
 
     def _member(self, guild: Guild, user_id: int) -> dict[str, Any]:
@@ -764,7 +797,7 @@ class FakeDiscord:
             "user": self.user(
                 user_id, "OnAir" if bot else guild.member_names.get(user_id, ""), bot
             ),
-            "roles": [],
+            "roles": [str(guild.bot_role)] if bot else [],
             "joined_at": "2026-01-01T00:00:00+00:00",
             "deaf": False,
             "mute": False,
@@ -1037,6 +1070,43 @@ class FakeDiscord:
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])
 
+    async def choose(
+        self,
+        message: dict[str, Any],
+        custom_id: str,
+        values: list[str],
+        *,
+        user_id: int | None = None,
+        guild: Guild | None = None,
+    ) -> str:
+        """Pick ``values`` in the message's string select ``custom_id``, as the client does: it
+        offers only the menu's own options, between its min_values and max_values of them."""
+        menus = [
+            component
+            for row in message.get("components") or []
+            for component in row.get("components") or []
+            if component.get("custom_id") == custom_id
+        ]
+        assert menus, f"no component {custom_id!r} in the message"
+        menu = menus[0]
+        assert menu.get("type") == rules.STRING_SELECT, f"{custom_id!r} is not a string select"
+        offered = [option["value"] for option in menu.get("options") or []]
+        assert all(value in offered for value in values), f"{values} not among {offered}"
+        low, high = menu.get("min_values", 1), menu.get("max_values", 1)
+        assert low <= len(values) <= high, f"{len(values)} values; the menu takes {low}-{high}"
+        data = {"custom_id": custom_id, "component_type": rules.STRING_SELECT, "values": values}
+        payload = self._interaction(
+            3,
+            data,
+            guild=guild,
+            channel_id=int(message["channel_id"]),
+            user_id=user_id,
+            permissions=0,
+            message=message,
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return str(payload["id"])
+
     async def submit_modal(
         self,
         custom_id: str,
@@ -1253,7 +1323,40 @@ class FakeDiscord:
             ("POST", _WEBHOOK, self._check_follow_up),
             ("PATCH", _WEBHOOK_MESSAGE, self._check_edit),
             ("PATCH", _MY_VOICE_STATE, self._check_my_voice_state),
+            ("PUT", _VOICE_STATUS, self._check_voice_status),
+            ("POST", _STAGE_INSTANCES, self._check_stage_create),
+            ("PATCH", _STAGE_INSTANCE, self._check_stage_edit),
+            ("POST", _EVENTS, self._check_event),
+            ("PATCH", _EVENT, self._check_event),
         ]
+
+    def _check_voice_status(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        errors = rules.FormErrors()
+        rules.check_voice_status(r.json, errors)
+        return rules.rejection(errors)
+
+    def _check_stage_create(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        errors = rules.FormErrors()
+        rules.check_stage_instance(r.json, errors, create=True)
+        return rules.rejection(errors)
+
+    def _check_stage_edit(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        errors = rules.FormErrors()
+        rules.check_stage_instance(r.json, errors, create=False)
+        return rules.rejection(errors)
+
+    def _check_event(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        """A scheduled event's body, judged against the stored event when it is a change (an
+        unknown event is left to the route: 404)."""
+        current = None
+        if match.lastindex == 2:
+            guild = next((g for g in self.guilds if g.id == int(match.group(1))), None)
+            current = guild.events.get(int(match.group(2))) if guild is not None else None
+            if current is None:
+                return None
+        errors = rules.FormErrors()
+        rules.check_scheduled_event(r.json, errors, current=current, now=datetime.now(UTC))
+        return rules.rejection(errors)
 
     def _check_commands(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
         errors = rules.FormErrors()
@@ -1448,7 +1551,177 @@ class FakeDiscord:
         match = _MY_VOICE_STATE.match(route)
         if match and method == "PATCH":
             return await self._edit_my_voice_state(int(match.group(1)), r.json or {})
+        match = _VOICE_STATUS.match(route)
+        if match and method == "PUT":
+            return await self._put_voice_status(int(match.group(1)), r.json or {})
+        if route == "/stage-instances" and method == "POST":
+            return await self._stage_instance_op(int((r.json or {}).get("channel_id") or 0), r)
+        match = _STAGE_INSTANCE.match(route)
+        if match and method in ("GET", "PATCH", "DELETE"):
+            return await self._stage_instance_op(int(match.group(1)), r)
+        match = _EVENTS.match(route)
+        if match and method in ("GET", "POST"):
+            return await self._events(int(match.group(1)), None, r)
+        match = _EVENT.match(route)
+        if match and method in ("GET", "PATCH", "DELETE"):
+            return await self._events(int(match.group(1)), int(match.group(2)), r)
         return _json({"message": "404: Not Found", "code": 0}, 404)
+
+    # Voice channel status, stage instances, scheduled events ---------------------------------
+
+    def _voice_channel_anywhere(self, channel_id: int) -> tuple[Guild, VoiceChannel] | None:
+        for guild in self.guilds:
+            channel = self._find_voice_channel(guild, channel_id)
+            if channel is not None:
+                return guild, channel
+        return None
+
+    def _refuse(self, rejection: rules.Rejection) -> web.Response:
+        return _json(rejection.body, rejection.status)
+
+    async def _put_voice_status(self, channel_id: int, body: dict[str, Any]) -> web.Response:
+        """Set a voice channel's status: a voice channel (not a stage), the bot with View
+        Channel, Connect and Set Voice Channel Status there (else 403, 50013); then
+        VOICE_CHANNEL_STATUS_UPDATE to the guild, as Discord sends it."""
+        found = self._voice_channel_anywhere(channel_id)
+        if found is None:
+            return _json({"message": "Unknown Channel", "code": 10003}, 404)
+        guild, channel = found
+        if channel.stage:
+            return self._refuse(rules.invalid_channel_type())
+        needed = VIEW_CHANNEL | CONNECT | SET_VOICE_CHANNEL_STATUS
+        if self.bot_permissions(guild, channel_id) & needed != needed:
+            return self._refuse(rules.missing_permissions())
+        await self._set_status(guild, channel, body.get("status") or None, by="bot")
+        return web.Response(status=204)
+
+    async def _set_status(
+        self, guild: Guild, channel: VoiceChannel, status: str | None, *, by: str
+    ) -> None:
+        channel.status, channel.status_by = status, by
+        await self.dispatch(
+            "VOICE_CHANNEL_STATUS_UPDATE",
+            {"id": str(channel.id), "guild_id": str(guild.id), "status": status},
+        )
+        self._changed.set()
+
+    async def person_sets_status(self, guild: Guild, channel_id: int, status: str | None) -> None:
+        """Someone in the server sets (or clears, None) a voice channel's status."""
+        channel = self._find_voice_channel(guild, channel_id)
+        assert channel is not None
+        assert not channel.stage
+        await self._set_status(guild, channel, status, by="person")
+
+    def _stage_instance(self, guild: Guild, channel: VoiceChannel) -> dict[str, Any]:
+        return {
+            "id": str(channel.id + 1),
+            "guild_id": str(guild.id),
+            "channel_id": str(channel.id),
+            "topic": channel.topic,
+            "privacy_level": 2,
+            "discoverable_disabled": True,
+            "guild_scheduled_event_id": None,
+        }
+
+    async def start_stage(self, guild: Guild, channel_id: int, topic: str) -> None:
+        """A stage moderator opens the stage with ``topic`` (before or after READY)."""
+        channel = self._find_voice_channel(guild, channel_id)
+        assert channel is not None
+        assert channel.stage
+        channel.topic = topic
+        await self.dispatch("STAGE_INSTANCE_CREATE", self._stage_instance(guild, channel))
+
+    async def _stage_instance_op(self, channel_id: int, r: Recorded) -> web.Response:
+        """Open (POST), read, retopic (PATCH) or close (DELETE) a stage instance: a stage
+        channel; changes need the bot to be a stage moderator (Manage Channels, Mute Members
+        and Move Members there; else 403, 50013); one instance per stage (else 400, 150006);
+        none open: 404, 10067. Each change is dispatched as Discord does."""
+        found = self._voice_channel_anywhere(channel_id)
+        if found is None or not found[1].stage:
+            return _json({"message": "Unknown Channel", "code": 10003}, 404)
+        guild, channel = found
+        if r.method == "GET":
+            if channel.topic is None:
+                return self._refuse(rules.unknown_stage_instance())
+            return _json(self._stage_instance(guild, channel))
+        if self.bot_permissions(guild, channel_id) & STAGE_MODERATOR != STAGE_MODERATOR:
+            return self._refuse(rules.missing_permissions())
+        body = r.json or {}
+        if r.method == "POST":
+            if channel.topic is not None:
+                message = "A stage instance has already been created for this channel"
+                return _json({"message": message, "code": rules.STAGE_ALREADY_OPEN}, 400)
+            channel.topic = str(body["topic"])
+            event = "STAGE_INSTANCE_CREATE"
+        elif channel.topic is None:
+            return self._refuse(rules.unknown_stage_instance())
+        elif r.method == "PATCH":
+            channel.topic = str(body.get("topic") or channel.topic)
+            event = "STAGE_INSTANCE_UPDATE"
+        else:
+            data = self._stage_instance(guild, channel)
+            channel.topic = None
+            await self.dispatch("STAGE_INSTANCE_DELETE", data)
+            self._changed.set()
+            return web.Response(status=204)
+        data = self._stage_instance(guild, channel)
+        await self.dispatch(event, data)
+        self._changed.set()
+        return _json(data)
+
+    def live_events(self, guild: Guild) -> list[dict[str, Any]]:
+        """The guild's SCHEDULED and ACTIVE events (what counts toward Discord's 100)."""
+        return [e for e in guild.events.values() if e["status"] in (rules.SCHEDULED, rules.ACTIVE)]
+
+    async def _events(self, guild_id: int, event_id: int | None, r: Recorded) -> web.Response:
+        """Scheduled events: list, create, read, modify, delete. Changes need Manage Events
+        (else 403, 50013); a guild holds at most 100 scheduled or active events (else 400,
+        30038); the bodies were checked by ``_check_event``."""
+        guild = next((g for g in self.guilds if g.id == guild_id), None)
+        if guild is None:
+            return _json({"message": "Unknown Guild", "code": 10004}, 404)
+        if event_id is None and r.method == "GET":
+            return _json(list(guild.events.values()))
+        current = guild.events.get(event_id) if event_id is not None else None
+        if event_id is not None and current is None:
+            return self._refuse(rules.unknown_scheduled_event())
+        if r.method == "GET":
+            return _json(current)
+        if not self.bot_permissions(guild, 0) & MANAGE_EVENTS:
+            return self._refuse(rules.missing_permissions())
+        body = dict(r.json or {})
+        if r.method == "DELETE":
+            assert current is not None
+            del guild.events[int(current["id"])]
+            await self.dispatch("GUILD_SCHEDULED_EVENT_DELETE", current)
+            return web.Response(status=204)
+        if current is None:
+            if len(self.live_events(guild)) >= rules.EVENTS_MAX:
+                return self._refuse(rules.too_many_events())
+            new_id = snowflake()
+            current = {
+                "id": str(new_id),
+                "guild_id": str(guild.id),
+                "channel_id": None,
+                "creator_id": str(self.bot_id),
+                "creator": self.user(self.bot_id, "OnAir", bot=True),
+                "description": None,
+                "image": None,
+                "scheduled_end_time": None,
+                "status": rules.SCHEDULED,
+                "entity_id": None,
+                "user_count": 0,
+                "recurrence_rule": None,
+                "entity_metadata": None,
+            }
+            guild.events[new_id] = current
+            event = "GUILD_SCHEDULED_EVENT_CREATE"
+        else:
+            event = "GUILD_SCHEDULED_EVENT_UPDATE"
+        current.update(body)
+        await self.dispatch(event, current)
+        self._changed.set()
+        return _json(current)
 
     def _known_channel(self, channel_id: int) -> bool:
         return any(channel_id in g.channels or channel_id in g.threads for g in self.guilds)
@@ -1609,6 +1882,11 @@ _CHANNEL_MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
 _WEBHOOK = re.compile(r"^/webhooks/(\d+)/([^/]+)$")
 _WEBHOOK_MESSAGE = re.compile(r"^/webhooks/(\d+)/([^/]+)/messages/(@original|\d+)$")
 _MY_VOICE_STATE = re.compile(r"^/guilds/(\d+)/voice-states/@me$")
+_VOICE_STATUS = re.compile(r"^/channels/(\d+)/voice-status$")
+_STAGE_INSTANCES = re.compile(r"^/stage-instances$")
+_STAGE_INSTANCE = re.compile(r"^/stage-instances/(\d+)$")
+_EVENTS = re.compile(r"^/guilds/(\d+)/scheduled-events$")
+_EVENT = re.compile(r"^/guilds/(\d+)/scheduled-events/(\d+)$")
 
 
 def _option_type(command: dict[str, Any], sub: list[str] | None, name: str) -> int:

@@ -134,8 +134,15 @@ async def _listener_commands(out: Path) -> None:
                 ("recent-yesterday", "/recent station:early", {"station": "early"}, early),
                 ("playlist", "/playlist", {}, None),
                 ("playlist-midnight", "/playlist station:late", {"station": "late"}, late),
+                ("playlist-jingles", "/playlist", {}, None),
                 ("stats", "/stats period:30d", {"period": "30d"}, None),
                 ("stats-7d", "/stats", {}, None),
+                (
+                    "stats-range-too-long",
+                    "/stats from:2020-01-01 to:2022-01-01",
+                    {"from": "2020-01-01", "to": "2022-01-01"},
+                    None,
+                ),
                 ("listen", "/listen", {}, None),
                 ("station", "/station", {}, None),
                 ("history", "/history", {}, None),
@@ -152,8 +159,20 @@ async def _listener_commands(out: Path) -> None:
                     target = fake.original(iid)
                     click = await fake.click(target, "pg:prev")
                     await fake.response(click)
+                if scene == "playlist-jingles":  # "Show jingles" clicked
+                    click = await fake.click(fake.original(iid), "pg:jingles")
+                    await fake.response(click)
                 if scene == "playlist-midnight":
                     await _page_to_midnight(fake, iid)
+                if scene == "listen":  # "More streams" → a media player: the link, privately
+                    target = fake.original(iid)
+                    menu = target["components"][-1]["components"][0]
+                    value = next(
+                        o["value"] for o in menu["options"] if "media player" in o["label"]
+                    )
+                    choice = await fake.choose(target, menu["custom_id"], [value])
+                    await fake.final_message(choice)
+                    commands[choice] = "/listen"
                 write_scene(fake, out / f"{scene}.jsonl", since, commands, zone)
                 assert message is not None
             admin: list[tuple[str, str, list[str]]] = [
@@ -194,12 +213,18 @@ async def _announcements(out: Path) -> None:
         zone=BERLIN,
     )
     await sim.start()
-    fake = FakeDiscord(channels_per_guild=2)
+    fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
     guild = fake.guilds[0]
+    # post, card (full: big artwork) and card with style compact (the smaller card).
+    kinds: tuple[tuple[str, str, dict[str, str]], ...] = (
+        ("post", "post", {}),
+        ("card", "card", {}),
+        ("card-compact", "card", {"style": "compact"}),
+    )
     config = "".join(
-        subscription_config(guild.id, channel, mode=mode)
-        for channel, mode in zip(guild.channels, ("post", "card"), strict=True)
+        subscription_config(guild.id, channel, mode=mode, **options)
+        for channel, (_, mode, options) in zip(guild.channels, kinds, strict=True)
     )
     try:
         # Message times follow the simulator's clock (moved by hand), so that each post is
@@ -221,8 +246,8 @@ async def _announcements(out: Path) -> None:
             iid = await fake.slash("onair", {}, sub=["status"])
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
-            for channel, mode in zip(guild.channels, ("post", "card"), strict=True):
-                path = out / f"announce-{mode}.jsonl"
+            for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
+                path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
                     for record in fake.requests:
                         drawn = record.method in {"POST", "PATCH", "DELETE"}
@@ -454,18 +479,95 @@ async def _a_week_of_plays(storage: Any, end: float) -> None:
     )
 
 
-async def main(out: Path) -> None:
-    await _listener_commands(out)
-    await _announcements(out)
-    await _voice(out)
-    await _scheduled(out)
-    await community(out)
+async def _shows(out: Path) -> None:
+    """/onair voice status:on|off while OnAir plays (the channel status itself is in Discord's
+    sidebar, which discord-look does not draw), /onair events, and /onair events without
+    Manage Events."""
+    from bot.voice import find_ffmpeg
+
+    from .fakediscord import MANAGE_EVENTS, SET_VOICE_CHANNEL_STATUS
+    from .fakeicecast import FakeIcecast, make_mp3
+
+    binary = find_ffmpeg()
+    if binary is None:
+        print("no FFmpeg: the shows scenes are left out", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(folder) / "sine.mp3")
+        icecast = FakeIcecast(mp3.read_bytes())
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    fake = FakeDiscord(guild_count=2, channels_per_guild=2)
+    guild, other = fake.guilds
+    guild.bot_role_permissions = MANAGE_EVENTS
+    lounge = fake.add_voice_channel(guild, "Lounge", bot_allow=SET_VOICE_CHANNEL_STATUS)
+    radio = fake.add_voice_channel(other, "Radio")  # no Set Voice Channel Status there
+    listener = 700000000000000001
+    await sim.start()
+    await icecast.start()
+    await fake.start()
+    await fake.set_member_voice(guild, listener, lounge, name="listener")
+    await fake.set_member_voice(other, listener, radio, name="listener")
+    try:
+        extra = f'stream_url = "{icecast.url}"\n'
+        async with running_bot(sim, fake=fake, extra_config=extra):
+            for where in (guild, other):
+                iid = await fake.slash("join", {}, guild=where, user_id=listener)
+                await fake.final_message(iid, within=30)
+            scenes: tuple[tuple[str, str, dict[str, Any], Any], ...] = (
+                ("voice-status-off", "/onair voice status:False", {"status": False}, guild),
+                ("voice-status-on", "/onair voice status:True", {"status": True}, guild),
+                ("events-on", "/onair events enabled:True", {"enabled": True}, guild),
+                ("events-no-permission", "/onair events enabled:True", {"enabled": True}, other),
+                ("voice-status-no-permission", "/onair voice status:True", {"status": True}, other),
+            )
+            for scene, label, options, where in scenes:
+                since = len(fake.requests)
+                sub = ["events"] if "enabled" in options else ["voice"]
+                iid = await fake.slash("onair", options, sub=sub, guild=where, user_id=listener)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
+    finally:
+        await fake.stop()
+        await icecast.stop()
+        await sim.stop()
+
+
+async def _stale(out: Path) -> None:
+    """/nowplaying of a station that stopped answering: the last known state, marked."""
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    await sim.start()
+    try:
+        async with running_bot(sim, cache_seconds=0) as env:
+            fake = env.fake
+            await fake.final_message(await fake.slash("nowplaying"), within=30)  # known state
+            sim.inject("status", endpoint="info", status=503)
+            since = len(fake.requests)
+            iid = await fake.slash("nowplaying")
+            await fake.final_message(iid, within=60)
+            write_scene(fake, out / "nowplaying-stale.jsonl", since, {iid: "/nowplaying"})
+    finally:
+        await sim.stop()
+
+
+SCENES = {
+    "listener": _listener_commands,
+    "stale": _stale,
+    "announcements": _announcements,
+    "voice": _voice,
+    "shows": _shows,
+    "scheduled": _scheduled,
+    "community": community,
+}
+
+
+async def main(out: Path, groups: list[str]) -> None:
+    for name in groups or list(SCENES):
+        await SCENES[name](out)
 
 
 if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screens/jsonl")
     target.mkdir(parents=True, exist_ok=True)
-    if len(sys.argv) > 2 and sys.argv[2] == "scheduled":  # only the alerts and recap scenes
-        asyncio.run(_scheduled(target))
-    else:
-        asyncio.run(main(target))
+    asyncio.run(main(target, sys.argv[2:]))

@@ -26,6 +26,9 @@ TABLES = (
     "alert_subscriptions",
     "station_alert_state",
     "recaps",
+    "voice_status",
+    "guild_show_events",
+    "show_events",
     "likes",
     "schema_version",
 )

@@ -1,0 +1,1 @@
+"""Shows outside messages: the voice channel status (or stage topic) and live-show events."""

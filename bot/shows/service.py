@@ -1,0 +1,140 @@
+"""Shows: what a station plays, shown where a guild looks outside messages — the voice channel
+OnAir plays in (its status, or a stage's topic) and Discord Scheduled Events for live shows.
+
+Both are driven by one hook: the announcer's watch of the station tells ``station_changed`` of
+each new play once, and it updates every guild of this process that plays the station or asked
+for its events (no per-guild polling). The voice service tells ``player_started`` and
+``player_leaving`` so a channel shows the play on air at once and is cleared when OnAir leaves.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+import discord
+
+from ..announcer.watcher import Announcement
+from ..config import GuildConfig
+from ..registry import StationRegistry
+from ..storage import Storage
+from .channel_status import ChannelStatusKeeper, Players, follow_status_events
+from .events import ShowEvents
+
+_LOGGER = logging.getLogger("onair.shows")
+
+
+class ShowsService:
+    """Built by ``create_bot``; the announcer and the voice service call into it."""
+
+    def __init__(
+        self,
+        client: discord.Client,
+        storage: Storage,
+        registry: StationRegistry,
+        players: Players,
+        *,
+        refresh_watches: Callable[[], Awaitable[None]],
+        handles_guild: Callable[[int], bool],
+        pace: Callable[[], Awaitable[None]] | None = None,
+        guild_configs: tuple[GuildConfig, ...] = (),
+    ) -> None:
+        self.client = client
+        self.storage = storage
+        self.registry = registry
+        self.players = players
+        self.refresh_watches = refresh_watches
+        self.handles_guild = handles_guild
+        self.guild_configs = guild_configs
+        self.status = ChannelStatusKeeper(client, storage, players, pace=pace)
+        self.events = ShowEvents(client, storage, pace=pace)
+        self._event_stations: set[str] = set()
+        self._playing: set[str] = set()  # stations this process plays in voice
+
+    def follow_gateway(self) -> None:
+        """Before the client connects: read voice channel statuses off the gateway."""
+        follow_status_events(self.client, self.status.seen)
+
+    async def load(self) -> None:
+        """At start-up, before the voice settings are read: the config file's ``[[guilds]]``
+        choices (``live_events`` turns events on, ``voice_status`` when set), then what OnAir
+        wrote and which stations have events."""
+        for guild in self.guild_configs:
+            for station in guild.live_events:
+                await self.storage.set_show_events(guild.id, station, on=True)
+            if guild.voice_status is not None:
+                voice = await self.storage.guild_voice(guild.id)
+                if voice.channel_status != guild.voice_status:
+                    await self.storage.save_guild_voice(
+                        replace(voice, channel_status=guild.voice_status)
+                    )
+        await self.status.load()
+        await self._load_event_stations()
+
+    async def _load_event_stations(self) -> None:
+        pairs = await self.storage.show_event_guilds()
+        self._event_stations = {station for guild, station in pairs if self.handles_guild(guild)}
+
+    def wanted_stations(self) -> set[str]:
+        """Stations the announcer watches for shows (besides the announced ones)."""
+        return self._event_stations | self._playing
+
+    # The one hook -------------------------------------------------------------------------
+
+    async def station_changed(self, station: str, announcement: Announcement) -> None:
+        play = announcement.play
+        try:
+            await self.status.station_changed(station, play)
+        except Exception as error:  # storage down: the next play tries again
+            _LOGGER.warning("voice statuses of %s not updated: %r", station, error)
+        try:
+            # (Also where no guild wants events any more: an open one still gets completed.)
+            await self.events.station_changed(station, play, announcement.info)
+        except Exception as error:
+            _LOGGER.warning("live-show events of %s not updated: %r", station, error)
+
+    # Voice --------------------------------------------------------------------------------
+
+    async def player_started(self, guild_id: int, channel_id: int, station: str) -> None:
+        """OnAir plays ``station`` in the channel: show what is on air now (its info is cached
+        from the join), and have the station watched if it was not."""
+        if station not in self._playing:
+            self._playing.add(station)
+            await self.refresh_watches()
+        config = self.registry.station(station)
+        if config is None:
+            return
+        try:
+            info = (await self.registry.snapshot(config)).info
+        except Exception as error:  # the station is down: its next play will show
+            _LOGGER.info("status of channel %s waits: %s", channel_id, type(error).__name__)
+            return
+        await self.status.show(guild_id, channel_id, info.current_play())
+
+    async def player_leaving(self, guild_id: int, channel_id: int) -> None:
+        await self.status.clear(guild_id, channel_id)
+
+    async def players_changed(self) -> None:
+        """A player stopped: stop watching stations nobody plays here (and nobody announces)."""
+        playing = {station for station in self._playing if self.players.channels_playing(station)}
+        if playing != self._playing:
+            self._playing = playing
+            await self.refresh_watches()
+
+    async def voice_settings_changed(self, guild_id: int, channel_id: int | None) -> None:
+        """The guild turned the status on or off: show or clear it now where OnAir plays."""
+        if channel_id is None:
+            return
+        for station in list(self._playing):
+            if (guild_id, channel_id) in self.players.channels_playing(station):
+                await self.player_started(guild_id, channel_id, station)
+
+    # Events -------------------------------------------------------------------------------
+
+    async def set_events(self, guild_id: int, station: str, *, on: bool) -> bool:
+        """Turn a station's live-show events on or off here; whether that changed anything."""
+        changed = await self.storage.set_show_events(guild_id, station, on=on)
+        await self._load_event_stations()
+        await self.refresh_watches()
+        return changed

@@ -1,0 +1,72 @@
+"""What OnAir writes where people see a station's shows outside messages: a voice channel's
+status, a stage's topic, a Scheduled Event's name, place and description. Station text is
+untrusted: one line, no control or format characters, cut to Discord's limit for the field."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from ..render.text import clip, safe
+from ..station import Play
+
+VOICE_STATUS_MAX = 500  # Discord: a voice channel's status
+STAGE_TOPIC_MAX = 120  # Discord: a stage instance's topic (at least 1)
+EVENT_NAME_MAX = 100
+EVENT_DESCRIPTION_MAX = 1000
+EVENT_LOCATION_MAX = 100
+MUSIC, LIVE = "🎵", "🔴 LIVE:"
+
+
+def one_line(value: str | None, limit: int) -> str:
+    """Plain text on one line of at most ``limit`` characters (fields Discord shows as typed:
+    a stage topic, an event's name and place): control characters become spaces, format
+    characters (zero-width, bidi overrides) and lone surrogates go, whitespace folds."""
+    if not value:
+        return ""
+    value = value[: limit * 8]  # bounded work on any input
+    kept = []
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            kept.append(" ")
+        elif category not in ("Cf", "Cs"):
+            kept.append(char)
+    return clip(" ".join("".join(kept).split()), limit)
+
+
+def voice_status(play: Play | None) -> str | None:
+    """ "🎵 Artist - Title", or "🔴 LIVE: <show>" during a live show; None when nothing plays.
+    The status renders markdown, so station text is escaped (and no mention can form)."""
+    if play is None:
+        return None
+    prefix = LIVE if play.live else MUSIC
+    text = safe(play.display, limit=VOICE_STATUS_MAX - len(prefix) - 1)
+    return f"{prefix} {text}" if text else None
+
+
+def stage_topic(play: Play | None) -> str | None:
+    """The same line for a stage's topic (plain text, 1-120 characters)."""
+    if play is None:
+        return None
+    prefix = LIVE if play.live else MUSIC
+    text = one_line(play.display, STAGE_TOPIC_MAX - len(prefix) - 1)
+    return f"{prefix} {text}" if text else None
+
+
+def event_name(play: Play) -> str:
+    """A live show's event name: its title (1-100 characters)."""
+    return one_line(play.display, EVENT_NAME_MAX) or "Live show"
+
+
+def event_location(station_name: str | None, listen: str | None) -> str:
+    """Where an external event happens: the station's listen link when it fits, else its name."""
+    if listen and len(listen) <= EVENT_LOCATION_MAX and listen.startswith("https://"):
+        return listen
+    return one_line(station_name, EVENT_LOCATION_MAX) or "Online radio"
+
+
+def event_description(station_name: str | None, play: Play) -> str:
+    """Markdown is rendered in an event's description: station text is escaped."""
+    station = safe(station_name, limit=200, fallback="the station")
+    show = safe(play.display, limit=300)
+    return clip(f"{show} live on {station}. Tune in with `/join` or `/listen`.", 1000)

@@ -1,0 +1,293 @@
+"""The fake Discord answers the voice channel status, stage instance and scheduled event routes
+as Discord does: documented shapes and limits (400, 50035 at the field's path), permissions
+(403, 50013), unknown objects (404), the event status machine and the 100-event cap (30038)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .support import discord_rules as rules
+from .support.botenv import fake_discord_fixture
+from .support.fakediscord import (
+    CONNECT,
+    MANAGE_EVENTS,
+    SET_VOICE_CHANNEL_STATUS,
+    STAGE_MODERATOR,
+    FakeDiscord,
+)
+
+pytestmark = pytest.mark.e2e
+
+fake = fake_discord_fixture()
+
+
+@pytest.fixture
+async def http(fake: FakeDiscord) -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(connector=fake.connector()) as session:
+        yield session
+
+
+async def call(
+    http: aiohttp.ClientSession, method: str, path: str, body: Any = None
+) -> tuple[int, Any]:
+    async with http.request(method, f"https://discord.com/api/v10{path}", json=body) as response:
+        raw = await response.read()
+        return response.status, json.loads(raw) if raw else None
+
+
+def error_at(body: dict[str, Any], *path: str) -> str:
+    node = body["errors"]
+    for part in path:
+        assert part in node, f"no error at {path}: {json.dumps(body)}"
+        node = node[part]
+    return str(node["_errors"][0]["code"])
+
+
+def when(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
+
+
+def external(**changes: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "name": "n" * 100,
+        "description": "d" * 1000,
+        "privacy_level": 2,
+        "entity_type": 3,
+        "entity_metadata": {"location": "l" * 100},
+        "scheduled_start_time": when(60),
+        "scheduled_end_time": when(3600),
+    }
+    for key, value in changes.items():
+        if value is None:
+            event.pop(key, None)
+        else:
+            event[key] = value
+    return event
+
+
+# Voice channel status ---------------------------------------------------------------------------
+
+
+async def test_voice_status_up_to_500_characters_with_the_permission(fake, http):
+    guild = fake.guilds[0]
+    channel = fake.add_voice_channel(guild, bot_allow=SET_VOICE_CHANNEL_STATUS)
+    status, _ = await call(http, "PUT", f"/channels/{channel}/voice-status", {"status": "s" * 500})
+    assert status == 204
+    assert guild.voice_channels[0].status == "s" * 500
+    status, body = await call(
+        http, "PUT", f"/channels/{channel}/voice-status", {"status": "s" * 501}
+    )
+    assert status == 400
+    assert body["code"] == rules.INVALID_FORM_BODY
+    assert error_at(body, "status") == "BASE_TYPE_MAX_LENGTH"
+    status, _ = await call(http, "PUT", f"/channels/{channel}/voice-status", {"status": None})
+    assert status == 204
+    assert guild.voice_channels[0].status is None
+
+
+@pytest.mark.parametrize(
+    ("allow", "deny"),
+    [(0, 0), (SET_VOICE_CHANNEL_STATUS, CONNECT)],
+    ids=["without Set Voice Channel Status", "without Connect"],
+)
+async def test_voice_status_needs_the_permission_and_connect(fake, http, allow, deny):
+    guild = fake.guilds[0]
+    channel = fake.add_voice_channel(guild, bot_allow=allow, bot_deny=deny)
+    status, body = await call(http, "PUT", f"/channels/{channel}/voice-status", {"status": "x"})
+    assert (status, body["code"]) == (403, rules.MISSING_PERMISSIONS)
+    assert guild.voice_channels[0].status is None
+
+
+async def test_voice_status_is_not_for_stages_or_text_channels(fake, http):
+    guild = fake.guilds[0]
+    stage = fake.add_voice_channel(guild, stage=True, bot_allow=SET_VOICE_CHANNEL_STATUS)
+    status, body = await call(http, "PUT", f"/channels/{stage}/voice-status", {"status": "x"})
+    assert (status, body["code"]) == (400, rules.INVALID_CHANNEL_TYPE)
+    status, body = await call(
+        http, "PUT", f"/channels/{guild.channels[0]}/voice-status", {"status": "x"}
+    )
+    assert status == 404
+
+
+# Stage instances ---------------------------------------------------------------------------------
+
+
+async def test_stage_topic_is_1_to_120_characters(fake, http):
+    guild = fake.guilds[0]
+    stage = fake.add_voice_channel(guild, stage=True, bot_allow=STAGE_MODERATOR)
+    for topic, code in (("", "BASE_TYPE_MIN_LENGTH"), ("t" * 121, "BASE_TYPE_MAX_LENGTH")):
+        status, body = await call(
+            http, "POST", "/stage-instances", {"channel_id": str(stage), "topic": topic}
+        )
+        assert status == 400
+        assert error_at(body, "topic") == code
+    status, body = await call(http, "POST", "/stage-instances", {"channel_id": str(stage)})
+    assert status == 400
+    assert error_at(body, "topic") == "BASE_TYPE_REQUIRED"
+    status, body = await call(
+        http, "POST", "/stage-instances", {"channel_id": str(stage), "topic": "t" * 120}
+    )
+    assert status == 200
+    assert body["topic"] == "t" * 120
+    status, body = await call(http, "PATCH", f"/stage-instances/{stage}", {"topic": ""})
+    assert status == 400
+    assert error_at(body, "topic") == "BASE_TYPE_MIN_LENGTH"
+    status, body = await call(http, "PATCH", f"/stage-instances/{stage}", {"topic": "new"})
+    assert status == 200
+    assert guild.voice_channels[0].topic == "new"
+
+
+async def test_stage_instances_need_a_stage_moderator_and_exist_once(fake, http):
+    guild = fake.guilds[0]
+    plain = fake.add_voice_channel(guild, stage=True)
+    status, body = await call(
+        http, "POST", "/stage-instances", {"channel_id": str(plain), "topic": "x"}
+    )
+    assert (status, body["code"]) == (403, rules.MISSING_PERMISSIONS)
+    moderated = fake.add_voice_channel(guild, stage=True, bot_allow=STAGE_MODERATOR)
+    status, body = await call(http, "PATCH", f"/stage-instances/{moderated}", {"topic": "x"})
+    assert (status, body["code"]) == (404, rules.UNKNOWN_STAGE_INSTANCE)
+    await fake.start_stage(guild, moderated, "a person's stage")
+    status, body = await call(
+        http, "POST", "/stage-instances", {"channel_id": str(moderated), "topic": "x"}
+    )
+    assert (status, body["code"]) == (400, rules.STAGE_ALREADY_OPEN)
+    status, _ = await call(http, "DELETE", f"/stage-instances/{moderated}")
+    assert status == 204
+    assert guild.voice_channels[1].topic is None
+
+
+# Scheduled events --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def events_guild(fake: FakeDiscord) -> int:
+    guild = fake.guilds[0]
+    guild.bot_role_permissions = MANAGE_EVENTS
+    return guild.id
+
+
+async def test_an_external_event_at_every_limit_is_created(fake, http, events_guild):
+    status, body = await call(http, "POST", f"/guilds/{events_guild}/scheduled-events", external())
+    assert status == 200, body
+    assert body["status"] == rules.SCHEDULED
+    assert body["entity_metadata"]["location"] == "l" * 100
+
+
+@pytest.mark.parametrize(
+    ("what", "changes", "path", "code"),
+    [
+        ("name too long", {"name": "n" * 101}, ("name",), "BASE_TYPE_MAX_LENGTH"),
+        ("name empty", {"name": ""}, ("name",), "BASE_TYPE_MIN_LENGTH"),
+        ("no name", {"name": None}, ("name",), "BASE_TYPE_REQUIRED"),
+        ("description", {"description": "d" * 1001}, ("description",), "BASE_TYPE_MAX_LENGTH"),
+        ("privacy", {"privacy_level": 1}, ("privacy_level",), "BASE_TYPE_CHOICES"),
+        ("entity type", {"entity_type": 4}, ("entity_type",), "BASE_TYPE_CHOICES"),
+        (
+            "no location",
+            {"entity_metadata": {}},
+            ("entity_metadata", "location"),
+            "BASE_TYPE_REQUIRED",
+        ),
+        (
+            "location too long",
+            {"entity_metadata": {"location": "l" * 101}},
+            ("entity_metadata", "location"),
+            "BASE_TYPE_MAX_LENGTH",
+        ),
+        (
+            "external without an end",
+            {"scheduled_end_time": None},
+            ("scheduled_end_time",),
+            "GUILD_SCHEDULED_EVENT_REQUIRES_END_TIME",
+        ),
+        (
+            "start in the past",
+            {"scheduled_start_time": when(-5)},
+            ("scheduled_start_time",),
+            "GUILD_SCHEDULED_EVENT_SCHEDULE_PAST",
+        ),
+        (
+            "end before start",
+            {"scheduled_end_time": when(30)},
+            ("scheduled_end_time",),
+            "GUILD_SCHEDULED_EVENT_END_BEFORE_START",
+        ),
+        (
+            "no zone",
+            {"scheduled_start_time": "2099-01-01T10:00:00"},
+            ("scheduled_start_time",),
+            "DATE_TIME_TYPE_PARSE",
+        ),
+        (
+            "external in a channel",
+            {"channel_id": "123456789012345678"},
+            ("channel_id",),
+            "GUILD_SCHEDULED_EVENT_CHANNEL_NOT_ALLOWED",
+        ),
+        ("status on create", {"status": 2}, ("status",), "UNKNOWN_FIELD"),
+    ],
+)
+async def test_event_rule_rejects(fake, http, events_guild, what, changes, path, code):
+    status, body = await call(
+        http, "POST", f"/guilds/{events_guild}/scheduled-events", external(**changes)
+    )
+    assert status == 400, what
+    assert error_at(body, *path) == code
+    assert fake.guilds[0].events == {}
+
+
+async def test_event_status_moves_only_forward(fake, http, events_guild):
+    base = f"/guilds/{events_guild}/scheduled-events"
+
+    async def new() -> str:
+        status, body = await call(http, "POST", base, external())
+        assert status == 200
+        return str(body["id"])
+
+    async def move(event: str, to: int) -> int:
+        status, body = await call(http, "PATCH", f"{base}/{event}", {"status": to})
+        if status == 400:
+            assert error_at(body, "status") == "GUILD_SCHEDULED_EVENT_INVALID_STATUS_TRANSITION"
+        return status
+
+    first = await new()
+    assert await move(first, rules.COMPLETED) == 400  # not from SCHEDULED
+    assert await move(first, rules.ACTIVE) == 200
+    assert await move(first, rules.SCHEDULED) == 400
+    assert await move(first, rules.CANCELED) == 400  # not from ACTIVE
+    assert await move(first, rules.COMPLETED) == 200
+    assert await move(first, rules.ACTIVE) == 400  # final
+    second = await new()
+    assert await move(second, rules.CANCELED) == 200
+    assert await move(second, rules.ACTIVE) == 400
+    status, body = await call(http, "PATCH", f"{base}/1234567890123", {"status": 2})
+    assert (status, body["code"]) == (404, rules.UNKNOWN_SCHEDULED_EVENT)
+
+
+async def test_events_need_manage_events(fake, http):
+    status, body = await call(
+        http, "POST", f"/guilds/{fake.guilds[0].id}/scheduled-events", external()
+    )
+    assert (status, body["code"]) == (403, rules.MISSING_PERMISSIONS)
+
+
+async def test_a_guild_holds_at_most_100_live_events(fake, http, events_guild):
+    base = f"/guilds/{events_guild}/scheduled-events"
+    for _ in range(rules.EVENTS_MAX):
+        status, _ = await call(http, "POST", base, external())
+        assert status == 200
+    status, body = await call(http, "POST", base, external())
+    assert (status, body["code"]) == (400, rules.MAX_EVENTS_REACHED)
+    # A finished event no longer counts.
+    first = next(iter(fake.guilds[0].events))
+    status, _ = await call(http, "PATCH", f"{base}/{first}", {"status": rules.CANCELED})
+    assert status == 200
+    status, _ = await call(http, "POST", base, external())
+    assert status == 200

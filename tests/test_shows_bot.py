@@ -1,0 +1,436 @@
+"""Shows through the real discord.py client against the fake Discord, on a manual clock: the
+voice channel status (and stage topic) OnAir writes where it plays, and the Scheduled Events it
+makes for live shows."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot import errors
+from bot.shows.text import voice_status
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.station import Play
+from bot.storage import EVENT_ACTIVE, create_storage
+
+from .support import discord_rules as rules
+from .support.botenv import BotEnv, running_bot
+from .support.fakediscord import (
+    MANAGE_EVENTS,
+    SET_VOICE_CHANNEL_STATUS,
+    STAGE_MODERATOR,
+    FakeDiscord,
+    Guild,
+)
+from .support.waiting import wait_for
+from .test_voice_bot import LISTENER, icecast, mp3, reply_of, voice_bot
+
+pytestmark = pytest.mark.e2e
+
+__all__ = ["icecast", "mp3"]  # the voice tests' fixtures, used here too
+
+# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
+SLOTS = [
+    (TRACKS[0], 20.0),
+    (JINGLES[0], 5.0),
+    (TRACKS[1], 20.0),
+    (LIVE_SHOW, 60.0),
+    (TRACKS[2], 20.0),
+]
+
+
+@pytest.fixture
+async def programme_sim() -> AsyncIterator[StationSimulator]:
+    clock = ManualClock()
+    simulator = StationSimulator(clock=clock)
+    simulator.add_station(
+        1,
+        key="station-key-SECRET-42",
+        programme=Programme(SLOTS, epoch=clock() - 1.0),
+        public_url="https://c9.radioboss.fm",
+    )
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+def advance(sim: StationSimulator, seconds: float) -> None:
+    clock = sim.clock
+    assert isinstance(clock, ManualClock)
+    clock.advance(seconds)
+
+
+async def poll(env: BotEnv) -> None:
+    """Run the station's watch now; wait for its listeners (the shows hook included)."""
+    announcer = env.bot.announcer
+    await wait_for(lambda: len(announcer.watched()) == 1, within=10)
+    watch = announcer.watched()[0]
+    await wait_for(lambda: not watch.busy, within=10)
+    before = watch.status.polls
+    announcer.poll_now(watch)
+    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await announcer.idle()
+
+
+def shown(item: Any, *, live: bool = False) -> str:
+    text = voice_status(Play(title=item.title, artist=item.artist, live=live))
+    assert text is not None
+    return text
+
+
+def status_puts(fake: FakeDiscord, channel: int) -> list[Any]:
+    return [r.json["status"] for r in fake.sent("PUT", rf"^/channels/{channel}/voice-status$")]
+
+
+def channel_of(fake: FakeDiscord, guild: Guild, channel_id: int) -> Any:
+    return next(vc for vc in guild.voice_channels if vc.id == channel_id)
+
+
+# Voice channel status ------------------------------------------------------------------------
+
+
+async def test_the_status_shows_each_play_once_and_is_cleared_on_leave(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        fake, guild = voice.fake, voice.guild
+        channel = voice.channels[guild.id]
+        await voice.join()
+        vc = channel_of(fake, guild, channel)
+        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+        assert vc.status_by == "bot"
+        await poll(voice.env)
+        await poll(voice.env)
+        assert status_puts(fake, channel) == [shown(TRACKS[0])]  # no change: no write
+        advance(programme_sim, 21)  # the jingle
+        await poll(voice.env)
+        await wait_for(lambda: vc.status == shown(JINGLES[0]))
+        advance(programme_sim, 25)  # 46 s: the live show
+        await poll(voice.env)
+        await wait_for(lambda: vc.status == shown(LIVE_SHOW, live=True))
+        assert vc.status.startswith("🔴 LIVE: ")
+        assert status_puts(fake, channel) == [
+            shown(TRACKS[0]),
+            shown(JINGLES[0]),
+            shown(LIVE_SHOW, live=True),
+        ]
+        message = await reply_of(
+            voice.env, await fake.slash("leave", {}, guild=guild, user_id=LISTENER)
+        )
+        assert message["content"]
+        assert vc.status is None  # cleared before OnAir left
+        assert status_puts(fake, channel)[-1] is None
+        assert await voice.env.bot.storage.written_statuses() == {}
+
+
+async def test_one_station_change_sets_every_guild_that_plays_it(programme_sim, icecast):
+    async with voice_bot(
+        programme_sim, icecast, guilds=2, bot_allow=SET_VOICE_CHANNEL_STATUS
+    ) as voice:
+        fake = voice.fake
+        for guild in fake.guilds:
+            await voice.join(guild)
+        for guild in fake.guilds:
+            vc = channel_of(fake, guild, voice.channels[guild.id])
+            await wait_for(lambda vc=vc: vc.status == shown(TRACKS[0]))
+        polls = programme_sim.counters["info:1"]
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        for guild in fake.guilds:
+            vc = channel_of(fake, guild, voice.channels[guild.id])
+            await wait_for(lambda vc=vc: vc.status == shown(JINGLES[0]))
+            assert status_puts(fake, vc.id) == [shown(TRACKS[0]), shown(JINGLES[0])]
+        assert programme_sim.counters["info:1"] - polls == 1  # one poll for both guilds
+
+
+async def test_a_persons_status_is_never_replaced_or_cleared(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        fake, guild = voice.fake, voice.guild
+        channel = voice.channels[guild.id]
+        vc = channel_of(fake, guild, channel)
+        await fake.person_sets_status(guild, channel, "Karaoke night, all welcome")
+        keeper = voice.env.bot.shows.status
+        await wait_for(lambda: keeper.current(channel) == "Karaoke night, all welcome")
+        await voice.join()
+        await poll(voice.env)
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        assert status_puts(fake, channel) == []
+        assert vc.status == "Karaoke night, all welcome"
+        # Cleared by its author: OnAir shows what plays again; then someone writes over it.
+        await fake.person_sets_status(guild, channel, None)
+        await wait_for(lambda: keeper.current(channel) is None)
+        advance(programme_sim, 5)
+        await poll(voice.env)
+        await wait_for(lambda: vc.status == shown(TRACKS[1]))
+        await fake.person_sets_status(guild, channel, "Quiz at nine")
+        await wait_for(lambda: keeper.current(channel) == "Quiz at nine")
+        advance(programme_sim, 21)  # the live show
+        await poll(voice.env)
+        await fake.slash("leave", {}, guild=guild, user_id=LISTENER)
+        await wait_for(lambda: guild.id not in fake.bot_voice)
+        assert vc.status == "Quiz at nine"
+        assert status_puts(fake, channel) == [shown(TRACKS[1])]
+
+
+async def test_without_the_permission_nothing_is_sent(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast) as voice:
+        channel = voice.channels[voice.guild.id]
+        await voice.join()
+        await poll(voice.env)
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        await wait_for(lambda: voice.env.bot.shows.status.skipped_permission >= 2)
+        assert voice.fake.sent("PUT", r"/voice-status$") == []  # no 403 counted against OnAir
+        assert channel_of(voice.fake, voice.guild, channel).status is None
+
+
+async def test_a_guild_turns_the_status_off_and_on(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        fake, guild = voice.fake, voice.guild
+        vc = channel_of(fake, guild, voice.channels[guild.id])
+        await voice.join()
+        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+        iid = await fake.slash("onair", {"status": False}, sub=["voice"], guild=guild)
+        text = (await reply_of(voice.env, iid))["content"]
+        assert "channel status off" in text
+        assert vc.status is None
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
+        assert (await voice.env.bot.storage.guild_voice(guild.id)).channel_status is False
+        iid = await fake.slash("onair", {"status": True}, sub=["voice"], guild=guild)
+        assert "channel status on" in (await reply_of(voice.env, iid))["content"]
+        await wait_for(lambda: vc.status == shown(JINGLES[0]))
+
+
+async def test_the_reply_names_a_missing_status_permission(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast) as voice:
+        await voice.join()
+        iid = await voice.fake.slash("onair", {"status": True}, sub=["voice"])
+        text = (await reply_of(voice.env, iid))["content"]
+        channel = voice.channels[voice.guild.id]
+        assert errors.NO_STATUS_PERMISSION.format(channel=f"<#{channel}>") in text
+
+
+async def test_a_stage_shows_the_play_as_its_topic_when_onair_moderates_it(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast, stage=True, bot_allow=STAGE_MODERATOR) as voice:
+        fake, guild = voice.fake, voice.guild
+        stage = channel_of(fake, guild, voice.channels[guild.id])
+        await voice.join()
+        await wait_for(lambda: stage.topic == shown(TRACKS[0]))
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        await wait_for(lambda: stage.topic == shown(JINGLES[0]))
+        assert [r.method for r in fake.sent(None, r"^/stage-instances")] == ["POST", "PATCH"]
+        await fake.slash("leave", {}, guild=guild, user_id=LISTENER)
+        await wait_for(lambda: stage.topic is None)  # the stage OnAir opened is closed
+        assert fake.sent("PUT", r"/voice-status$") == []
+
+
+async def test_a_stage_someone_opened_keeps_their_topic(programme_sim, icecast):
+    fake = FakeDiscord()
+    guild = fake.guilds[0]
+    stage_id = fake.add_voice_channel(guild, "Stage", stage=True, bot_allow=STAGE_MODERATOR)
+    await fake.start()
+    try:
+        await fake.set_member_voice(guild, LISTENER, stage_id)
+        await fake.start_stage(guild, stage_id, "Town hall")
+        async with voice_bot(programme_sim, icecast, fake=fake) as voice:
+            await voice.join()
+            await poll(voice.env)
+            advance(programme_sim, 21)
+            await poll(voice.env)
+            await fake.slash("leave", {}, guild=guild, user_id=LISTENER)
+            await wait_for(lambda: guild.id not in fake.bot_voice)
+            assert channel_of(fake, guild, stage_id).topic == "Town hall"
+            assert fake.sent(None, r"^/stage-instances") == []
+    finally:
+        await fake.stop()
+
+
+# Scheduled events for live shows ---------------------------------------------------------------
+
+
+@pytest.fixture
+async def events_fake() -> AsyncIterator[FakeDiscord]:
+    fake = FakeDiscord(guild_count=2)
+    fake.guilds[0].bot_role_permissions = MANAGE_EVENTS  # the second guild lacks it
+    async with fake:
+        yield fake
+
+
+def event_writes(fake: FakeDiscord, guild: Guild) -> list[tuple[str, Any]]:
+    return [
+        (r.method, (r.json or {}).get("status"))
+        for r in fake.sent(None, rf"^/guilds/{guild.id}/scheduled-events")
+        if r.method in ("POST", "PATCH")
+    ]
+
+
+async def turn_on(env: BotEnv, guild: Guild) -> str:
+    iid = await env.fake.slash("onair", {"enabled": True}, sub=["events"], guild=guild)
+    message = await env.fake.final_message(iid)
+    return str(message["content"])
+
+
+async def test_a_live_show_becomes_one_active_event_then_completed(programme_sim, events_fake):
+    fake = events_fake
+    guild = fake.guilds[0]
+    async with running_bot(programme_sim, fake=fake) as env:
+        assert "make a server event" in await turn_on(env, guild)
+        await poll(env)
+        advance(programme_sim, 46)  # the live show
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+        (event,) = guild.events.values()
+        await wait_for(lambda: event["status"] == rules.ACTIVE)
+        assert event["name"] == LIVE_SHOW.title or LIVE_SHOW.title in event["name"]
+        assert event["entity_type"] == rules.EXTERNAL
+        assert event["entity_metadata"]["location"]
+        await poll(env)
+        await poll(env)  # the same show again: no second event
+        assert len(guild.events) == 1
+        advance(programme_sim, 60)  # the track after the show
+        await poll(env)
+        await wait_for(lambda: event["status"] == rules.COMPLETED)
+        assert event_writes(fake, guild) == [
+            ("POST", None),
+            ("PATCH", rules.ACTIVE),
+            ("PATCH", rules.COMPLETED),
+        ]
+        assert await env.bot.storage.open_show_events() == []
+        advance(programme_sim, 65)  # the show's next airing (the programme repeats)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+        assert len(guild.events) == 2  # a new event for the new airing
+        keys = await env.bot.storage.show_event_keys(guild.id, "main")
+        assert sorted(k.rpartition("@")[2] for k in keys) == ["0", "1"]
+
+
+async def test_a_restart_mid_show_makes_no_second_event(programme_sim, events_fake, tmp_path):
+    fake = events_fake
+    guild = fake.guilds[0]
+    db = str(tmp_path / "onair.sqlite3")
+    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
+        await turn_on(env, guild)
+        advance(programme_sim, 46)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
+        await poll(env)  # the restarted watch sees the live show as a new play
+        await poll(env)
+        assert len(guild.events) == 1
+        stored = await env.bot.storage.open_show_events(guild_id=guild.id)
+        assert [row[4] for row in stored] == [EVENT_ACTIVE]
+        advance(programme_sim, 60)
+        await poll(env)
+        (event,) = guild.events.values()
+        await wait_for(lambda: event["status"] == rules.COMPLETED)
+
+
+async def test_events_need_manage_events_and_other_guilds_go_on(programme_sim, events_fake):
+    fake = events_fake
+    first, second = fake.guilds
+    async with running_bot(programme_sim, fake=fake) as env:
+        iid = await fake.slash("onair", {"enabled": True}, sub=["events"], guild=second)
+        message = await fake.final_message(iid)
+        assert message["content"] == errors.EVENTS_NO_PERMISSION
+        assert message["flags"] & rules.EPHEMERAL
+        await turn_on(env, first)
+        # Events on in the second guild too (stored earlier), but no permission there now.
+        await env.bot.storage.set_show_events(second.id, "main", on=True)
+        advance(programme_sim, 46)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(first)) == 1)
+        assert fake.sent(None, rf"^/guilds/{second.id}/scheduled-events") == []
+
+
+async def test_at_most_ten_open_events_per_guild(programme_sim, events_fake):
+    fake = events_fake
+    guild = fake.guilds[0]
+    async with running_bot(programme_sim, fake=fake) as env:
+        await turn_on(env, guild)
+        for index in range(10):  # ten shows of other stations still open
+            await env.bot.storage.claim_show_event(guild.id, f"other{index}", "show@1", now=1.0)
+        advance(programme_sim, 46)
+        await poll(env)
+        assert fake.sent("POST", rf"^/guilds/{guild.id}/scheduled-events") == []
+
+
+async def test_after_a_crash_onair_knows_its_own_status_and_not_a_persons(
+    programme_sim, icecast, tmp_path
+):
+    """A kill -9 leaves OnAir's status behind (a clean stop clears it): the restarted bot finds
+    what it wrote in storage and Discord's status in GUILD_CREATE, and replaces only its own."""
+    db = str(tmp_path / "onair.sqlite3")
+    fake = FakeDiscord(guild_count=2)
+    own, theirs = fake.guilds
+    channels = {
+        g.id: fake.add_voice_channel(g, "Radio", bot_allow=SET_VOICE_CHANNEL_STATUS)
+        for g in fake.guilds
+    }
+    for guild, text in ((own, "🎵 Old - Song"), (theirs, "🎵 Old - Song")):
+        vc = channel_of(fake, guild, channels[guild.id])
+        vc.status = text
+    async with fake:
+        for guild in fake.guilds:
+            await fake.set_member_voice(guild, LISTENER, channels[guild.id])
+        # What the crashed run had written: only in the first guild's channel.
+        storage = await create_storage(db).open()
+        await storage.save_written_status(own.id, channels[own.id], "🎵 Old - Song")
+        await storage.close()
+        async with voice_bot(programme_sim, icecast, fake=fake, db_path=db) as voice:
+            for guild in fake.guilds:
+                await voice.join(guild)
+            mine = channel_of(fake, own, channels[own.id])
+            await wait_for(lambda: mine.status == shown(TRACKS[0]))
+            await poll(voice.env)
+            assert channel_of(fake, theirs, channels[theirs.id]).status == "🎵 Old - Song"
+            assert status_puts(fake, channels[theirs.id]) == []
+
+
+async def test_a_clean_stop_clears_the_status(programme_sim, icecast):
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        fake, guild = voice.fake, voice.guild
+        vc = channel_of(fake, guild, voice.channels[guild.id])
+        await voice.join()
+        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+    assert vc.status is None
+    assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
+
+
+async def test_a_guild_discord_refuses_does_not_hold_up_the_others(programme_sim, icecast):
+    async with voice_bot(
+        programme_sim, icecast, guilds=2, bot_allow=SET_VOICE_CHANNEL_STATUS
+    ) as voice:
+        fake = voice.fake
+        first, second = fake.guilds
+        for guild in fake.guilds:
+            await voice.join(guild)
+        good = channel_of(fake, second, voice.channels[second.id])
+        await wait_for(lambda: good.status == shown(TRACKS[0]))
+        # Discord refuses the first guild's next status (the permission was just taken away).
+        fake.fail("PUT", rf"^/channels/{voice.channels[first.id]}/voice-status$", 403, code=50013)
+        advance(programme_sim, 21)
+        await poll(voice.env)
+        await wait_for(lambda: good.status == shown(JINGLES[0]))
+        bad = channel_of(fake, first, voice.channels[first.id])
+        assert bad.status == shown(TRACKS[0])
+        assert fake.sent("PUT", rf"^/channels/{bad.id}/voice-status$")[-1].status == 403
+        # Allowed again: OnAir still knows the status there as its own and updates it.
+        advance(programme_sim, 5)
+        await poll(voice.env)
+        await wait_for(lambda: bad.status == shown(TRACKS[1]))
+
+
+async def test_the_config_file_turns_events_on_and_the_status_off(programme_sim, events_fake):
+    fake = events_fake
+    guild = fake.guilds[0]
+    config = f"[[guilds]]\nid = {guild.id}\nlive_events = ['main']\nvoice_status = false\n"
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
+        assert await env.bot.storage.show_event_guilds() == [(guild.id, "main")]
+        assert env.bot.voice.status_enabled(guild.id) is False
+        advance(programme_sim, 46)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
