@@ -161,7 +161,7 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         programme_sim.clock.advance(71)  # the jingle
         await poll(env)
         body = posts(fake)[-1].json
-        assert body["content"] == f"<@&{guild.roles[1]}> Now on OnAir Radio: {JINGLES[0].title}"
+        assert body["content"] == f"<@&{guild.roles[1]}> Now on Main FM: {JINGLES[0].title}"
         assert body["allowed_mentions"] == {"parse": [], "roles": [guild.roles[1]]}
         embed = body["embeds"][0]
         assert embed["title"] == f"♪ {JINGLES[0].title}"

@@ -82,7 +82,9 @@ def values(
         "album": text(play.album),
         "year": text(play.year),
         "genre": text(station_embeds.track_genre(info, play)),
-        "station": text(info.name or station_name),
+        # The one name of a station in every message: as configured or added (what the
+        # station option lists), the station's own name only when that is empty.
+        "station": text(station_name or info.name),
         "listeners": f"{listeners:,}" if listeners is not None else "",
         "listen_url": _url(info.links.listen),
         "started": started,

@@ -8,6 +8,7 @@ Discord allows, without a REST call that could meet a rate limit.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -83,7 +84,7 @@ def with_like_button(
     # snapshot), and this button's count belongs to this reply alone.
     fresh = discord.ui.View(timeout=None)
     for item in view.children if view is not None else ():
-        fresh.add_item(item)
+        fresh.add_item(copy.copy(item))
     view = fresh
     rows = Counter(item.row or 0 for item in view.children)
     free = next((row for row in range(ROWS) if rows[row] < BUTTONS_PER_ROW), None)
