@@ -291,14 +291,16 @@ class PollSettings:
     failure_base: float = 2.0
     breaker_threshold: int = 3  # consecutive failures before a station counts as unreachable
     # Switches of items with a known length.
-    switch_delay: float = 0.7  # aim: a switch is found at most this long after it happened ...
+    switch_delay: float = 0.8  # aim: a switch is found at most this long after it happened ...
     late_share: float = 0.03  # ... except this share of the station's recent switches
     switch_window: int = 64  # recent (switch - predicted end) offsets kept per station
     max_switch_polls: float = 2.0  # mean polls per switch the plan may cost at most
     learning_switches: int = 10  # until this many switches are seen, the plan ...
-    learning_margin: float = 0.5  # ... also catches switches this much earlier than any seen
+    learning_margin: float = 0.25  # ... also catches switches this much earlier than any seen
     # Live shows and items of unknown length.
     end_interval: float = 2.5  # cadence once such an item's end is near
+    end_lead: float = 1.5  # an airing may end this much sooner (or later) than any seen, ...
+    end_share: float = 0.15  # ... or this share of its length over the root of the airings seen
     length_window: int = 8  # lengths kept per title
     max_titles: int = 32  # titles whose lengths are kept per station
 

@@ -193,14 +193,17 @@ async def test_a_guild_turns_the_status_off_and_on(programme_sim, icecast):
         await wait_for(lambda: vc.status == shown(TRACKS[0]))
         iid = await fake.slash("onair", {"status": False}, sub=["voice"], guild=guild)
         text = (await reply_of(voice.env, iid))["content"]
-        assert "channel status off" in text
+        assert "The voice channel's status is left alone" in text
         assert vc.status is None
         advance(programme_sim, 21)
         await poll(voice.env)
         assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
         assert (await voice.env.bot.storage.guild_voice(guild.id)).channel_status is False
         iid = await fake.slash("onair", {"status": True}, sub=["voice"], guild=guild)
-        assert "channel status on" in (await reply_of(voice.env, iid))["content"]
+        assert (
+            "The voice channel's status shows what I play."
+            in (await reply_of(voice.env, iid))["content"]
+        )
         await wait_for(lambda: vc.status == shown(JINGLES[0]))
 
 

@@ -4,8 +4,10 @@ Two things are learned per station (one policy per station watch):
 
 - how early switches come against the reported length (crossfades, cut outros): the offsets of
   the last ``switch_window`` switches, from which the first poll after a predicted end is placed;
-- how long each live show (or other item of unknown length) usually runs, per title, so that it
-  is polled slowly until its end is near and quickly from then on.
+- how long each live show (or other item of unknown length) usually runs, per title, so that
+  its end is polled for only where that end is expected: one poll just in time after the
+  earliest expected end, then a short cadence, and before that only the skip checks a track
+  gets.
 
 The policy reads no clock of its own: every decision is computed from ``info.fetched_at`` and
 the injected random generator, so tests drive it with plain values.
@@ -13,6 +15,7 @@ the injected random generator, so tests drive it with plain values.
 
 from __future__ import annotations
 
+import math
 import random
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict, deque
@@ -57,10 +60,12 @@ class PollPolicy:
     :meth:`_plan`); until switches are seen it goes out ``margin`` after the predicted end. If
     nothing changed yet, it re-polls at short, growing steps from ``min_interval``.
 
-    Unknown length (live shows): every ``steady_interval`` until the end is near, then every
-    ``end_interval``. The end is near once the item has run its usual length (the shortest
-    learned for its title, less a lead for the spread), or as soon as ``nexttrack`` changes
-    during the item (the station has queued what follows).
+    Unknown length (live shows): once the title's lengths are learned and the item was seen to
+    begin, the first poll reaches the station ``end_interval`` after the earliest expected end
+    (see :meth:`end_window`), then one every ``end_interval`` until the latest; before that one
+    every ``max_interval`` (skips). Otherwise every ``steady_interval``, and every
+    ``end_interval`` as soon as ``nexttrack`` changes during the item (the station has queued
+    what follows).
     """
 
     def __init__(self, settings: PollSettings | None = None, *, rng: random.Random | None = None):
@@ -74,7 +79,10 @@ class PollPolicy:
         self.failures = 0
         self.lengths: OrderedDict[str, deque[float]] = OrderedDict()
         self._unknown: _Unknown | None = None
-        self._last_switch: tuple[str, datetime] | None = None
+        # The last play seen to begin: its title key, its start on our clock, and whether that
+        # start came from its position (exact) rather than from when it was first seen.
+        self._last_switch: tuple[str, datetime, bool] | None = None
+        self._answered_at: datetime | None = None  # when the last answer before this one came
 
     # Learning ---------------------------------------------------------------------------
 
@@ -93,16 +101,47 @@ class PollPolicy:
     def learn_play(self, play: Play, info: StationInfo) -> None:
         """A new play was detected in ``info``: learn how early the switch came against the
         predicted end, and how long the item of unknown length before it ran."""
+        key = _key(play.display)
         at = switch_moment(info, self.latency)
+        exact = at is not None
         if at is not None and self.expected_end is not None:
             self._learn_offset((at - self.expected_end).total_seconds())
         if at is None:  # no position (a live show): it began before this answer, at the latest
             at = info.fetched_at - timedelta(seconds=self.latency / 2)
+            stamped = self._stamped_start(key, info)
+            if stamped is not None:
+                at = min(at, stamped)
         unknown = self._unknown
-        if unknown is not None and unknown.start_known and unknown.key != _key(play.display):
+        if unknown is not None and unknown.start_known and unknown.key != key:
             self._learn_length(unknown.key, (at - unknown.started).total_seconds())
         self._unknown = None
-        self._last_switch = (_key(play.display), at)
+        self._last_switch = (key, at, exact)
+
+    def _stamped_start(self, key: str, info: StationInfo) -> datetime | None:
+        """When the play on air in ``info`` began by the station's ``recent`` start times, on
+        our clock, if the play before it is the one whose start we timed from its position.
+
+        The station's clock and zone may be hours off, but the difference of two of its start
+        times is not: it is how long the play before ran (whole seconds, so within 1 s). After
+        a switch found late (a cut outro before a live show) this is the better start; half a
+        second is added so that it is about as likely early as late. It is never put before
+        the last answer that still showed the play before (start times can be wrong).
+        """
+        previous = self._last_switch
+        if previous is None or not previous[2] or len(info.recent) < 2:
+            return None
+        now, before = info.recent[0], info.recent[1]
+        if now.started is None or before.started is None:
+            return None
+        if _key(now.title) != key or _key(before.title) != previous[0]:
+            return None
+        ran = (now.started - before.started).total_seconds()
+        if not 0 <= ran < 86_400:
+            return None
+        stamped = previous[1] + timedelta(seconds=ran + 0.5)
+        if self._answered_at is not None:
+            stamped = max(stamped, self._answered_at)
+        return stamped
 
     def observe_offset(self, offset: float) -> None:
         """Record one switch ``offset`` seconds after (negative: before) the predicted end."""
@@ -214,21 +253,37 @@ class PollPolicy:
             # catches the latest ones).
             self._anchor = min(self._anchor, ordered[0] - s.learning_margin)
 
-    def end_near(self, title: str) -> float | None:
-        """Seconds into an item of unknown length titled ``title`` from which to poll quickly,
-        or None before any of its lengths is known."""
+    def end_window(self, title: str) -> tuple[float, float] | None:
+        """Seconds into an item of unknown length titled ``title`` between which it is expected
+        to end, or None before any of its lengths is known.
+
+        The shortest and longest learned lengths, widened by a lead for airings beyond those
+        seen: the sample range over ``n - 1`` (about the gap a spread leaves beyond the
+        extremes of ``n`` draws), but at least ``end_share`` of the length over the square
+        root of ``n`` (a few airings do not show the spread yet) and at least ``end_lead``.
+        Past the longest the lead is doubled: polls there are only spent when a show overruns,
+        and an end missed there is found at the steady cadence, much later than one before
+        the window (which the first poll still finds, if late by as much as it came early).
+        """
         lengths = self.lengths.get(_key(title))
         if not lengths:
             return None
+        s = self.settings
+        n = len(lengths)
         low, high = min(lengths), max(lengths)
-        lead = max(2 * self.settings.end_interval, 0.15 * low, high - low)
-        return max(0.0, low - lead)
+        spread = (high - low) / (n - 1) if n > 1 else 0.0
+        share = s.end_share / math.sqrt(n)
+        return (
+            max(0.0, low - max(s.end_lead, share * low, spread)),
+            high + 2 * max(s.end_lead, share * high, spread),
+        )
 
     # Deciding ---------------------------------------------------------------------------
 
     def after_success(self, info: StationInfo, play: Play | None = None) -> float:
         """Delay after a poll that got an answer (changed or not); ``play`` is what is on air."""
         self.failures = 0
+        self._answered_at = info.fetched_at
         s = self.settings
         playback = info.playback
         if info.is_live or playback is None or playback.length is None or playback.position is None:
@@ -274,14 +329,29 @@ class PollPolicy:
             unknown = self._unknown = _Unknown(key, started, known, upcoming)
         if upcoming != unknown.next_at_start and upcoming not in PLACEHOLDER_TITLES:
             unknown.cued = True  # the station has queued what follows: the end is near
-        elapsed = (info.fetched_at - unknown.started).total_seconds()
-        near = self.end_near(title)
-        if unknown.cued or (near is not None and elapsed >= near):
-            return self._clamp(s.end_interval * self._rng.uniform(0.95, 1.0))
-        delay = s.steady_interval * self._rng.uniform(0.9, 1.1)
-        if near is not None:
-            delay = min(delay, near - elapsed)
-        return self._clamp(delay)
+        fast = self._clamp(s.end_interval * self._rng.uniform(0.95, 1.0))
+        window = self.end_window(title) if unknown.start_known else None
+        if window is not None:
+            # Reaches the station (half a round trip after it is sent) one end cadence after
+            # the earliest expected end: an end in between is found within the cadence.
+            elapsed = (info.fetched_at - unknown.started).total_seconds() + self.latency / 2
+            until = window[0] + self._end_catch() - elapsed
+            if until > s.max_interval:
+                # Skip checks at most max_interval apart, the last one being that first poll.
+                return self._clamp(until / math.ceil(until / s.max_interval))
+            if until > 0.2:
+                return self._clamp(until + self._rng.uniform(0, 0.05))
+            if elapsed <= window[1] or unknown.cued:
+                return fast
+            # Longer than it has ever run: back to the steady cadence (or the cue) for it.
+        elif unknown.cued:
+            return fast
+        return self._clamp(s.steady_interval * self._rng.uniform(0.9, 1.1))
+
+    def _end_catch(self) -> float:
+        """How long before a poll reaches the station an item of unknown length may end and
+        still be found within ``end_interval``."""
+        return max(0.1, self.settings.end_interval - self.latency / 2)
 
     def after_failure(self) -> float:
         self.failures += 1
