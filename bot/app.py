@@ -23,6 +23,7 @@ from .commandsync import state_path, sync_commands
 from .config import TOKEN_ENV, ConfigError, Settings, load_settings
 from .core import OnAirBot
 from .keybox import KeyBox, KeyBoxError
+from .likes import LikeService
 from .logs import setup_logging
 from .metrics import Metrics, MetricsServer
 from .netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
@@ -109,8 +110,13 @@ def create_bot(
     # The announcer posts through the bot's own client; the announcer cog starts and stops it.
     # One pace under Discord's global limit for announcements and the shows' requests.
     gate = RateGate()
+    bot.likes = LikeService(storage, wall=clock)
     bot.announcer = AnnouncerService(
-        settings, registry, storage, WatchScheduler(scheduler), DiscordDeliverer(bot, gate=gate)
+        settings,
+        registry,
+        storage,
+        WatchScheduler(scheduler),
+        DiscordDeliverer(bot, gate=gate, likes=bot.likes),
     )
     bot.announcer.metrics = bot.metrics
     # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog runs it).

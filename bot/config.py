@@ -22,6 +22,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from .patterns import UnsafePattern, compile_pattern
 from .station.apikey import key_problem
 from .storage.models import Subscription
+from .templates.model import TemplateSet
+from .templates.model import checked as checked_templates
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
 # Wins over [metrics] port: the container image turns /healthz on for its HEALTHCHECK.
@@ -159,6 +161,13 @@ def _regex(value: Any) -> str:
     return pattern
 
 
+def _templates(value: Any) -> TemplateSet | None:
+    """A ``[subscriptions.template]`` table (content, title, description, footer, color and
+    the ``live`` / ``autodj`` tables), every template checked as the commands check them."""
+    templates = checked_templates(value)
+    return None if templates.is_empty() else templates
+
+
 def _list_of(item: Callable[[Any], Any]) -> Callable[[Any], tuple[Any, ...]]:
     def convert(value: Any) -> tuple[Any, ...]:
         if not isinstance(value, list):
@@ -258,6 +267,9 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "skip_item_types": Setting(_list_of(_str), ()),
         "skip_pattern": Setting(_regex, ""),
         "announce_live": Setting(_bool, True),
+        # [subscriptions.template]: the announcement's wording (none: the built-in layout, or
+        # what an admin set with /onair template)
+        "template": Setting(_templates, None),
     },
 }
 ARRAY_TABLES = {"stations", "guilds", "subscriptions"}
@@ -524,6 +536,7 @@ def parse_settings(
             0,
             guild_id=v.pop("guild"),
             channel_id=v.pop("channel"),
+            templates=v.pop("template"),
             **{**v, "station": known(v["station"], f"{_place('subscriptions', i)} station")},
         )
         for i, v in arrays["subscriptions"]

@@ -25,6 +25,7 @@ from .storage import Storage
 
 if TYPE_CHECKING:
     from .announcer.service import AnnouncerService
+    from .likes import LikeService
     from .onboarding import StationOnboarding
     from .scheduled.alert_service import AlertService
     from .scheduled.outbox import PostOutbox
@@ -46,6 +47,7 @@ EXTENSIONS = (
     "cogs.announcer",
     "cogs.admin",
     "cogs.voice",
+    "cogs.community",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
@@ -102,6 +104,7 @@ class OnAirBot(commands.AutoShardedBot):
     alerts: AlertService
     recaps: RecapService
     shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
+    likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
 
     def __init__(
         self,

@@ -149,3 +149,32 @@ CANNOT_MENTION = (
 )
 ALERTS_NEED_CHANNEL = "Pick the `channel` for the alerts (or set `off:True` to stop them)."
 RECAP_NEED_CHANNEL = "Pick the `channel` for the weekly recap (or set `off:True` to stop it)."
+
+
+# Community: announcement templates and likes (/onair template, the ❤ button, /top).
+BAD_TEMPLATE = "I did not save that: {problem}."
+NO_TEMPLATE_TARGET = (
+    "{channel} has no announcements of **{station}** yet: set them up with `/onair announce` "
+    "first, then word them with `/onair template set`."
+)
+TEMPLATE_NOTHING_GIVEN = (
+    "Give at least one part to set: content, title, description, footer or color."
+)
+# Why a template is refused (after "I did not save that: "); the formatter fills them in.
+TEMPLATE_FORMAT_SPEC = "`{{{shown}}}` has a format spec (`:`); write `{{{name}}}` alone"
+TEMPLATE_CONVERSION = "`{{{shown}}}` has a conversion (`!`); write `{{{name}}}` alone"
+TEMPLATE_REACHES_IN = "`{{{shown}}}` reaches into a value (`.` or `[`); write `{{{name}}}`"
+TEMPLATE_EMPTY_NAME = "`{{}}` names nothing; write a name like `{{title}}` (or `{{{{` for a brace)"
+TEMPLATE_UNKNOWN_NAME = "`{{{shown}}}` is not a name OnAir knows; use one of {names}"
+TEMPLATE_UNCLOSED = "a `{` is never closed; write `{{` for a literal brace"
+TEMPLATE_NESTED = "braces cannot nest (`{` inside `{…}`); write `{{` and `}}` for literal braces"
+TEMPLATE_LONE_CLOSE = "a `}` has no `{`; write `}}` for a literal brace"
+TEMPLATE_TOO_MANY = "more than {count} placeholders"
+TEMPLATE_TOO_LONG = "the template is {length:,} characters long; at most {limit:,}"
+TEMPLATE_PART_TOO_LONG = "the {part} template is {length:,} characters long; at most {limit:,}"
+TEMPLATE_FALLBACK_TOO_LONG = (
+    "the fallback of `{{{name}|…}}` is {length} characters; at most {limit}"
+)
+TEMPLATE_BAD_COLOUR = "the color must be a hex colour like #1DB954, not `{text}`"
+TEMPLATE_IN_PART = "the {part} template: {problem}"
+LIKE_TOO_FAST = "You're liking quickly! Please wait a few seconds and try again."

@@ -8,11 +8,16 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.config import StationConfig
 from bot.core import OnAirBot
 from bot.errors import EVENTS_NO_PERMISSION, NEED_MANAGE, NOT_HERE, BadInput
 from bot.patterns import compile_pattern
-from bot.render import admin_embeds, station_embeds
+from bot.render import admin_embeds, community, station_embeds
+from bot.render.text import clip, safe
 from bot.storage import Subscription
+from bot.templates import admin as template_admin
+from bot.templates.announce import announcement as templated
+from bot.templates.model import PartName
 from bot.ui import Reply, answer
 from bot.ui.checks import can_manage, check_announce_target
 from bot.ui.scheduled import configure_alerts, configure_recap
@@ -29,6 +34,9 @@ class AdminCog(
     commands.GroupCog, group_name="onair", group_description="Set up OnAir for this server"
 ):
     station = app_commands.Group(name="station", description="Stations this server uses")
+    template = app_commands.Group(
+        name="template", description="Word a channel's announcements with your own templates"
+    )
 
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
@@ -200,6 +208,124 @@ class AdminCog(
             next(iter(await self.bot.storage.recaps(guild_id or 0)), None),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    # Announcement templates --------------------------------------------------------------
+
+    @template.command(name="set", description="Word a channel's announcements (see the README)")
+    @app_commands.describe(
+        channel="The channel whose announcements to word",
+        station="Which station (default: this server's)",
+        variant="all plays, or only live shows / only AutoDJ plays (default: all)",
+        content="Message text above the embed, like: Now on {station}: {title}",
+        title="Embed title, like: {title}",
+        description="Embed text, like: by {artist} · {album|—} ({year|?})",
+        footer="Footer, like: {station} · {listeners} listening",
+        color="Embed colour, like #1DB954",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def template_set(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: discord.TextChannel | discord.Thread,
+        station: str | None = None,
+        variant: Literal["all", "live", "autodj"] = "all",
+        content: app_commands.Range[str, 1, 6000] | None = None,
+        title: app_commands.Range[str, 1, 6000] | None = None,
+        description: app_commands.Range[str, 1, 6000] | None = None,
+        footer: app_commands.Range[str, 1, 6000] | None = None,
+        color: app_commands.Range[str, 1, 100] | None = None,
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        sub = await self._template_target(interaction, channel, chosen)
+        given = {"content": content, "title": title, "description": description}
+        given |= {"footer": footer, "color": color}
+        parts: dict[PartName, str] = {k: v for k, v in given.items() if v is not None}  # type: ignore[misc]
+        sub = await template_admin.set_parts(self.bot.storage, sub, variant, parts)
+        text = community.template_saved(sub.templates, channel.mention)
+        await interaction.response.send_message(text, ephemeral=True)
+
+    @template.command(name="clear", description="Back to the built-in announcement layout")
+    @app_commands.describe(
+        channel="The channel whose announcement wording to clear",
+        station="Which station (default: this server's)",
+        variant="Only this variant (default: every variant)",
+        part="Only this part (default: every part)",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def template_clear(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: discord.TextChannel | discord.Thread,
+        station: str | None = None,
+        variant: Literal["all", "live", "autodj"] | None = None,
+        part: Literal["content", "title", "description", "footer", "color"] | None = None,
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        sub = await self._template_target(interaction, channel, chosen)
+        sub = await template_admin.clear(self.bot.storage, sub, variant, part)
+        text = community.template_saved(sub.templates, channel.mention)
+        await interaction.response.send_message(text, ephemeral=True)
+
+    @template.command(
+        name="preview", description="A channel's announcement with the station's last play"
+    )
+    @app_commands.describe(
+        channel="The channel whose announcement to preview",
+        station="Which station (default: this server's)",
+        variant="Preview with a live show's or an AutoDJ play (default: the last play)",
+    )
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def template_preview(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: discord.TextChannel | discord.Thread,
+        station: str | None = None,
+        variant: Literal["live", "autodj"] | None = None,
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        sub = await self._template_target(interaction, channel, chosen)
+
+        async def work() -> Reply:
+            live = None if variant is None else variant == "live"
+            recorded = await template_admin.last_play(self.bot.storage, chosen.slug, live=live)
+            if recorded is not None:
+                info, play = recorded.info, recorded.play
+            else:
+                info = (await self.bot.registry.snapshot(chosen)).info
+                current = info.current_play()
+                if current is None:
+                    return Reply(content="Nothing is on air right now.", ephemeral=True)
+                play = current
+            shown = templated(
+                sub.templates,
+                info,
+                play,
+                chosen.name,
+                style=station_embeds.effective_style(sub.style, sub.mode),
+                mention_role=sub.mention_role,
+            )
+            heading = community.template_preview(
+                shown.budget, safe(play.display, limit=80), recorded=recorded is not None
+            )
+            body = clip("\n".join(p for p in (heading, shown.content) if p), 2000)
+            return Reply(content=body, embed=shown.embed, view=shown.view, ephemeral=True)
+
+        await answer(interaction, work(), ephemeral=True)
+
+    async def _template_target(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        channel: discord.TextChannel | discord.Thread,
+        chosen: StationConfig,
+    ) -> Subscription:
+        return await template_admin.subscription_for(
+            self.bot.storage,
+            interaction.guild_id or 0,
+            channel.id,
+            chosen.slug,
+            channel=channel.mention,
+            name=safe(chosen.name, limit=80),
+        )
 
     # Alerts and the weekly recap ----------------------------------------------------------
 

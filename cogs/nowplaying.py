@@ -9,6 +9,7 @@ from discord.ext import commands
 from bot.core import OnAirBot
 from bot.render import station_embeds
 from bot.ui import Reply, answer
+from bot.ui.likes import like_view
 from bot.ui.stations import resolve_station, skip_rules, station_autocomplete
 from bot.ui.voice import with_play_button
 
@@ -33,6 +34,7 @@ class NowPlayingCog(commands.Cog):
             embed, view = station_embeds.nowplaying(
                 snapshot.info, chosen.name, stale=snapshot.stale, skip=skip
             )
+            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer(interaction, work())

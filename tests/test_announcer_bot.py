@@ -87,7 +87,8 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert "timestamp" not in embed  # a post's own time already says when it started
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1
-        assert [b["label"] for b in body["components"][0]["components"]] == ["Listen", "Web player"]
+        labels = [b["label"] for b in body["components"][0]["components"]]
+        assert labels == ["Listen", "Web player", "❤"]  # the ❤ button: no like yet
         assert body["allowed_mentions"] == {"parse": []}
         await poll(env)
         await poll(env)

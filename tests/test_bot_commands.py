@@ -45,6 +45,7 @@ async def test_bot_logs_in_and_syncs(onair):
         "recent",
         "station",
         "stats",
+        "top",
     ]
     assert onair.fake.token == "fake-token"
     assert onair.fake.sent("PUT", r"^/applications/\d+/commands$")  # global sync by default
@@ -77,11 +78,10 @@ async def test_nowplaying_wire_body(onair):
     assert embed["thumbnail"]["url"].startswith(
         "https://c9.radioboss.fm/artwork/1/current.png?onair="
     )
-    labels = [b["label"] for row in message["components"] for b in row["components"]]
-    assert labels == ["Listen", "Web player"]  # M3U and PLS are in /listen's menu
-    assert all(
-        b["url"].startswith("https://") for row in message["components"] for b in row["components"]
-    )
+    buttons = [b for row in message["components"] for b in row["components"]]
+    assert [b["label"] for b in buttons] == ["Listen", "Web player", "❤"]  # M3U, PLS: /listen
+    assert all(b["url"].startswith("https://") for b in buttons if "url" in b)
+    assert buttons[-1]["custom_id"].startswith("onair:like:")
     assert message["allowed_mentions"] == {"parse": []}
     assert STATION_KEY not in _all_text(onair.fake)
 

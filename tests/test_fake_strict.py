@@ -883,3 +883,55 @@ async def test_uploads_above_10_mib_are_refused(fake, http):
             assert response.status == expected
             if expected == 413:
                 assert (await response.json())["code"] == 40005
+
+
+# Component interactions: UPDATE_MESSAGE, the 3-s window, no global limit ----------------------
+
+
+def _button_message(fake: FakeDiscord) -> dict[str, Any]:
+    channel = fake.guilds[0].channels[0]
+    row = {"type": 1, "components": [{"type": 2, "style": 2, "label": "❤", "custom_id": "x"}]}
+    return fake.message(channel, {"embeds": [{"title": "Song"}], "components": [row]})
+
+
+async def test_update_message_edits_the_message_the_component_is_on(fake, http):
+    message = _button_message(fake)
+    iid = await fake.click(message, "x", user_id=5)
+    row = {"type": 1, "components": [{"type": 2, "style": 2, "label": "❤ 1", "custom_id": "x"}]}
+    path = f"/interactions/{iid}/itoken-{iid}/callback"
+    status, _ = await call(
+        http, "POST", path, {"type": rules.UPDATE_MESSAGE, "data": {"components": [row]}}
+    )
+    assert status == 200
+    stored = fake.messages[int(message["id"])]
+    assert stored["components"][0]["components"][0]["label"] == "❤ 1"
+    assert stored["embeds"][0]["title"] == "Song"  # the parts the response does not name stay
+    assert len(fake.channel_messages[int(message["channel_id"])]) == 1  # no new message
+
+
+async def test_a_first_response_after_3_seconds_is_an_unknown_interaction(fake, http):
+    fake.callback_window = 3.0
+    message = _button_message(fake)
+    late = await fake.click(message, "x")
+    fake.interactions[late].created -= 3.5  # as if it had arrived 3.5 s ago
+    body = {"type": rules.DEFERRED_UPDATE_MESSAGE}
+    status, answer = await call(http, "POST", f"/interactions/{late}/itoken-{late}/callback", body)
+    assert (status, answer["code"]) == (404, 10062)
+    prompt = await fake.click(message, "x")
+    status, _ = await call(http, "POST", f"/interactions/{prompt}/itoken-{prompt}/callback", body)
+    assert status == 200
+
+
+async def test_interaction_responses_are_not_bound_to_the_global_rate_limit(fake, http):
+    fake.rate_limits = True
+    fake.global_limit = 2
+    message = _button_message(fake)
+    body = {"type": rules.DEFERRED_UPDATE_MESSAGE}
+    for _ in range(5):
+        iid = await fake.click(message, "x")
+        status, _ = await call(http, "POST", f"/interactions/{iid}/itoken-{iid}/callback", body)
+        assert status == 200
+    statuses = [
+        (await call(http, "GET", f"/channels/{message['channel_id']}"))[0] for _ in range(3)
+    ]
+    assert statuses == [200, 200, 429]

@@ -80,6 +80,21 @@ async def test_recap_is_posted_late_once_after_a_restart_past_its_slot(recap_sim
                 clock.advance(step)
                 await poll(env)
             assert await env.bot.recaps.tick() == []  # the slot has not come yet
+            # Two listeners like the play on air from /nowplaying.
+            iid = await fake.slash("nowplaying")
+            await fake.response(iid)
+            message = fake.original(iid)
+            (button,) = [
+                b
+                for row in message["components"]
+                for b in row["components"]
+                if b.get("custom_id", "").startswith("onair:like:")
+            ]
+            for user in (71, 72):
+                await fake.response(await fake.click(message, button["custom_id"], user_id=user))
+            liked = await env.bot.storage.top_liked("main", 0)
+            assert [count for _, _, count in liked] == [2]
+            liked_track = f"{liked[0][1]} - {liked[0][0]}"
         assert recaps_in(fake, channel) == []
         # OnAir is down when the slot passes, and back five hours later.
         clock.now = slot.timestamp() + 5 * 3600
@@ -99,7 +114,7 @@ async def test_recap_is_posted_late_once_after_a_restart_past_its_slot(recap_sim
         assert played[0] == f"🥇 {TRACKS[0].artist} - {TRACKS[0].title} · **3** plays"
         assert len(played) == 3
         assert fields["Live shows"] == f"🥇 {LIVE_SHOW.artist} - {LIVE_SHOW.title} · **1** ×"
-        assert "Most liked" not in fields  # no likes kept: the section is left out
+        assert fields["Most liked"] == f"🥇 {liked_track} · **2** ❤"
         assert fields["Peak listeners"].startswith("**")
         assert "(Europe/Berlin)" in fields["Busiest hour"]
         assert "**6** plays" in embed["description"]

@@ -12,8 +12,11 @@ import discord
 
 from ..config import StationConfig
 from ..jingles import SkipRules
+from ..likes import LikeService
 from ..render import station_embeds
 from ..storage import Subscription
+from ..templates.announce import announcement as templated
+from ..ui.likes import with_like_button
 from .service import DeliveryError
 from .watcher import Announcement
 
@@ -56,9 +59,15 @@ class DiscordDeliverer:
     """Sends through the bot's own client, so discord.py's rate limiter governs every call."""
 
     def __init__(
-        self, client: discord.Client, *, tries: int = 3, gate: RateGate | None = None
+        self,
+        client: discord.Client,
+        *,
+        tries: int = 3,
+        gate: RateGate | None = None,
+        likes: LikeService | None = None,
     ) -> None:
         self.client = client
+        self.likes = likes
         self.tries = tries
         self.gate = gate or RateGate()
 
@@ -90,15 +99,7 @@ class DiscordDeliverer:
         a crash, returns the first message instead of creating a second one. That window is
         "a few minutes" and a play may be posted up to ``max_delivery_age`` late, so a
         ``resumed`` delivery first looks for its own earlier post in the channel."""
-        embed, view = station_embeds.announcement(
-            announcement.info,
-            announcement.play,
-            station.name,
-            style=station_embeds.effective_style(sub.style, sub.mode),
-            skip=SkipRules.of([sub]),
-            card=sub.mode == "card",
-        )
-        content = f"<@&{sub.mention_role}>" if sub.mention_role else None
+        embed, view, content = await self._render(sub, announcement, station)
         mentions = (
             discord.AllowedMentions(
                 everyone=False, users=False, roles=[discord.Object(sub.mention_role)]
@@ -138,6 +139,36 @@ class DiscordDeliverer:
                 last_error = error
                 await asyncio.sleep(0.5 * 2**attempt)
         raise DeliveryError(f"Discord kept failing ({last_error})", permanent=False)
+
+    async def _render(
+        self, sub: Subscription, announcement: Announcement, station: StationConfig
+    ) -> tuple[discord.Embed, discord.ui.View | None, str | None]:
+        """The subscription's templates over the built-in layout, and the ❤ button (left out
+        while storage fails: the announcement does not wait for a like count)."""
+        play_id, count = await self._like_state(station.slug, announcement)
+        rendered = templated(
+            sub.templates,
+            announcement.info,
+            announcement.play,
+            station.name,
+            style=station_embeds.effective_style(sub.style, sub.mode),
+            mention_role=sub.mention_role,
+            likes=count,
+            skip=SkipRules.of([sub]),
+            card=sub.mode == "card",
+        )
+        return rendered.embed, with_like_button(rendered.view, play_id, count), rendered.content
+
+    async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
+        if self.likes is None:
+            return None, 0
+        try:
+            play_id = await self.likes.play_id(slug, announcement.play)
+            return play_id, await self.likes.count(play_id) if play_id is not None else 0
+        except Exception as error:
+            if not self.likes.storage.is_storage_error(error):
+                raise
+            return None, 0
 
     async def _card(
         self,

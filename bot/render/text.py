@@ -12,7 +12,8 @@ _MARKDOWN = re.compile(r"([\\*_~`|>#\[\]])")
 _ORDERED = re.compile(r"^(\d+)\.(?=\s)")
 _URL_SCHEMES = re.compile(r"(?i)\b(https?)://")
 # Bidi overrides/isolates can flip the rest of a message; zero-width and other format characters
-# can hide text. Everything in Unicode category Cf or Cc is dropped (tabs/newlines become spaces).
+# can hide text. Everything in Unicode category Cf or Cc is dropped (tabs/newlines become spaces),
+# and lone surrogates (Cs, from a JSON "\ud800" escape), which no UTF-8 message can carry.
 _ZWSP = "\u200b"
 
 
@@ -24,7 +25,7 @@ def _strip_controls(value: str) -> str:
         category = unicodedata.category(char)
         if category == "Cc":
             out.append(" ")
-        elif category != "Cf":
+        elif category not in ("Cf", "Cs"):  # Cs: a lone surrogate cannot be sent (UTF-8)
             out.append(char)
     return "".join(out)
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Protocol
 
 from ..station import Play
+from ..templates.model import TemplateSet
 from .models import (
     SUB_COLUMNS,
     AlertState,
@@ -242,6 +243,19 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (guild_id, station, show_key)
     );
     """,
+    # Community: a subscription's announcement templates (JSON; NULL = none) and listeners'
+    # likes, one row per (play of the history, Discord user): the primary key makes a like
+    # count once however many processes receive the click.
+    """
+    ALTER TABLE subscriptions ADD COLUMN templates TEXT;
+    CREATE TABLE likes (
+        play_id BIGINT NOT NULL,
+        user_id BIGINT NOT NULL,
+        liked_at {real} NOT NULL,
+        PRIMARY KEY (play_id, user_id)
+    );
+    CREATE INDEX likes_liked_at ON likes (liked_at);
+    """,
 )
 
 # Show event states: claimed (a process is creating it), active (live now), completed, failed
@@ -314,13 +328,14 @@ class Storage(ABC):
         await self.execute(
             """
             INSERT INTO subscriptions (guild_id, channel_id, station, mode, mention_role,
-                min_seconds, skip_item_types, skip_pattern, announce_live, style)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                min_seconds, skip_item_types, skip_pattern, announce_live, style, templates)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (channel_id, station) DO UPDATE SET
                 guild_id = excluded.guild_id, mode = excluded.mode, style = excluded.style,
                 mention_role = excluded.mention_role, min_seconds = excluded.min_seconds,
                 skip_item_types = excluded.skip_item_types, skip_pattern = excluded.skip_pattern,
-                announce_live = excluded.announce_live, paused_reason = NULL
+                announce_live = excluded.announce_live, paused_reason = NULL,
+                templates = COALESCE(excluded.templates, subscriptions.templates)
             """,
             (
                 sub.guild_id,
@@ -333,6 +348,7 @@ class Storage(ABC):
                 sub.skip_pattern,
                 int(sub.announce_live),
                 sub.style,
+                None if sub.templates is None else sub.templates.to_json(),
             ),
         )
         row = await self.fetchone(
@@ -378,6 +394,13 @@ class Storage(ABC):
             "UPDATE subscriptions SET last_play = ?, "
             "card_message_id = COALESCE(?, card_message_id) WHERE id = ?",
             (play_to_json(play), card_message_id, sub_id),
+        )
+
+    async def set_templates(self, sub_id: int, templates: TemplateSet) -> None:
+        """A subscription's announcement templates (an empty set: the built-in layout)."""
+        await self.execute(
+            "UPDATE subscriptions SET templates = ? WHERE id = ?",
+            (None if templates.is_empty() else templates.to_json(), sub_id),
         )
 
     async def pause(self, sub_id: int, reason: str | None) -> None:
@@ -636,6 +659,7 @@ class Storage(ABC):
         moment = now or datetime.now(UTC)
         cutoff = (moment - timedelta(days=keep_days)).timestamp()
         removed = await self.execute("DELETE FROM plays WHERE started < ?", (cutoff,))
+        await self.execute("DELETE FROM likes WHERE play_id NOT IN (SELECT id FROM plays)")
         outbox_cutoff = (moment - timedelta(hours=outbox_hours)).timestamp()
         await self.execute_atomic(
             [
@@ -653,6 +677,81 @@ class Storage(ABC):
             (EVENT_COMPLETED, EVENT_FAILED, cutoff),
         )
         return removed
+
+    # Likes -------------------------------------------------------------------------------
+
+    async def play_id(self, station: str, play: Play) -> int | None:
+        """The history row of ``play`` (the same-play rule among the station's newest plays),
+        which likes attach to; None when it was not recorded."""
+        rows = await self.fetch(
+            "SELECT id, started, title, artist FROM plays WHERE station = ? "
+            "ORDER BY started DESC LIMIT 10",
+            (station,),
+        )
+        seen = Play(play.title, play.artist, started=play.started)
+        for row in rows:
+            recorded = Play(row[2], row[3], started=datetime.fromtimestamp(row[1], UTC))
+            if seen.same_as(recorded):
+                return int(row[0])
+        return None
+
+    async def toggle_like(self, play_id: int, user_id: int, *, now: float) -> tuple[bool, int]:
+        """Like the play, or take the like back when the user has one: (liked now, count).
+
+        One transaction of three statements that each decide on the row alone (no
+        read-modify-write): mark the user's like if there is one, insert one if there is none
+        (the primary key (play, user) refuses a second), delete the marked one. Two processes
+        handling the same user's clicks at once therefore never count the user twice."""
+        key = (play_id, user_id)
+        marked, _, _ = await self.execute_atomic(
+            [
+                ("UPDATE likes SET liked_at = -1 WHERE play_id = ? AND user_id = ?", key),
+                (
+                    "INSERT INTO likes (play_id, user_id, liked_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    (*key, now),
+                ),
+                ("DELETE FROM likes WHERE play_id = ? AND user_id = ? AND liked_at = -1", key),
+            ]
+        )
+        return not marked, await self.like_count(play_id)
+
+    async def like_count(self, play_id: int) -> int:
+        row = await self.fetchone("SELECT COUNT(*) FROM likes WHERE play_id = ?", (play_id,))
+        return int(row[0]) if row else 0
+
+    async def top_liked(
+        self, station: str, since: float, count: int = 10
+    ) -> list[tuple[str, str | None, int]]:
+        """(title, artist, likes) of the station's tracks most liked since ``since``."""
+        return await self._liked(station, since, float("inf"), count)
+
+    async def _liked(
+        self, station: str, start: float, end: float, count: int
+    ) -> list[tuple[str, str | None, int]]:
+        """(title, artist, likes given in [start, end)), most liked first; ties: the most
+        recently liked, then by name (the same order in every process)."""
+        rows = await self.fetch(
+            "SELECT p.title, p.artist, COUNT(*) AS n FROM likes l "
+            "JOIN plays p ON p.id = l.play_id WHERE p.station = ? AND l.liked_at >= ? "
+            "AND l.liked_at < ? GROUP BY p.title, p.artist "
+            "ORDER BY n DESC, MAX(l.liked_at) DESC, p.title, p.artist LIMIT ?",
+            (station, start, min(end, 1e12), count),
+        )
+        return [(str(r[0]), r[1], int(r[2])) for r in rows]
+
+    async def top_played(
+        self, station: str, since: float, count: int = 10, *, min_seconds: float = 60.0
+    ) -> list[tuple[str, str | None, int]]:
+        """(title, artist, plays) of the station's tracks played most since ``since``: live
+        shows and items shorter than ``min_seconds`` (jingles) are not tracks."""
+        rows = await self.fetch(
+            "SELECT title, artist, COUNT(*) AS n FROM plays WHERE station = ? AND started >= ? "
+            "AND live = 0 AND (duration IS NULL OR duration >= ?) "
+            "GROUP BY title, artist ORDER BY n DESC, MAX(started) DESC LIMIT ?",
+            (station, since, min_seconds, count),
+        )
+        return [(str(r[0]), r[1], int(r[2])) for r in rows]
 
     # Guild stations and settings ---------------------------------------------------------
 
@@ -1020,9 +1119,10 @@ class Storage(ABC):
     async def most_liked(
         self, station: str, start: datetime, end: datetime, count: int = 5
     ) -> list[tuple[str, int]]:
-        """(track, likes) of the station's most liked plays in [start, end): none while OnAir
-        keeps no likes (the recap shows the section once this returns some)."""
-        return []
+        """(track, likes) of the station's most liked tracks, by the likes given in
+        [start, end) (the recap): "artist - title" as the recap names its plays."""
+        rows = await self._liked(station, start.timestamp(), end.timestamp(), count)
+        return [(f"{artist} - {title}" if artist else title, n) for title, artist, n in rows]
 
     # Shows: voice channel status and scheduled events ------------------------------------
 

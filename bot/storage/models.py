@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..station import Play
+from ..templates.model import TemplateSet
+from ..templates.model import from_json as templates_from_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,8 @@ class Subscription:
     card_message_id: int | None = None
     last_play: Play | None = None
     style: str = ""  # compact | full | "" (by mode: post compact, card full)
+    # The announcement's wording; None when stored: keep the stored templates (/onair announce).
+    templates: TemplateSet | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,7 @@ def play_from_json(raw: str | None) -> Play | None:
 
 SUB_COLUMNS = (
     "id, guild_id, channel_id, station, mode, mention_role, min_seconds, skip_item_types, "
-    "skip_pattern, announce_live, paused_reason, card_message_id, last_play, style"
+    "skip_pattern, announce_live, paused_reason, card_message_id, last_play, style, templates"
 )
 
 
@@ -100,6 +104,7 @@ def subscription_from_row(row: Sequence[Any]) -> Subscription:
         card_message_id=row[11],
         last_play=play_from_json(row[12]),
         style=row[13] or "",
+        templates=templates_from_json(row[14]),
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -48,14 +49,15 @@ def resolve_station(interaction: discord.Interaction[Any], name: str | None) -> 
 async def answer_with_snapshot(
     interaction: discord.Interaction[Any],
     station: str | None,
-    render: Callable[[Snapshot, StationConfig], Reply],
+    render: Callable[[Snapshot, StationConfig], Reply | Awaitable[Reply]],
 ) -> None:
     """Resolve the station, fetch its (possibly last known) info, render and answer once."""
     chosen = resolve_station(interaction, station)
 
     async def work() -> Reply:
         snapshot = await registry_of(interaction).snapshot(chosen)
-        return render(snapshot, chosen)
+        reply = render(snapshot, chosen)
+        return await reply if inspect.isawaitable(reply) else reply
 
     await answer(interaction, work())
 

@@ -28,6 +28,7 @@ from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, St
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
+from .screens_community import community
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # One zone per UTC offset (-12 .. +14): the scenes about midnight use the one where it is
@@ -460,6 +461,22 @@ async def _a_week_of_plays(storage: Any, end: float) -> None:
             for row in rows
         ]
     )
+    # Listeners' ❤ on some of the week's tracks (the favourites get more).
+    plays = await storage.fetch(
+        "SELECT id, started, title FROM plays WHERE station = 'main' AND live = 0 ORDER BY id"
+    )
+    pick = random.Random(5)
+    likes: list[tuple[Any, int, float]] = []
+    for play_id, started, title in plays:
+        weight = 3 if title in (TRACKS[2].title, TRACKS[5].title) else 1
+        for user in range(pick.choice((0, 0, 0, 1, 1, 2)) * weight):
+            likes.append((play_id, 990_000 + len(likes) + user, float(started) + 60))
+    await storage.execute_atomic(
+        [
+            ("INSERT INTO likes (play_id, user_id, liked_at) VALUES (?, ?, ?)", like)
+            for like in likes
+        ]
+    )
 
 
 async def _shows(out: Path) -> None:
@@ -541,6 +558,7 @@ SCENES = {
     "voice": _voice,
     "shows": _shows,
     "scheduled": _scheduled,
+    "community": community,
 }
 
 

@@ -29,6 +29,7 @@ TABLES = (
     "voice_status",
     "guild_show_events",
     "show_events",
+    "likes",
     "schema_version",
 )
 
