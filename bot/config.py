@@ -20,8 +20,9 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .patterns import UnsafePattern, compile_pattern
+from .scheduled.recap import WEEKDAYS
 from .station.apikey import key_problem
-from .storage.models import Subscription
+from .storage.models import AlertSubscription, Subscription
 from .templates.model import TemplateSet
 from .templates.model import checked as checked_templates
 
@@ -143,6 +144,20 @@ def _mode(value: Any) -> str:
     if mode not in {"post", "card"}:
         raise ValueError('expected "post" or "card"')
     return mode
+
+
+def _weekday(value: Any) -> int:
+    day = _str(value).strip().capitalize()
+    if day not in WEEKDAYS:
+        raise ValueError('expected a day of the week in English, e.g. "Friday"')
+    return WEEKDAYS.index(day)
+
+
+def _hour(value: Any) -> int:
+    hour = _int(value)
+    if not 0 <= hour <= 23:
+        raise ValueError("expected an hour from 0 to 23")
+    return hour
 
 
 def _style(value: Any) -> str:
@@ -271,8 +286,23 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         # what an admin set with /onair template)
         "template": Setting(_templates, None),
     },
+    # Live and offline alerts of a station in a guild (/onair alerts): where, whom live shows ping.
+    "alerts": {
+        "guild": Setting(_snowflake),
+        "station": Setting(_str),
+        "channel": Setting(_snowflake),
+        "role": Setting(_snowflake, 0),  # 0: no ping
+    },
+    # A guild's weekly recap (/onair recap): the day and hour in the guild's time zone.
+    "recaps": {
+        "guild": Setting(_snowflake),
+        "station": Setting(_str),
+        "channel": Setting(_snowflake),
+        "day": Setting(_weekday, 0),
+        "hour": Setting(_hour, 20),
+    },
 }
-ARRAY_TABLES = {"stations", "guilds", "subscriptions"}
+ARRAY_TABLES = {"stations", "guilds", "subscriptions", "alerts", "recaps"}
 
 
 def _default(section: str, key: str) -> Any:
@@ -334,6 +364,17 @@ class GuildConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RecapConfig:
+    """A ``[[recaps]]`` entry: a guild's weekly recap as the owner configured it."""
+
+    guild_id: int
+    channel_id: int
+    station: str
+    weekday: int  # 0 = Monday
+    hour: int
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the bot runs with. Defaults (and meanings) are declared in ``SCHEMA``."""
 
@@ -366,6 +407,8 @@ class Settings:
     stations: tuple[StationConfig, ...] = ()
     guilds: tuple[GuildConfig, ...] = ()
     subscriptions: tuple[Subscription, ...] = ()  # from the config file (id 0 until stored)
+    alerts: tuple[AlertSubscription, ...] = ()  # from the config file, stored at each start
+    recaps: tuple[RecapConfig, ...] = ()  # from the config file, stored at each start
 
     def station(self, slug: str) -> StationConfig | None:
         return next((s for s in self.stations if s.slug == slug), None)
@@ -541,6 +584,25 @@ def parse_settings(
         )
         for i, v in arrays["subscriptions"]
     )
+    alerts = tuple(
+        AlertSubscription(
+            v["guild"],
+            known(v["station"], f"{_place('alerts', i)} station"),
+            v["channel"],
+            v["role"],
+        )
+        for i, v in arrays["alerts"]
+    )
+    recaps = tuple(
+        RecapConfig(
+            v["guild"],
+            v["channel"],
+            known(v["station"], f"{_place('recaps', i)} station"),
+            v["day"],
+            v["hour"],
+        )
+        for i, v in arrays["recaps"]
+    )
     announcer = tables["announcer"]
     if announcer["min_interval"] > announcer["max_interval"]:
         problems.append("[announcer] bad value: min_interval is above max_interval")
@@ -593,6 +655,8 @@ def parse_settings(
         stations=tuple(stations),
         guilds=guilds,
         subscriptions=subscriptions,
+        alerts=alerts,
+        recaps=recaps,
     )
 
 

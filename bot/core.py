@@ -154,6 +154,8 @@ class OnAirBot(commands.AutoShardedBot):
         await self.registry.load(self.storage, self.keybox)
         self.shows.follow_gateway()
         await self.shows.load()  # (the config file's guild choices first: voice reads them)
+        await self.alerts.load()  # the config file's [[alerts]] and [[recaps]]
+        await self.recaps.load()
         await self.voice.load()
         self.scheduler.start()
         if self.settings.metrics_port:

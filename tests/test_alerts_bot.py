@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.storage import AlertSubscription
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
@@ -192,5 +193,52 @@ async def test_bad_alert_targets_get_a_private_answer(alert_sim):
             reply = dict((await fake.response(iid)).json["data"])
             assert "Stopped the alerts" in reply["content"]
             assert await env.bot.storage.alert_subscriptions() == []
+    finally:
+        await fake.stop()
+
+
+async def test_alerts_and_a_recap_from_the_config_file(alert_sim, tmp_path):
+    # The owner's [[alerts]] and [[recaps]] are stored at each start, and the alerts they
+    # set up post as /onair alerts would; a restart keeps the recap's start (a missed slot
+    # still posts) and repeats no alert.
+    clock = alert_sim.clock
+    db = str(tmp_path / "onair.sqlite3")
+    fake = FakeDiscord(channels_per_guild=2)
+    await fake.start()
+    guild = fake.guilds[0]
+    channel, recap_channel, role = guild.channels[0], guild.channels[1], guild.roles[1]
+    extra = (
+        f"\n[[alerts]]\nguild = {guild.id}\nstation = 'main'\nchannel = {channel}\nrole = {role}\n"
+        f"\n[[recaps]]\nguild = {guild.id}\nstation = 'main'\nchannel = {recap_channel}\n"
+        "day = 'friday'\nhour = 18\n"
+    )
+    try:
+        async with running_bot(
+            alert_sim, fake=fake, db_path=db, clock=clock, extra_config=extra
+        ) as env:
+            storage = env.bot.storage
+            assert await storage.alert_subscriptions("main") == [
+                AlertSubscription(guild.id, "main", channel, role)
+            ]
+            (recap,) = await storage.recaps()
+            assert (recap.channel_id, recap.station, recap.weekday, recap.hour) == (
+                recap_channel,
+                "main",
+                4,
+                18,
+            )
+            await wait_for(lambda: bool(env.bot.announcer.watched()))
+            await poll(env)
+            clock.advance(21)  # the live show starts
+            await poll(env)
+            assert titles(fake, channel) == [f"🔴 LIVE NOW: {LIVE_SHOW.artist} - {LIVE_SHOW.title}"]
+        clock.advance(5)
+        async with running_bot(
+            alert_sim, fake=fake, db_path=db, clock=clock, extra_config=extra
+        ) as env:
+            assert [r.since for r in await env.bot.storage.recaps()] == [recap.since]
+            await wait_for(lambda: bool(env.bot.announcer.watched()))
+            await poll(env)
+            assert len(titles(fake, channel)) == 1  # the show is still on: nothing repeated
     finally:
         await fake.stop()

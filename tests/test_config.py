@@ -218,3 +218,39 @@ def test_guilds_choose_live_events_and_the_voice_status():
     assert "[[guilds]] #1 live_events names station 'b', which is not defined" in str(
         error.value.problems
     )
+
+
+def test_alerts_and_recaps_in_the_config_file():
+    base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
+    text = (
+        base
+        + "[[alerts]]\nguild = 11\nstation = 'a'\nchannel = 22\nrole = 33\n"
+        + "[[recaps]]\nguild = 11\nstation = 'a'\nchannel = 44\nday = 'sunday'\nhour = 9\n"
+    )
+    settings = parse_settings(text, {})
+    (alert,) = settings.alerts
+    assert (alert.guild_id, alert.station, alert.channel_id, alert.role_id) == (11, "a", 22, 33)
+    (recap,) = settings.recaps
+    assert (recap.guild_id, recap.channel_id, recap.station, recap.weekday, recap.hour) == (
+        11,
+        44,
+        "a",
+        6,
+        9,
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("[[recaps]]\nguild = 1\nstation = 'a'\nchannel = 2\nday = 'Funday'", "day of the week"),
+        ("[[recaps]]\nguild = 1\nstation = 'a'\nchannel = 2\nhour = 24", "hour from 0 to 23"),
+        ("[[alerts]]\nguild = 1\nstation = 'zzz'\nchannel = 2", "[[alerts]] #1 station names"),
+    ],
+)
+def test_bad_alerts_and_recaps_are_one_line_each(entry, message):
+    base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(base + entry, {})
+    assert len(caught.value.problems) == 1, caught.value.problems
+    assert message in caught.value.problems[0]

@@ -64,6 +64,12 @@ class AlertService:
     def _handles(self, guild_id: int) -> bool:
         return self.storage.fleet or self.settings.handles_guild(guild_id)
 
+    async def load(self) -> None:
+        """At start-up: the config file's ``[[alerts]]`` are stored (each start: the file is
+        the owner's word), beside what guild admins set with ``/onair alerts``."""
+        for sub in self.settings.alerts:
+            await self.storage.save_alert_subscription(sub)
+
     async def subscribe(self, sub: AlertSubscription) -> None:
         await self.storage.save_alert_subscription(sub)
         self._followed.add(sub.station)

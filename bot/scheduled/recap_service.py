@@ -64,6 +64,23 @@ class RecapService:
     def _handles(self, guild_id: int) -> bool:
         return self.storage.fleet or self.settings.handles_guild(guild_id)
 
+    async def load(self) -> None:
+        """At start-up: the config file's ``[[recaps]]`` are stored. A recap stored as the file
+        says keeps when it was turned on, so a slot missed while OnAir was down still posts."""
+        stored = {r.guild_id: r for r in await self.storage.recaps()}
+        for wanted in self.settings.recaps:
+            have = stored.get(wanted.guild_id)
+            same = have is not None and (
+                have.channel_id,
+                have.station,
+                have.weekday,
+                have.hour,
+            ) == (wanted.channel_id, wanted.station, wanted.weekday, wanted.hour)
+            if not same:
+                await self.configure(
+                    wanted.guild_id, wanted.channel_id, wanted.station, wanted.weekday, wanted.hour
+                )
+
     async def configure(
         self, guild_id: int, channel_id: int, station: str, weekday: int, hour: int
     ) -> Recap:
