@@ -74,6 +74,24 @@ def plain(value: str | None, *, limit: int) -> str:
     return clip(" ".join(_strip_controls(value).split()), limit)
 
 
+def one_line(value: str | None, limit: int) -> str:
+    """Plain text on one line of at most ``limit`` characters (fields Discord shows as typed:
+    a stage topic, an event's name and place, the bot's activity): control characters become
+    spaces, format characters (zero-width, bidi overrides) and lone surrogates go, whitespace
+    folds."""
+    if not value:
+        return ""
+    value = value[: limit * 8]  # bounded work on any input
+    kept = []
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            kept.append(" ")
+        elif category not in ("Cf", "Cs"):
+            kept.append(char)
+    return clip(" ".join("".join(kept).split()), limit)
+
+
 def clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, with an ellipsis when cut; never ends in a lone escape."""
     if len(text) <= limit:

@@ -4,10 +4,10 @@ changes and at most once per ``PRESENCE_INTERVAL`` per shard (Discord rate-limit
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
+from ..render.text import one_line
 from ..station import StationInfo
 from .timers import Timers
 
@@ -35,21 +35,8 @@ def presence_text(info: StationInfo | None) -> str | None:
 
 
 def activity_name(value: str) -> str | None:
-    """One line of at most ``MAX_ACTIVITY`` characters: control characters become spaces;
-    format characters (zero-width, bidi overrides) and lone surrogates go; whitespace folds."""
-    if len(value) > MAX_ACTIVITY * 8:
-        value = value[: MAX_ACTIVITY * 8]  # bounded work on any input
-    kept = []
-    for char in value:
-        category = unicodedata.category(char)
-        if category == "Cc":
-            kept.append(" ")
-        elif category not in ("Cf", "Cs"):
-            kept.append(char)
-    text = " ".join("".join(kept).split())
-    if len(text) > MAX_ACTIVITY:
-        text = text[: MAX_ACTIVITY - 1].rstrip() + "…"
-    return text or None
+    """One plain line of at most ``MAX_ACTIVITY`` characters, None when nothing is left."""
+    return one_line(value, MAX_ACTIVITY) or None
 
 
 class PresenceGate:
