@@ -180,6 +180,19 @@ def masked_link(label: str, url: str | None) -> str | None:
     if not is_http_url(url):
         return None
     assert url is not None
+    return f"[{label}]({_link_safe(url)})"
+
+
+def bare_link(url: str | None) -> str | None:
+    """``<url>`` (a link Discord shows without a preview) for an http(s) URL, its ``<>()[]``
+    percent-encoded so station text cannot close it early and add a masked link after it."""
+    if not is_http_url(url):
+        return None
+    assert url is not None
+    return f"<{_link_safe(url)}>"
+
+
+def _link_safe(url: str) -> str:
     for char, code in (
         ("(", "%28"),
         (")", "%29"),
@@ -189,4 +202,4 @@ def masked_link(label: str, url: str | None) -> str | None:
         (">", "%3E"),
     ):
         url = url.replace(char, code)
-    return f"[{label}]({url})"
+    return url
