@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import itertools
 import json
 import math
@@ -1354,6 +1355,8 @@ class FakeDiscord:
             current = guild.events.get(int(match.group(2))) if guild is not None else None
             if current is None:
                 return None
+            if current.get("status") in rules.FINISHED_STATUSES:
+                return rules.finished_event()
         errors = rules.FormErrors()
         rules.check_scheduled_event(r.json, errors, current=current, now=datetime.now(UTC))
         return rules.rejection(errors)
@@ -1676,7 +1679,8 @@ class FakeDiscord:
     async def _events(self, guild_id: int, event_id: int | None, r: Recorded) -> web.Response:
         """Scheduled events: list, create, read, modify, delete. Changes need Manage Events
         (else 403, 50013); a guild holds at most 100 scheduled or active events (else 400,
-        30038); the bodies were checked by ``_check_event``."""
+        30038); the bodies were checked by ``_check_event`` (which also refuses any change to a
+        finished event: 400, 180000). An event carries every field Discord's answer does."""
         guild = next((g for g in self.guilds if g.id == guild_id), None)
         if guild is None:
             return _json({"message": "Unknown Guild", "code": 10004}, 404)
@@ -1713,11 +1717,14 @@ class FakeDiscord:
                 "user_count": 0,
                 "recurrence_rule": None,
                 "entity_metadata": None,
+                "guild_scheduled_event_exceptions": [],
             }
             guild.events[new_id] = current
             event = "GUILD_SCHEDULED_EVENT_CREATE"
         else:
             event = "GUILD_SCHEDULED_EVENT_UPDATE"
+        if body.get("image") is not None:  # a data URI in, its hash out (as Discord answers)
+            body["image"] = hashlib.sha256(str(body["image"]).encode()).hexdigest()[:32]
         current.update(body)
         await self.dispatch(event, current)
         self._changed.set()
