@@ -115,7 +115,7 @@ class ShowEvents:
             _LOGGER.info("no event for a live show in guild %s: no Manage Events", guild_id)
             return
         rows = await self.storage.show_event_airings(guild_id, station)
-        if _aired(play, [k for k, state in rows if state == EVENT_COMPLETED]):
+        if aired_before(play, [k for k, state in rows if state == EVENT_COMPLETED]):
             return  # its event ended while it was on air (an outage): Discord cannot reopen it
         # The airing's number, one past the highest stored (pruning old rows cannot make it
         # collide): two tries at once claim the same row, and only one creates the event.
@@ -199,7 +199,7 @@ def _show_of(airing: str) -> str:
     return airing.rpartition("@")[0]
 
 
-def _aired(play: Play, finished: list[str]) -> bool:
+def aired_before(play: Play, finished: list[str]) -> bool:
     """Whether one of the ``finished`` airings was this play (the same show and start, by the
     station's own clock, within the same-play rule's tolerance); a play with no start: no."""
     if play.started is None:
