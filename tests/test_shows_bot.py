@@ -4,6 +4,7 @@ makes for live shows."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -576,3 +577,40 @@ async def test_an_event_left_active_by_a_stopped_run_is_completed_at_the_first_p
         await wait_for(lambda: event["status"] == rules.COMPLETED)  # its own first poll
         assert await env.bot.storage.open_show_events() == []
         assert len(guild.events) == 1
+
+
+async def test_the_left_event_is_completed_though_the_first_poll_comes_before_ready(
+    programme_sim, events_fake, tmp_path
+):
+    """The station is polled from the bot's setup, before the gateway's READY names a single
+    guild: a first poll that finds the show over then ends its event all the same (ending it
+    needs only the stored ids, not the gateway's guild)."""
+    fake = events_fake
+    guild = fake.guilds[0]
+    db = str(tmp_path / "onair.sqlite3")
+    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
+        await turn_on(env, guild)
+        advance(programme_sim, 46)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+    (event,) = guild.events.values()
+    await wait_for(lambda: event["status"] == rules.ACTIVE)
+    advance(programme_sim, 60)
+    held = fake.ready_held = asyncio.Event()
+    route = rf"^/guilds/{guild.id}/scheduled-events/{event['id']}$"
+
+    def statuses_sent() -> list[Any]:
+        return [(r.json or {}).get("status") for r in fake.sent("PATCH", route)]
+
+    async def ready_once_completed() -> None:
+        try:
+            await wait_for(lambda: rules.COMPLETED in statuses_sent(), within=10)
+        finally:
+            held.set()  # READY either way: without the fix the test fails here, not hangs
+
+    releaser = asyncio.create_task(ready_once_completed())
+    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
+        await releaser  # the PATCH was sent while READY was held
+        assert event["status"] == rules.COMPLETED
+        assert await env.bot.storage.open_show_events() == []
+        assert env.bot.get_guild(guild.id) is not None

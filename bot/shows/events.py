@@ -55,8 +55,12 @@ class ShowEvents:
         max_open: int = MAX_OPEN,
         clock: Callable[[], float] = time.time,
         pace: Callable[[], Awaitable[None]] | None = None,
+        handles_guild: Callable[[int], bool] = lambda guild_id: True,
     ) -> None:
         self.client = client
+        # Whose events this process ends: its shards' guilds, whether or not the gateway has
+        # sent them yet (at start-up a guild may come after the first poll).
+        self.handles_guild = handles_guild
         self.pace = pace
         self.storage = storage
         self.max_open = max_open
@@ -93,7 +97,7 @@ class ShowEvents:
         for guild_id, _station, stored_key, event_id, state in await self.storage.open_show_events(
             station=station
         ):
-            if _show_of(stored_key) != keep and self.client.get_guild(guild_id):
+            if _show_of(stored_key) != keep and self.handles_guild(guild_id):
                 await self._finish(guild_id, station, stored_key, event_id, state)
 
     async def _start(self, guild_id: int, station: str, play: Play, info: StationInfo) -> None:

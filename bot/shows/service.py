@@ -57,7 +57,9 @@ class ShowsService:
         self.handles_guild = handles_guild
         self.guild_configs = guild_configs
         self.status = ChannelStatusKeeper(client, storage, players, pace=pace)
-        self.events = ShowEvents(client, storage, pace=pace, clock=clock)
+        self.events = ShowEvents(
+            client, storage, pace=pace, clock=clock, handles_guild=handles_guild
+        )
         self._event_stations: set[str] = set()
         self._playing: set[str] = set()  # stations this process plays in voice
         self.offline_after = offline_after

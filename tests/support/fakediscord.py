@@ -281,6 +281,10 @@ class FakeDiscord:
         self._channel_windows: dict[int, deque[float]] = defaultdict(deque)
         self.sockets: list[web.WebSocketResponse] = []
         self.identified = asyncio.Event()
+        # Set to an unset Event to hold READY and the GUILD_CREATEs until it is set (a slow
+        # gateway): the bot's REST requests and station polls go on meanwhile (start-up races).
+        self.ready_held: asyncio.Event | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self.identify_count = 0
         self.resume_count = 0
         self.session_id = "fake-session"
@@ -318,6 +322,8 @@ class FakeDiscord:
         self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
         if self.voice.running:
             await self.voice.stop()
         for ws in list(self.sockets):
@@ -610,7 +616,13 @@ class FakeDiscord:
 
     async def _ready(self, ws: web.WebSocketResponse, shard: list[int]) -> None:
         """READY and GUILD_CREATE for the guilds of the identifying shard (Discord's formula
-        ``(guild_id >> 22) % shard_count``), so each process of a fleet sees its own guilds."""
+        ``(guild_id >> 22) % shard_count``), so each process of a fleet sees its own guilds
+        (later, in the background, while ``ready_held`` is held)."""
+        if self.ready_held is not None and not self.ready_held.is_set():
+            task = asyncio.create_task(self._ready_after(self.ready_held, ws, shard))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return
         guilds = [g for g in self.guilds if (g.id >> 22) % shard[1] == shard[0]]
         self.sequence += 1
         ready = {
@@ -623,6 +635,16 @@ class FakeDiscord:
             "shard": shard,
         }
         await ws.send_str(json.dumps({"op": 0, "t": "READY", "s": self.sequence, "d": ready}))
+        await self._guild_creates(ws, guilds)
+
+    async def _ready_after(
+        self, held: asyncio.Event, ws: web.WebSocketResponse, shard: list[int]
+    ) -> None:
+        await held.wait()
+        if not ws.closed:
+            await self._ready(ws, shard)
+
+    async def _guild_creates(self, ws: web.WebSocketResponse, guilds: list[Guild]) -> None:
         for guild in guilds:
             self.sequence += 1
             await ws.send_str(
