@@ -614,3 +614,34 @@ async def test_the_left_event_is_completed_though_the_first_poll_comes_before_re
         assert event["status"] == rules.COMPLETED
         assert await env.bot.storage.open_show_events() == []
         assert env.bot.get_guild(guild.id) is not None
+
+
+async def test_a_show_on_air_at_start_up_gets_its_event_once_the_guilds_are_known(
+    programme_sim, events_fake, tmp_path
+):
+    """Events turned on while OnAir was down, the show already on air: the first poll (before
+    READY) waits for the gateway's guilds instead of finding none and leaving the show
+    without an event (its play is new only once)."""
+    fake = events_fake
+    guild = fake.guilds[0]
+    db = str(tmp_path / "onair.sqlite3")
+    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
+        await turn_on(env, guild)
+    advance(programme_sim, 46)  # the live show, first seen by the next run
+    held = fake.ready_held = asyncio.Event()
+    polls = programme_sim.counters["info:1"]
+
+    async def ready_after_the_first_poll() -> None:
+        try:
+            await wait_for(lambda: programme_sim.counters["info:1"] > polls, within=10)
+        finally:
+            held.set()
+
+    releaser = asyncio.create_task(ready_after_the_first_poll())
+    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
+        await releaser
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+        (event,) = guild.events.values()
+        await wait_for(lambda: event["status"] == rules.ACTIVE)
+        await poll(env)
+        assert len(guild.events) == 1

@@ -75,6 +75,9 @@ class ShowEvents:
         await self._end_open(station, keep=key)
         if play is None or key is None:
             return
+        # The first poll runs from the bot's setup: the guilds (and OnAir's permissions in
+        # them) come with the gateway's READY.
+        await self.client.wait_until_ready()
         guilds = [
             guild_id
             for guild_id, _ in await self.storage.show_event_guilds(station)
