@@ -12,8 +12,10 @@ and OnAir's channel statuses cleared; the first poll that finds it playing again
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
 from typing import Any
@@ -66,6 +68,7 @@ class ShowsService:
         self.clock = clock
         self._down_since: dict[str, float] = {}  # station → its outage's first poll
         self._down: set[str] = set()  # stations down longer than offline_after (handled)
+        self._poll_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     def follow_gateway(self) -> None:
         """Before the client connects: read voice channel statuses off the gateway."""
@@ -124,21 +127,29 @@ class ShowsService:
         self, slugs: list[str], info: StationInfo | None, problem: str, now: float
     ) -> None:
         for station in slugs:
-            if not problem:
-                self._down_since.pop(station, None)
-                if station in self._down and info is not None:
-                    self._down.discard(station)  # back: its channels show what plays
-                    await self._guarded("voice statuses", station, self._back(station, info))
-                continue
-            since = self._down_since.setdefault(station, now)
-            if now - since < self.offline_after:
-                continue  # flapping: nothing changes yet
-            if station not in self._down:
-                _LOGGER.info("%s down for %.0f s: its live-show events end", station, now - since)
-            # (Every poll while down: an event Discord did not complete is tried again.)
-            self._down.add(station)
-            await self._guarded("live-show events", station, self.events.station_down(station))
-            await self._guarded("voice statuses", station, self.status.station_down(station))
+            # One poll's work at a time per station, in the order of the polls (a fair lock):
+            # a slow "down" never lands after the "back" of the poll that followed it.
+            async with self._poll_locks[station]:
+                await self._judge(station, info, problem, now)
+
+    async def _judge(
+        self, station: str, info: StationInfo | None, problem: str, now: float
+    ) -> None:
+        if not problem:
+            self._down_since.pop(station, None)
+            if station in self._down and info is not None:
+                self._down.discard(station)  # back: its channels show what plays
+                await self._guarded("voice statuses", station, self._back(station, info))
+            return
+        since = self._down_since.setdefault(station, now)
+        if now - since < self.offline_after:
+            return  # flapping: nothing changes yet
+        if station not in self._down:
+            _LOGGER.info("%s down for %.0f s: its live-show events end", station, now - since)
+        # (Every poll while down: an event Discord did not complete is tried again.)
+        self._down.add(station)
+        await self._guarded("live-show events", station, self.events.station_down(station))
+        await self._guarded("voice statuses", station, self.status.station_down(station))
 
     async def _back(self, station: str, info: StationInfo) -> None:
         await self.status.station_changed(station, info.current_play())
