@@ -16,6 +16,7 @@ from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture
 from .support.fakediscord import (
     CONNECT,
+    MANAGE_CHANNELS,
     MANAGE_EVENTS,
     SET_VOICE_CHANNEL_STATUS,
     STAGE_MODERATOR,
@@ -76,7 +77,8 @@ def external(**changes: Any) -> dict[str, Any]:
 
 async def test_voice_status_up_to_500_characters_with_the_permission(fake, http):
     guild = fake.guilds[0]
-    channel = fake.add_voice_channel(guild, bot_allow=SET_VOICE_CHANNEL_STATUS)
+    # (from outside the channel: Manage Channels; the next test is about being in it)
+    channel = fake.add_voice_channel(guild, bot_allow=SET_VOICE_CHANNEL_STATUS | MANAGE_CHANNELS)
     status, _ = await call(http, "PUT", f"/channels/{channel}/voice-status", {"status": "s" * 500})
     assert status == 204
     assert guild.voice_channels[0].status == "s" * 500
@@ -88,6 +90,14 @@ async def test_voice_status_up_to_500_characters_with_the_permission(fake, http)
     assert error_at(body, "status") == "BASE_TYPE_MAX_LENGTH"
     status, _ = await call(http, "PUT", f"/channels/{channel}/voice-status", {"status": None})
     assert status == 204
+    assert guild.voice_channels[0].status is None
+
+
+async def test_voice_status_from_outside_the_channel_needs_manage_channels(fake, http):
+    guild = fake.guilds[0]
+    channel = fake.add_voice_channel(guild, bot_allow=SET_VOICE_CHANNEL_STATUS)
+    status, body = await call(http, "PUT", f"/channels/{channel}/voice-status", {"status": "x"})
+    assert (status, body["code"]) == (403, rules.MISSING_PERMISSIONS)
     assert guild.voice_channels[0].status is None
 
 

@@ -124,6 +124,26 @@ async def test_the_status_shows_each_play_once_and_is_cleared_on_leave(programme
         assert await voice.env.bot.storage.written_statuses() == {}
 
 
+async def test_a_moderators_disconnect_sends_no_clear_discord_would_refuse(programme_sim, icecast):
+    # Out of the channel, only Manage Channels may set its status: a refused clear would only
+    # count toward Discord's invalid-request limit, so OnAir does not send one.
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        fake, guild = voice.fake, voice.guild
+        channel = voice.channels[guild.id]
+        await voice.join()
+        vc = channel_of(fake, guild, channel)
+        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+        keeper = voice.env.bot.shows.status
+        skipped = keeper.skipped_permission
+
+        def puts() -> list[int]:
+            return [r.status for r in fake.sent("PUT", rf"^/channels/{channel}/voice-status$")]
+
+        await fake.disconnect_bot(guild)
+        await wait_for(lambda: keeper.skipped_permission > skipped or len(puts()) > 1)
+        assert puts() == [204]  # the write while playing; no refused clear after
+
+
 async def test_one_station_change_sets_every_guild_that_plays_it(programme_sim, icecast):
     async with voice_bot(
         programme_sim, icecast, guilds=2, bot_allow=SET_VOICE_CHANNEL_STATUS

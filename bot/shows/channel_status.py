@@ -183,7 +183,11 @@ class ChannelStatusKeeper:
             return True
         current = self._current.get(channel.id, written)
         mine = current == written or (current and current == self._previous.get(channel.id))
-        if not mine or not _may_set_status(channel):
+        if not mine:
+            await self._forget(channel.id)
+            return False
+        if not _may_set_status(channel):
+            self.skipped_permission += 1  # e.g. disconnected by a moderator: Discord would refuse
             await self._forget(channel.id)
             return False
         await self._send(lambda: channel.edit(status=None))
@@ -254,8 +258,14 @@ class ChannelStatusKeeper:
 
 
 def _may_set_status(channel: discord.VoiceChannel) -> bool:
-    allowed = channel.permissions_for(channel.guild.me)
-    return allowed.set_voice_channel_status and allowed.connect and allowed.view_channel
+    """Whether Discord lets OnAir set the channel's status: Set Voice Channel Status with
+    Connect, and being in the channel (from outside it takes Manage Channels)."""
+    me = channel.guild.me
+    allowed = channel.permissions_for(me)
+    if not (allowed.set_voice_channel_status and allowed.connect and allowed.view_channel):
+        return False
+    inside = me.voice is not None and me.voice.channel is not None and me.voice.channel == channel
+    return inside or allowed.manage_channels
 
 
 def _stage_moderator(channel: discord.StageChannel) -> bool:

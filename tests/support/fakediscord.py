@@ -1606,7 +1606,8 @@ class FakeDiscord:
 
     async def _put_voice_status(self, channel_id: int, body: dict[str, Any]) -> web.Response:
         """Set a voice channel's status: a voice channel (not a stage), the bot with View
-        Channel, Connect and Set Voice Channel Status there (else 403, 50013); then
+        Channel, Connect and Set Voice Channel Status there and in it, or with Manage Channels
+        (else 403, 50013); then
         VOICE_CHANNEL_STATUS_UPDATE to the guild, as Discord sends it."""
         found = self._voice_channel_anywhere(channel_id)
         if found is None:
@@ -1615,7 +1616,12 @@ class FakeDiscord:
         if channel.stage:
             return self._refuse(rules.invalid_channel_type())
         needed = VIEW_CHANNEL | CONNECT | SET_VOICE_CHANNEL_STATUS
-        if self.bot_permissions(guild, channel_id) & needed != needed:
+        allowed = self.bot_permissions(guild, channel_id)
+        if allowed & needed != needed:
+            return self._refuse(rules.missing_permissions())
+        # Only a member connected to the channel sets its status; from outside it takes Manage
+        # Channels (discord-api-docs #6400), so a bot that was disconnected cannot clear it.
+        if self.bot_voice.get(guild.id) != channel_id and not allowed & MANAGE_CHANNELS:
             return self._refuse(rules.missing_permissions())
         await self._set_status(guild, channel, body.get("status") or None, by="bot")
         return web.Response(status=204)
