@@ -332,6 +332,28 @@ async def test_a_live_show_becomes_one_active_event_then_completed(programme_sim
         assert sorted(k.rpartition("@")[2].partition("~")[0] for k in keys) == ["0", "1"]
 
 
+async def test_an_event_discord_would_not_start_is_canceled_when_the_show_ends(
+    programme_sim, events_fake
+):
+    # The event exists once Discord made it: a refused start must not leave it in the server's
+    # events for good.
+    fake = events_fake
+    guild = fake.guilds[0]
+    async with running_bot(programme_sim, fake=fake) as env:
+        await turn_on(env, guild)
+        await poll(env)
+        fake.fail("PATCH", rf"^/guilds/{guild.id}/scheduled-events/\d+$", 403, code=50013)
+        advance(programme_sim, 46)  # the live show
+        await poll(env)
+        await wait_for(lambda: len(guild.events) == 1)
+        (event,) = guild.events.values()
+        await wait_for(lambda: bool(fake.sent("PATCH", rf"^/guilds/{guild.id}/scheduled-events")))
+        advance(programme_sim, 60)  # the track after the show
+        await poll(env)
+        await wait_for(lambda: event["status"] == rules.CANCELED)
+        assert await env.bot.storage.open_show_events() == []
+
+
 async def test_a_restart_mid_show_makes_no_second_event(programme_sim, events_fake, tmp_path):
     fake = events_fake
     guild = fake.guilds[0]

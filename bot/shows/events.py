@@ -144,11 +144,6 @@ class ShowEvents:
                 privacy_level=discord.PrivacyLevel.guild_only,
                 location=event_location(info.name, info.links.listen),
             )
-            await self.storage.update_show_event(
-                guild_id, station, airing, state=EVENT_CLAIMED, event_id=event.id
-            )
-            await self._paced()
-            await event.start()
         except discord.HTTPException as error:
             _LOGGER.warning(
                 "event for a live show in guild %s not made: Discord answered %s (%s)",
@@ -157,6 +152,22 @@ class ShowEvents:
                 error.code,
             )
             await self.storage.update_show_event(guild_id, station, airing, state=EVENT_FAILED)
+            return
+        await self.storage.update_show_event(
+            guild_id, station, airing, state=EVENT_CLAIMED, event_id=event.id
+        )
+        try:
+            await self._paced()
+            await event.start()
+        except discord.HTTPException as error:
+            # The event exists: it stays claimed with its id, so the show's end cancels it
+            # (marked failed, nothing would ever remove it from the server's events).
+            _LOGGER.warning(
+                "event for a live show in guild %s not started: Discord answered %s (%s)",
+                guild_id,
+                error.status,
+                error.code,
+            )
             return
         await self.storage.update_show_event(
             guild_id, station, airing, state=EVENT_ACTIVE, event_id=event.id
