@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.scheduled.alerts import Observation, evaluate
 from bot.scheduled.recap import last_slot, summarise, week_before
+from bot.scheduled.recap_service import recap_key
 from bot.station import StationInfo
 from bot.storage import AlertState, WeekPlay
 
@@ -160,6 +161,19 @@ def test_last_slot_is_the_latest_chosen_weekday_and_hour_on_the_guilds_clock():
     assert last_slot(now, BERLIN, 2, 11) == datetime(2026, 11, 18, 11, tzinfo=BERLIN)
     assert last_slot(now, BERLIN, 0, 9) == datetime(2026, 11, 23, 9, tzinfo=BERLIN)
     assert last_slot(now, UTC, 2, 9) == datetime(2026, 11, 25, 9, tzinfo=UTC)
+
+
+def test_a_recap_is_keyed_by_the_guilds_week_whatever_its_zone_says_of_the_hour():
+    now = datetime(2026, 11, 25, 23, 30, tzinfo=UTC)  # Wednesday night in UTC and New York
+    new_york = ZoneInfo("America/New_York")
+    berlin = last_slot(now, BERLIN, 2, 18)  # Wednesday 18:00 Berlin (17:00 UTC)
+    there = last_slot(now, new_york, 2, 18)  # Wednesday 18:00 New York (23:00 UTC)
+    assert berlin != there
+    assert recap_key(7, berlin) == recap_key(7, there) == "recap|7|2026-W48"
+    # Monday 00:00 in Tokyo is Sunday 15:00 UTC: the guild's week 49, not UTC's week 48.
+    tokyo = last_slot(datetime(2026, 11, 30, 12, tzinfo=UTC), ZoneInfo("Asia/Tokyo"), 0, 0)
+    assert tokyo.astimezone(UTC) == datetime(2026, 11, 29, 15, tzinfo=UTC)
+    assert recap_key(7, tokyo) == "recap|7|2026-W49"
 
 
 def test_the_recap_week_spans_seven_wall_clock_days_across_a_dst_change():
