@@ -269,7 +269,7 @@ async def test_another_guild_adding_the_same_station_changes_nothing_already_dec
                 AlertSubscription(second.id, slug, other, second.roles[1])
             )
             await env.bot.announcer.refresh()
-            (watch,) = env.bot.announcer.watched()  # one upstream station: one watch
+            assert len(env.bot.announcer.watched()) == 1  # one upstream station: one watch
             clock.advance(5)
             await poll(env)
             await poll(env)

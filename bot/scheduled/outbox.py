@@ -161,7 +161,9 @@ class PostOutbox:
     async def _drop(self, post: ScheduledPost) -> None:
         await self.storage.finish_post(post.key, DROPPED, now=self.clock())
         self.dropped += 1
-        _LOGGER.warning("dropped the %s post %s: not sent before it went stale", post.kind, post.key)
+        _LOGGER.warning(
+            "dropped the %s post %s: not sent before it went stale", post.kind, post.key
+        )
 
     async def _deliver(self, post: ScheduledPost) -> None:
         try:

@@ -106,7 +106,7 @@ class SqliteStorage(Storage):
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
         async with self._transaction():
-            counts = []
+            counts: list[int] = []
             for sql, params in statements:
                 if guarded and counts and not counts[0]:
                     counts.append(0)
