@@ -1,7 +1,7 @@
 """The weekly recap's tick on a busy week: 50,000 plays of one station, 20 guilds whose recaps
 share its slot and zone (and 5 in another zone). Reports the tick's time, the weeks summed up
 and the worst event-loop lag while it runs (the summary is computed in a worker thread, once
-per station, week and zone).
+per station, week and zone); and, apart, reading the week's plays from storage and its lag.
 
     .venv/bin/python -m bench.recap [--plays 50000] [--guilds 20]
 """
@@ -63,9 +63,17 @@ async def main() -> None:
             for index in range(args.guilds + others):
                 guild_id = 10_000 + index
                 if index >= args.guilds:
-                    await storage.save_guild_settings(GuildSettings(guild_id, timezone="Asia/Tokyo"))
+                    tokyo = GuildSettings(guild_id, timezone="Asia/Tokyo")
+                    await storage.save_guild_settings(tokyo)
                 await env.bot.recaps.configure(guild_id, channel, "main", 0, 9)
             clock.now = slot.timestamp() + 30
+            lag = LoopLag(0.005).start()
+            began = time.perf_counter()
+            await storage.plays_between("main", slot - timedelta(days=7), slot)
+            read = time.perf_counter() - began
+            await asyncio.sleep(0.02)
+            read_lag = lag.worst
+            await lag.stop()
             lag = LoopLag(0.005).start()
             began = time.perf_counter()
             recorded = await env.bot.recaps.tick()
@@ -77,8 +85,10 @@ async def main() -> None:
                     "plays": args.plays,
                     "guilds": args.guilds + others,
                     "recorded": len(recorded),
-                    "weeks_summed_up": getattr(env.bot.recaps, "summaries", None),
+                    "weeks_summed_up": env.bot.recaps.summaries,
                     "tick_ms": ms(took),
+                    "read_week_ms": ms(read),
+                    "read_week_worst_loop_lag_ms": ms(read_lag),
                     "worst_loop_lag_ms": ms(lag.worst),
                 }
             )
