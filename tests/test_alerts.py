@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.scheduled.alerts import Observation, evaluate
 from bot.scheduled.recap import last_slot, summarise, week_before
+from bot.scheduled.recap_service import recap_key
 from bot.station import StationInfo
 from bot.storage import AlertState, WeekPlay
 
@@ -16,9 +17,25 @@ T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 AFTER = 120.0
 
 
-def info(title: str = "A - B", *, live: bool = False, state: str = "play") -> StationInfo:
-    raw = {"nowplaying": title, "live": live, "playback": {"pos": 1000, "len": 0, "state": state}}
-    return StationInfo.parse(raw, UTC, T0)
+def info(
+    title: str = "A - B",
+    *,
+    live: bool = False,
+    state: str = "play",
+    at: datetime = T0,
+    pos: int = 1000,
+    started: str = "",
+) -> StationInfo:
+    """What the station answers at ``at``, ``pos`` ms into the item on air (which started at
+    ``started`` by the station's recent list, when given)."""
+    raw: dict[str, object] = {
+        "nowplaying": title,
+        "live": live,
+        "playback": {"pos": pos, "len": 0, "state": state},
+    }
+    if started:
+        raw["recent"] = [{"title": title, "started": started}]
+    return StationInfo.parse(raw, UTC, at)
 
 
 def run(polls: list[tuple[float, Observation]], state: AlertState | None = None):  # type: ignore[no-untyped-def]
@@ -86,9 +103,35 @@ def test_live_show_start_and_end_once_each_and_next_weeks_airing_is_new():
     ]
     start, end = events
     assert end.since == 10
-    _, next_week = run([(7 * 86400, show)], state)
+    week = timedelta(days=7)
+    again = Observation(info("DJ Nova - Night Shift", live=True, at=T0 + week))
+    _, next_week = run([(week.total_seconds(), again)], state)
     assert next_week[0].kind == "live_start"
     assert next_week[0].key != start.key  # the same show a week later is a new airing
+
+
+def test_processes_seeing_a_show_start_at_their_own_times_name_it_alike():
+    """A watch handed over mid-poll: two processes evaluate the same show's start from the same
+    stored state, each at its own time and from its own poll; the alert's key is the same (the
+    show and its start as the station reports them), so the outbox records one."""
+    show, started = "DJ Nova - Night Shift", "2026-11-23 11:59:59"
+    here = Observation(info(show, live=True, started=started))
+    later = T0 + timedelta(seconds=2)
+    there = Observation(info(show, live=True, at=later, pos=3000, started=started))
+    _, first = run([(10, here)])
+    _, second = run([(12.5, there)])
+    assert [e.kind for e in first] == [e.kind for e in second] == ["live_start"]
+    assert first[0].key == second[0].key
+
+
+def test_an_undated_show_is_named_by_when_it_was_first_seen():
+    """Without a start from the station the same show next week has the same play key: its
+    airing is then told apart by when it was first seen (stored with the state)."""
+    show = Observation(info("DJ Nova - Night Shift", live=True))
+    state, first = run([(10, show), (20, UP)])
+    _, again = run([(7 * 86400, show)], state)
+    assert first[0].key == "live_start|10.000|dj nova|night shift||"
+    assert again[0].key != first[0].key
 
 
 def test_a_failed_poll_during_a_show_does_not_end_it():
@@ -118,6 +161,19 @@ def test_last_slot_is_the_latest_chosen_weekday_and_hour_on_the_guilds_clock():
     assert last_slot(now, BERLIN, 2, 11) == datetime(2026, 11, 18, 11, tzinfo=BERLIN)
     assert last_slot(now, BERLIN, 0, 9) == datetime(2026, 11, 23, 9, tzinfo=BERLIN)
     assert last_slot(now, UTC, 2, 9) == datetime(2026, 11, 25, 9, tzinfo=UTC)
+
+
+def test_a_recap_is_keyed_by_the_guilds_week_whatever_its_zone_says_of_the_hour():
+    now = datetime(2026, 11, 25, 23, 30, tzinfo=UTC)  # Wednesday night in UTC and New York
+    new_york = ZoneInfo("America/New_York")
+    berlin = last_slot(now, BERLIN, 2, 18)  # Wednesday 18:00 Berlin (17:00 UTC)
+    there = last_slot(now, new_york, 2, 18)  # Wednesday 18:00 New York (23:00 UTC)
+    assert berlin != there
+    assert recap_key(7, berlin) == recap_key(7, there) == "recap|7|2026-W48"
+    # Monday 00:00 in Tokyo is Sunday 15:00 UTC: the guild's week 49, not UTC's week 48.
+    tokyo = last_slot(datetime(2026, 11, 30, 12, tzinfo=UTC), ZoneInfo("Asia/Tokyo"), 0, 0)
+    assert tokyo.astimezone(UTC) == datetime(2026, 11, 29, 15, tzinfo=UTC)
+    assert recap_key(7, tokyo) == "recap|7|2026-W49"
 
 
 def test_the_recap_week_spans_seven_wall_clock_days_across_a_dst_change():

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
-from bot.storage import AlertSubscription
+from bot.storage import AlertSubscription, GuildStation
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
@@ -240,5 +240,52 @@ async def test_alerts_and_a_recap_from_the_config_file(alert_sim, tmp_path):
             await wait_for(lambda: bool(env.bot.announcer.watched()))
             await poll(env)
             assert len(titles(fake, channel)) == 1  # the show is still on: nothing repeated
+    finally:
+        await fake.stop()
+
+
+async def test_another_guild_adding_the_same_station_changes_nothing_already_decided(alert_sim):
+    """Guild 2 adds the station guild 1 follows as its own (same URL, id and key: one watch)
+    and turns alerts on for it: guild 1 gets no second "LIVE NOW"; when guild 2 turns its
+    alerts off again, guild 1 gets no second "ended"."""
+    clock = alert_sim.clock
+    fake = FakeDiscord(guild_count=2)
+    await fake.start()
+    first, second = fake.guilds
+    channel, other = first.channels[0], second.channels[0]
+    try:
+        async with running_bot(alert_sim, fake=fake, clock=clock) as env:
+            await turn_on(env, channel, first.roles[1])
+            await wait_for(lambda: bool(env.bot.announcer.watched()))
+            await poll(env)
+            clock.advance(21)  # the live show starts
+            await poll(env)
+            assert len(alerts_in(fake, channel)) == 1
+            stored = GuildStation(second.id, "rock", "Rock", alert_sim.base_url, 1, None)
+            await env.bot.storage.save_guild_station(stored)
+            slug = env.bot.registry.add_guild_station(stored, STATION_KEY).slug
+            assert slug < "main"  # sorted first among the watch's stations
+            await env.bot.alerts.subscribe(
+                AlertSubscription(second.id, slug, other, second.roles[1])
+            )
+            await env.bot.announcer.refresh()
+            assert len(env.bot.announcer.watched()) == 1  # one upstream station: one watch
+            clock.advance(5)
+            await poll(env)
+            await poll(env)
+            assert titles(fake, channel) == [f"🔴 LIVE NOW: {LIVE_SHOW.artist} - {LIVE_SHOW.title}"]
+            assert titles(fake, other) == [f"🔴 LIVE NOW: {LIVE_SHOW.artist} - {LIVE_SHOW.title}"]
+            clock.advance(60)  # the show ends
+            await poll(env)
+            ended = f"Live show ended: {LIVE_SHOW.artist} - {LIVE_SHOW.title}"
+            assert titles(fake, channel)[1:] == [ended]
+            assert titles(fake, other)[1:] == [ended]
+            await env.bot.alerts.unsubscribe(second.id, slug)
+            await env.bot.announcer.refresh()
+            clock.advance(5)
+            await poll(env)
+            await poll(env)
+            assert len(alerts_in(fake, channel)) == 2
+            assert len(alerts_in(fake, other)) == 2
     finally:
         await fake.stop()

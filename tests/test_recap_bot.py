@@ -4,7 +4,9 @@ OnAir was down is posted late, once; another restart and another look post nothi
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -13,6 +15,7 @@ import pytest
 
 from bot.scheduled.recap import WEEKDAYS
 from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.storage import ScheduledPost
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
@@ -153,5 +156,111 @@ async def test_recap_set_up_after_this_weeks_slot_waits_for_the_next(recap_sim):
             iid = await fake.slash("onair", {"off": True}, sub=["recap"])
             assert "Stopped" in (await fake.response(iid)).json["data"]["content"]
             assert await env.bot.storage.recaps() == []
+    finally:
+        await fake.stop()
+
+
+async def set_zone(fake: FakeDiscord, zone: str) -> None:
+    iid = await fake.slash("onair", {"timezone": zone}, sub=["settings"])
+    assert zone in (await fake.response(iid)).json["data"]["content"]
+
+
+async def test_a_time_zone_change_brings_no_second_recap_of_a_week(recap_sim, tmp_path):
+    """Two weeks' recaps posted on Berlin's clock, then the guild moves to New York: its latest
+    slot is now last week's (same day and hour, New York time), a week already posted; and this
+    week's New York slot falls in the week already posted too. One recap a week."""
+    clock = recap_sim.clock
+    fake = FakeDiscord()
+    await fake.start()
+    channel = fake.guilds[0].channels[1]
+    slot = slot_after(clock(), 2)
+    try:
+        async with running_bot(
+            recap_sim, fake=fake, db_path=str(tmp_path / "onair.sqlite3"), clock=clock
+        ) as env:
+            await set_zone(fake, "Europe/Berlin")
+            options = {"channel": str(channel), "day": WEEKDAYS[slot.weekday()], "hour": slot.hour}
+            iid = await fake.slash(
+                "onair", options, sub=["recap"], resolved=fake.resolved_channel(channel)
+            )
+            await fake.response(iid)
+            for week in range(2):
+                clock.now = slot.timestamp() + week * 7 * 86400 + 60
+                assert len(await env.bot.recaps.tick()) == 1
+                await env.bot.posts.idle()
+            assert len(recaps_in(fake, channel)) == 2
+            clock.advance(1800)
+            await set_zone(fake, "America/New_York")
+            assert await env.bot.recaps.tick() == []
+            clock.advance(6 * 3600)  # Friday 18:00 in New York has passed
+            assert await env.bot.recaps.tick() == []
+            await env.bot.posts.sweep()
+            await env.bot.posts.idle()
+            assert len(recaps_in(fake, channel)) == 2
+            clock.advance(7 * 86400)  # next week's New York slot: a recap again
+            assert len(await env.bot.recaps.tick()) == 1
+            await env.bot.posts.idle()
+            assert len(recaps_in(fake, channel)) == 3
+    finally:
+        await fake.stop()
+
+
+async def test_a_stale_post_is_dropped_whatever_path_sends_it(recap_sim):
+    """A post past its ``expires_at`` is never sent: not by the sweep, and not when it is
+    handed straight to the outbox (as a tick that recorded it does)."""
+    clock = recap_sim.clock
+    fake = FakeDiscord()
+    await fake.start()
+    channel = fake.guilds[0].channels[1]
+    try:
+        async with running_bot(recap_sim, fake=fake, clock=clock) as env:
+            now = clock()
+            summary = {"station_name": "Main FM", "start": now - 8 * 86400, "end": now - 86400}
+            post = ScheduledPost(
+                "recap|stale",
+                fake.guilds[0].id,
+                channel,
+                "recap",
+                json.dumps(summary),
+                0,
+                now,
+                now - 1.0,
+            )
+            assert await env.bot.storage.record_post(post, now=now)
+            env.bot.posts.send_soon([post.key])
+            await env.bot.posts.idle()
+            assert recaps_in(fake, channel) == []
+            assert await env.bot.storage.post_states("recap|") == {"recap|stale": "dropped"}
+    finally:
+        await fake.stop()
+
+
+async def test_guilds_sharing_a_station_week_and_zone_share_one_summary(recap_sim):
+    """The week's plays are summed up once per (station, week, zone) in a tick, however many
+    guilds' recaps share them."""
+    clock = recap_sim.clock
+    fake = FakeDiscord(guild_count=3)
+    await fake.start()
+    slot = (datetime.fromtimestamp(clock(), UTC) + timedelta(hours=2)).replace(
+        minute=0, second=0, microsecond=0
+    )
+    try:
+        async with running_bot(recap_sim, fake=fake, clock=clock) as env:
+            guilds = fake.guilds
+            await env.bot.storage.save_guild_settings(
+                replace(await env.bot.storage.guild_settings(guilds[2].id), timezone="Asia/Tokyo")
+            )
+            for guild in guilds:
+                await env.bot.recaps.configure(
+                    guild.id, guild.channels[1], "main", slot.weekday(), slot.hour
+                )
+            await env.bot.announcer.refresh()
+            await poll(env)
+            clock.now = slot.timestamp() + 60
+            assert len(await env.bot.recaps.tick()) == 2  # Tokyo's slot is another hour
+            assert env.bot.recaps.summaries == 1
+            await env.bot.posts.idle()
+            first, second = (recaps_in(fake, g.channels[1]) for g in guilds[:2])
+            assert first[0]["embeds"] == second[0]["embeds"]
     finally:
         await fake.stop()

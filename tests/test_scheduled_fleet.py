@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.station import StationInfo
 from bot.storage import AlertSubscription
 
 from .support.botenv import STATION_KEY, running_bot, subscription_config
@@ -156,8 +157,9 @@ async def test_two_processes_reaching_the_recap_slot_together_post_it_once(postg
         await owner_poll(envs)  # the track on air goes into the history
         clock.now = slot.timestamp() + 30
         recorded = await asyncio.gather(*(env.bot.recaps.tick() for env in envs))
+        year, week, _ = slot.isocalendar()  # the guilds' zone is UTC
         assert sorted(k for keys in recorded for k in keys) == sorted(
-            f"recap|{g.id}|{slot.strftime('%Y-%m-%dT%H:%M')}" for g in fake.guilds
+            f"recap|{g.id}|{year}-W{week:02d}" for g in fake.guilds
         )
         for env in envs:
             await env.bot.posts.idle()
@@ -181,3 +183,43 @@ async def test_two_processes_reaching_the_recap_slot_together_post_it_once(postg
             f"{TRACKS[0].artist} - {TRACKS[0].title}"
             in recaps[0]["embeds"][0]["fields"][0]["value"]
         )
+
+
+async def test_two_processes_evaluating_one_show_start_at_once_post_it_once(
+    postgres_url, fleet_sim
+):
+    """A watch handed over mid-evaluation: the old and the new owner evaluate the same live
+    show's start from the same stored state, each at its own time (the station does not date
+    the show): the state's compare-and-set lets one record its alert; one LIVE NOW."""
+    await reset_postgres(postgres_url)
+    clock = fleet_sim.clock
+    fake = FakeDiscord()
+    await fake.start()
+    guild = fake.guilds[0]
+    channel = guild.channels[0]
+    stacks = [contextlib.AsyncExitStack(), contextlib.AsyncExitStack()]
+    try:
+        envs = await start_fleet(fleet_sim, fake, postgres_url, stacks)
+        await envs[0].bot.alerts.subscribe(
+            AlertSubscription(guild.id, "main", channel, guild.roles[1])
+        )
+        for env in envs:
+            await env.bot.alerts.stations()  # both know the station's alerts are on
+        show = f"{LIVE_SHOW.artist} - {LIVE_SHOW.title}"
+        raw = {"nowplaying": show, "live": True, "playback": {"pos": 1000, "state": "play"}}
+        info = StationInfo.parse(raw, UTC, datetime.fromtimestamp(clock(), UTC))
+        evaluations = []
+        for env in envs:
+            evaluations.append(env.bot.alerts.observe(["main"], info, None))
+            clock.advance(1.5)  # each process's own time
+        await asyncio.gather(*evaluations)
+        for env in envs:
+            await env.bot.posts.idle()
+        assert [m["embeds"][0]["title"] for m in alerts_in(fake, channel)] == [
+            f"🔴 LIVE NOW: {show}"
+        ]
+        assert len(await envs[0].bot.storage.post_states("alert|")) == 1
+    finally:
+        for stack in stacks:
+            await stack.aclose()
+        await fake.stop()

@@ -318,7 +318,9 @@ async def test_scheduled_posts_are_recorded_once_and_leased_by_one_caller(storag
     await storage.save_alert_state(
         "main", AlertState(down_since=50.0, down_posted=True), now=100.0, posts=[post("a")]
     )
-    assert await storage.alert_state("main") == AlertState(down_since=50.0, down_posted=True)
+    assert await storage.alert_state("main") == AlertState(
+        down_since=50.0, down_posted=True, version=1
+    )
     await storage.forget_alert_state("main")
     assert await storage.alert_state("main") == AlertState()
     assert not await storage.record_post(post("a"), now=101.0)  # recorded before: nothing new
@@ -391,3 +393,35 @@ async def test_prune_drops_finished_show_events_after_the_history_window(storage
     await storage.update_show_event(1, "main", "a@3", state="completed")
     await storage.prune(30, now)
     assert sorted(await storage.show_event_keys(1, "main")) == ["a@2", "a@3"]
+
+
+async def test_an_alert_state_saved_from_a_stale_read_is_refused_with_its_posts(storage):
+    """Two processes deciding from the same stored state (a watch handed over mid-evaluation):
+    the first save wins; the second saves nothing and records none of its alerts."""
+    from dataclasses import replace
+
+    from bot.storage import AlertState, ScheduledPost
+
+    def post(key: str) -> ScheduledPost:
+        return ScheduledPost(key, 1, 10, "alert", '{"kind": "live_start"}', 0, 100.0, 1000.0)
+
+    read = await storage.alert_state("main")
+    assert read == AlertState()
+    assert await storage.save_alert_state(
+        "main", replace(read, live_key="show"), now=100.0, posts=[post("alert|a")]
+    )
+    assert not await storage.save_alert_state(
+        "main", replace(read, live_key="show"), now=101.0, posts=[post("alert|b")]
+    )
+    state = await storage.alert_state("main")
+    assert (state.live_key, state.version) == ("show", 1)
+    assert await storage.post_states("alert|") == {"alert|a": "pending"}
+    # Saves from the same read, at once: one wins.
+    results = await asyncio.gather(
+        *(
+            storage.save_alert_state("main", replace(state, live_title=str(i)), now=102.0)
+            for i in range(4)
+        )
+    )
+    assert sorted(results) == [False, False, False, True]
+    assert (await storage.alert_state("main")).version == 2

@@ -24,6 +24,7 @@ ALERT = "alert"  # the outbox kind
 # Seconds the set of followed stations is trusted: in a fleet another process may have turned
 # alerts on for a station this process polls.
 FOLLOWED_TTL = 30.0
+SAVE_TRIES = 3  # evaluations of one poll when another process saves the state meanwhile
 
 
 def alert_key(sub: AlertSubscription, event: AlertEvent) -> str:
@@ -53,6 +54,7 @@ class AlertService:
         self.followed_ttl = FOLLOWED_TTL
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.evaluations = 0
+        self.conflicts = 0  # saves refused: another process had saved the state since
 
     async def stations(self) -> set[str]:
         """The stations some guild (of this process's shards, or any in a fleet) follows."""
@@ -85,8 +87,9 @@ class AlertService:
     def observe(
         self, slugs: list[str], info: StationInfo | None, error: StationError | None
     ) -> Coroutine[Any, Any, None]:
-        """One poll of a watch (its stations ``slugs``), timed now: the work that evaluates it,
-        which the announcer runs in the background (polls of a station in the order they came)."""
+        """One poll of a watch (its stations ``slugs``), timed now: the work that evaluates it
+        for each of them, which the announcer runs in the background (polls of a station in
+        the order they came)."""
         now = self.clock()
         seen = Observation(info, error.message if error is not None else "")
         return self._evaluate(slugs, seen, now)
@@ -98,38 +101,43 @@ class AlertService:
             except Exception as error:
                 if not self.storage.is_storage_error(error):
                     raise
-        mine = [slug for slug in slugs if slug in self._followed]
-        if not mine:
-            return
-        name = mine[0]  # the watch's state is kept under its first followed station
-        async with self._locks[name]:
-            try:
-                await self._decide(name, mine, seen, now)
-            except Exception as error:
-                if not self.storage.is_storage_error(error):
-                    raise
-                # The state is unchanged: the next poll decides again (same keys, once).
-                _LOGGER.warning("could not evaluate the alerts of %s (%s)", name, error)
+        # Each station (slug) keeps its own state, even when several name the same upstream
+        # station and share one watch: another guild adding the station as its own and turning
+        # its alerts on or off never changes what was decided for this one.
+        for name in [slug for slug in slugs if slug in self._followed]:
+            async with self._locks[name]:
+                try:
+                    await self._decide(name, seen, now)
+                except Exception as error:
+                    if not self.storage.is_storage_error(error):
+                        raise
+                    # The state is unchanged: the next poll decides again (same keys, once).
+                    _LOGGER.warning("could not evaluate the alerts of %s (%s)", name, error)
 
-    async def _decide(self, name: str, slugs: list[str], seen: Observation, now: float) -> None:
-        self.evaluations += 1
-        state = await self.storage.alert_state(name)
-        new, events = evaluate(state, seen, now, self.settings.offline_after)
-        if new == state and not events:
-            return
-        posts: list[ScheduledPost] = []
-        if events:
-            subs = [
-                sub
-                for slug in slugs
-                for sub in await self.storage.alert_subscriptions(slug)
-                if self._handles(sub.guild_id)
-            ]
+    async def _decide(self, name: str, seen: Observation, now: float) -> None:
+        for _ in range(SAVE_TRIES):
+            self.evaluations += 1
+            state = await self.storage.alert_state(name)
+            new, events = evaluate(state, seen, now, self.settings.offline_after)
+            if new == state and not events:
+                return
+            subs: list[AlertSubscription] = []
+            if events:
+                subs = [
+                    sub
+                    for sub in await self.storage.alert_subscriptions(name)
+                    if self._handles(sub.guild_id)
+                ]
             posts = [self._post(sub, event, seen.info, now) for event in events for sub in subs]
-            for event in events:
-                _LOGGER.info("alert %s of %s for %d guild(s)", event.kind, name, len(subs))
-        await self.storage.save_alert_state(name, new, now=now, posts=posts)
-        self.outbox.send_soon([post.key for post in posts])
+            if await self.storage.save_alert_state(name, new, now=now, posts=posts):
+                for event in events:
+                    _LOGGER.info("alert %s of %s for %d guild(s)", event.kind, name, len(subs))
+                self.outbox.send_soon([post.key for post in posts])
+                return
+            # Another process saved the state since it was read (a watch handed over): decide
+            # again from what it saved; its alerts stand, none of these were recorded.
+            self.conflicts += 1
+        _LOGGER.warning("the alert state of %s kept changing; the next poll decides", name)
 
     def _post(
         self, sub: AlertSubscription, event: AlertEvent, info: StationInfo | None, now: float

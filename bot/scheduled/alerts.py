@@ -2,8 +2,9 @@
 
 Each poll is one :class:`Observation`; :func:`evaluate` turns the stored :class:`AlertState` and
 it into the next state and the alerts due. An alert's key names its event (the live show's play
-key, the outage's first failed poll), so whichever process or run evaluates it names it alike
-and the outbox posts it once.
+key with its start as the station reports it, the outage's first failed poll as stored), so
+whichever process or run evaluates it names it alike and the outbox posts it once; the state's
+save is a compare-and-set besides (storage), so two evaluations from one state record once.
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ def playing(info: StationInfo) -> bool:
     return bool(info.on_air_title) and state in ("", "play", "playing")
 
 
-def live_show(info: StationInfo) -> tuple[str, str] | None:
-    """(key, title) of the live show on air, None when none is."""
+def live_show(info: StationInfo) -> tuple[str, str, bool] | None:
+    """(key, title, whether the key names the airing) of the live show on air, None when none
+    is. The key is the play's claim key, which holds its start when the station reports one
+    (or it is estimated from the position): then every process names the airing alike."""
     if not info.is_live:
         return None
     play = info.current_play()
     title = (play.display if play else None) or info.on_air_title or "Live show"
     key = play.claim_key if play else f"live|{title.casefold()}"
-    return key, title
+    return key, title, play is not None and play.started is not None
 
 
 def evaluate(
@@ -92,7 +95,7 @@ def evaluate(
         state = replace(state, down_since=None, down_reason="", down_posted=False)
     assert seen.info is not None
     show = live_show(seen.info)
-    key, title = show if show else ("", "")
+    key, title, dated = show if show else ("", "", False)
     if key != state.live_key:
         if state.live_key:
             events.append(
@@ -105,9 +108,11 @@ def evaluate(
                 )
             )
         if key:
-            events.append(
-                AlertEvent("live_start", f"live_start|{_airing(now)}|{key}", now, title=title)
-            )
+            # Dated by the station: the key alone names this airing, alike in every process
+            # (two evaluating it during a watch handover record one post). Undated: the same
+            # show next week has the same key, so the airing is named by when it was first seen.
+            name = f"live_start|{key}" if dated else f"live_start|{_airing(now)}|{key}"
+            events.append(AlertEvent("live_start", name, now, title=title))
         state = replace(state, live_key=key, live_title=title, live_since=now if key else None)
     return state, events
 

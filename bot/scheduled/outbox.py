@@ -7,7 +7,8 @@ by one caller only, and the send carries a nonce derived from the key, so Discor
 first message when a crash fell between the send and its "sent" mark; a resumed post also looks
 for its own earlier message first (the nonce is only remembered for a few minutes). A lease not
 given back (kill -9) runs out, or on SQLite (one process) is released at start-up, and a sweep
-(at start-up and every ``lease / 3`` seconds) sends the post, unless it went stale meanwhile.
+(at start-up and every ``lease / 3`` seconds) sends the post. A post past its ``expires_at`` is
+dropped, never sent, whichever path (the sweep, or ``send_soon`` right after recording) takes it.
 """
 
 from __future__ import annotations
@@ -119,11 +120,7 @@ class PostOutbox:
             if post.key in self._inflight:
                 continue
             if post.expires_at < now:
-                await self.storage.finish_post(post.key, DROPPED, now=now)
-                self.dropped += 1
-                _LOGGER.warning(
-                    "dropped the %s post %s: not sent before it went stale", post.kind, post.key
-                )
+                await self._drop(post)
                 continue
             taken.append(post.key)
         if taken:
@@ -150,6 +147,9 @@ class PostOutbox:
             )
             if post is None:
                 return  # sent already, or being sent by another process
+            if post.expires_at < now:
+                await self._drop(post)  # went stale before any path got to send it
+                return
             await self._deliver(post)
         except Exception as error:
             if not self.storage.is_storage_error(error):
@@ -157,6 +157,13 @@ class PostOutbox:
             _LOGGER.warning("storage failed sending post %s (%s); the sweep retries it", key, error)
         finally:
             self._inflight.discard(key)
+
+    async def _drop(self, post: ScheduledPost) -> None:
+        await self.storage.finish_post(post.key, DROPPED, now=self.clock())
+        self.dropped += 1
+        _LOGGER.warning(
+            "dropped the %s post %s: not sent before it went stale", post.kind, post.key
+        )
 
     async def _deliver(self, post: ScheduledPost) -> None:
         try:

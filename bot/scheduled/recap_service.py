@@ -1,6 +1,8 @@
 """The weekly recap: each guild's slot (its zone, day and hour) checked every minute; the week's
-summary recorded under the slot's key before it is sent, so it is posted once per guild in a
-fleet and across restarts, and a slot missed while OnAir was down is posted late, once."""
+summary recorded under the guild's key for the slot's week (the ISO week on the guild's clock)
+before it is sent, so it is posted once per guild and week in a fleet, across restarts and
+whatever the guild's zone does meanwhile, and a slot missed while OnAir was down is posted
+late, once."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..config import Settings
@@ -25,7 +28,19 @@ TICK = 60.0  # seconds between looks at the slots
 STALE_AFTER = timedelta(days=6)  # a recap not sent by then gives way to the next one
 
 
+# What one tick sums up once, whichever guilds share it: (station, week start, end, zone).
+Week = tuple[str, float, float, str]
+
+
 def recap_key(guild_id: int, slot: datetime) -> str:
+    """The guild's recap of the week its slot falls in, on its own clock (``slot`` carries the
+    guild's zone): a zone change moves the slot, never to a second recap of a week."""
+    year, week, _ = slot.isocalendar()
+    return f"recap|{guild_id}|{year}-W{week:02d}"
+
+
+def legacy_recap_key(guild_id: int, slot: datetime) -> str:
+    """How a recap was keyed before (the slot in UTC): a week recorded so is not posted again."""
     return f"recap|{guild_id}|{slot.astimezone(UTC).strftime('%Y-%m-%dT%H:%M')}"
 
 
@@ -45,6 +60,7 @@ class RecapService:
         self.outbox = outbox
         self.clock = clock
         self._task: asyncio.Task[None] | None = None
+        self.summaries = 0  # weeks summed up (one per station, week and zone in a tick)
 
     async def start(self, *, every: float = TICK) -> None:
         await self.tick()  # a slot passed while OnAir was down: posted now, late, once
@@ -104,9 +120,10 @@ class RecapService:
         the keys it recorded."""
         now = self.clock()
         recorded = []
+        weeks: dict[Week, dict[str, Any]] = {}
         for recap in await self.storage.recaps():
             if self._handles(recap.guild_id):
-                key = await self._consider(recap, now)
+                key = await self._consider(recap, now, weeks)
                 if key is not None:
                     recorded.append(key)
         self.outbox.send_soon(recorded)
@@ -119,26 +136,23 @@ class RecapService:
         except (ZoneInfoNotFoundError, ValueError):
             return ZoneInfo("UTC")
 
-    async def _consider(self, recap: Recap, now: float) -> str | None:
+    async def _consider(
+        self, recap: Recap, now: float, weeks: dict[Week, dict[str, Any]]
+    ) -> str | None:
         zone = await self._zone(recap.guild_id)
         slot = last_slot(datetime.fromtimestamp(now, UTC), zone, recap.weekday, recap.hour)
         if slot.timestamp() < recap.since:
             return None  # turned on after this slot: the next one is the first
         key = recap_key(recap.guild_id, slot)
-        if await self.storage.post_recorded(key):
+        if await self.storage.post_recorded(key) or await self.storage.post_recorded(
+            legacy_recap_key(recap.guild_id, slot)
+        ):
             return None
         start, end = week_before(slot)
-        station = self.registry.station(recap.station)
-        plays = await self.storage.plays_between(recap.station, start, end)
-        liked = await self.storage.most_liked(recap.station, start, end)
-        summary = summarise(
-            plays,
-            liked,
-            station_name=station.name if station else recap.station,
-            start=start,
-            end=end,
-            zone=zone,
-        )
+        week = (recap.station, start.timestamp(), end.timestamp(), str(zone))
+        summary = weeks.get(week)
+        if summary is None:
+            summary = weeks[week] = await self._summarise(recap.station, start, end, zone)
         post = ScheduledPost(
             key,
             recap.guild_id,
@@ -158,3 +172,22 @@ class RecapService:
             f" ({late / 3600:.1f} h late)" if late > 2 * TICK else "",
         )
         return key
+
+    async def _summarise(
+        self, slug: str, start: datetime, end: datetime, zone: ZoneInfo
+    ) -> dict[str, Any]:
+        """The week's summary. Summing up a busy week's plays (up to 50,000 rows) takes tens of
+        milliseconds: done in a worker thread, so the event loop goes on meanwhile."""
+        self.summaries += 1
+        station = self.registry.station(slug)
+        plays = await self.storage.plays_between(slug, start, end)
+        liked = await self.storage.most_liked(slug, start, end)
+        return await asyncio.to_thread(
+            summarise,
+            plays,
+            liked,
+            station_name=station.name if station else slug,
+            start=start,
+            end=end,
+            zone=zone,
+        )

@@ -256,6 +256,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX likes_liked_at ON likes (liked_at);
     """,
+    # Alerts: the version of a station's alert state, so a save is a compare-and-set.
+    """
+    ALTER TABLE station_alert_state ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
+    """,
 )
 
 # Show event states: claimed (a process is creating it), active (live now), completed, failed
@@ -302,8 +306,11 @@ class Storage(ABC):
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
 
     @abstractmethod
-    async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
-        """Run statements in one transaction (all or none); return each one's changed rows."""
+    async def execute_atomic(
+        self, statements: Sequence[Statement], *, guarded: bool = False
+    ) -> list[int]:
+        """Run statements in one transaction (all or none); return each one's changed rows.
+        ``guarded``: when the first changes no row, the others are not run (counts 0)."""
 
     @abstractmethod
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
@@ -918,9 +925,11 @@ class Storage(ABC):
 
     async def save_alert_state(
         self, station: str, state: AlertState, *, now: float, posts: Sequence[ScheduledPost] = ()
-    ) -> None:
+    ) -> bool:
         """Store a station's alert state and record the alerts it decided, in one transaction:
-        a crash leaves both or neither, so the next evaluation neither repeats nor loses one."""
+        a crash leaves both or neither, so the next evaluation neither repeats nor loses one.
+        A compare-and-set on ``state.version`` (the version read): False, and nothing saved or
+        recorded, when another process saved the state since."""
         payload = json.dumps(
             {
                 "live_key": state.live_key,
@@ -933,14 +942,15 @@ class Storage(ABC):
         )
         statements: list[Statement] = [
             (
-                "INSERT INTO station_alert_state (station, payload, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (station) DO UPDATE SET payload = excluded.payload, "
-                "updated_at = excluded.updated_at",
-                (station, payload, now),
+                "INSERT INTO station_alert_state (station, payload, updated_at, version) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (station) DO UPDATE SET "
+                "payload = excluded.payload, updated_at = excluded.updated_at, "
+                "version = excluded.version WHERE station_alert_state.version = ?",
+                (station, payload, now, state.version + 1, state.version),
             )
         ]
         statements += [_insert_post(post, now) for post in posts]
-        await self.execute_atomic(statements)
+        return (await self.execute_atomic(statements, guarded=True))[0] > 0
 
     async def post_recorded(self, key: str) -> bool:
         return (
@@ -1044,7 +1054,7 @@ class Storage(ABC):
 
     async def alert_state(self, station: str) -> AlertState:
         row = await self.fetchone(
-            "SELECT payload FROM station_alert_state WHERE station = ?", (station,)
+            "SELECT payload, version FROM station_alert_state WHERE station = ?", (station,)
         )
         if row is None:
             return AlertState()
@@ -1057,9 +1067,10 @@ class Storage(ABC):
                 down_since=_float_or_none(raw.get("down_since")),
                 down_reason=str(raw.get("down_reason") or ""),
                 down_posted=bool(raw.get("down_posted")),
+                version=int(row[1]),
             )
         except (ValueError, AttributeError):
-            return AlertState()
+            return AlertState(version=int(row[1]))
 
     async def forget_alert_state(self, station: str) -> None:
         """No guild follows the station's alerts any more: an outage or show seen then must not
@@ -1105,16 +1116,8 @@ class Storage(ABC):
             "AND started >= ? AND started < ? ORDER BY started LIMIT ?",
             (station, start.timestamp(), end.timestamp(), limit),
         )
-        return [
-            WeekPlay(
-                datetime.fromtimestamp(float(r[0]), UTC),
-                str(r[1]),
-                str(r[2]) if r[2] else None,
-                int(r[3]) if r[3] is not None else None,
-                bool(r[4]),
-            )
-            for r in rows
-        ]
+        # Building tens of thousands of plays takes tens of milliseconds: in a worker thread.
+        return await asyncio.to_thread(_week_plays, rows)
 
     async def most_liked(
         self, station: str, start: datetime, end: datetime, count: int = 5
@@ -1327,3 +1330,16 @@ def _insert_post(post: ScheduledPost, now: float) -> Statement:
 
 def _float_or_none(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _week_plays(rows: Sequence[Row]) -> list[WeekPlay]:
+    return [
+        WeekPlay(
+            datetime.fromtimestamp(float(r[0]), UTC),
+            str(r[1]),
+            str(r[2]) if r[2] else None,
+            int(r[3]) if r[3] is not None else None,
+            bool(r[4]),
+        )
+        for r in rows
+    ]

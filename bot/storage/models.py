@@ -181,6 +181,9 @@ class AlertState:
     down_since: float | None = None  # first poll of the current outage (None = up)
     down_reason: str = ""
     down_posted: bool = False
+    # Saves so far: a save is a compare-and-set on it, so two processes deciding from the same
+    # stored state (a watch handed over mid-evaluation) cannot both record their alerts.
+    version: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,10 +82,15 @@ class PostgresStorage(Storage):
         records = await self._pool.fetch(to_dollar(sql), *params)
         return [tuple(record) for record in records]
 
-    async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
-        counts = []
+    async def execute_atomic(
+        self, statements: Sequence[Statement], *, guarded: bool = False
+    ) -> list[int]:
+        counts: list[int] = []
         async with self._pool.acquire() as connection, connection.transaction():
             for sql, params in statements:
+                if guarded and counts and not counts[0]:
+                    counts.append(0)
+                    continue
                 status: str = await connection.execute(to_dollar(sql), *params)
                 tail = status.rsplit(" ", 1)[-1]
                 counts.append(int(tail) if tail.isdigit() else 0)

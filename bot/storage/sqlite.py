@@ -102,10 +102,15 @@ class SqliteStorage(Storage):
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return (await self.execute_atomic([(sql, params)]))[0]
 
-    async def execute_atomic(self, statements: Sequence[Statement]) -> list[int]:
+    async def execute_atomic(
+        self, statements: Sequence[Statement], *, guarded: bool = False
+    ) -> list[int]:
         async with self._transaction():
-            counts = []
+            counts: list[int] = []
             for sql, params in statements:
+                if guarded and counts and not counts[0]:
+                    counts.append(0)
+                    continue
                 cursor = await self.db.execute(sql, tuple(params))
                 counts.append(cursor.rowcount)
         return counts
