@@ -17,7 +17,7 @@ from ..render import station_embeds
 from ..storage import Subscription
 from ..templates.announce import announcement as templated
 from ..ui.likes import with_like_button
-from .service import DeliveryError
+from .outbox import DeliveryError
 from .watcher import Announcement
 
 
