@@ -11,8 +11,8 @@ from typing import Any
 import discord
 
 from ..config import StationConfig
-from ..jingles import SkipRules
-from ..likes import LikeService
+from ..history.likes import LikeService
+from ..programme.jingles import SkipRules
 from ..render import station_embeds
 from ..storage import Subscription
 from ..templates.announce import announcement as templated

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..registry import StationRegistry
 from ..station import Play, StationError
 from ..storage import Storage, Subscription
 from . import snapshot

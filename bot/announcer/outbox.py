@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..registry import StationRegistry
 from ..station import Play
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
 from . import snapshot
@@ -118,7 +118,7 @@ class DeliveryOutbox:
         self.failed = 0
         self.dropped = 0
         self.storage_errors = 0
-        self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
+        self.metrics: Any = None  # bot.runtime.metrics.Metrics when the bot serves metrics
 
     async def drain(
         self,

@@ -20,11 +20,11 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..registry import StationRegistry
+from ..runtime.tasks import BackgroundTasks
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
-from ..tasks import BackgroundTasks
 from . import snapshot
 from .fanout import FanOut
 from .fleet import FleetCoordinator
@@ -126,7 +126,7 @@ class AnnouncerService:
 
     @property
     def metrics(self) -> Any:
-        """bot.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
+        """bot.runtime.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
         return self.outbox.metrics
 
     @metrics.setter

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..patterns import UnsafePattern, compile_pattern
+from ..guard.patterns import UnsafePattern, compile_pattern
 from ..scheduled.recap import WEEKDAYS
 from ..templates.model import TemplateSet
 from ..templates.model import checked as checked_templates

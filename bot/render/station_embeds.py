@@ -14,10 +14,10 @@ from typing import Literal
 
 import discord
 
-from ..jingles import NO_RULES, SkipRules, is_jingle
+from ..programme.jingles import NO_RULES, SkipRules, is_jingle
+from ..programme.timeline import Slot, timeline
 from ..station import Links, Play, Playlist, StationInfo, Stats
 from ..station.play import normalise_title
-from ..timeline import Slot, timeline
 from .embeds import BRAND, LIVE, STALE, EmbedBuilder, cache_busted, link_view
 from .text import (
     clip,
@@ -124,7 +124,7 @@ def next_at(info: StationInfo, play: Play | None) -> datetime | None:
 
 
 def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
-    """Whether the item the station names as next is a jingle (:mod:`bot.jingles`)."""
+    """Whether the item the station names as next is a jingle (:mod:`bot.programme.jingles`)."""
     track = info.next_track
     texts = (info.next_display, track.file_name if track else None)
     return is_jingle(track.duration if track else None, texts, rules=skip)
@@ -249,7 +249,7 @@ def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC)
 def playlist_rows(
     playlist: Playlist, info: StationInfo | None, now: datetime, zone: tzinfo = UTC
 ) -> list[Slot]:
-    """The playlist in the order it plays (see :mod:`bot.timeline`)."""
+    """The playlist in the order it plays (see :mod:`bot.programme.timeline`)."""
     return timeline(playlist, info.current_play() if info else None, now, zone)
 
 

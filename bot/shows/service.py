@@ -16,8 +16,8 @@ from dataclasses import replace
 import discord
 
 from ..announcer.watcher import Announcement
+from ..catalog.registry import StationRegistry
 from ..config import GuildConfig
-from ..registry import StationRegistry
 from ..storage import Storage
 from .channel_status import ChannelStatusKeeper, Players, follow_status_events
 from .events import ShowEvents

@@ -17,7 +17,7 @@ from datetime import UTC
 
 import discord
 
-from ..jingles import NO_RULES, SkipRules
+from ..programme.jingles import NO_RULES, SkipRules
 from ..render import station_embeds
 from ..render.embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 from ..render.text import clip, is_http_url, safe, timestamp

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 import discord
 
+from ..catalog.registry import short_slug
 from ..config import StationConfig
-from ..registry import short_slug
 from ..render.text import safe
 from .client import OnAirVoiceClient
 from .stream import OpenedStream, StreamGuard

@@ -14,8 +14,8 @@ from typing import Any
 
 import discord
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings
-from ..registry import StationRegistry
 from ..station import StationInfo
 from .players import Player
 from .timers import Timers

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from .. import errors
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
-from ..registry import StationRegistry
+from ..runtime.tasks import BackgroundTasks
 from ..storage import GuildVoice, Storage, VoiceSession
-from ..tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
 from .connect import PlayerConnector
 from .idle import EmptyChannelWatch
@@ -49,7 +49,7 @@ from .streams import StationStreams
 from .timers import LoopTimers, Timers
 
 if TYPE_CHECKING:
-    from ..metrics import Metrics
+    from ..runtime.metrics import Metrics
 
 _LOGGER = logging.getLogger("onair.voice")
 

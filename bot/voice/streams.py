@@ -10,10 +10,10 @@ from collections.abc import Callable
 from yarl import URL
 
 from .. import errors
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
-from ..netguard import HostPolicy, UrlRefused, check_target, trusted_hosts
-from ..registry import StationRegistry
+from ..guard.netguard import HostPolicy, UrlRefused, check_target, trusted_hosts
 from ..station import StationInfo
 from .players import AudioHub, Probe, StreamDown, station_name
 from .stream import MAX_STREAM_URL, OpenedStream, StreamGuard, host_of
