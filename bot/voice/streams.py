@@ -1,6 +1,8 @@
 """Which stream a station plays in voice: its configured ``stream_url``, else the best listen
 link of its info (https first, then its mounts), each checked like a station URL (SSRF guard);
-the same check guards every redirect hop of the stream (:func:`stream_guard`)."""
+the same check guards every redirect hop of the stream (:func:`stream_guard`).
+:class:`StationStreams` is the voice service's part of it: the stream each decoder plays, probed
+on a join, shared with a decoder that runs, tried and switched when a guild sets another."""
 
 from __future__ import annotations
 
