@@ -456,3 +456,33 @@ async def test_key_never_in_discord_traffic_or_logs(onair, caplog):
     onair.sim.faults.clear()
     assert STATION_KEY not in _all_text(onair.fake)
     assert STATION_KEY not in caplog.text
+
+
+PHISH = "https://phish.example"
+
+
+async def test_a_mount_cannot_add_a_link_to_the_stream_reply_or_the_listen_card(onair):
+    # Mount names and URLs are the station owner's text: a name written as a masked link, or a
+    # URL that closes <…> early and adds one, must reach listeners as inert text.
+    hostile = [
+        {"name": f"[Claim your prize]({PHISH}/x)", "ssl": f"https://r.example/m>[Free]({PHISH}/y)"}
+    ]
+    hostile += [{"name": f"/m{n}", "ssl": f"https://r.example/m{n}"} for n in range(30)]
+    # And once past the menu's 25 options, where it is a link in the card.
+    hostile += [
+        {"name": f"[Claim your prize]({PHISH}/z)", "ssl": f"https://r.example/z>[F]({PHISH})"}
+    ]
+    onair.sim.station(1).extra_mounts = hostile
+    onair.bot.registry.clients["main"].forget_cached()
+    iid = await onair.fake.slash("listen")
+    await onair.fake.final_message(iid)
+    message = onair.fake.original(iid)
+    card = message["embeds"][0].get("description", "")
+    assert "Claim your prize" in card  # shown, as text
+    assert f"]({PHISH}" not in card
+    menu = message["components"][1]["components"][0]
+    for option in menu["options"]:
+        if "Claim" in option["label"] or option["value"].endswith("0"):
+            choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
+            reply = await onair.fake.final_message(choice)
+            assert f"]({PHISH}" not in reply["content"], reply["content"]

@@ -127,3 +127,16 @@ def test_run_takes_its_secrets_from_dotenv_without_printing_them(tmp_path):
     assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
     for value in ("token-secret-part", "station-key-secret", "fernet-secret-but-not-valid"):
         assert value not in result.stderr + result.stdout
+
+
+def test_a_byte_order_mark_and_a_nul_byte_are_handled(tmp_path):
+    # Notepad saves UTF-8 with a byte-order mark: the first name is still read. A NUL byte can
+    # be in no environment variable: its line is ignored (named), not a crash.
+    path = tmp_path / "my.env"
+    path.write_bytes(b"\xef\xbb\xbfONAIR_DISCORD_TOKEN=abc\nONAIR_OTHER=a\x00b\nONAIR_THIRD=c\n")
+    environ = {"ONAIR_ENV_FILE": str(path)}
+    loaded = load_env_file(environ)
+    assert environ["ONAIR_DISCORD_TOKEN"] == "abc"
+    assert "ONAIR_OTHER" not in environ
+    assert environ["ONAIR_THIRD"] == "c"
+    assert loaded.bad_lines == (2,)

@@ -251,8 +251,11 @@ async def test_event_status_moves_only_forward(fake, http, events_guild):
         assert status == 200
         return str(body["id"])
 
-    async def move(event: str, to: int) -> int:
+    async def move(event: str, to: int) -> int | str:
         status, body = await call(http, "PATCH", f"{base}/{event}", {"status": to})
+        if status == 400 and body["code"] == rules.FINISHED_EVENT:
+            assert body["message"] == "Cannot update a finished event"
+            return "finished"
         if status == 400:
             assert error_at(body, "status") == "GUILD_SCHEDULED_EVENT_INVALID_STATUS_TRANSITION"
         return status
@@ -263,12 +266,76 @@ async def test_event_status_moves_only_forward(fake, http, events_guild):
     assert await move(first, rules.SCHEDULED) == 400
     assert await move(first, rules.CANCELED) == 400  # not from ACTIVE
     assert await move(first, rules.COMPLETED) == 200
-    assert await move(first, rules.ACTIVE) == 400  # final
+    for to in (rules.SCHEDULED, rules.ACTIVE, rules.COMPLETED, rules.CANCELED):
+        assert await move(first, to) == "finished"  # COMPLETED is final, even "again"
+    status, body = await call(http, "PATCH", f"{base}/{first}", {"name": "renamed"})
+    assert (status, body["code"]) == (400, rules.FINISHED_EVENT)
     second = await new()
     assert await move(second, rules.CANCELED) == 200
-    assert await move(second, rules.ACTIVE) == 400
+    assert await move(second, rules.ACTIVE) == "finished"
+    assert await move(second, rules.CANCELED) == "finished"
     status, body = await call(http, "PATCH", f"{base}/1234567890123", {"status": 2})
     assert (status, body["code"]) == (404, rules.UNKNOWN_SCHEDULED_EVENT)
+
+
+async def test_a_deleted_event_is_unknown(fake, http, events_guild):
+    base = f"/guilds/{events_guild}/scheduled-events"
+    status, body = await call(http, "POST", base, external())
+    event = body["id"]
+    assert (await call(http, "PATCH", f"{base}/{event}", {"status": rules.ACTIVE}))[0] == 200
+    status, _ = await call(http, "DELETE", f"{base}/{event}")
+    assert status == 204
+    for method, change in (("PATCH", {"status": rules.COMPLETED}), ("GET", None)):
+        status, body = await call(http, method, f"{base}/{event}", change)
+        assert (status, body["code"]) == (404, rules.UNKNOWN_SCHEDULED_EVENT), method
+        assert body["message"] == "Unknown Guild Scheduled Event"
+    assert (await call(http, "DELETE", f"{base}/{event}"))[0] == 404
+
+
+# The fields discord-openapi.json's ExternalScheduledEventResponse requires.
+EVENT_RESPONSE_FIELDS = {
+    "id",
+    "guild_id",
+    "name",
+    "description",
+    "channel_id",
+    "creator_id",
+    "image",
+    "scheduled_start_time",
+    "scheduled_end_time",
+    "status",
+    "entity_type",
+    "entity_id",
+    "recurrence_rule",
+    "privacy_level",
+    "guild_scheduled_event_exceptions",
+    "entity_metadata",
+}
+
+
+async def test_an_event_carries_what_discord_answers(fake, http, events_guild):
+    base = f"/guilds/{events_guild}/scheduled-events"
+    sent = external(image="data:image/png;base64,iVBORw0KGgo=")
+    status, created = await call(http, "POST", base, sent)
+    assert status == 200
+    assert set(created) >= EVENT_RESPONSE_FIELDS
+    assert created["id"].isdigit()
+    assert created["guild_id"] == str(events_guild)
+    assert created["creator_id"] == str(fake.bot_id)
+    assert created["creator"]["id"] == str(fake.bot_id)
+    assert created["status"] == rules.SCHEDULED
+    assert created["entity_type"] == rules.EXTERNAL
+    assert created["entity_metadata"] == {"location": "l" * 100}
+    assert (created["channel_id"], created["entity_id"]) == (None, None)
+    assert created["privacy_level"] == rules.GUILD_ONLY
+    assert created["guild_scheduled_event_exceptions"] == []
+    assert created["image"]
+    assert not created["image"].startswith("data:")
+    status, changed = await call(http, "PATCH", f"{base}/{created['id']}", {"status": 2})
+    assert status == 200
+    assert {**created, "status": rules.ACTIVE} == changed
+    status, listed = await call(http, "GET", base)
+    assert listed == [changed]
 
 
 async def test_events_need_manage_events(fake, http):

@@ -374,6 +374,7 @@ async def test_show_statuses_and_events_per_guild_and_purge(storage):
     await storage.update_show_event(1, "main", "dj|show@0", state="completed")
     assert await storage.open_show_events() == []
     assert await storage.show_event_keys(1, "main") == ["dj|show@0"]
+    assert await storage.show_event_airings(1, "main") == [("dj|show@0", "completed")]
     await storage.purge_guild(1)
     assert await storage.written_statuses() == {}
     assert await storage.show_event_guilds() == []

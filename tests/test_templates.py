@@ -209,6 +209,40 @@ def test_whole_embed_within_6000_cutting_the_longest_values():
     assert "Main FM" in (shown.embed.footer.text or "")  # the short value survives whole
 
 
+def test_the_whole_embed_fits_6000_whatever_the_values_escape_to():
+    # Found by a reviewer's random run: 1,000 backslashes (each escaped to two) in every value,
+    # the station name long, every part templated. Past 6,000 Discord refuses the announcement.
+    slashes = "\\" * 1000
+    raw = {
+        "nowplaying": f"{slashes} - {slashes}",
+        "playback": {"pos": 1000, "len": 200000, "state": "play"},
+        "currenttrack_album": slashes,
+        "currenttrack_genre": slashes,
+        "currenttrack_year": slashes,
+    }
+    info = StationInfo.parse(raw, UTC, NOW)  # no links: {listen_url} renders empty
+    play = info.current_play()
+    templates = TemplateSet(
+        all=Wording(
+            content="{title}{title}",
+            title="{album}{genre}{listen_url}{listen_url}",
+            description="{title}{listen_url}{station}{year}{genre}xx{album}{station}{artist}"
+            "{year}x{genre}{year}{title}{year}{album}{title}",
+            footer="{album}{artist}{listen_url}x{album}x{station}{album}x{genre}{artist}{title}",
+        )
+    )
+    shown = announcement(templates, info, play, "S" * 100, style="full", mention_role=1)
+    assert len(shown.embed) <= embeds.TOTAL
+
+
+def test_a_refused_name_is_shown_short_and_inert():
+    with pytest.raises(TemplateError) as refused:
+        parse("{" + "a" * 1990 + "`:x}")
+    message = str(refused.value)
+    assert len(message) < 600
+    assert "`:x" not in message
+
+
 def test_values_are_escaped_and_admin_markdown_kept():
     info = _info(title="*bold* @everyone", artist="__x__")
     play = info.current_play()

@@ -112,7 +112,9 @@ class DiscordDeliverer:
             try:
                 channel = await self._channel(sub.channel_id)
                 if resumed:
-                    earlier = await self._earlier_post(channel, embed, announcement.detected_at)
+                    earlier = await earlier_post(
+                        self.client, self.gate, channel, embed, announcement.detected_at
+                    )
                     if earlier is not None:
                         if sub.mode == "card":
                             await self._retire_card(channel, sub.card_message_id, earlier)
@@ -213,22 +215,27 @@ class DiscordDeliverer:
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
 
-    async def _earlier_post(self, channel: Any, embed: discord.Embed, since: float) -> int | None:
-        """OnAir's own message of this play among the channel's messages since its detection
-        (one request): what a run that died between send and mark left unrecorded."""
-        me = self.client.user
-        if me is None:
-            return None
-        start = datetime.fromtimestamp(since - CLOCK_SLACK, UTC)
-        after = discord.Object(id=discord.utils.time_snowflake(start))
-        try:
-            await self.gate.acquire()
-            async for message in channel.history(limit=LOOKBACK, after=after):
-                if message.author.id == me.id and any(_same(e, embed) for e in message.embeds):
-                    return int(message.id)
-        except discord.HTTPException:
-            return None  # e.g. no Read Message History: the nonce is all there is to go on
+
+async def earlier_post(
+    client: discord.Client, gate: RateGate, channel: Any, embed: discord.Embed, since: float
+) -> int | None:
+    """OnAir's own message with ``embed`` among the channel's messages since ``since`` (one
+    request): what a run that died between send and mark left unrecorded. None when there is
+    none or it cannot be looked for (e.g. no Read Message History: then the nonce is all there
+    is to go on). Announcements and scheduled posts both look with it."""
+    me = client.user
+    if me is None:
         return None
+    start = datetime.fromtimestamp(since - CLOCK_SLACK, UTC)
+    after = discord.Object(id=discord.utils.time_snowflake(start))
+    try:
+        await gate.acquire()
+        async for message in channel.history(limit=LOOKBACK, after=after):
+            if message.author.id == me.id and any(_same(e, embed) for e in message.embeds):
+                return int(message.id)
+    except discord.HTTPException:
+        return None
+    return None
 
 
 def _same(posted: discord.Embed, ours: discord.Embed) -> bool:

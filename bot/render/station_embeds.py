@@ -283,7 +283,11 @@ def listen_embed(
     name = station_parts.station_name(info, station_name)
     view = station_parts.listen_buttons(links)
     choices = more_streams(links)
-    lines = [link for c in choices[MORE_STREAMS:] if (link := masked_link(c.label, c.url))]
+    lines = [
+        link
+        for c in choices[MORE_STREAMS:]
+        if (link := masked_link(safe(c.label, limit=100), c.url))
+    ]
     if view is None and not choices:
         lines.append("This station publishes no tune-in links.")
     builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))

@@ -74,6 +74,24 @@ def plain(value: str | None, *, limit: int) -> str:
     return clip(" ".join(_strip_controls(value).split()), limit)
 
 
+def one_line(value: str | None, limit: int) -> str:
+    """Plain text on one line of at most ``limit`` characters (fields Discord shows as typed:
+    a stage topic, an event's name and place, the bot's activity): control characters become
+    spaces, format characters (zero-width, bidi overrides) and lone surrogates go, whitespace
+    folds."""
+    if not value:
+        return ""
+    value = value[: limit * 8]  # bounded work on any input
+    kept = []
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            kept.append(" ")
+        elif category not in ("Cf", "Cs"):
+            kept.append(char)
+    return clip(" ".join("".join(kept).split()), limit)
+
+
 def clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, with an ellipsis when cut; never ends in a lone escape."""
     if len(text) <= limit:
@@ -162,6 +180,19 @@ def masked_link(label: str, url: str | None) -> str | None:
     if not is_http_url(url):
         return None
     assert url is not None
+    return f"[{label}]({_link_safe(url)})"
+
+
+def bare_link(url: str | None) -> str | None:
+    """``<url>`` (a link Discord shows without a preview) for an http(s) URL, its ``<>()[]``
+    percent-encoded so station text cannot close it early and add a masked link after it."""
+    if not is_http_url(url):
+        return None
+    assert url is not None
+    return f"<{_link_safe(url)}>"
+
+
+def _link_safe(url: str) -> str:
     for char, code in (
         ("(", "%28"),
         (")", "%29"),
@@ -171,4 +202,4 @@ def masked_link(label: str, url: str | None) -> str | None:
         (">", "%3E"),
     ):
         url = url.replace(char, code)
-    return f"[{label}]({url})"
+    return url

@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from datetime import UTC
 from typing import Any
 
@@ -18,7 +18,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from ..announcer import WatchScheduler
 from ..announcer.discord_delivery import DiscordDeliverer, RateGate
-from ..announcer.service import AnnouncerService
+from ..announcer.service import AnnouncerService, PollObserver
 from ..catalog.onboarding import StationOnboarding
 from ..catalog.registry import StationRegistry
 from ..config import TOKEN_ENV, ConfigError, Settings, load_settings
@@ -30,6 +30,7 @@ from ..scheduled.discord_sender import DiscordPostSender
 from ..scheduled.outbox import PostOutbox
 from ..scheduled.recap_service import RecapService
 from ..shows.service import ShowsService
+from ..station import StationError, StationInfo
 from ..storage import create_storage
 from ..voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
 from ..voice.players import Probe, StreamDown
@@ -129,7 +130,6 @@ def create_bot(
     )
     bot.alerts = AlertService(settings, registry, storage, bot.posts, clock=clock)
     bot.recaps = RecapService(settings, registry, storage, bot.posts, clock=clock)
-    bot.announcer.poll_observer = bot.alerts.observe
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session, said)
     bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
     # Voice channel status and live-show events: told of each station's new plays by the
@@ -143,7 +143,11 @@ def create_bot(
         handles_guild=settings.handles_guild,
         pace=gate.acquire,
         guild_configs=settings.guilds,
+        offline_after=settings.offline_after,
+        clock=clock,
     )
+    # Each poll: the alerts judge it, and the shows end a live show's events in an outage.
+    bot.announcer.poll_observer = _both(bot.alerts.observe, bot.shows.observe)
     bot.announcer.change_listeners.append(bot.shows.station_changed)
     bot.announcer.also_watch = _followed_stations(bot.alerts, bot.recaps, bot.shows)
     bot.voice.listener = bot.shows
@@ -155,6 +159,24 @@ def create_bot(
         is_member=lambda guild: bot.get_guild(guild) is not None,
     )
     return bot
+
+
+def _both(first: PollObserver, second: PollObserver) -> PollObserver:
+    """One poll observer that hands each poll to two (both run; an error is raised after)."""
+
+    def observe(
+        slugs: list[str], info: StationInfo | None, error: StationError | None
+    ) -> Coroutine[Any, Any, None]:
+        works = (first(slugs, info, error), second(slugs, info, error))
+
+        async def run() -> None:
+            for result in await asyncio.gather(*works, return_exceptions=True):
+                if isinstance(result, BaseException):
+                    raise result
+
+        return run()
+
+    return observe
 
 
 def _followed_stations(

@@ -71,9 +71,14 @@ def parse_env_file(text: str) -> EnvFile:
             bad.append(number)
             continue
         try:
-            values[match.group(1)] = _unquote(match.group(2))
+            value = _unquote(match.group(2))
         except _BadValue:
             bad.append(number)
+            continue
+        if "\x00" in value:  # no environment variable can hold it
+            bad.append(number)
+            continue
+        values[match.group(1)] = value
     return EnvFile(values, tuple(bad))
 
 
@@ -103,7 +108,7 @@ def load_env_file(environ: MutableMapping[str, str] | None = None) -> Loaded:
         return Loaded()
     path = Path(name)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad) is not a name
     except FileNotFoundError:
         return Loaded()
     except UnicodeDecodeError:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import discord
 
-from ..announcer.discord_delivery import CLOCK_SLACK, LOOKBACK, PERMANENT, REFUSED, RateGate, _same
+from ..announcer.discord_delivery import PERMANENT, REFUSED, RateGate, earlier_post
 from ..render.alert_embeds import alert_message
 from ..render.recap_embeds import recap_embed
 from ..storage import ScheduledPost
@@ -47,7 +46,9 @@ class DiscordPostSender:
         try:
             channel = await self._channel(post.channel_id)
             if resumed:
-                earlier = await self._earlier_post(channel, embed, post.created_at)
+                earlier = await earlier_post(
+                    self.client, self.gate, channel, embed, post.created_at
+                )
                 if earlier is not None:
                     return earlier
             kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
@@ -72,20 +73,3 @@ class DiscordPostSender:
         if not isinstance(channel, discord.abc.Messageable):
             raise PostError("the target is not a text channel or thread", final=True)
         return channel
-
-    async def _earlier_post(self, channel: Any, embed: discord.Embed, since: float) -> int | None:
-        """OnAir's own message of this post since it was recorded: what a run that died between
-        send and mark left unrecorded."""
-        me = self.client.user
-        if me is None:
-            return None
-        start = datetime.fromtimestamp(since - CLOCK_SLACK, UTC)
-        after = discord.Object(id=discord.utils.time_snowflake(start))
-        try:
-            await self.gate.acquire()
-            async for message in channel.history(limit=LOOKBACK, after=after):
-                if message.author.id == me.id and any(_same(e, embed) for e in message.embeds):
-                    return int(message.id)
-        except discord.HTTPException:
-            return None
-        return None

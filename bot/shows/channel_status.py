@@ -101,6 +101,23 @@ class ChannelStatusKeeper:
             if isinstance(result, Exception):  # one guild's trouble is not the others'
                 _LOGGER.warning("status in guild %s not set: %r", guild_id, result)
 
+    async def station_down(self, station: str) -> None:
+        """The station is down (longer than ``offline_after``): OnAir's own status goes from
+        the voice channels that play it (the player plays silence meanwhile; the status comes
+        back with the station). A stage keeps its topic: closing it would end the stage."""
+        targets = [
+            (guild_id, channel_id)
+            for guild_id, channel_id in self.players.channels_playing(station)
+            if not isinstance(self._channel(guild_id, channel_id), discord.StageChannel)
+        ]
+        results = await asyncio.gather(
+            *(self.clear(guild_id, channel_id) for guild_id, channel_id in targets),
+            return_exceptions=True,
+        )
+        for (guild_id, _), result in zip(targets, results, strict=True):
+            if isinstance(result, Exception):
+                _LOGGER.warning("status in guild %s not cleared: %r", guild_id, result)
+
     async def show(self, guild_id: int, channel_id: int, play: Play | None) -> bool:
         """Show ``play`` in the channel (clear OnAir's text when the guild turned the status
         off); True when something was written. Discord's refusals and timeouts are logged,

@@ -5,19 +5,28 @@ Both are driven by one hook: the announcer's watch of the station tells ``statio
 each new play once, and it updates every guild of this process that plays the station or asked
 for its events (no per-guild polling). The voice service tells ``player_started`` and
 ``player_leaving`` so a channel shows the play on air at once and is cleared when OnAir leaves.
+Each poll of a watch comes to ``observe`` as well: a station that stops answering or playing
+for longer than ``offline_after`` (the alerts' setting and rule) has its open events completed
+and OnAir's channel statuses cleared; the first poll that finds it playing again shows its play.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import replace
+from typing import Any
 
 import discord
 
 from ..announcer.watcher import Announcement
 from ..catalog.registry import StationRegistry
 from ..config import GuildConfig
+from ..scheduled.alerts import Observation
+from ..station import StationError, StationInfo
 from ..storage import Storage
 from .channel_status import ChannelStatusKeeper, Players, follow_status_events
 from .events import ShowEvents
@@ -39,6 +48,8 @@ class ShowsService:
         handles_guild: Callable[[int], bool],
         pace: Callable[[], Awaitable[None]] | None = None,
         guild_configs: tuple[GuildConfig, ...] = (),
+        offline_after: float = 120.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.storage = storage
@@ -48,9 +59,16 @@ class ShowsService:
         self.handles_guild = handles_guild
         self.guild_configs = guild_configs
         self.status = ChannelStatusKeeper(client, storage, players, pace=pace)
-        self.events = ShowEvents(client, storage, pace=pace)
+        self.events = ShowEvents(
+            client, storage, pace=pace, clock=clock, handles_guild=handles_guild
+        )
         self._event_stations: set[str] = set()
         self._playing: set[str] = set()  # stations this process plays in voice
+        self.offline_after = offline_after
+        self.clock = clock
+        self._down_since: dict[str, float] = {}  # station → its outage's first poll
+        self._down: set[str] = set()  # stations down longer than offline_after (handled)
+        self._poll_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     def follow_gateway(self) -> None:
         """Before the client connects: read voice channel statuses off the gateway."""
@@ -93,6 +111,54 @@ class ShowsService:
             await self.events.station_changed(station, play, announcement.info)
         except Exception as error:
             _LOGGER.warning("live-show events of %s not updated: %r", station, error)
+
+    # Polls --------------------------------------------------------------------------------
+
+    def observe(
+        self, slugs: list[str], info: StationInfo | None, error: StationError | None
+    ) -> Coroutine[Any, Any, None]:
+        """One poll of a watch (its stations ``slugs``), timed now: the work that follows it,
+        which the announcer runs in the background."""
+        now = self.clock()
+        problem = Observation(info, error.message if error is not None else "").problem
+        return self._polled(slugs, info, problem, now)
+
+    async def _polled(
+        self, slugs: list[str], info: StationInfo | None, problem: str, now: float
+    ) -> None:
+        for station in slugs:
+            # One poll's work at a time per station, in the order of the polls (a fair lock):
+            # a slow "down" never lands after the "back" of the poll that followed it.
+            async with self._poll_locks[station]:
+                await self._judge(station, info, problem, now)
+
+    async def _judge(
+        self, station: str, info: StationInfo | None, problem: str, now: float
+    ) -> None:
+        if not problem:
+            self._down_since.pop(station, None)
+            if station in self._down and info is not None:
+                self._down.discard(station)  # back: its channels show what plays
+                await self._guarded("voice statuses", station, self._back(station, info))
+            return
+        since = self._down_since.setdefault(station, now)
+        if now - since < self.offline_after:
+            return  # flapping: nothing changes yet
+        if station not in self._down:
+            _LOGGER.info("%s down for %.0f s: its live-show events end", station, now - since)
+        # (Every poll while down: an event Discord did not complete is tried again.)
+        self._down.add(station)
+        await self._guarded("live-show events", station, self.events.station_down(station))
+        await self._guarded("voice statuses", station, self.status.station_down(station))
+
+    async def _back(self, station: str, info: StationInfo) -> None:
+        await self.status.station_changed(station, info.current_play())
+
+    async def _guarded(self, what: str, station: str, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except Exception as error:  # storage down: the next poll tries again
+            _LOGGER.warning("%s of %s not updated: %r", what, station, error)
 
     # Voice --------------------------------------------------------------------------------
 

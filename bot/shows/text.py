@@ -4,9 +4,7 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
-import unicodedata
-
-from ..render.text import clip, safe
+from ..render.text import clip, one_line, safe
 from ..station import Play
 
 VOICE_STATUS_MAX = 500  # Discord: a voice channel's status
@@ -15,23 +13,6 @@ EVENT_NAME_MAX = 100
 EVENT_DESCRIPTION_MAX = 1000
 EVENT_LOCATION_MAX = 100
 MUSIC, LIVE = "🎵", "🔴 LIVE:"
-
-
-def one_line(value: str | None, limit: int) -> str:
-    """Plain text on one line of at most ``limit`` characters (fields Discord shows as typed:
-    a stage topic, an event's name and place): control characters become spaces, format
-    characters (zero-width, bidi overrides) and lone surrogates go, whitespace folds."""
-    if not value:
-        return ""
-    value = value[: limit * 8]  # bounded work on any input
-    kept = []
-    for char in value:
-        category = unicodedata.category(char)
-        if category == "Cc":
-            kept.append(" ")
-        elif category not in ("Cf", "Cs"):
-            kept.append(char)
-    return clip(" ".join("".join(kept).split()), limit)
 
 
 def voice_status(play: Play | None) -> str | None:

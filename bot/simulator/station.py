@@ -64,6 +64,8 @@ class SimStation:
     allow_keyless: bool = False
     playlist_window: tuple[int, int] = (20, 30)
     quirks: set[str] = field(default_factory=set)
+    # Mounts beyond the two every station has (names and URLs as a station's owner typed them).
+    extra_mounts: list[dict[str, str]] = field(default_factory=list)
 
     # Authentication ---------------------------------------------------------------------
 
@@ -126,7 +128,7 @@ class SimStation:
             "artwork_next": f"{base}/artwork/{sid}/next.png",
             "artwork_recent": f"{base}/artwork/{sid}/ARTID.png",
             "stationlogo": f"{base}/logo/{sid}.png",
-            "mounts": mounts,
+            "mounts": mounts + self.extra_mounts,
             "api": base,
         }
 

@@ -75,6 +75,14 @@ class ShowStore(StoragePrimitives):
         )
         return [str(r[0]) for r in rows]
 
+    async def show_event_airings(self, guild_id: int, station: str) -> list[tuple[str, str]]:
+        """(airing key, state) of the station's events in the guild (open and finished)."""
+        rows = await self.fetch(
+            "SELECT show_key, state FROM show_events WHERE guild_id = ? AND station = ?",
+            (guild_id, station),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     async def update_show_event(
         self, guild_id: int, station: str, show_key: str, *, state: str, event_id: int = 0
     ) -> None:

@@ -203,9 +203,32 @@ def announcement(
         colour = wording.colour_value()
         if colour is not None:
             embed.colour = discord.Colour(colour)
+        _fit(embed)
     body = rendered.get("content", "")
     content = " ".join(part for part in (ping, body) if part) or None
     return Announcement(content, embed, view, budget(content, embed))
+
+
+def _fit(embed: discord.Embed) -> None:
+    """Keep the embed within Discord's 6,000 characters, whatever the template left of the
+    built-in layout (a part that renders blank keeps the built-in one, which the room given to
+    the templates did not count): the longest of description, title and footer is cut first."""
+    while (excess := len(embed) - TOTAL) > 0:
+        parts = {
+            "description": embed.description or "",
+            "title": embed.title or "",
+            "footer": embed.footer.text or "",
+        }
+        longest = max(parts, key=lambda part: len(parts[part]))
+        if not parts[longest]:
+            return  # nothing of ours left to cut
+        cut = clip(parts[longest], max(0, len(parts[longest]) - excess))
+        if longest == "description":
+            embed.description = cut or None
+        elif longest == "title":
+            embed.title = cut or None
+        else:
+            embed.set_footer(text=cut or None, icon_url=embed.footer.icon_url)
 
 
 def _kept_length(embed: discord.Embed, wording: Wording) -> int:

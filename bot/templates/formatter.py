@@ -60,6 +60,7 @@ def _describe(inner: str) -> str:
     """Why ``{inner}`` is refused, in the admin's words."""
     shown = (inner if len(inner) <= 40 else inner[:39] + "…").replace("`", "ˋ")
     name = re.split(r"[.\[:!|]", inner, maxsplit=1)[0].strip() or "title"
+    name = (name if len(name) <= 40 else name[:39] + "…").replace("`", "ˋ")  # it is shown too
     if ":" in inner:
         return errors.TEMPLATE_FORMAT_SPEC.format(shown=shown, name=name)
     if "!" in inner:

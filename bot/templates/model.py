@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, fields, replace
-from functools import cache
+from functools import lru_cache
 from typing import Any, Literal
 
 from .. import errors
@@ -108,9 +108,10 @@ def check_part(part: str, text: str) -> str:
     return text
 
 
-@cache
+@lru_cache(maxsize=1024)
 def parsed(text: str) -> tuple[Part, ...]:
-    """Parsed once per distinct template text (checked when it was set)."""
+    """Parsed once per distinct template text (checked when it was set); bounded, since admins
+    can set and preview as many texts as they like."""
     return parse(text)
 
 

@@ -16,7 +16,7 @@ from .. import errors
 from ..errors import OnAirError
 from ..render.embeds import link_view
 from ..render.station_embeds import MORE_STREAMS, StreamChoice, more_streams
-from ..render.text import safe
+from ..render.text import bare_link, safe
 from .reply import Reply, answer
 from .stations import registry_of, resolve_station
 
@@ -81,10 +81,11 @@ async def give_stream(
         if choice is None:
             raise OnAirError(errors.STREAM_GONE)
         name = safe(chosen.name, limit=80)
-        content = (
-            f"**{choice.label}** · {name}\n{choice.description}.\n"
-            f"Or copy this address into your player: <{choice.url}>"
-        )
+        label, about = safe(choice.label, limit=100), safe(choice.description, limit=100)
+        content = f"**{label}** · {name}\n{about}."
+        address = bare_link(choice.url)
+        if address is not None:
+            content += f"\nOr copy this address into your player: {address}"
         return Reply(content=content, view=link_view([("Open", choice.url)]), ephemeral=True)
 
     await answer(interaction, work(), ephemeral=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -16,6 +15,7 @@ import discord
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings
+from ..render.text import one_line
 from ..station import StationInfo
 from .players import Player
 from .timers import Timers
@@ -46,21 +46,8 @@ def presence_text(info: StationInfo | None) -> str | None:
 
 
 def activity_name(value: str) -> str | None:
-    """One line of at most ``MAX_ACTIVITY`` characters: control characters become spaces;
-    format characters (zero-width, bidi overrides) and lone surrogates go; whitespace folds."""
-    if len(value) > MAX_ACTIVITY * 8:
-        value = value[: MAX_ACTIVITY * 8]  # bounded work on any input
-    kept = []
-    for char in value:
-        category = unicodedata.category(char)
-        if category == "Cc":
-            kept.append(" ")
-        elif category not in ("Cf", "Cs"):
-            kept.append(char)
-    text = " ".join("".join(kept).split())
-    if len(text) > MAX_ACTIVITY:
-        text = text[: MAX_ACTIVITY - 1].rstrip() + "…"
-    return text or None
+    """One plain line of at most ``MAX_ACTIVITY`` characters, None when nothing is left."""
+    return one_line(value, MAX_ACTIVITY) or None
 
 
 class PresenceGate:

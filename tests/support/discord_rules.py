@@ -1126,6 +1126,8 @@ EVENT_TRANSITIONS: dict[int, frozenset[int]] = {
     CANCELED: frozenset(),
 }
 UNKNOWN_SCHEDULED_EVENT = 10070
+FINISHED_EVENT = 180000  # Cannot update a finished event (COMPLETED and CANCELED are final)
+FINISHED_STATUSES = frozenset({COMPLETED, CANCELED})
 MAX_EVENTS_REACHED = 30038
 EVENT_FIELDS = frozenset(
     {
@@ -1254,6 +1256,11 @@ def unknown_scheduled_event() -> Rejection:
     return Rejection(
         404, {"code": UNKNOWN_SCHEDULED_EVENT, "message": "Unknown Guild Scheduled Event"}
     )
+
+
+def finished_event() -> Rejection:
+    """Any change to a COMPLETED or CANCELED event (Discord's JSON error 180000)."""
+    return Rejection(400, {"code": FINISHED_EVENT, "message": "Cannot update a finished event"})
 
 
 def too_many_events() -> Rejection:

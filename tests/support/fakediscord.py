@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import itertools
 import json
 import math
@@ -280,6 +281,10 @@ class FakeDiscord:
         self._channel_windows: dict[int, deque[float]] = defaultdict(deque)
         self.sockets: list[web.WebSocketResponse] = []
         self.identified = asyncio.Event()
+        # Set to an unset Event to hold READY and the GUILD_CREATEs until it is set (a slow
+        # gateway): the bot's REST requests and station polls go on meanwhile (start-up races).
+        self.ready_held: asyncio.Event | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self.identify_count = 0
         self.resume_count = 0
         self.session_id = "fake-session"
@@ -317,6 +322,8 @@ class FakeDiscord:
         self.port = int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
         if self.voice.running:
             await self.voice.stop()
         for ws in list(self.sockets):
@@ -609,7 +616,13 @@ class FakeDiscord:
 
     async def _ready(self, ws: web.WebSocketResponse, shard: list[int]) -> None:
         """READY and GUILD_CREATE for the guilds of the identifying shard (Discord's formula
-        ``(guild_id >> 22) % shard_count``), so each process of a fleet sees its own guilds."""
+        ``(guild_id >> 22) % shard_count``), so each process of a fleet sees its own guilds
+        (later, in the background, while ``ready_held`` is held)."""
+        if self.ready_held is not None and not self.ready_held.is_set():
+            task = asyncio.create_task(self._ready_after(self.ready_held, ws, shard))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return
         guilds = [g for g in self.guilds if (g.id >> 22) % shard[1] == shard[0]]
         self.sequence += 1
         ready = {
@@ -622,6 +635,16 @@ class FakeDiscord:
             "shard": shard,
         }
         await ws.send_str(json.dumps({"op": 0, "t": "READY", "s": self.sequence, "d": ready}))
+        await self._guild_creates(ws, guilds)
+
+    async def _ready_after(
+        self, held: asyncio.Event, ws: web.WebSocketResponse, shard: list[int]
+    ) -> None:
+        await held.wait()
+        if not ws.closed:
+            await self._ready(ws, shard)
+
+    async def _guild_creates(self, ws: web.WebSocketResponse, guilds: list[Guild]) -> None:
         for guild in guilds:
             self.sequence += 1
             await ws.send_str(
@@ -1354,6 +1377,8 @@ class FakeDiscord:
             current = guild.events.get(int(match.group(2))) if guild is not None else None
             if current is None:
                 return None
+            if current.get("status") in rules.FINISHED_STATUSES:
+                return rules.finished_event()
         errors = rules.FormErrors()
         rules.check_scheduled_event(r.json, errors, current=current, now=datetime.now(UTC))
         return rules.rejection(errors)
@@ -1676,7 +1701,8 @@ class FakeDiscord:
     async def _events(self, guild_id: int, event_id: int | None, r: Recorded) -> web.Response:
         """Scheduled events: list, create, read, modify, delete. Changes need Manage Events
         (else 403, 50013); a guild holds at most 100 scheduled or active events (else 400,
-        30038); the bodies were checked by ``_check_event``."""
+        30038); the bodies were checked by ``_check_event`` (which also refuses any change to a
+        finished event: 400, 180000). An event carries every field Discord's answer does."""
         guild = next((g for g in self.guilds if g.id == guild_id), None)
         if guild is None:
             return _json({"message": "Unknown Guild", "code": 10004}, 404)
@@ -1713,11 +1739,14 @@ class FakeDiscord:
                 "user_count": 0,
                 "recurrence_rule": None,
                 "entity_metadata": None,
+                "guild_scheduled_event_exceptions": [],
             }
             guild.events[new_id] = current
             event = "GUILD_SCHEDULED_EVENT_CREATE"
         else:
             event = "GUILD_SCHEDULED_EVENT_UPDATE"
+        if body.get("image") is not None:  # a data URI in, its hash out (as Discord answers)
+            body["image"] = hashlib.sha256(str(body["image"]).encode()).hexdigest()[:32]
         current.update(body)
         await self.dispatch(event, current)
         self._changed.set()
