@@ -74,8 +74,8 @@ async def _shard(url: str, base: str, stations: int, shard: int, shards: int, qu
 
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
+    from bot.catalog.registry import StationRegistry
     from bot.config import Settings, StationConfig
-    from bot.registry import StationRegistry
     from bot.storage import PostgresStorage, Subscription
 
     configs = tuple(

@@ -23,9 +23,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.announcer import WatchScheduler
 from bot.announcer.service import AnnouncerService
+from bot.catalog.registry import StationRegistry
 from bot.config import Settings, StationConfig
-from bot.heap import freeze_startup_heap
-from bot.registry import StationRegistry
+from bot.runtime.heap import freeze_startup_heap
 from bot.simulator import StationSimulator
 from bot.storage import SqliteStorage, Subscription
 

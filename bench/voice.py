@@ -56,7 +56,7 @@ import discord
 import nacl.secret
 from discord.player import AudioPlayer
 
-from bot.netguard import GuardedResolver, HostPolicy
+from bot.guard.netguard import GuardedResolver, HostPolicy
 from bot.voice import OPUS_SILENCE, Broadcasts, find_ffmpeg
 from tests.support.fakeicecast import make_mp3
 from tests.support.waiting import wait_for

@@ -25,7 +25,7 @@ from yarl import URL
 from . import errors
 from .console import summary
 from .console.serialize import to_jsonable
-from .envfile import load_env_file
+from .runtime.envfile import load_env_file
 from .station import (
     Playlist,
     RetryPolicy,
@@ -219,7 +219,7 @@ def _version() -> str:
 
 def _invite(args: argparse.Namespace) -> int:
     from .config import TOKEN_ENV
-    from .invite import client_id_from_token, invite_url
+    from .runtime.invite import client_id_from_token, invite_url
 
     client_id = args.client_id
     if client_id is None and os.environ.get("ONAIR_APPLICATION_ID", "").strip():
@@ -365,11 +365,11 @@ def main(
 
         runner = demo(duration=args.duration, seed=args.seed)
     elif args.command == "sync":
-        from .app import sync_once
+        from .runtime.app import sync_once
 
         runner = sync_once(args.config, args.guild)
     else:
-        from .app import run_bot
+        from .runtime.app import run_bot
 
         runner = run_bot(args.config, discord_connector=discord_connector)
     with contextlib.suppress(KeyboardInterrupt):

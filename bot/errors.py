@@ -26,8 +26,9 @@ class VoiceRefused(OnAirError):
 
 
 # Every text a user sees when something fails, in one table (the command layer's one error
-# handler, bot.core.user_message, and the setup commands read them from here). One wording per
-# situation: a refused key reads the same in /nowplaying as when an admin adds the station.
+# handler, bot.runtime.core.user_message, and the setup commands read them from here). One
+# wording per situation: a refused key reads the same in /nowplaying as when an admin adds the
+# station.
 GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
 STATION_KEY_REFUSED = "The station refused the API key; a server admin needs to check it."
 STATION_NOT_FOUND = (

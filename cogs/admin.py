@@ -9,11 +9,11 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import StationConfig
-from bot.core import OnAirBot
 from bot.errors import EVENTS_NO_PERMISSION, NEED_MANAGE, NOT_HERE, BadInput
-from bot.patterns import compile_pattern
+from bot.guard.patterns import compile_pattern
 from bot.render import admin_embeds, community, station_embeds
 from bot.render.text import clip, safe
+from bot.runtime.core import OnAirBot
 from bot.storage import Subscription
 from bot.templates import admin as template_admin
 from bot.templates.announce import announcement as templated

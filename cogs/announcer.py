@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 from discord.ext import commands
 
-from bot.core import OnAirBot
+from bot.runtime.core import OnAirBot
 
 
 class AnnouncerCog(commands.Cog):

@@ -10,8 +10,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core import OnAirBot
 from bot.render import community
+from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import LikeButton
 from bot.ui.stations import resolve_station, station_autocomplete

@@ -8,11 +8,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core import OnAirBot
 from bot.errors import BadInput
 from bot.inputs.moments import parse_moment
 from bot.render import station_embeds
 from bot.render.text import safe
+from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
 

@@ -6,10 +6,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.catalog.registry import Snapshot
 from bot.config import StationConfig
-from bot.core import OnAirBot
-from bot.registry import Snapshot
 from bot.render import station_embeds
+from bot.runtime.core import OnAirBot
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 from bot.ui.streams import MoreStreams, with_more_streams

@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core import OnAirBot
 from bot.render import station_embeds
+from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import like_view
 from bot.ui.stations import resolve_station, skip_rules, station_autocomplete

@@ -9,10 +9,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core import OnAirBot
+from bot.programme.timeline import Slot
 from bot.render import station_embeds
+from bot.runtime.core import OnAirBot
 from bot.station import StationError, StationInfo
-from bot.timeline import Slot
 from bot.ui import Reply, answer
 from bot.ui.playlist import PlaylistPages
 from bot.ui.stations import resolve_station, skip_rules, station_autocomplete

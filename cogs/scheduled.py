@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from discord.ext import commands
 
-from bot.core import OnAirBot
+from bot.runtime.core import OnAirBot
 
 PRUNE_AFTER = 14 * 86400.0  # settled posts kept this long (a repeat of their key is long past)
 

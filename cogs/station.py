@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core import OnAirBot
 from bot.render import station_embeds
+from bot.runtime.core import OnAirBot
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, station_autocomplete
 

@@ -11,10 +11,10 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import StationConfig
-from bot.core import OnAirBot
 from bot.inputs.ranges import PERIODS, stats_range
-from bot.render import station_embeds
+from bot.render import stats_embeds
 from bot.render.chart import ChartRenderer
+from bot.runtime.core import OnAirBot
 from bot.station import StationError
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
@@ -57,7 +57,7 @@ class StatsCog(commands.Cog):
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
             png = await self.charts.render(days)
-            embed = station_embeds.stats_embed(
+            embed = stats_embeds.stats_embed(
                 stats,
                 first,
                 last,

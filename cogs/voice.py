@@ -6,8 +6,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core import OnAirBot
 from bot.errors import NOT_IN_VOICE, VoiceRefused
+from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.stations import station_autocomplete
 from bot.ui.voice import PlayHereButton, join_here, left_text

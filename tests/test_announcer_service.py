@@ -16,9 +16,10 @@ import pytest
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.announcer import Announcement, WatchScheduler
-from bot.announcer.service import AnnouncerService, DeliveryError
+from bot.announcer.outbox import DeliveryError
+from bot.announcer.service import AnnouncerService
+from bot.catalog.registry import StationRegistry
 from bot.config import Settings, StationConfig
-from bot.registry import StationRegistry
 from bot.simulator import StationSimulator
 from bot.storage import DROPPED, SENT, SqliteStorage, Storage, Subscription
 

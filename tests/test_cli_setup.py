@@ -16,7 +16,7 @@ from pathlib import Path
 import discord
 import pytest
 
-from bot.invite import PERMISSIONS, permissions
+from bot.runtime.invite import PERMISSIONS, permissions
 from bot.simulator import StationSimulator
 
 pytestmark = pytest.mark.e2e  # every test here runs `onair` as a child process

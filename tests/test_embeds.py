@@ -298,8 +298,8 @@ def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_p
 
 
 def test_an_arabic_title_is_isolated_so_the_duration_stays_after_it():
+    from bot.programme.timeline import Slot
     from bot.render.text import isolate
-    from bot.timeline import Slot
 
     arabic = "نور الهدى - ليل المدينة"
     assert isolate(arabic) == f"\u2068{arabic}\u2069"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.envfile import load_env_file, parse_env_file
+from bot.runtime.envfile import load_env_file, parse_env_file
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "config.example.toml").read_text()

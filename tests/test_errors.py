@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot import errors
-from bot.core import user_message
+from bot.runtime.core import user_message
 from bot.station import (
     StationAuthError,
     StationError,

@@ -210,8 +210,8 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
 
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
+    from bot.catalog.registry import StationRegistry
     from bot.config import Settings, StationConfig
-    from bot.registry import StationRegistry
     from bot.simulator import JINGLES, ManualClock
     from bot.storage import PostgresStorage, Subscription
 

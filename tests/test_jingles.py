@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.jingles import SkipRules, is_jingle
+from bot.programme.jingles import SkipRules, is_jingle
 from bot.render import station_embeds
 from bot.station import StationInfo
 from bot.storage import Subscription

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.errors import BadInput
-from bot.likes import LikeLimiter, LikeService
+from bot.history.likes import LikeLimiter, LikeService
 from bot.station import Play
 from bot.storage import PostgresStorage, SqliteStorage, Subscription
 from bot.templates.model import TemplateSet

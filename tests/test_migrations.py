@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.storage.base import MIGRATIONS
+from bot.storage.migrations import MIGRATIONS
 
 from .support.storage_backends import POSTGRES_ENV, reset_postgres
 

@@ -8,7 +8,7 @@ import aiohttp
 import pytest
 from yarl import URL
 
-from bot.netguard import GuardedResolver, HostPolicy, UrlRefused, check_target, check_url
+from bot.guard.netguard import GuardedResolver, HostPolicy, UrlRefused, check_target, check_url
 from bot.station import StationClient, StationRefused, StationResponseError
 
 from .support.stations import KEY

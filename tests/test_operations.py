@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from bot.config import Settings
-from bot.logs import RedactingFilter, setup_logging
+from bot.runtime.logs import RedactingFilter, setup_logging
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from yarl import URL
 
-from bot.logs import RedactingFilter
+from bot.runtime.logs import RedactingFilter
 from bot.station.redact import redact, redact_url
 
 # Each key has a distinctive head and tail around the awkward character: neither may survive.

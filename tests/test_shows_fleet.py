@@ -32,8 +32,8 @@ async def test_every_process_hears_each_play_once(postgres_url, session: aiohttp
     from bot.announcer import WatchScheduler
     from bot.announcer.service import AnnouncerService
     from bot.announcer.watcher import Announcement
+    from bot.catalog.registry import StationRegistry
     from bot.config import Settings, StationConfig
-    from bot.registry import StationRegistry
     from bot.storage import PostgresStorage
 
     await reset_postgres(postgres_url)

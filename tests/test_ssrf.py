@@ -11,9 +11,9 @@ import pytest
 from aiohttp import web
 from yarl import URL
 
+from bot.catalog.registry import StationRegistry
 from bot.config import parse_settings
-from bot.netguard import HostPolicy, UrlRefused, address_refused, check_target, check_url
-from bot.registry import StationRegistry
+from bot.guard.netguard import HostPolicy, UrlRefused, address_refused, check_target, check_url
 from bot.simulator import StationSimulator
 from bot.station import RetryPolicy, StationClient, StationRefused, StationUnavailable
 from bot.storage import GuildStation

@@ -20,9 +20,9 @@ import pytest
 from aiohttp.abc import AbstractResolver
 from discord import voice_client
 
-from bot.app import run_bot, sync_once
-from bot.invite import permissions
-from bot.startup import Backoff
+from bot.runtime.app import run_bot, sync_once
+from bot.runtime.invite import permissions
+from bot.runtime.startup import Backoff
 
 from .support.botenv import STATION_KEY, config_text
 from .support.fakediscord import FakeDiscord, FakeResolver

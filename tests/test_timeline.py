@@ -6,10 +6,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.console.summary import playlist_lines
+from bot.programme.timeline import timeline
 from bot.render import station_embeds
 from bot.station import Play, Playlist, PlaylistItem
 from bot.station.playlist import anchor_clock_time
-from bot.timeline import timeline
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # 23:55 in Berlin: the playlist crosses midnight.

@@ -16,8 +16,8 @@ import pytest
 from aiohttp import web
 
 from bot import errors
-from bot.metrics import Metrics
 from bot.render import station_embeds
+from bot.runtime.metrics import Metrics
 from bot.simulator import TRACKS, LibraryItem, ManualClock, Programme, StationSimulator
 from bot.storage import GuildStation, VoiceSession
 from bot.voice import find_ffmpeg

@@ -30,7 +30,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.netguard import GuardedResolver, HostPolicy, literal_guard
+from bot.guard.netguard import GuardedResolver, HostPolicy, literal_guard
 from bot.voice import (
     FFMPEG_ENV,
     OPUS_SILENCE,

@@ -7,9 +7,9 @@ import logging
 from datetime import UTC, datetime
 
 from bot.config import StationConfig
-from bot.logs import VoiceSecretFilter
-from bot.metrics import Metrics
-from bot.netguard import policy_for
+from bot.guard.netguard import policy_for
+from bot.runtime.logs import VoiceSecretFilter
+from bot.runtime.metrics import Metrics
 from bot.station.info import Links, Mount, StationInfo
 from bot.voice.idle import EmptyChannelWatch
 from bot.voice.presence import PresenceGate, activity_name, presence_station, presence_text

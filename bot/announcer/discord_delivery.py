@@ -11,13 +11,13 @@ from typing import Any
 import discord
 
 from ..config import StationConfig
-from ..jingles import SkipRules
-from ..likes import LikeService
+from ..history.likes import LikeService
+from ..programme.jingles import SkipRules
 from ..render import station_embeds
 from ..storage import Subscription
 from ..templates.announce import announcement as templated
 from ..ui.likes import with_like_button
-from .service import DeliveryError
+from .outbox import DeliveryError
 from .watcher import Announcement
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..patterns import matches
+from ..guard.patterns import matches
 from ..station import Play
 from ..storage import Subscription
 

@@ -25,7 +25,7 @@ from datetime import datetime
 
 from ..station import StationInfo
 from ..storage import Storage
-from ..storage.base import PlayListener
+from ..storage.fleet import PlayListener
 from . import snapshot
 from .watcher import WatchScheduler
 

@@ -1,41 +1,34 @@
-"""The announcer: one watch per distinct station, fan-out of each new play to its subscriptions.
+"""The announcer: one watch per distinct station, each new play fanned out to its channels.
 
 Discord-agnostic: delivery goes through a :class:`Deliverer`, so the same service runs in the
-bot (discord.py) and in tests and benchmarks.
-
-Delivery goes through a durable outbox so a play reaches every channel once across crashes:
-a detected play is recorded with one pending delivery per channel in one transaction *before*
-any send; each send holds a lease on its delivery (renewed while the process lives) and carries
-a nonce derived from (subscription, play), so Discord returns the first message instead of a
-second one if a crash fell between the send and its "sent" mark. Deliveries whose lease ran
-out are taken up again by a sweep (at start-up and every ``delivery_lease / 3`` seconds) until
-the play is stale (``max_delivery_age``, or the end of the track), then dropped and logged.
-Storage failures are retried with backoff and logged as one warning line each.
+bot (discord.py) and in tests and benchmarks. This module manages the watches (which stations,
+under which job ids, who hears of their plays and polls) and answers what the rest of the bot
+asks; a new play's fan-out is ``fanout.py``, and the durable delivery outbox that makes each
+channel get it once across crashes (leases, nonces, the sweep) is ``outbox.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import secrets
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
-from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..registry import StationRegistry
-from ..station import Play, StationClient, StationError, StationInfo
-from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
-from ..tasks import BackgroundTasks
+from ..runtime.tasks import BackgroundTasks
+from ..station import StationClient, StationError, StationInfo
+from ..storage import Storage, Subscription
 from . import snapshot
-from .filters import skip_reason
+from .fanout import FanOut
 from .fleet import FleetCoordinator
+from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
 from .watcher import (
     ELSEWHERE,
     Announcement,
@@ -47,66 +40,11 @@ from .watcher import (
 
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
-MAX_ATTEMPTS = 5  # sends of one delivery (each already retried inside the deliverer)
 STATUS_WINDOW = 86400.0  # /onair status counts the deliveries of the last day
-MIN_WINDOW = 60.0  # a play is deliverable at least this long, even when its track ends sooner
-RETRY_FIRST, RETRY_MAX = 0.2, 30.0  # storage retry backoff (seconds)
-T = TypeVar("T")
 # (the watch's stations, the poll's info or None, its error or None) -> the work it starts
 PollObserver = Callable[
     [list[str], StationInfo | None, StationError | None], Coroutine[Any, Any, None]
 ]
-
-
-def delivery_nonce(subscription_id: int, play_key: str) -> str:
-    """Discord's message nonce for one play in one channel: deterministic, 25 characters."""
-    digest = hashlib.sha256(f"{subscription_id}\x00{play_key}".encode()).hexdigest()
-    return "oa" + digest[:23]
-
-
-def expires_at(play: Play, detected_at: float, max_age: float) -> float:
-    """Until when a play may still be posted: ``max_age`` after detection, or the end of the
-    track when its length is known (but never less than a minute, or ``max_age`` if shorter)."""
-    limit = detected_at + max_age
-    if play.started is not None and play.duration:
-        end = (play.started + play.duration).timestamp()
-        limit = min(limit, max(end, detected_at + min(MIN_WINDOW, max_age)))
-    return limit
-
-
-def describe(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-class DeliveryError(Exception):
-    """A send failed. ``permanent`` failures (403, 404) pause the subscription; ``final`` ones
-    (Discord refused this message itself, 400/413) fail this one delivery, never retried, and
-    leave the channel announcing: the next play's message may well be fine."""
-
-    def __init__(self, reason: str, *, permanent: bool, final: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
-        self.final = final
-
-
-class Deliverer(Protocol):
-    async def deliver(
-        self,
-        sub: Subscription,
-        announcement: Announcement,
-        station: StationConfig,
-        *,
-        nonce: str,
-        resumed: bool = False,
-    ) -> int | None:
-        """Post (or edit) the announcement; return the message id used (for card mode).
-
-        ``nonce`` is the same for every attempt of one play in one channel: a deliverer that
-        can (Discord can) makes a repeated send return the first message. ``resumed``: an
-        earlier lease of this delivery may have posted it unrecorded (a crash between send and
-        mark), so a deliverer that can look first does."""
 
 
 class AnnouncerService:
@@ -123,8 +61,6 @@ class AnnouncerService:
         self.storage = storage
         self.watches = watches
         self.deliverer = deliverer
-        self._limit = asyncio.Semaphore(settings.concurrency)
-        self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         # Every fan-out's exception is retrieved: none is left for the loop to report.
         self._tasks = BackgroundTasks(
             lambda error: _LOGGER.error("an announcement task failed", exc_info=error)
@@ -132,7 +68,7 @@ class AnnouncerService:
         self._slugs_by_job: dict[str, list[str]] = {}
         # Who holds a lease: unique per process and run (host, pid, random).
         self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
-        self._inflight: set[tuple[int, int]] = set()  # (announcement, subscription) being sent
+        self.outbox = DeliveryOutbox(settings, registry, storage, deliverer, self.owner)
         self._sweeper_task: asyncio.Task[None] | None = None
         # Key of the watch job ids (HMAC: a logged id says nothing about the station's key). A
         # fleet shares one from the database at start, so every process names a watch alike.
@@ -149,13 +85,7 @@ class AnnouncerService:
                 on_play=self._on_published,
                 on_connect=self._on_listening,
             )
-        self.delivered = 0
-        self.skipped = 0
-        self.failed = 0
-        self.dropped = 0
-        self.storage_errors = 0
         self.subscription_count = 0
-        self.metrics: Any = None  # bot.metrics.Metrics when the bot serves metrics
         # Stations other features need watched though no channel announces them: those alerts
         # and recaps follow (their plays go into the history the recap reads), those played in
         # voice or with live-show events (bot.shows).
@@ -166,6 +96,42 @@ class AnnouncerService:
         # Told of every new play of a watched station, once per station (not per channel):
         # the voice channel status and the live-show events (bot.shows) hang here.
         self.change_listeners: list[Callable[[str, Announcement], Coroutine[Any, Any, None]]] = []
+        self.fan_out = FanOut(
+            settings,
+            registry,
+            storage,
+            self.outbox,
+            self.fleet,
+            self.change_listeners,
+            self.refresh,
+        )
+
+    # What became of the deliveries (tests, status); the outbox counts them.
+
+    @property
+    def skipped(self) -> int:
+        return self.fan_out.skipped
+
+    @property
+    def delivered(self) -> int:
+        return self.outbox.delivered
+
+    @property
+    def failed(self) -> int:
+        return self.outbox.failed
+
+    @property
+    def dropped(self) -> int:
+        return self.outbox.dropped
+
+    @property
+    def metrics(self) -> Any:
+        """bot.runtime.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
+        return self.outbox.metrics
+
+    @metrics.setter
+    def metrics(self, metrics: Any) -> None:
+        self.outbox.metrics = metrics
 
     # Lifecycle --------------------------------------------------------------------------
 
@@ -304,324 +270,7 @@ class AnnouncerService:
     def announce(self, slug: str, announcement: Announcement) -> None:
         """Fan a new play out to the station's subscriptions in the background (what a watch
         does when it sees one; ``idle`` waits for it)."""
-        self._spawn(self._fan_out(slug, announcement))
-
-    # Fan-out ----------------------------------------------------------------------------
-
-    async def _item_type(
-        self, station: StationConfig, play: Play, subs: Iterable[Subscription]
-    ) -> str | None:
-        """ITEMTYPE is only in the playlist: fetched only when some channel filters on it."""
-        if not any(s.skip_item_types for s in subs):
-            return None
-        try:
-            playlist = await self.registry.client(station).playlist()
-        except StationError:
-            return None
-        for item in playlist.items:
-            if item.title and item.title.casefold() == play.title.casefold():
-                return item.item_type
-        return None
-
-    async def _fan_out(self, slug: str, announcement: Announcement) -> None:
-        station = self.registry.station(slug)
-        if station is None:
-            return
-        play = announcement.play
-        until = expires_at(play, announcement.detected_at, self.settings.max_delivery_age)
-        async with self._station_locks[slug]:
-            await self._record_history(slug, announcement)
-            stored = await self._retrying(
-                f"reading the channels of station {slug}",
-                lambda: self.storage.subscriptions(slug),
-                until=until,
-            )
-            if stored is None:
-                return
-            # In a fleet the poller records the play for every channel of every shard (each
-            # process then sends to its own shards' channels); alone, for its own shards.
-            subs = [
-                s
-                for s in stored
-                if s.paused_reason is None
-                and (self.fleet is not None or self.settings.handles_guild(s.guild_id))
-            ]
-            item_type = await self._item_type(station, play, subs)
-            targets = []
-            for sub in subs:
-                if sub.last_play is not None and play.same_as(sub.last_play):
-                    continue  # announced before a restart
-                if skip_reason(sub, play, item_type) is not None:
-                    self.skipped += 1
-                    continue
-                targets.append(sub)
-            # In a fleet every play is recorded and published while something besides the
-            # channels follows plays (the shows): the other processes learn of it that way.
-            if not targets and not (self.fleet is not None and self.change_listeners):
-                return
-            payload = snapshot.dump(announcement)
-            play_key = await self._known_key(slug, play, until)
-            announcement_id = await self._retrying(
-                f"recording the play {play.display!r} of station {slug} "
-                f"for {len(targets)} channel(s)",
-                lambda: self.storage.enqueue_announcement(
-                    slug,
-                    play_key,
-                    payload,
-                    detected_at=announcement.detected_at,
-                    expires_at=until,
-                    subscription_ids=[s.id for s in targets],
-                ),
-                until=until,
-            )
-            if announcement_id is None:
-                self._dropped(len(targets))
-                _LOGGER.error(
-                    "dropped the play %r of station %s for %d channel(s): storage did not "
-                    "recover before the play went stale",
-                    play.display,
-                    slug,
-                    len(targets),
-                )
-                return
-            if self.fleet is not None:
-                await self.fleet.publish(announcement_id)
-                targets = [s for s in targets if self.settings.handles_guild(s.guild_id)]
-            paused = await self._drain(
-                announcement_id, play_key, station, announcement, targets, until
-            )
-        if paused:
-            await self.refresh()  # a paused channel may have been the station's last one
-
-    async def _known_key(self, slug: str, play: Play, until: float) -> str:
-        """The key this play was recorded under already (by an earlier run or another process,
-        whose estimate of an inexact start may round differently), else its own."""
-        recent = await self._retrying(
-            f"reading the recent plays of station {slug}",
-            lambda: self.storage.recent_announcements(slug),
-            until=until,
-        )
-        for key, payload in recent or []:
-            try:
-                if snapshot.load_play(payload).same_as(play):
-                    return key
-            except ValueError:
-                continue
-        return play.claim_key
-
-    async def _record_history(self, slug: str, announcement: Announcement) -> None:
-        """Best effort: /history misses a play rather than holding the announcement up."""
-        try:
-            await self.storage.record_play(
-                slug,
-                announcement.play,
-                announcement.info.listener_count,
-                datetime.fromtimestamp(announcement.detected_at, UTC),
-            )
-        except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
-                "could not record %r in the history of %s (%s)",
-                announcement.play.display,
-                slug,
-                describe(error),
-            )
-
-    async def _drain(
-        self,
-        announcement_id: int,
-        play_key: str,
-        station: StationConfig,
-        announcement: Announcement,
-        subs: Sequence[Subscription],
-        until: float,
-    ) -> bool:
-        """Lease and send the pending deliveries of one play; True when a channel was paused."""
-        free = [s for s in subs if (announcement_id, s.id) not in self._inflight]
-        if not free:
-            return False
-        lease = self.settings.delivery_lease
-        claimed = await self._retrying(
-            f"leasing {len(free)} delivery(ies) of announcement {announcement_id}",
-            lambda: self.storage.claim_deliveries(
-                announcement_id,
-                [s.id for s in free],
-                owner=self.owner,
-                lease_until=time.time() + lease,
-                now=time.time(),
-            ),
-            until=until,
-        )
-        if not claimed:
-            return False  # delivered already, or being delivered by another process
-        keys = {(announcement_id, sub_id) for sub_id in claimed}
-        self._inflight |= keys
-        try:
-            results = await asyncio.gather(
-                *(
-                    self._deliver(
-                        announcement_id, play_key, sub, claimed[sub.id], announcement, station
-                    )
-                    for sub in free
-                    if sub.id in claimed
-                ),
-                return_exceptions=True,
-            )
-        except asyncio.CancelledError:
-            # Shutting down: give back every lease not settled (sends cancelled before they
-            # started included); rows already sent or closed are left as they are.
-            for sub_id in claimed:
-                await self._release(announcement_id, sub_id)
-            raise
-        finally:
-            self._inflight -= keys
-        paused = False
-        for result in results:
-            if isinstance(result, asyncio.CancelledError):
-                raise result
-            if isinstance(result, BaseException):
-                _LOGGER.error("a delivery crashed", exc_info=result)
-            elif result:
-                paused = True
-        return paused
-
-    async def _deliver(
-        self,
-        announcement_id: int,
-        play_key: str,
-        sub: Subscription,
-        attempts: int,
-        announcement: Announcement,
-        station: StationConfig,
-    ) -> bool:
-        """Send to one subscription under its lease; True when it had to be paused."""
-        play = announcement.play
-        nonce = delivery_nonce(sub.id, play_key)
-        try:
-            async with self._limit:
-                message_id = await self.deliverer.deliver(
-                    sub, announcement, station, nonce=nonce, resumed=attempts > 1
-                )
-        except asyncio.CancelledError:
-            await self._release(announcement_id, sub.id)  # unsent: stays pending
-            raise
-        except DeliveryError as error:
-            self.failed += 1
-            if error.permanent:
-                reason = error.reason
-                _LOGGER.warning("pausing announcements in %s: %s", sub.channel_id, reason)
-                await self._retrying(
-                    f"pausing the subscription of channel {sub.channel_id}",
-                    lambda: self._fail_and_pause(announcement_id, sub, reason),
-                    until=None,
-                )
-                return True
-            if error.final:
-                _LOGGER.warning(
-                    "announcement to %s refused by Discord, not retried: %s",
-                    sub.channel_id,
-                    error.reason,
-                )
-                await self._finish(announcement_id, sub.id, FAILED)
-            elif attempts >= MAX_ATTEMPTS:
-                _LOGGER.warning(
-                    "announcement to %s failed %d times, giving up: %s",
-                    sub.channel_id,
-                    attempts,
-                    error.reason,
-                )
-                await self._finish(announcement_id, sub.id, FAILED)
-            else:
-                _LOGGER.warning(
-                    "announcement to %s failed (try %d of %d, retried later): %s",
-                    sub.channel_id,
-                    attempts,
-                    MAX_ATTEMPTS,
-                    error.reason,
-                )
-                await self._release(announcement_id, sub.id)
-            return False
-        except Exception:
-            self.failed += 1
-            _LOGGER.exception("announcement to %s failed", sub.channel_id)
-            await self._release(announcement_id, sub.id)
-            return False
-        self.delivered += 1
-        if self.metrics is not None:
-            self.metrics.inc("announcements_total")
-            if play.started is not None and play.started_exact:
-                delay = (datetime.now(UTC) - play.started).total_seconds()
-                self.metrics.observe_delay(max(0.0, delay))
-        await self._retrying(
-            f"marking the announcement in channel {sub.channel_id} as sent",
-            lambda: self.storage.delivery_sent(
-                announcement_id, sub.id, play, message_id, now=time.time()
-            ),
-            until=None,  # sent already: keep trying (a repeat after a crash reuses the nonce)
-        )
-        return False
-
-    async def _fail_and_pause(self, announcement_id: int, sub: Subscription, reason: str) -> None:
-        await self.storage.finish_delivery(announcement_id, sub.id, FAILED, now=time.time())
-        await self.storage.pause(sub.id, reason)
-
-    async def _release(self, announcement_id: int, sub_id: int) -> None:
-        """Best effort: a lease not given back simply runs out."""
-        try:
-            await self.storage.release_delivery(
-                announcement_id, sub_id, self.owner, now=time.time()
-            )
-        except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
-                "could not release the delivery to subscription %d (%s); it is retried when "
-                "its lease runs out",
-                sub_id,
-                describe(error),
-            )
-
-    async def _finish(self, announcement_id: int, sub_id: int, state: str) -> None:
-        await self._retrying(
-            f"closing a delivery to subscription {sub_id}",
-            lambda: self.storage.finish_delivery(announcement_id, sub_id, state, now=time.time()),
-            until=None,
-        )
-
-    def _dropped(self, count: int) -> None:
-        self.dropped += count
-        if self.metrics is not None:
-            self.metrics.inc("announcements_dropped_total", count)
-
-    async def _retrying(
-        self, what: str, operation: Callable[[], Awaitable[T]], *, until: float | None
-    ) -> T | None:
-        """``operation()``, retried with backoff while storage fails; None past ``until``."""
-        delay = RETRY_FIRST
-        tries = 0
-        while True:
-            try:
-                return await operation()
-            except Exception as error:
-                if not self.storage.is_storage_error(error):
-                    raise
-                tries += 1
-                if until is not None and time.time() + delay > until:
-                    _LOGGER.error(
-                        "storage failed %s %d times, giving up: %s", what, tries, describe(error)
-                    )
-                    return None
-                _LOGGER.warning(
-                    "storage failed %s (%s); try %d, again in %.1fs",
-                    what,
-                    describe(error),
-                    tries,
-                    delay,
-                )
-                self.storage_errors += 1
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX)
+        self._spawn(self.fan_out.run(slug, announcement))
 
     # Recovery ---------------------------------------------------------------------------
 
@@ -702,90 +351,10 @@ class AnnouncerService:
     async def sweep(self, *, announcement_id: int | None = None) -> int:
         """One pass (over one published announcement, or all); returns how many deliveries it
         resumed."""
-        now = time.time()
-        if self._inflight and announcement_id is None:
-            await self.storage.renew_leases(self.owner, now + self.settings.delivery_lease)
-        due: dict[int, list[Delivery]] = defaultdict(list)
-        for item in await self.storage.due_deliveries(now, announcement_id=announcement_id):
-            if (item.announcement_id, item.subscription_id) not in self._inflight:
-                due[item.announcement_id].append(item)
-        subs_by_station: dict[str, dict[int, Subscription]] = {}
-        resumed = 0
-        for ann_id, items in due.items():
-            first = items[0]
-            if first.expires_at < now:
-                for item in items:
-                    await self._finish(ann_id, item.subscription_id, DROPPED)
-                self._dropped(len(items))
-                _LOGGER.warning(
-                    "dropped announcement %d of station %s for %d channel(s): not delivered "
-                    "before it went stale",
-                    ann_id,
-                    first.station,
-                    len(items),
-                )
-                continue
-            station = self.registry.station(first.station)
-            if station is None:
-                continue  # not a station this process knows; it expires or another takes it
-            if first.station not in subs_by_station:
-                subs_by_station[first.station] = {
-                    s.id: s for s in await self.storage.subscriptions(first.station)
-                }
-            subs = subs_by_station[first.station]
-            targets = []
-            for item in items:
-                sub = subs.get(item.subscription_id)
-                if sub is None or sub.paused_reason is not None:
-                    await self._finish(ann_id, item.subscription_id, DROPPED)
-                elif self.settings.handles_guild(sub.guild_id):
-                    targets.append(sub)
-            if not targets:
-                continue
-            payload = await self.storage.announcement_payload(ann_id)
-            try:
-                announcement = snapshot.load(payload or "")
-            except ValueError as error:
-                _LOGGER.warning("dropping announcement %d: %s", ann_id, error)
-                for sub in targets:
-                    await self._finish(ann_id, sub.id, DROPPED)
-                continue
-            _LOGGER.log(
-                logging.DEBUG if announcement_id is not None else logging.INFO,
-                "%s announcement %d (%r) in %d channel(s)",
-                "sending published" if announcement_id is not None else "resuming",
-                ann_id,
-                announcement.play.display,
-                len(targets),
-            )
-            resumed += len(targets)
-            self._spawn(
-                self._resume(
-                    ann_id,
-                    first.play_key,
-                    station,
-                    announcement,
-                    targets,
-                    first.expires_at,
-                )
-            )
-        return resumed
+        return await self.outbox.sweep(self._spawn_resume, announcement_id=announcement_id)
 
-    async def _resume(
-        self,
-        announcement_id: int,
-        play_key: str,
-        station: StationConfig,
-        announcement: Announcement,
-        subs: Sequence[Subscription],
-        until: float,
-    ) -> None:
-        async with self._station_locks[station.slug]:
-            paused = await self._drain(
-                announcement_id, play_key, station, announcement, subs, until
-            )
-        if paused:
-            await self.refresh()
+    def _spawn_resume(self, work: Resumable) -> None:
+        self._spawn(self.fan_out.resume(work))
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         self._tasks.spawn(coroutine)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from ..programme.timeline import timeline
 from ..render.text import duration
 from ..station import Playlist, StationInfo, Stats
-from ..timeline import timeline
 
 
 def now_playing_lines(info: StationInfo) -> list[str]:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import discord
 
 from ..announcer.watcher import ELSEWHERE
+from ..catalog.registry import short_slug
 from ..config import StationConfig
-from ..registry import short_slug
 from ..storage import (
     DROPPED,
     FAILED,

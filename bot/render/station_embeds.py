@@ -3,7 +3,8 @@
 Looked at as a listener sees them in a busy dark channel: the station's name and logo appear
 once (the footer), facts go on short description lines rather than narrow inline fields (which
 wrap mid-phrase), times are Discord timestamps (each reader's own zone), and a track's title
-links to a web search for it.
+links to a web search for it. The parts they share (name, footer, byline, artwork, buttons,
+the "Next" line) are ``station_parts.py``; ``/stats`` is ``stats_embeds.py``.
 """
 
 from __future__ import annotations
@@ -14,138 +15,28 @@ from typing import Literal
 
 import discord
 
-from ..jingles import NO_RULES, SkipRules, is_jingle
-from ..station import Links, Play, Playlist, StationInfo, Stats
-from ..station.play import normalise_title
-from ..timeline import Slot, timeline
-from .embeds import BRAND, LIVE, STALE, EmbedBuilder, cache_busted, link_view
+from ..programme.jingles import NO_RULES, SkipRules
+from ..programme.timeline import Slot, timeline
+from ..station import Links, Play, Playlist, StationInfo
+from . import station_parts
+from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
 from .text import (
     clip,
     duration,
-    flag,
     is_http_url,
     isolate,
     masked_link,
     plain,
     progress_bar,
     safe,
-    search_url,
     timestamp,
 )
 
-NO_TITLE = "Nothing on air right now"
 NO_RECENT = "No recent plays reported."
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
 BAR_WIDTH = 12
 Style = Literal["compact", "full"]
 STYLES: tuple[Style, ...] = ("compact", "full")
-TOP_COUNTRIES = 5
-
-
-def artwork_for(info: StationInfo, play: Play | None) -> str | None:
-    """The play's artwork (https, cache-busted per play), else the station logo."""
-    key = play.claim_key if play else info.fetched_at.isoformat()
-    for candidate in (info.links.artwork, info.recent[0].artwork if info.recent else None):
-        busted = cache_busted(candidate, key)
-        if busted:
-            return busted
-    logo = info.links.station_logo
-    return logo if is_http_url(logo, https_only=True) else None
-
-
-WEB_PLAYER = "Web player"
-
-
-def listen_buttons(links: Links) -> discord.ui.View | None:
-    """Listen and Web player: every message's two link buttons (the rest is in /listen)."""
-    return link_view([("Listen", links.listen), (WEB_PLAYER, links.page)])
-
-
-def _badge(info: StationInfo) -> str:
-    return "🔴 LIVE" if info.is_live else "🎵 AutoDJ"
-
-
-def _station_name(info: StationInfo | None, configured: str) -> str:
-    """The one name of a station in every message: the name it was configured or added with
-    (what the ``station`` option lists), the station's own ``station_name`` only when that is
-    empty. Isolated, so a right-to-left name does not reorder the line around it."""
-    own = info.name if info is not None else None
-    return isolate(safe(configured, limit=200) or safe(own, limit=200))
-
-
-def _footer(
-    builder: EmbedBuilder,
-    info: StationInfo,
-    name: str,
-    *,
-    when: datetime | None,
-    listeners_now: bool = True,
-) -> None:
-    """The station once (name and logo), with its listeners (``listeners_now``: the count is
-    current; a stale card leaves it out): the footer's useful line."""
-    listeners = info.listener_count if listeners_now else None
-    text = name if listeners is None else f"{name} · {listeners:,} listening"
-    builder.footer(text, icon_url=info.links.station_logo, when=when)
-
-
-def track_genre(info: StationInfo, play: Play) -> str | None:
-    """The genre of the play on air, when the station's track info describes that play."""
-    track = info.current
-    if play.live or track is None or not track.genre or not track.title:
-        return None
-    if normalise_title(track.title) != normalise_title(play.title):
-        return None
-    return track.genre
-
-
-def _byline(play: Play) -> str:
-    """Artist · album (year), on one line."""
-    year = safe(play.year, limit=8)
-    artist = f"**{isolate(safe(play.artist, limit=300))}**" if play.artist else ""
-    album = f"*{isolate(safe(play.album, limit=300))}*" if play.album else ""
-    if album and year:
-        album += f" ({year})"
-    elif year:
-        album = f"({year})"
-    return " · ".join(part for part in (artist, album) if part)
-
-
-def next_at(info: StationInfo, play: Play | None) -> datetime | None:
-    """When the next item starts: the end of the play on air, when its length is known (from
-    the start the station reported, so it agrees with the start shown; else from the position)."""
-    if play is None or play.live or not play.duration:
-        return None
-    playback = info.playback
-    if play.started and play.started_exact:
-        return play.started + play.duration
-    if playback and playback.position is not None:
-        return info.fetched_at + play.duration - playback.position
-    return play.started + play.duration if play.started else None
-
-
-def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
-    """Whether the item the station names as next is a jingle (:mod:`bot.jingles`)."""
-    track = info.next_track
-    texts = (info.next_display, track.file_name if track else None)
-    return is_jingle(track.duration if track else None, texts, rules=skip)
-
-
-def _next_line(
-    info: StationInfo, play: Play | None, *, limit: int = 200, skip: SkipRules = NO_RULES
-) -> str | None:
-    """ "Next at 22:15: …", left out when what follows is a jingle ("Next: Station ID" tells
-    a listener nothing)."""
-    if not info.next_display or next_is_jingle(info, skip):
-        return None
-    at = next_at(info, play)
-    when = f" at {timestamp(at, 't')}" if at else ""
-    return f"Next{when}: {isolate(safe(info.next_display, limit=limit))}"
-
-
-def _titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
-    title = safe(play.title, limit=240, fallback=NO_TITLE)
-    colour = colour or (LIVE if play.live else BRAND)
-    return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
 
 
 Rendered = tuple[discord.Embed, discord.ui.View | None]
@@ -175,21 +66,21 @@ def _render_nowplaying(
     """What is on air. A stale card (the station does not answer) is grey and keeps only what
     was true then: no frozen bar, no "started … ago", no "Next at" that may have passed."""
     play = info.current_play()
-    name = _station_name(info, station_name)
+    name = station_parts.station_name(info, station_name)
     lines: list[str] = []
     if play is None:
-        builder = EmbedBuilder(NO_TITLE, colour=STALE if stale else BRAND)
-        lines.append(_badge(info))
+        builder = EmbedBuilder(station_parts.NO_TITLE, colour=STALE if stale else BRAND)
+        lines.append(station_parts.badge(info))
     else:
-        builder = _titled(play, STALE if stale else None)
-        byline = _byline(play)
+        builder = station_parts.titled(play, STALE if stale else None)
+        byline = station_parts.byline(play)
         if byline:
             lines.append(byline)
         playback = info.playback
         length = play.duration if not play.live else None
         position = playback.position if playback and not stale else None
-        meta = [_badge(info)]
-        genre = track_genre(info, play)
+        meta = [station_parts.badge(info)]
+        genre = station_parts.track_genre(info, play)
         if genre:
             meta.append(isolate(safe(genre, limit=60)))
         if position is not None and length:
@@ -199,15 +90,15 @@ def _render_nowplaying(
         elif play.started and not stale:
             meta.append(f"started {timestamp(play.started)}")
         lines.append(" · ".join(meta))
-    upcoming = None if stale else _next_line(info, play, skip=skip)
+    upcoming = None if stale else station_parts.next_line(info, play, skip=skip)
     if upcoming:
         lines.append(upcoming)
     if stale:
         lines.append(f"⚠️ The station is not answering; this is as of {timestamp(info.fetched_at)}.")
     builder.description = "\n".join(lines)
-    builder.thumbnail(artwork_for(info, play))
-    _footer(builder, info, name, when=None, listeners_now=not stale)
-    return builder.build(), listen_buttons(info.links)
+    builder.thumbnail(station_parts.artwork_for(info, play))
+    station_parts.footer(builder, info, name, when=None, listeners_now=not stale)
+    return builder.build(), station_parts.listen_buttons(info.links)
 
 
 def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
@@ -229,7 +120,7 @@ def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -
 
 
 def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC) -> discord.Embed:
-    name = _station_name(info, station_name)
+    name = station_parts.station_name(info, station_name)
     items = info.recent[:count]
     today = info.fetched_at.astimezone(zone).date()
     rows: list[tuple[datetime | None, str]] = []
@@ -249,7 +140,7 @@ def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC)
 def playlist_rows(
     playlist: Playlist, info: StationInfo | None, now: datetime, zone: tzinfo = UTC
 ) -> list[Slot]:
-    """The playlist in the order it plays (see :mod:`bot.timeline`)."""
+    """The playlist in the order it plays (see :mod:`bot.programme.timeline`)."""
     return timeline(playlist, info.current_play() if info else None, now, zone)
 
 
@@ -310,63 +201,11 @@ def playlist_page(
         lines.append(line)
         previous = row
     builder = EmbedBuilder(
-        f"Playlist of {_station_name(None, station_name)}",
+        f"Playlist of {station_parts.station_name(None, station_name)}",
         "\n".join(lines) or "The playlist is empty.",
     )
     left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
     builder.footer(f"Page {page + 1}/{pages} · {len(rows)} items{left_out}")
-    return builder.build()
-
-
-def stats_embed(
-    stats: Stats,
-    first: date,
-    last: date,
-    station_name: str,
-    *,
-    chart_name: str | None,
-    listening_now: tuple[int | None, int] | None = None,
-) -> discord.Embed:
-    """``listening_now``: (the station's own listener count, Discord voice listeners) when
-    OnAir plays the station in voice somewhere."""
-    days = stats.days_between(first, last)
-    sessions = (
-        stats.total_sessions if stats.total_sessions is not None else sum(d.sessions for d in days)
-    )
-    unique = stats.total_unique if stats.total_unique is not None else sum(d.unique for d in days)
-    span = (
-        f"{first:%d %b %Y}"
-        if first == last
-        else f"{first:%d %b} – {last:%d %b %Y} ({len(days)} days)"
-    )
-    lines = [span, f"**{sessions:,}** sessions · **{unique:,}** unique listeners"]
-    if listening_now is not None:
-        station_count, discord_count = listening_now
-        at_station = "" if station_count is None else f"**{station_count:,}** at the station · "
-        lines.append(f"Now: {at_station}**{discord_count:,}** in Discord voice through OnAir")
-    second = []
-    if stats.total_tlh is not None:
-        second.append(f"**{stats.total_tlh:,}** h listened")
-    peak = max(days, key=lambda d: d.sessions, default=None)
-    if peak is not None and peak.sessions > 0 and len(days) > 1:
-        second.append(f"busiest day {peak.day:%a %d %b}")
-    if second:
-        lines.append(" · ".join(second))
-    ranked = sorted(stats.countries, key=lambda c: -c.value)
-    total = sum(c.value for c in stats.countries) or 1
-    if ranked:
-        lines.append("")
-        lines.append("**Top countries**")
-        for c in ranked[:TOP_COUNTRIES]:
-            name = isolate(safe(c.country or (c.iso or "?").upper(), limit=60))
-            lines.append(f"{flag(c.iso)} {name} · {c.value / total:.0%} ({c.value:,})")
-        rest = ranked[TOP_COUNTRIES:]
-        if rest:
-            share = sum(c.value for c in rest) / total
-            lines.append(f"-# and {len(rest)} more countries ({share:.0%})")
-    builder = EmbedBuilder(f"Listeners of {_station_name(None, station_name)}", "\n".join(lines))
-    if chart_name:
-        builder.image(f"attachment://{chart_name}")
     return builder.build()
 
 
@@ -441,8 +280,8 @@ def listen_embed(
     """Two buttons (Listen, Web player); the other links go in the "More streams" menu that
     ``bot.ui.streams`` adds (:func:`more_streams`); past its 25 options, masked links."""
     links = info.links
-    name = _station_name(info, station_name)
-    view = listen_buttons(links)
+    name = station_parts.station_name(info, station_name)
+    view = station_parts.listen_buttons(links)
     choices = more_streams(links)
     lines = [
         link
@@ -457,12 +296,12 @@ def listen_embed(
 
 
 def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
-    name = _station_name(info, station_name)
+    name = station_parts.station_name(info, station_name)
     lines = []
     description = safe(info.description, limit=2000)
     if description:
         lines.append(description)
-    meta = [safe(info.genre, limit=200), _badge(info)]
+    meta = [safe(info.genre, limit=200), station_parts.badge(info)]
     if info.listener_count is not None:
         meta.append(f"{info.listener_count:,} listening")
     lines.append(" · ".join(part for part in meta if part))
@@ -502,29 +341,31 @@ def announcement(
     listeners in the footer, one row of buttons. ``card``: the one message kept up to date, so
     the footer also says when the track started; a post's own time says that already.
     """
-    name = _station_name(info, station_name)
-    builder = _titled(play)
+    name = station_parts.station_name(info, station_name)
+    builder = station_parts.titled(play)
     meta: list[str] = []
     if play.live:
         meta.append("🔴 LIVE")
     elif play.duration:
         meta.append(duration(play.duration))
-    genre = track_genre(info, play)
+    genre = station_parts.track_genre(info, play)
     if genre:
         meta.append(isolate(safe(genre, limit=60)))
-    upcoming = _next_line(info, play, limit=120 if style == "compact" else 300, skip=skip)
+    upcoming = station_parts.next_line(
+        info, play, limit=120 if style == "compact" else 300, skip=skip
+    )
     if upcoming:
         meta.append(upcoming)
-    lines = [_byline(play)]
+    lines = [station_parts.byline(play)]
     if meta:
         lines.append("-# " + " · ".join(meta))
     if style == "compact":
-        builder.thumbnail(artwork_for(info, play))
+        builder.thumbnail(station_parts.artwork_for(info, play))
     else:
-        builder.image(artwork_for(info, play))
+        builder.image(station_parts.artwork_for(info, play))
     builder.description = "\n".join(line for line in lines if line) or None
-    _footer(builder, info, name, when=play.started if card else None)
-    return builder.build(), listen_buttons(info.links)
+    station_parts.footer(builder, info, name, when=play.started if card else None)
+    return builder.build(), station_parts.listen_buttons(info.links)
 
 
 def moment_line(moment: datetime) -> str:

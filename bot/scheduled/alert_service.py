@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings
-from ..registry import StationRegistry
 from ..station import StationError, StationInfo
 from ..storage import AlertSubscription, ScheduledPost, Storage
 from .alerts import AlertEvent, Observation, evaluate

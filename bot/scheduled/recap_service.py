@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..catalog.registry import StationRegistry
 from ..config import Settings
-from ..registry import StationRegistry
 from ..storage import Recap, ScheduledPost, Storage
 from .outbox import PostOutbox
 from .recap import last_slot, summarise, week_before

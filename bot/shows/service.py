@@ -23,8 +23,8 @@ from typing import Any
 import discord
 
 from ..announcer.watcher import Announcement
+from ..catalog.registry import StationRegistry
 from ..config import GuildConfig
-from ..registry import StationRegistry
 from ..scheduled.alerts import Observation
 from ..station import StationError, StationInfo
 from ..storage import Storage

@@ -2,17 +2,7 @@
 
 from __future__ import annotations
 
-from .base import (
-    DROPPED,
-    EVENT_ACTIVE,
-    EVENT_CLAIMED,
-    EVENT_COMPLETED,
-    EVENT_FAILED,
-    FAILED,
-    PENDING,
-    SENT,
-    Storage,
-)
+from .base import Storage
 from .models import (
     AlertState,
     AlertSubscription,
@@ -29,7 +19,9 @@ from .models import (
     play_from_json,
     play_to_json,
 )
+from .outbox import DROPPED, FAILED, PENDING, SENT
 from .postgres import PostgresStorage
+from .shows import EVENT_ACTIVE, EVENT_CLAIMED, EVENT_COMPLETED, EVENT_FAILED
 from .sqlite import SqliteStorage
 
 

@@ -9,7 +9,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from .base import Row, Statement, Storage
+from .base import Storage
+from .primitives import Row, Statement
 
 _PLACEHOLDER = re.compile(r"\?")
 _LOGGER = logging.getLogger("onair.storage")

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 import aiosqlite
 
-from .base import Row, Statement, Storage
+from .base import Storage
+from .primitives import Row, Statement
 
 
 def _lower(value: str | None) -> str | None:

@@ -17,8 +17,8 @@ from datetime import UTC
 
 import discord
 
-from ..jingles import NO_RULES, SkipRules
-from ..render import station_embeds
+from ..programme.jingles import NO_RULES, SkipRules
+from ..render import station_embeds, station_parts
 from ..render.embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 from ..render.text import clip, is_http_url, safe, timestamp
 from ..station import Play, StationInfo
@@ -81,7 +81,7 @@ def values(
         "title": text(play.title),
         "album": text(play.album),
         "year": text(play.year),
-        "genre": text(station_embeds.track_genre(info, play)),
+        "genre": text(station_parts.track_genre(info, play)),
         # The one name of a station in every message: as configured or added (what the
         # station option lists), the station's own name only when that is empty.
         "station": text(station_name or info.name),

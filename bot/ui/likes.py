@@ -19,7 +19,7 @@ from ..errors import OnAirError
 from ..render.embeds import BUTTONS_PER_ROW, COMPONENTS
 
 if TYPE_CHECKING:
-    from ..likes import LikeService
+    from ..history.likes import LikeService
     from ..station import StationInfo
 
 LIKE_PREFIX = "onair:like:"
@@ -56,7 +56,7 @@ class LikeButton(
         return cls(int(match["play"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from ..core import report_error  # the command layer's one error reply
+        from ..runtime.core import report_error  # the command layer's one error reply
 
         likes: LikeService | None = getattr(interaction.client, "likes", None)
         try:

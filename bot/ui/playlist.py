@@ -7,8 +7,8 @@ from typing import Any
 
 import discord
 
-from ..jingles import NO_RULES, SkipRules, is_jingle
-from ..timeline import Slot
+from ..programme.jingles import NO_RULES, SkipRules, is_jingle
+from ..programme.timeline import Slot
 from .paginator import Paginator
 
 # (rows shown, page, hidden jingles) -> the page's embed
@@ -16,7 +16,7 @@ PageOf = Callable[[Sequence[Slot], int, int], discord.Embed]
 
 
 def slot_is_jingle(slot: Slot, skip: SkipRules = NO_RULES) -> bool:
-    """A jingle by :func:`bot.jingles.is_jingle`; the item on air is always shown."""
+    """A jingle by :func:`bot.programme.jingles.is_jingle`; the item on air is always shown."""
     item = slot.item
     texts = (item.display, item.filename)
     return slot.state != "playing" and is_jingle(item.duration, texts, item.item_type, skip)

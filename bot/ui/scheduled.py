@@ -13,7 +13,7 @@ from .checks import check_announce_target
 from .stations import resolve_station
 
 if TYPE_CHECKING:
-    from ..core import OnAirBot
+    from ..runtime.core import OnAirBot
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import discord
 
-from ..core import report_error
+from ..catalog.onboarding import StationOnboarding, StationRequest
 from ..errors import NEED_MANAGE, NOT_YOUR_FORM
-from ..onboarding import StationOnboarding, StationRequest
+from ..runtime.core import report_error
 from .checks import can_manage
 
 

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import app_commands
 
-from ..jingles import NO_RULES, SkipRules
-from ..registry import Snapshot
+from ..catalog.registry import Snapshot
+from ..programme.jingles import NO_RULES, SkipRules
 from .reply import Reply, answer
 
 if TYPE_CHECKING:
     from ..config import StationConfig
-    from ..core import OnAirBot
+    from ..runtime.core import OnAirBot
 
 
 def registry_of(interaction: discord.Interaction[Any]) -> Any:

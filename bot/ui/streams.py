@@ -21,7 +21,7 @@ from .reply import Reply, answer
 from .stations import registry_of, resolve_station
 
 if TYPE_CHECKING:
-    from ..core import OnAirBot
+    from ..runtime.core import OnAirBot
 
 STREAMS_PREFIX = "onair:streams:"
 PLACEHOLDER = "More streams"
@@ -60,7 +60,7 @@ class MoreStreams(
         return cls(match["station"])
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from ..core import report_error  # the command layer's one error reply
+        from ..runtime.core import report_error  # the command layer's one error reply
 
         try:
             await give_stream(interaction, self.station, self.item.values)

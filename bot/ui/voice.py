@@ -12,9 +12,9 @@ import discord
 from discord import app_commands
 
 from .. import errors
+from ..catalog.registry import short_slug
 from ..errors import BadInput, OnAirError, VoiceRefused
-from ..netguard import HostPolicy, UrlRefused
-from ..registry import short_slug
+from ..guard.netguard import HostPolicy, UrlRefused
 from ..render.text import safe
 from ..storage import GuildVoice
 from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
@@ -24,7 +24,7 @@ from .stations import resolve_station
 
 if TYPE_CHECKING:
     from ..config import StationConfig
-    from ..core import OnAirBot
+    from ..runtime.core import OnAirBot
     from ..voice.players import Joined, VoiceChannel
 
 PLAY_PREFIX = "onair:play:"
@@ -112,7 +112,7 @@ class PlayHereButton(
         return cls(match["station"], getattr(item, "label", None) or "▶ Play here")
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from ..core import report_error  # the command layer's one error reply
+        from ..runtime.core import report_error  # the command layer's one error reply
 
         try:
             await join_here(interaction, self.station)

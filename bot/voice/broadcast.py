@@ -9,7 +9,8 @@ queue (a stalled guild loses its oldest packets; nobody waits for it). When the 
 ends or stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor
 closes the connection, kills FFmpeg's process group and starts again after a capped, jittered
 backoff; meanwhile the players send silence instead of ending. :class:`Broadcasts` is the
-station-key registry every guild shares.
+station-key registry every guild shares. The FFmpeg process and the pipes of one run are
+``decoder.py``'s.
 """
 
 from __future__ import annotations
@@ -17,36 +18,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
-import re
-import signal
 import threading
 from collections import deque
 from dataclasses import dataclass
 
 import aiohttp
 
-from .ffmpeg import decode_args
-from .ogg import OggOpusParser
+from . import decoder
 from .source import PacketQueue, StationAudio
 from .stream import (
     OpenedStream,
     StreamGuard,
     StreamUnreachable,
     checked_url,
-    elided,
     open_stream,
     stream_timeout,
 )
 
 log = logging.getLogger(__name__)
 
-READ_SIZE = 64 * 1024
-STDERR_LINES = 3  # FFmpeg's last error lines kept for the restart log line
-STDERR_LINE_CHARS = 200
 LOG_REPEAT_SECONDS = 300.0  # an identical restart line is logged at WARNING once per this
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"]{1,300}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +193,7 @@ class StationBroadcast:
             if self._response is not None:
                 self._response.close()
             if self._proc is not None:
-                self._kill(self._proc)
+                decoder.kill(self._proc)
 
     async def close(self) -> None:
         """Stop the decoder and end every subscriber's playback (their next read is empty)."""
@@ -292,13 +284,7 @@ class StationBroadcast:
         self._response = response
         self.final_url = str(response.url)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *decode_args(self.ffmpeg),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group: killed as a whole
-            )
+            proc = await decoder.start_ffmpeg(self.ffmpeg)
         except OSError as error:
             response.close()
             self._response = None
@@ -307,10 +293,16 @@ class StationBroadcast:
         assert proc.stdin is not None
         assert proc.stdout is not None
         assert proc.stderr is not None
-        tail: deque[str] = deque(maxlen=STDERR_LINES)
-        drain = asyncio.create_task(self._drain(proc.stderr, tail))
-        feed = asyncio.create_task(self._feed(response, proc.stdin, head))
-        pump = asyncio.create_task(self._pump(proc.stdout))
+        tail: deque[str] = deque(maxlen=decoder.STDERR_LINES)
+        drain = asyncio.create_task(decoder.drain_stderr(proc.stderr, tail))
+        feed = asyncio.create_task(
+            decoder.feed(
+                response, proc.stdin, head, watchdog=self.watchdog, received=self._received
+            )
+        )
+        pump = asyncio.create_task(
+            decoder.pump(proc.stdout, watchdog=self.watchdog, fan_out=self._fan_out)
+        )
         try:
             await asyncio.wait((feed, pump), return_when=asyncio.FIRST_COMPLETED)
             if feed.done() and (reason := feed.result()) is not None:
@@ -327,7 +319,7 @@ class StationBroadcast:
                 async with asyncio.timeout(1.0):
                     await proc.wait()
                     await drain
-            detail = self._redact(tail[-1]) if tail else "no message"
+            detail = decoder.redact(tail[-1], self.stream_url) if tail else "no message"
             return f"FFmpeg exited ({proc.returncode}): {detail}"
         finally:
             for task in (feed, pump, drain):
@@ -335,96 +327,22 @@ class StationBroadcast:
             response.close()
             if self._response is response:
                 self._response = None
-            self._kill(proc)
+            decoder.kill(proc)
             if self._proc is proc:
                 self._proc = None
             with contextlib.suppress(ProcessLookupError):
                 await asyncio.shield(proc.wait())  # reaped: no zombie, no orphan
             await asyncio.gather(feed, pump, drain, return_exceptions=True)
 
-    async def _feed(
-        self, response: aiohttp.ClientResponse, stdin: asyncio.StreamWriter, head: bytes = b""
-    ) -> str | None:
-        """Copy ``head`` (what the probe read) and then the stream into FFmpeg's stdin (waiting
-        for it to keep up: backpressure) until the stream ends, fails or stalls (why, as a
-        restart reason) or FFmpeg stops reading (None: FFmpeg's exit says why)."""
-        reason: str | None
-        try:
-            if head:
-                self.bytes_received += len(head)
-                stdin.write(head)
-                await stdin.drain()
-            while True:
-                try:
-                    chunk = await response.content.readany()
-                except TimeoutError:
-                    reason = f"no audio for {self.watchdog:g} s (the stream sent nothing)"
-                    break
-                except (aiohttp.ClientError, OSError) as error:
-                    reason = f"the stream connection failed ({type(error).__name__})"
-                    break
-                if not chunk:
-                    reason = "the stream ended"
-                    break
-                self.bytes_received += len(chunk)
-                stdin.write(chunk)
-                await stdin.drain()
-        except (ConnectionError, OSError):
-            return None  # FFmpeg is gone
-        with contextlib.suppress(ConnectionError, OSError):
-            stdin.close()  # EOF: FFmpeg flushes what it has and exits
-        return reason
+    def _fan_out(self, packets: list[bytes]) -> None:
+        queues = [audio.queue for audio in self._subs.values()]
+        for packet in packets:
+            for queue in queues:
+                queue.put(packet)
+        self.frames_produced += len(packets)
 
-    async def _pump(self, stdout: asyncio.StreamReader) -> bool:
-        """Fan FFmpeg's packets out until its output ends (False) or the watchdog fires (True)."""
-        loop = asyncio.get_running_loop()
-        parser = OggOpusParser()
-        last_packet = loop.time()
-        while True:
-            left = last_packet + self.watchdog - loop.time()
-            try:
-                if left <= 0:
-                    raise TimeoutError
-                async with asyncio.timeout(left):
-                    chunk = await stdout.read(READ_SIZE)
-            except TimeoutError:
-                return True
-            if not chunk:
-                return False
-            packets = parser.feed(chunk)
-            if not packets:
-                continue
-            last_packet = loop.time()
-            queues = [audio.queue for audio in self._subs.values()]
-            for packet in packets:
-                for queue in queues:
-                    queue.put(packet)
-            self.frames_produced += len(packets)
-
-    @staticmethod
-    async def _drain(stderr: asyncio.StreamReader, tail: deque[str]) -> None:
-        """Read FFmpeg's stderr to the end, keeping only its last few lines (bounded), so a
-        chatty FFmpeg never blocks on a full pipe."""
-        pending = b""
-        while chunk := await stderr.read(4096):
-            *lines, pending = (pending + chunk).split(b"\n")
-            pending = pending[-STDERR_LINE_CHARS:]
-            for line in lines:
-                text = line.decode("utf-8", "replace").strip()
-                if text:
-                    tail.append(text[:STDERR_LINE_CHARS])
-
-    def _redact(self, text: str) -> str:
-        text = text.replace(self.stream_url, elided(self.stream_url))
-        text = _URL_IN_TEXT.sub(lambda match: elided(match.group(0)), text)
-        return "".join(ch if ch.isprintable() else "?" for ch in text)
-
-    @staticmethod
-    def _kill(proc: asyncio.subprocess.Process) -> None:
-        if proc.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    def _received(self, count: int) -> None:
+        self.bytes_received += count
 
 
 class Broadcasts:

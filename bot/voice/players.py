@@ -9,7 +9,9 @@ from typing import Any, Protocol
 
 import discord
 
+from ..catalog.registry import short_slug
 from ..config import StationConfig
+from ..render.text import safe
 from .client import OnAirVoiceClient
 from .stream import OpenedStream, StreamGuard
 
@@ -103,3 +105,8 @@ def listeners_in(channel: discord.abc.GuildChannel | None, me_id: int) -> int:
         if member is None or not member.bot:
             count += 1
     return count
+
+
+def station_name(station: StationConfig) -> str:
+    """The station's name as voice replies show it (station text made safe)."""
+    return safe(station.name, limit=80) or short_slug(station)

@@ -4,12 +4,23 @@ changes and at most once per ``PRESENCE_INTERVAL`` per shard (Discord rate-limit
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+import asyncio
+import contextlib
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
 
+import discord
+
+from ..catalog.registry import StationRegistry
+from ..config import Settings
 from ..render.text import one_line
 from ..station import StationInfo
+from .players import Player
 from .timers import Timers
+
+_LOGGER = logging.getLogger("onair.voice")
 
 PRESENCE_INTERVAL = 15.0
 MAX_ACTIVITY = 128  # Discord's limit for an activity name
@@ -60,3 +71,85 @@ class PresenceGate:
     def current(self, shard_id: int) -> str | None:
         last = self._last.get(shard_id)
         return last[0] if last else None
+
+
+class PresenceUpdater:
+    """Keeps each shard's status line on what the bot plays: a loop, and updates when players
+    start or stop. ``players`` is the voice service's own mapping (read, never changed)."""
+
+    def __init__(
+        self,
+        client: discord.Client,
+        settings: Settings,
+        registry: StationRegistry,
+        players: Mapping[int, Player],
+        timers: Timers,
+        spawn: Callable[[Awaitable[Any]], None],
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.registry = registry
+        self.players = players
+        self.gate = PresenceGate(timers)
+        self._spawn = spawn
+        self._presence_task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the loop (idempotent)."""
+        if self._presence_task is None or self._presence_task.done():
+            self._presence_task = asyncio.create_task(self._loop(), name="presence")
+
+    def refresh(self) -> None:
+        """Update soon (a player started or stopped), when the loop runs."""
+        if self._presence_task is not None and not self._presence_task.done():
+            self._spawn(self.update())
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.update()
+            except Exception as error:  # a station down: the next round tries again
+                _LOGGER.debug("presence update failed: %s", type(error).__name__)
+            await asyncio.sleep(self.gate.interval)
+
+    async def update(self) -> None:
+        """Per shard: the station played in most of its guilds (else the default station); its
+        track as "Listening to ..." when it changed, at most once per interval."""
+        by_shard: dict[int, list[str]] = defaultdict(list)
+        for guild_id, player in self.players.items():
+            guild = self.client.get_guild(guild_id)
+            if guild is not None:
+                by_shard[guild.shard_id].append(player.station)
+        shards = list(getattr(self.client, "shards", {}) or {0: None})
+        for shard_id in shards:
+            playing = by_shard.get(shard_id, [])
+            slug = presence_station(playing, self.settings.default_station)
+            station = self.registry.station(slug) if slug else None
+            text = None
+            if station is not None and slug in playing:
+                # A station OnAir plays is asked (its info is cached and shared with commands).
+                with contextlib.suppress(Exception):
+                    text = presence_text((await self.registry.snapshot(station)).info)
+            elif station is not None:
+                # The default station while nothing plays: what is known, without a request.
+                text = presence_text(self.registry.client(station).last_info)
+            if not self.gate.due(shard_id, text):
+                continue
+            activity = (
+                discord.Activity(type=discord.ActivityType.listening, name=text) if text else None
+            )
+            self.gate.sent(shard_id, text)
+            await _change_presence(self.client, activity, shard_id)
+
+    def stop(self) -> None:
+        if self._presence_task is not None:
+            self._presence_task.cancel()
+
+
+async def _change_presence(
+    client: discord.Client, activity: discord.Activity | None, shard_id: int
+) -> None:
+    if isinstance(client, discord.AutoShardedClient):
+        await client.change_presence(activity=activity, shard_id=shard_id)
+    else:
+        await client.change_presence(activity=activity)

@@ -3,9 +3,12 @@
 The service owns every guild's player (one voice connection per guild), decides what may play
 where, keeps (guild, channel, station) in storage so the bot rejoins after a restart or a
 gateway reconnect, leaves channels nobody listens in, rejoins after voice failures discord.py
-gives up on (see ``bot.voice.client``), and sets the bot's presence. The audio comes from the
-engine (``bot.voice.broadcast``: one FFmpeg per station fanned out to every guild), reached
-through the small :class:`AudioHub` interface; the composition root passes both in.
+gives up on (see ``bot.voice.client``), and tells the shows (channel status) when players start
+and stop. Its helpers: ``streams.py`` (which stream, probed and guarded), ``connect.py``
+(connecting, moving and starting the audio), ``rejoins.py`` (the retried rejoin per guild) and
+``presence.py`` (the bot's status line). The audio comes from the engine
+(``bot.voice.broadcast``: one FFmpeg per station fanned out to every guild), reached through
+the small :class:`AudioHub` interface; the composition root passes both in.
 """
 
 from __future__ import annotations
@@ -14,20 +17,19 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import discord
 
 from .. import errors
+from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
-from ..netguard import trusted_hosts
-from ..registry import StationRegistry, short_slug
-from ..render.text import safe
+from ..runtime.tasks import BackgroundTasks
 from ..storage import GuildVoice, Storage, VoiceSession
-from ..tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
+from .connect import PlayerConnector
 from .idle import EmptyChannelWatch
 from .players import (
     AudioHub,
@@ -35,25 +37,22 @@ from .players import (
     Player,
     PlayerListener,
     Probe,
-    StreamDown,
     VoiceChannel,
     listeners_in,
     missing_permissions,
+    station_name,
 )
-from .presence import PresenceGate, presence_station, presence_text
-from .stream import OpenedStream, StreamGuard, host_of
-from .streams import choose_stream, stream_guard
+from .presence import PresenceGate, PresenceUpdater
+from .rejoins import REJOIN_DELAYS, Rejoins
+from .stream import StreamGuard
+from .streams import StationStreams
 from .timers import LoopTimers, Timers
 
 if TYPE_CHECKING:
-    from ..metrics import Metrics
+    from ..runtime.metrics import Metrics
 
 _LOGGER = logging.getLogger("onair.voice")
 
-# Seconds between rejoin attempts after a voice connection failed for good (then stays at the
-# last): discord.py's own reconnects come first, this is what follows when it gives up.
-REJOIN_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
-REJOIN_ATTEMPTS = 20  # then the stored session waits for the next READY
 LEAVE_NOTICE_TIMEOUT = 5.0  # seconds a leave waits for the channel status to be cleared
 
 
@@ -81,29 +80,54 @@ class VoiceService:
         self.probe = probe
         self.timers: Timers = timers or LoopTimers()
         self.connect_timeout = connect_timeout
-        self.rejoin_delays = rejoin_delays
         self.players: dict[int, Player] = {}
         self.idle = EmptyChannelWatch(self.timers, self._channel_empty)
-        self.presence = PresenceGate(self.timers)
         self._voice: dict[int, GuildVoice] = {}
         # Guilds where someone stopped voice in this run (/leave, a moderator's disconnect): no
         # home channel rejoin until a /join, /onair voice or the next start.
         self._held: set[int] = set()
-        self._rejoins: dict[int, asyncio.Task[None]] = {}
+        self.rejoins = Rejoins(self._rejoin_once, rejoin_delays)
         self._locks: dict[int, asyncio.Lock] = {}
-        self._streams: dict[str, str] = {}  # station → the stream its decoder was started on
-        # The owner's config hosts, stream_url hosts included (as the session's resolver trusts
-        # them): a config station's stream and its redirects to these are played as configured.
-        self._owner_hosts = registry.trusted_hosts | trusted_hosts(
-            [s.stream_url for s in settings.stations if s.stream_url]
-        )
+        self.streams = StationStreams(settings, registry, hub=hub, probe=probe)
         self._tasks = BackgroundTasks(lambda error: _LOGGER.warning("voice task failed: %r", error))
-        self._presence_task: asyncio.Task[None] | None = None
+        self.presence_updater = PresenceUpdater(
+            client, settings, registry, self.players, self.timers, self._spawn
+        )
         self._client_class = voice_client_class(self._closed, self._moved)
         self._closing = False
-        self.rejoined = 0  # sessions rejoined after a restart, reconnect or failure (tests, logs)
+        self.connector = PlayerConnector(
+            self.players,
+            hub,
+            self.streams,
+            self._client_class,
+            leaving=self._leaving,
+            move_failed=self._move_failed,
+            retire=self._retire,
+        )
         self.listener: PlayerListener | None = None
         self._frames_retired = 0  # frames sent by players that have stopped
+
+    @property
+    def rejoined(self) -> int:
+        """Sessions rejoined after a restart, reconnect or failure (tests, logs)."""
+        return self.rejoins.rejoined
+
+    @property
+    def rejoin_delays(self) -> tuple[float, ...]:
+        return self.rejoins.delays
+
+    @rejoin_delays.setter
+    def rejoin_delays(self, delays: tuple[float, ...]) -> None:
+        self.rejoins.delays = delays
+
+    @property
+    def presence(self) -> PresenceGate:
+        """When each shard's status line was sent, and what it says."""
+        return self.presence_updater.gate
+
+    @presence.setter
+    def presence(self, gate: PresenceGate) -> None:
+        self.presence_updater.gate = gate
 
     @property
     def available(self) -> bool:
@@ -133,7 +157,7 @@ class VoiceService:
             raise VoiceRefused(errors.VOICE_UNAVAILABLE)
         if not station.voice:
             text = errors.GUILD_STATION_NO_VOICE if station.owner_guild else errors.STATION_NO_VOICE
-            raise VoiceRefused(text.format(station=_name(station)))
+            raise VoiceRefused(text.format(station=station_name(station)))
 
     def check_channel(self, channel: VoiceChannel) -> None:
         """VoiceRefused naming the permissions OnAir lacks in ``channel``."""
@@ -158,12 +182,12 @@ class VoiceService:
         self.check_channel(channel)
         guild_id = channel.guild.id
         self._held.discard(guild_id)
-        rejoin = self._rejoins.pop(guild_id, None)
-        if rejoin is not None:
-            rejoin.cancel()  # asked for explicitly: this join wins
+        self.rejoins.cancel(guild_id)  # asked for explicitly: this join wins
         async with self._lock(guild_id):
-            stream_url, opened = await self._stream_for(station)
-            note = await self._connect_and_play(channel, station, stream_url, opened)
+            stream_url, opened = await self.streams.open_for(station)
+            note = await self.connector.connect_and_play(
+                channel, station, stream_url, opened, connect_timeout=self.connect_timeout
+            )
         await self.storage.save_voice_session(
             VoiceSession(channel.guild.id, channel.id, station.slug), now=self.timers.now()
         )
@@ -211,7 +235,7 @@ class VoiceService:
         """Whether the guild has a player, a rejoin under way or a voice connection of OnAir's."""
         guild = self.client.get_guild(guild_id)
         connected = guild is not None and guild.voice_client is not None
-        return guild_id in self.players or guild_id in self._rejoins or connected
+        return guild_id in self.players or guild_id in self.rejoins or connected
 
     async def leave(self, guild_id: int, *, hold: bool = True) -> bool:
         """Stop and leave; the stored session goes (no rejoin). ``hold`` (someone asked): the
@@ -219,9 +243,7 @@ class VoiceService:
         :meth:`rejoin_stored`). False when not playing here."""
         if hold:
             self._held.add(guild_id)
-        rejoin = self._rejoins.pop(guild_id, None)
-        if rejoin is not None:
-            rejoin.cancel()
+        self.rejoins.cancel(guild_id)
         self.idle.cancel(guild_id)
         leaving = self.players.get(guild_id)
         if leaving is not None:
@@ -241,205 +263,29 @@ class VoiceService:
             self._spawn(self.listener.players_changed())
         return player is not None or removed or voice_client is not None
 
-    async def _stream_for(self, station: StationConfig) -> tuple[str, OpenedStream | None]:
-        """The stream to play, and the probe's open connection to it (the caller owns it:
-        :meth:`_connect_and_play` hands it to the decoder or closes it). A station already
-        playing in another guild shares its decoder: no station request and no probe, so a
-        second guild opens no new connection."""
-        running = self._running_stream(station.slug)
-        if running is not None:
-            return running, None
-        assert self.probe is not None
-        info = None
-        if not station.stream_url:  # a set stream_url (the owner's, or a guild's) is played
-            info = (await self.registry.snapshot(station)).info
-        url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
-        if url is None:
-            raise VoiceRefused(errors.NO_STREAM.format(station=_name(station)))
-        try:
-            # Every hop passes the station's guard before it is contacted, so where the
-            # redirects ended (what the decoder reopens) passed it too.
-            opened = await self.probe(url, self.guard_for(station))
-        except StreamDown:
-            raise VoiceRefused(errors.STREAM_UNREACHABLE.format(station=_name(station))) from None
-        return opened.url, opened
-
     async def try_stream(self, station: StationConfig, stream_url: str) -> str:
-        """Open ``stream_url`` once as ``station``'s stream (its guard on every hop, the status,
-        audio arriving) and close it again; where its redirects end. VoiceRefused saying why
-        (the host only, never a path or token) when it does not play."""
-        if self.probe is None:
-            raise VoiceRefused(errors.VOICE_UNAVAILABLE)
-        try:
-            opened = await self.probe(stream_url, self.guard_for(station))
-        except StreamDown as down:
-            reason = str(down) or "it does not play."
-            raise VoiceRefused(errors.STREAM_URL_UNPLAYABLE.format(reason=reason)) from None
-        opened.close()
-        return opened.url
+        """Open ``stream_url`` once as ``station``'s stream and close it again; where its
+        redirects end. VoiceRefused saying why when it does not play (``StationStreams``)."""
+        return await self.streams.try_stream(station, stream_url)
 
     async def stream_changed(self, station: StationConfig, played: str | None = None) -> bool:
-        """``station``'s stream setting changed: its decoder, if it runs, switches to the new
-        stream now (its players hear a moment of silence, not the old stream for hours); True
-        when one switched. ``played``: where the new URL's redirects ended (just probed);
-        None: the station's stream is chosen again (its best listen link after a clear)."""
-        slug = station.slug
-        if self.hub is None or not self.hub.is_running(slug):
-            return False
-        url = played
-        if url is None:
-            try:
-                info = None if station.stream_url else (await self.registry.snapshot(station)).info
-            except Exception as error:  # the station is down: its next start chooses again
-                _LOGGER.info("stream of %s not switched now: %s", slug, type(error).__name__)
-                return False
-            url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
-        if url is None or not self.hub.retarget(slug, url, guard=self.guard_for(station)):
-            return False
-        self._streams[slug] = url
-        _LOGGER.info("voice %s: the decoder switched to %s", slug, host_of(url))
-        return True
+        """``station``'s stream setting changed: its running decoder switches now; True when
+        one switched (``StationStreams.changed``)."""
+        return await self.streams.changed(station, played)
 
     def guard_for(self, station: StationConfig) -> StreamGuard:
-        """The URL policy for every connection and redirect hop of the station's stream: a
-        guild's station is checked like every URL a guild gives; a config station's own hosts
-        are the owner's (trusted as configured), its redirects elsewhere are checked."""
-        trusted = frozenset() if station.owner_guild else self._owner_hosts
-        return stream_guard(lambda: self.registry.policy, trusted)
+        return self.streams.guard_for(station)
 
     def _lock(self, guild_id: int) -> asyncio.Lock:
         """One connect at a time per guild (two /join at once would race for the connection)."""
         return self._locks.setdefault(guild_id, asyncio.Lock())
 
-    def _running_stream(self, slug: str) -> str | None:
-        """The stream of a decoder that runs (for another guild, or lingering after the last
-        one left): joining it opens nothing new."""
-        if self.hub is None or not self.hub.is_running(slug):
-            return None
-        return self._streams.get(slug)
-
-    async def _connect_and_play(
-        self,
-        channel: VoiceChannel,
-        station: StationConfig,
-        stream_url: str,
-        opened: OpenedStream | None = None,
-    ) -> str:
-        """Connect (or move) and play; ``opened`` (the probe's stream) goes to the decoder, or
-        is closed when this fails, is cancelled or needs no new decoder."""
-        try:
-            return await self._connect_and_play_on(channel, station, stream_url, opened)
-        finally:
-            if opened is not None:
-                opened.close()  # (a no-op once handed over: the decoder owns it then)
-
-    async def _connect_and_play_on(
-        self,
-        channel: VoiceChannel,
-        station: StationConfig,
-        stream_url: str,
-        opened: OpenedStream | None,
-    ) -> str:
-        guild = channel.guild
-        found = guild.voice_client
-        voice_client = found if isinstance(found, OnAirVoiceClient) else None
-        if found is not None and voice_client is None:
-            await found.disconnect(force=True)  # not ours (cannot happen in OnAir): replace it
-        previous = self.players.get(guild.id)
-        moving_from = (
-            VoiceSession(guild.id, previous.channel_id, previous.station)
-            if previous is not None and previous.channel_id != channel.id
-            else None
-        )
-        try:
-            if voice_client is not None and (
-                not voice_client.is_connected()
-                or getattr(voice_client.channel, "id", None) != channel.id
-            ):
-                # A move is a leave and a new connection, not discord.py 2.7.1's move_to: that
-                # makes a new UDP socket while the socket reader thread may still sit in
-                # select() on the old one (after each IP discovery, until a packet comes back on
-                # it or for 30 s), so the new IP discovery goes unread and move_to times out
-                # without raising (a /join elsewhere right after joining the home channel). A
-                # new connection has a reader of its own.
-                if moving_from is not None:
-                    await self._leaving(guild.id, moving_from.channel_id)
-                voice_client.leaving = True
-                await voice_client.disconnect(force=True)
-                voice_client = None
-            if voice_client is None:
-                voice_client = await channel.connect(
-                    cls=self._client_class,
-                    timeout=self.connect_timeout,
-                    reconnect=True,
-                    self_deaf=True,
-                )
-        except (TimeoutError, discord.ClientException) as error:
-            _LOGGER.warning(
-                "could not connect to voice in guild %s: %s", guild.id, type(error).__name__
-            )
-            if moving_from is not None and not self._closing:
-                # The old channel was left for this one: go back there rather than fall silent.
-                self._schedule_rejoin(moving_from, first_delay=0.0)
-            raise VoiceRefused(
-                errors.VOICE_CONNECT_FAILED.format(channel=channel.mention)
-            ) from None
-        note = (
-            await self._take_the_stage(channel) if isinstance(channel, discord.StageChannel) else ""
-        )
-        player = self.players.get(guild.id)
-        if player is None or player.client is not voice_client or player.station != station.slug:
-            if voice_client.is_playing():
-                voice_client.stop()  # the old source's cleanup releases its broadcast
-            assert self.hub is not None
-            try:
-                first = opened.hand_over() if opened is not None else None
-                audio = self.hub.audio_for(
-                    station.slug, stream_url, first, guard=self.guard_for(station)
-                )
-            except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
-                _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
-                raise VoiceRefused(errors.NO_STREAM.format(station=_name(station))) from None
-            voice_client.play(audio, after=self._after_play(guild.id))
-            self._retire(player)
-            self._streams[station.slug] = stream_url
-            player = Player(guild.id, channel.id, station.slug, voice_client, audio)
-            self.players[guild.id] = player
-        player.channel_id = channel.id
-        return note
-
-    async def _take_the_stage(self, channel: discord.StageChannel) -> str:
-        """Speak on a stage: unsuppress itself as a stage moderator, else request to speak."""
-        me = channel.guild.me
-        allowed = channel.permissions_for(me)
-        try:
-            if allowed.mute_members:
-                await me.edit(suppress=False)
-                return ""
-            if allowed.request_to_speak:
-                await me.request_to_speak()
-                return (
-                    f"I asked to speak on {channel.mention}: a stage moderator can invite me "
-                    "up to be heard."
-                )
-        except discord.HTTPException as error:
-            _LOGGER.warning("stage %s refused OnAir as a speaker (%s)", channel.id, error.status)
-        return errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention)
-
-    def _after_play(self, guild_id: int) -> Callable[[Exception | None], None]:
-        """discord.py's player thread ends: log an error (a station's audio never ends by
-        itself while its player plays)."""
-        loop = asyncio.get_running_loop()
-
-        def after(error: Exception | None) -> None:
-            if error is not None:
-                loop.call_soon_threadsafe(
-                    _LOGGER.warning, "voice player of guild %s stopped: %r", guild_id, error
-                )
-
-        return after
-
     # Closes, moves and rejoins ------------------------------------------------------------
+
+    def _move_failed(self, left: VoiceSession) -> None:
+        """A move's new channel could not be reached: back to the channel it left."""
+        if not self._closing:
+            self.rejoins.schedule(left, first_delay=0.0)
 
     def _closed(self, voice_client: OnAirVoiceClient) -> None:
         """A voice connection ended for good (called by the client's cleanup)."""
@@ -463,7 +309,7 @@ class VoiceService:
             self.refresh_presence()
             return
         _LOGGER.warning("voice connection in guild %s failed for good: rejoining", guild_id)
-        self._schedule_rejoin(VoiceSession(guild_id, player.channel_id, player.station))
+        self.rejoins.schedule(VoiceSession(guild_id, player.channel_id, player.station))
 
     def _moved(self, voice_client: OnAirVoiceClient) -> None:
         """Moved to another channel (by a moderator): discord.py follows; so does the session."""
@@ -503,8 +349,8 @@ class VoiceService:
             player = self.players.get(session.guild_id)
             if player is not None and player.client is not None and player.client.is_connected():
                 continue
-            if session.guild_id not in self._rejoins:
-                self._schedule_rejoin(session, first_delay=0.0)
+            if session.guild_id not in self.rejoins:
+                self.rejoins.schedule(session, first_delay=0.0)
         stored = {session.guild_id for session in sessions}
         for voice in homes:
             self._voice[voice.guild_id] = voice
@@ -515,7 +361,7 @@ class VoiceService:
                 continue
             station = self._home_station(voice)
             if station is not None:
-                self._schedule_rejoin(
+                self.rejoins.schedule(
                     VoiceSession(guild_id, voice.home_channel, station.slug), first_delay=0.0
                 )
 
@@ -528,34 +374,6 @@ class VoiceService:
                 "not rejoining the home channel of guild %s: %s", voice.guild_id, error.message
             )
             return None
-
-    def _schedule_rejoin(self, session: VoiceSession, *, first_delay: float | None = None) -> None:
-        previous = self._rejoins.pop(session.guild_id, None)
-        if previous is not None:
-            previous.cancel()
-        task = asyncio.create_task(
-            self._rejoin(session, first_delay), name=f"voice rejoin {session.guild_id}"
-        )
-        self._rejoins[session.guild_id] = task
-
-    async def _rejoin(self, session: VoiceSession, first_delay: float | None) -> None:
-        try:
-            for attempt in range(REJOIN_ATTEMPTS):
-                delay = self.rejoin_delays[min(attempt, len(self.rejoin_delays) - 1)]
-                if attempt == 0 and first_delay is not None:
-                    delay = first_delay
-                await asyncio.sleep(delay)
-                outcome = await self._rejoin_once(session)
-                if outcome is not None:
-                    if outcome:
-                        self.rejoined += 1
-                    return
-            _LOGGER.warning(
-                "gave up rejoining voice in guild %s; next try at the next READY", session.guild_id
-            )
-        finally:
-            if self._rejoins.get(session.guild_id) is asyncio.current_task():
-                self._rejoins.pop(session.guild_id, None)
 
     async def _rejoin_once(self, session: VoiceSession) -> bool | None:
         """True: playing again; False: nothing to rejoin (session dropped); None: try again."""
@@ -575,8 +393,10 @@ class VoiceService:
             return False
         try:
             async with self._lock(guild.id):
-                stream_url, opened = await self._stream_for(station)
-                await self._connect_and_play(channel, station, stream_url, opened)
+                stream_url, opened = await self.streams.open_for(station)
+                await self.connector.connect_and_play(
+                    channel, station, stream_url, opened, connect_timeout=self.connect_timeout
+                )
         except VoiceRefused as refused:
             _LOGGER.info("rejoining voice in guild %s failed: %s", guild.id, refused.message)
             return None
@@ -650,13 +470,13 @@ class VoiceService:
         home = voice.home_channel
         if not home or home == left or guild_id in self._held or self._closing:
             return False
-        if guild_id in self.players or guild_id in self._rejoins:
+        if guild_id in self.players or guild_id in self.rejoins:
             return False  # someone's /join got there first
         station = self._home_station(voice)
         if station is None:
             return False
         _LOGGER.info("voice in guild %s: back to the home channel", guild_id)
-        self._schedule_rejoin(VoiceSession(guild_id, home, station.slug), first_delay=0.0)
+        self.rejoins.schedule(VoiceSession(guild_id, home, station.slug), first_delay=0.0)
         return True
 
     # Figures ------------------------------------------------------------------------------
@@ -697,49 +517,15 @@ class VoiceService:
         """Start the presence loop (idempotent; the voice cog calls it on READY)."""
         if self._closing:
             return
-        if self._presence_task is None or self._presence_task.done():
-            self._presence_task = asyncio.create_task(self._presence_loop(), name="presence")
+        self.presence_updater.start()
 
     def refresh_presence(self) -> None:
-        if self._presence_task is not None and not self._presence_task.done():
-            self._spawn(self.update_presence())
-
-    async def _presence_loop(self) -> None:
-        while True:
-            try:
-                await self.update_presence()
-            except Exception as error:  # a station down: the next round tries again
-                _LOGGER.debug("presence update failed: %s", type(error).__name__)
-            await asyncio.sleep(self.presence.interval)
+        self.presence_updater.refresh()
 
     async def update_presence(self) -> None:
         """Per shard: the station played in most of its guilds (else the default station); its
         track as "Listening to ..." when it changed, at most once per interval."""
-        by_shard: dict[int, list[str]] = defaultdict(list)
-        for guild_id, player in self.players.items():
-            guild = self.client.get_guild(guild_id)
-            if guild is not None:
-                by_shard[guild.shard_id].append(player.station)
-        shards = list(getattr(self.client, "shards", {}) or {0: None})
-        for shard_id in shards:
-            playing = by_shard.get(shard_id, [])
-            slug = presence_station(playing, self.settings.default_station)
-            station = self.registry.station(slug) if slug else None
-            text = None
-            if station is not None and slug in playing:
-                # A station OnAir plays is asked (its info is cached and shared with commands).
-                with contextlib.suppress(Exception):
-                    text = presence_text((await self.registry.snapshot(station)).info)
-            elif station is not None:
-                # The default station while nothing plays: what is known, without a request.
-                text = presence_text(self.registry.client(station).last_info)
-            if not self.presence.due(shard_id, text):
-                continue
-            activity = (
-                discord.Activity(type=discord.ActivityType.listening, name=text) if text else None
-            )
-            self.presence.sent(shard_id, text)
-            await _change_presence(self.client, activity, shard_id)
+        await self.presence_updater.update()
 
     # Life ---------------------------------------------------------------------------------
 
@@ -750,10 +536,10 @@ class VoiceService:
         """Stop every player (sessions stay stored: the next start rejoins them)."""
         self._closing = True
         self.idle.close()
-        for task in [*self._rejoins.values(), *self._tasks]:
+        self.rejoins.cancel_all()
+        for task in self._tasks:
             task.cancel()
-        if self._presence_task is not None:
-            self._presence_task.cancel()
+        self.presence_updater.stop()
         if self.listener is not None and self.players:
             # Shutting down: OnAir's statuses go while it can still clear them.
             await asyncio.gather(
@@ -769,21 +555,8 @@ class VoiceService:
             await self.hub.close()
 
 
-async def _change_presence(
-    client: discord.Client, activity: discord.Activity | None, shard_id: int
-) -> None:
-    if isinstance(client, discord.AutoShardedClient):
-        await client.change_presence(activity=activity, shard_id=shard_id)
-    else:
-        await client.change_presence(activity=activity)
-
-
 def _frames(player: Player) -> int:
     return int(getattr(player.audio, "frames_sent", 0))
-
-
-def _name(station: StationConfig) -> str:
-    return safe(station.name, limit=80) or short_slug(station)
 
 
 def _and(names: list[str]) -> str:

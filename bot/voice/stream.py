@@ -1,7 +1,7 @@
 """Opening a station's stream through OnAir's one shared, guarded aiohttp session.
 
 FFmpeg never connects anywhere: OnAir opens the stream and pipes the bytes into FFmpeg's stdin,
-so the SSRF guard (:class:`bot.netguard.GuardedResolver`, checked at connect time for every
+so the SSRF guard (:class:`bot.guard.netguard.GuardedResolver`, checked at connect time for every
 host name) applies to streams as to every other request, and the URL (it may carry a listener
 token) is in no process list. Redirects are followed here, one hop at a time, at most
 ``MAX_REDIRECTS`` within one deadline, and every URL (the first and each hop) passes the
@@ -9,7 +9,7 @@ caller's :data:`StreamGuard` before anything connects to it: the station URL pol
 hosts and ports, https, no credentials, IP literals) applies to each hop exactly as to the first
 URL, so a link cannot bounce OnAir to a host or port it would refuse as a link (the owner's
 trusted config hosts, which the resolver lets reach internal addresses, included). Then the
-session's resolver and :func:`bot.netguard.literal_guard` hook refuse internal addresses at
+session's resolver and :func:`bot.guard.netguard.literal_guard` hook refuse internal addresses at
 connect time, for names and literals alike.
 
 A 2xx answer must carry audio (:func:`content_refused`): a listen link that answers with a web
@@ -60,8 +60,9 @@ WEB_TYPES = ("text/", "application/json", "application/xhtml", "application/xml"
 CONNECT_SECONDS = 5.0
 
 
-# Raises an OnAirError (bot.netguard.UrlRefused) for a URL the station's policy refuses; called
-# on the first URL and on every redirect hop before it is contacted (bot.voice.streams builds it).
+# Raises an OnAirError (bot.guard.netguard.UrlRefused) for a URL the station's policy refuses;
+# called on the first URL and on every redirect hop before it is contacted (bot.voice.streams
+# builds it).
 StreamGuard = Callable[[str], None]
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .station.redact import redact
+from ..station.redact import redact
 
 
 class RedactingFilter(logging.Filter):

@@ -11,27 +11,27 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from discord import app_commands
 from discord.ext import commands
 
-from . import errors
+from .. import errors
+from ..catalog.registry import StationRegistry
+from ..config import Settings
+from ..errors import OnAirError
+from ..guard.keybox import KeyBox
+from ..station import StationError
+from ..storage import Storage
 from .commandsync import state_path, sync_commands
-from .config import Settings
-from .errors import OnAirError
 from .heap import freeze_startup_heap
-from .keybox import KeyBox
 from .logs import count_discord_429s, guard_discord_logs
 from .metrics import Metrics, MetricsServer
-from .registry import StationRegistry
-from .station import StationError
-from .storage import Storage
 
 if TYPE_CHECKING:
-    from .announcer.service import AnnouncerService
-    from .likes import LikeService
-    from .onboarding import StationOnboarding
-    from .scheduled.alert_service import AlertService
-    from .scheduled.outbox import PostOutbox
-    from .scheduled.recap_service import RecapService
-    from .shows.service import ShowsService
-    from .voice.service import VoiceService
+    from ..announcer.service import AnnouncerService
+    from ..catalog.onboarding import StationOnboarding
+    from ..history.likes import LikeService
+    from ..scheduled.alert_service import AlertService
+    from ..scheduled.outbox import PostOutbox
+    from ..scheduled.recap_service import RecapService
+    from ..shows.service import ShowsService
+    from ..voice.service import VoiceService
 
 _LOGGER = logging.getLogger("onair.bot")
 

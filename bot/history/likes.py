@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from . import errors
-from .errors import BadInput
-from .station import Play
-from .storage import Storage
+from .. import errors
+from ..errors import BadInput
+from ..station import Play
+from ..storage import Storage
 
 
 class LikeLimiter:

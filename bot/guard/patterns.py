@@ -13,7 +13,7 @@ from typing import Any
 
 import re2
 
-from .errors import BadInput
+from ..errors import BadInput
 
 MAX_PATTERN_CHARS = 200
 MAX_SUBJECT_CHARS = 1024

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from .patterns import matches
-from .storage import Subscription
+from ..guard.patterns import matches
+from ..storage import Subscription
 
 JINGLE_SECONDS = 30.0
 

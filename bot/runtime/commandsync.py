@@ -18,7 +18,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from .config import Settings
+from ..config import Settings
 
 _LOGGER = logging.getLogger("onair.sync")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from .config import SECRET_ENV
-from .errors import OnAirError
+from ..config import SECRET_ENV
+from ..errors import OnAirError
 
 
 class KeyBoxError(OnAirError):

@@ -13,8 +13,8 @@ import asyncio
 import logging
 from collections import defaultdict, deque
 
-from .station import Play, StationInfo
-from .storage import Storage
+from ..station import Play, StationInfo
+from ..storage import Storage
 
 _LOGGER = logging.getLogger("onair.playlog")
 REMEMBERED = 4  # plays kept per station: a station flapping between two titles adds no rows

@@ -11,19 +11,19 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import aiohttp
 from yarl import URL
 
-from .config import Settings, StationConfig
-from .errors import UnknownStation
-from .keybox import KeyBox
-from .netguard import HostPolicy, check_target, policy_for, trusted_hosts
-from .playlog import PlayRecorder
-from .station import (
+from ..config import Settings, StationConfig
+from ..errors import UnknownStation
+from ..guard.keybox import KeyBox
+from ..guard.netguard import HostPolicy, check_target, policy_for, trusted_hosts
+from ..history.playlog import PlayRecorder
+from ..station import (
     CacheTimes,
     StationClient,
     StationInfo,
     StationResponseError,
     StationUnavailable,
 )
-from .storage import GuildStation, Storage
+from ..storage import GuildStation, Storage
 
 _LOGGER = logging.getLogger("onair.stations")
 

@@ -21,8 +21,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
-from .errors import OnAirError
-from .station.errors import AddressRefused
+from ..errors import OnAirError
+from ..station.errors import AddressRefused
 
 
 def policy_for(

@@ -9,17 +9,17 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import errors
-from .config import Settings, StationConfig
-from .errors import BadInput
-from .inputs.zone import zone_input
-from .keybox import KeyBox
-from .netguard import check_url
+from .. import errors
+from ..config import Settings, StationConfig
+from ..errors import BadInput
+from ..guard.keybox import KeyBox
+from ..guard.netguard import check_url
+from ..inputs.zone import zone_input
+from ..render.text import safe
+from ..station import StationError
+from ..station.apikey import key_problem
+from ..storage import GuildSettings, GuildStation, Storage
 from .registry import StationRegistry, short_slug
-from .render.text import safe
-from .station import StationError
-from .station.apikey import key_problem
-from .storage import GuildSettings, GuildStation, Storage
 
 
 def make_slug(name: str) -> str:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 
-from .station import Play, Playlist, PlaylistItem
-from .station.play import normalise_title
+from ..station import Play, Playlist, PlaylistItem
+from ..station.play import normalise_title
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""Guards on what admins and stations supply: URLs (SSRF), skip patterns, keys at rest."""

@@ -1,0 +1,1 @@
+"""The play history: recorded from every poll, and liked."""

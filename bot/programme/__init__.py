@@ -1,0 +1,1 @@
+"""What a station plays, in time order, and which items are jingles."""

@@ -1,0 +1,111 @@
+"""Guild stations and settings, and forgetting a guild the bot left."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import GuildSettings, GuildStation
+from .primitives import StoragePrimitives
+
+
+class GuildStore(StoragePrimitives):
+    """The stations a guild added, its settings, and its purge."""
+
+    async def save_guild_station(self, station: GuildStation) -> None:
+        await self.execute(
+            "INSERT INTO guild_stations (guild_id, slug, name, base_url, station_id, key_cipher, "
+            "timezone) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, slug) DO UPDATE SET "
+            "name = excluded.name, base_url = excluded.base_url, "
+            "station_id = excluded.station_id, key_cipher = excluded.key_cipher, "
+            "timezone = excluded.timezone",
+            (
+                station.guild_id,
+                station.slug,
+                station.name,
+                station.base_url,
+                station.station_id,
+                station.key_cipher,
+                station.timezone,
+            ),
+        )
+
+    async def guild_stations(self, guild_id: int | None = None) -> list[GuildStation]:
+        query = (
+            "SELECT guild_id, slug, name, base_url, station_id, key_cipher, timezone, voice, "
+            "stream_url FROM guild_stations"
+        )
+        params: list[Any] = []
+        if guild_id is not None:
+            query += " WHERE guild_id = ?"
+            params.append(guild_id)
+        rows = await self.fetch(query + " ORDER BY guild_id, slug", params)
+        return [
+            GuildStation(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                bytes(r[5]) if r[5] is not None else None,
+                r[6],
+                voice=bool(r[7]),
+                stream_url=r[8] or "",
+            )
+            for r in rows
+        ]
+
+    async def remove_guild_station(self, guild_id: int, slug: str, global_slug: str) -> bool:
+        await self.execute(
+            "DELETE FROM subscriptions WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
+        )
+        await self.execute(
+            "DELETE FROM alert_subscriptions WHERE guild_id = ? AND station = ?",
+            (guild_id, global_slug),
+        )
+        await self.execute(
+            "DELETE FROM recaps WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
+        )
+        return (
+            await self.execute(
+                "DELETE FROM guild_stations WHERE guild_id = ? AND slug = ?", (guild_id, slug)
+            )
+            > 0
+        )
+
+    async def save_guild_settings(self, settings: GuildSettings) -> None:
+        await self.execute(
+            "INSERT INTO guild_settings (guild_id, timezone, default_station) VALUES (?, ?, ?) "
+            "ON CONFLICT (guild_id) DO UPDATE SET timezone = excluded.timezone, "
+            "default_station = excluded.default_station",
+            (settings.guild_id, settings.timezone, settings.default_station),
+        )
+
+    async def guild_settings(self, guild_id: int) -> GuildSettings:
+        row = await self.fetchone(
+            "SELECT guild_id, timezone, default_station FROM guild_settings WHERE guild_id = ?",
+            (guild_id,),
+        )
+        return GuildSettings(row[0], row[1], row[2]) if row else GuildSettings(guild_id)
+
+    async def all_guild_settings(self) -> list[GuildSettings]:
+        rows = await self.fetch("SELECT guild_id, timezone, default_station FROM guild_settings")
+        return [GuildSettings(r[0], r[1], r[2]) for r in rows]
+
+    async def purge_guild(self, guild_id: int) -> None:
+        """The bot left the guild: nothing of it stays behind."""
+        await self.execute(
+            "DELETE FROM deliveries WHERE subscription_id IN "
+            "(SELECT id FROM subscriptions WHERE guild_id = ?)",
+            (guild_id,),
+        )
+        await self.execute("DELETE FROM subscriptions WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_stations WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_settings WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM voice_sessions WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_voice WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM alert_subscriptions WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM scheduled_posts WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM voice_status WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_show_events WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM show_events WHERE guild_id = ?", (guild_id,))

@@ -1,0 +1,36 @@
+"""The four primitives a backend supplies; every domain's operations are written on them."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+Row = Sequence[Any]
+Statement = tuple[str, Sequence[Any]]
+
+
+class StoragePrimitives(ABC):
+    """Portable SQL (``?`` placeholders) in, rows out: the per-domain stores build on these."""
+
+    @abstractmethod
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement; return the number of rows it changed."""
+
+    @abstractmethod
+    async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    @abstractmethod
+    async def execute_atomic(
+        self, statements: Sequence[Statement], *, guarded: bool = False
+    ) -> list[int]:
+        """Run statements in one transaction (all or none); return each one's changed rows.
+        ``guarded``: when the first changes no row, the others are not run (counts 0)."""
+
+    @abstractmethod
+    async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one writing statement with ``RETURNING``, commit, and return its rows."""
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        rows = await self.fetch(sql, params)
+        return rows[0] if rows else None
