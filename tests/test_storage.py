@@ -229,6 +229,23 @@ async def test_guild_stations_settings_and_purge(storage):
     assert [g.slug for g in await storage.guild_stations()] == ["theirs"]  # other guild untouched
 
 
+async def test_removing_a_guild_station_removes_all_that_names_it(storage):
+    # Added again later, the station starts clean: no events switched on by themselves, no
+    # "back" alert for an outage seen before it was removed.
+    from bot.storage import AlertState, AlertSubscription
+
+    await storage.save_guild_station(GuildStation(1, "rock", "Rock", "https://c1.example", 7, None))
+    await storage.save_alert_subscription(AlertSubscription(1, "g1-rock", 10, 0))
+    await storage.save_alert_state("g1-rock", AlertState(down_since=5.0), now=6.0)
+    await storage.set_show_events(1, "g1-rock", on=True)
+    await storage.set_show_events(2, "main", on=True)  # another guild's: untouched
+    assert await storage.remove_guild_station(1, "rock", "g1-rock")
+    assert await storage.guild_stations(1) == []
+    assert await storage.alert_subscriptions("g1-rock") == []
+    assert await storage.alert_state("g1-rock") == AlertState()
+    assert await storage.show_event_guilds() == [(2, "main")]
+
+
 async def test_migrations_are_idempotent(storage, tmp_path):
     await storage.close()
     again = await storage.open()

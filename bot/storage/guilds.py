@@ -55,22 +55,29 @@ class GuildStore(StoragePrimitives):
         ]
 
     async def remove_guild_station(self, guild_id: int, slug: str, global_slug: str) -> bool:
-        await self.execute(
-            "DELETE FROM subscriptions WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
+        """Remove a station a guild added and everything of the guild that names it (its
+        announcements, alerts and their state, recap, live-show events), in one transaction:
+        the same station added again starts clean."""
+        counts = await self.execute_atomic(
+            [
+                (
+                    "DELETE FROM subscriptions WHERE guild_id = ? AND station = ?",
+                    (guild_id, global_slug),
+                ),
+                (
+                    "DELETE FROM alert_subscriptions WHERE guild_id = ? AND station = ?",
+                    (guild_id, global_slug),
+                ),
+                ("DELETE FROM station_alert_state WHERE station = ?", (global_slug,)),
+                ("DELETE FROM recaps WHERE guild_id = ? AND station = ?", (guild_id, global_slug)),
+                (
+                    "DELETE FROM guild_show_events WHERE guild_id = ? AND station = ?",
+                    (guild_id, global_slug),
+                ),
+                ("DELETE FROM guild_stations WHERE guild_id = ? AND slug = ?", (guild_id, slug)),
+            ]
         )
-        await self.execute(
-            "DELETE FROM alert_subscriptions WHERE guild_id = ? AND station = ?",
-            (guild_id, global_slug),
-        )
-        await self.execute(
-            "DELETE FROM recaps WHERE guild_id = ? AND station = ?", (guild_id, global_slug)
-        )
-        return (
-            await self.execute(
-                "DELETE FROM guild_stations WHERE guild_id = ? AND slug = ?", (guild_id, slug)
-            )
-            > 0
-        )
+        return counts[-1] > 0
 
     async def save_guild_settings(self, settings: GuildSettings) -> None:
         await self.execute(
