@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.storage import AlertSubscription, GuildStation
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
+from .support.stations import programme_simulator
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -25,12 +26,8 @@ MENTION_EVERYONE = 1 << 17
 
 @pytest.fixture
 async def alert_sim() -> AsyncIterator[StationSimulator]:
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
+        yield simulator
 
 
 def alerts_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
+from .support.stations import programme_simulator
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
@@ -27,18 +29,11 @@ SLOTS = [
 
 
 @pytest.fixture
-async def programme_sim():
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(
-        1,
-        key="station-key-SECRET-42",
-        programme=Programme(SLOTS, epoch=clock() - 1.0),
-        public_url="https://c9.radioboss.fm",
-    )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+async def programme_sim() -> AsyncIterator[StationSimulator]:
+    async with programme_simulator(
+        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+    ) as simulator:
+        yield simulator
 
 
 fake = fake_discord_fixture(channels_per_guild=3)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import EPHEMERAL, UPDATE_MESSAGE
 from .support.fakediscord import FakeDiscord
+from .support.stations import programme_simulator
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -18,18 +21,11 @@ SLOTS = [(TRACKS[0], 70.0), (JINGLES[0], 5.0), (TRACKS[1], 70.0), (LIVE_SHOW, 60
 
 
 @pytest.fixture
-async def programme_sim():
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(
-        1,
-        key="station-key-SECRET-42",
-        programme=Programme(SLOTS, epoch=clock() - 1.0),
-        public_url="https://c9.radioboss.fm",
-    )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+async def programme_sim() -> AsyncIterator[StationSimulator]:
+    async with programme_simulator(
+        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+    ) as simulator:
+        yield simulator
 
 
 fake = fake_discord_fixture(guild_count=2, channels_per_guild=2)

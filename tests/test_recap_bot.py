@@ -14,12 +14,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.scheduled.recap import WEEKDAYS
-from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.storage import ScheduledPost
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
+from .support.stations import programme_simulator
 from .test_alerts_bot import poll
 
 pytestmark = pytest.mark.e2e
@@ -36,12 +37,8 @@ SLOTS = [
 
 @pytest.fixture
 async def recap_sim() -> AsyncIterator[StationSimulator]:
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
+        yield simulator
 
 
 def recaps_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.station import StationInfo
 from bot.storage import AlertSubscription
 
 from .support.botenv import STATION_KEY, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
+from .support.stations import programme_simulator
 from .support.storage_backends import POSTGRES_ENV, reset_postgres
 from .support.waiting import wait_for
 from .test_alerts_bot import alerts_in
@@ -39,12 +40,8 @@ def postgres_url() -> str:
 
 @pytest.fixture
 async def fleet_sim() -> AsyncIterator[StationSimulator]:
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
+        yield simulator
 
 
 async def owner_poll(envs: list[Any]) -> Any:

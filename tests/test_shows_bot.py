@@ -25,6 +25,7 @@ from .support.fakediscord import (
     FakeDiscord,
     Guild,
 )
+from .support.stations import programme_simulator
 from .support.waiting import wait_for
 from .test_voice_bot import LISTENER, icecast, mp3, reply_of, voice_bot
 
@@ -44,17 +45,10 @@ SLOTS = [
 
 @pytest.fixture
 async def programme_sim() -> AsyncIterator[StationSimulator]:
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(
-        1,
-        key="station-key-SECRET-42",
-        programme=Programme(SLOTS, epoch=clock() - 1.0),
-        public_url="https://c9.radioboss.fm",
-    )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with programme_simulator(
+        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+    ) as simulator:
+        yield simulator
 
 
 def advance(sim: StationSimulator, seconds: float) -> None:
