@@ -593,6 +593,20 @@ async def _stopped_mid_show(v: Any, sim: StationSimulator) -> None:
     assert len(guild.events) == 1  # the same airing: no second event
 
 
+async def a_run_that_leaves_an_event_active(
+    sim: StationSimulator, fake: FakeDiscord, guild: Guild, db: str
+) -> dict[str, Any]:
+    """A run that turns events on, sees the live show start and stops mid-show: its event."""
+    async with running_bot(sim, fake=fake, db_path=db) as env:
+        await turn_on(env, guild)
+        advance(sim, 46)
+        await poll(env)
+        await wait_for(lambda: len(fake.live_events(guild)) == 1)
+    (event,) = guild.events.values()
+    await wait_for(lambda: event["status"] == rules.ACTIVE)
+    return event
+
+
 async def test_an_event_left_active_by_a_stopped_run_is_completed_at_the_first_poll(
     programme_sim, events_fake, tmp_path
 ):
@@ -601,13 +615,7 @@ async def test_an_event_left_active_by_a_stopped_run_is_completed_at_the_first_p
     fake = events_fake
     guild = fake.guilds[0]
     db = str(tmp_path / "onair.sqlite3")
-    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
-        await turn_on(env, guild)
-        advance(programme_sim, 46)
-        await poll(env)
-        await wait_for(lambda: len(fake.live_events(guild)) == 1)
-    (event,) = guild.events.values()
-    await wait_for(lambda: event["status"] == rules.ACTIVE)
+    event = await a_run_that_leaves_an_event_active(programme_sim, fake, guild, db)
     advance(programme_sim, 60)  # the show ended while OnAir was not running
     async with running_bot(programme_sim, fake=fake, db_path=db) as env:
         await wait_for(lambda: event["status"] == rules.COMPLETED)  # its own first poll
@@ -624,13 +632,7 @@ async def test_the_left_event_is_completed_though_the_first_poll_comes_before_re
     fake = events_fake
     guild = fake.guilds[0]
     db = str(tmp_path / "onair.sqlite3")
-    async with running_bot(programme_sim, fake=fake, db_path=db) as env:
-        await turn_on(env, guild)
-        advance(programme_sim, 46)
-        await poll(env)
-        await wait_for(lambda: len(fake.live_events(guild)) == 1)
-    (event,) = guild.events.values()
-    await wait_for(lambda: event["status"] == rules.ACTIVE)
+    event = await a_run_that_leaves_an_event_active(programme_sim, fake, guild, db)
     advance(programme_sim, 60)
     held = fake.ready_held = asyncio.Event()
     route = rf"^/guilds/{guild.id}/scheduled-events/{event['id']}$"
