@@ -53,6 +53,7 @@ class AlertService:
         self._followed_at = float("-inf")  # monotonic time of the last read
         self.followed_ttl = FOLLOWED_TTL
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._order: defaultdict[tuple[str, ...], asyncio.Lock] = defaultdict(asyncio.Lock)
         self.evaluations = 0
         self.conflicts = 0  # saves refused: another process had saved the state since
 
@@ -95,6 +96,13 @@ class AlertService:
         return self._evaluate(slugs, seen, now)
 
     async def _evaluate(self, slugs: list[str], seen: Observation, now: float) -> None:
+        # A watch's polls are evaluated in the order they came: the lock is taken before the
+        # first await (an uncontended asyncio.Lock does not yield), so a later poll's task
+        # cannot overtake an earlier one waiting on storage (a pool answers out of order).
+        async with self._order[tuple(slugs)]:
+            await self._evaluate_in_order(slugs, seen, now)
+
+    async def _evaluate_in_order(self, slugs: list[str], seen: Observation, now: float) -> None:
         if time.monotonic() - self._followed_at >= self.followed_ttl:
             try:
                 await self.stations()
