@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.announcer import snapshot
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
@@ -196,3 +197,31 @@ async def test_the_card_carries_the_button_of_the_play_it_shows(programme_sim, f
         assert edits
         assert like_button(fake.messages[card])["custom_id"] != first  # the new play's
         assert like_button(fake.messages[card])["label"] == "❤"
+
+
+async def test_a_resumed_post_whose_likes_changed_is_found_not_posted_again(programme_sim, fake):
+    # A crash between the send and its mark, a restart past Discord's nonce window, and
+    # listeners liking the post meanwhile: a template's {likes} makes the resumed rendering
+    # differ from the post, and the play's ❤ button is what recognises it.
+    guild = fake.guilds[0]
+    channel = guild.channels[0]
+    config = subscription_config(guild.id, channel) + "[subscriptions.template]\n"
+    config += 'title = "{title} ❤{likes}"\n'
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        post = int(posts(fake)[0].response["id"])
+        await click(fake, post, user_id=1001)
+        # /nowplaying in the same channel carries the same ❤: an interaction reply, not a post.
+        await fake.final_message(await fake.slash("nowplaying", channel_id=channel))
+        storage = env.bot.storage
+        (sub,) = await storage.subscriptions()
+        ((_, payload),) = await storage.recent_announcements("main", 1)
+        announcement = snapshot.load(payload)
+        station = env.bot.registry.station("main")
+        assert station is not None
+        deliverer = env.bot.announcer.deliverer
+        found = await deliverer.deliver(
+            sub, announcement, station, nonce="another-run", resumed=True
+        )
+        assert found == post
+        assert len(posts(fake)) == 1

@@ -16,7 +16,7 @@ from ..programme.jingles import SkipRules
 from ..render import station_embeds
 from ..storage import Subscription
 from ..templates.announce import announcement as templated
-from ..ui.likes import with_like_button
+from ..ui.likes import LIKE_PREFIX, with_like_button
 from .outbox import DeliveryError
 from .watcher import Announcement
 
@@ -113,7 +113,12 @@ class DiscordDeliverer:
                 channel = await self._channel(sub.channel_id)
                 if resumed:
                     earlier = await earlier_post(
-                        self.client, self.gate, channel, embed, announcement.detected_at
+                        self.client,
+                        self.gate,
+                        channel,
+                        embed,
+                        announcement.detected_at,
+                        marker=like_marker(view),
                     )
                     if earlier is not None:
                         if sub.mode == "card":
@@ -217,12 +222,21 @@ class DiscordDeliverer:
 
 
 async def earlier_post(
-    client: discord.Client, gate: RateGate, channel: Any, embed: discord.Embed, since: float
+    client: discord.Client,
+    gate: RateGate,
+    channel: Any,
+    embed: discord.Embed,
+    since: float,
+    *,
+    marker: str | None = None,
 ) -> int | None:
     """OnAir's own message with ``embed`` among the channel's messages since ``since`` (one
-    request): what a run that died between send and mark left unrecorded. None when there is
-    none or it cannot be looked for (e.g. no Read Message History: then the nonce is all there
-    is to go on). Announcements and scheduled posts both look with it."""
+    request): what a run that died between send and mark left unrecorded. ``marker`` is a
+    component id only this post carries (the play's ❤ button): it finds the post though its
+    text changed since (a template's ``{likes}``). Interaction replies (``/nowplaying``
+    carries the same ❤) are not posts. None when there is none or it cannot be looked for
+    (e.g. no Read Message History: then the nonce is all there is to go on). Announcements
+    and scheduled posts both look with it."""
     me = client.user
     if me is None:
         return None
@@ -231,10 +245,33 @@ async def earlier_post(
     try:
         await gate.acquire()
         async for message in channel.history(limit=LOOKBACK, after=after):
-            if message.author.id == me.id and any(_same(e, embed) for e in message.embeds):
+            if message.author.id != me.id or message.webhook_id is not None:
+                continue
+            if any(_same(e, embed) for e in message.embeds) or (
+                marker is not None and marker in _component_ids(message)
+            ):
                 return int(message.id)
     except discord.HTTPException:
         return None
+    return None
+
+
+def _component_ids(message: discord.Message) -> set[str]:
+    ids: set[str] = set()
+    for row in message.components:
+        for item in getattr(row, "children", ()):
+            custom_id = getattr(item, "custom_id", None)
+            if custom_id:
+                ids.add(str(custom_id))
+    return ids
+
+
+def like_marker(view: discord.ui.View | None) -> str | None:
+    """The ❤ button's id in ``view`` (it names the play), if it has one."""
+    for item in view.children if view is not None else ():
+        custom_id = getattr(item, "custom_id", None)
+        if isinstance(custom_id, str) and custom_id.startswith(LIKE_PREFIX):
+            return custom_id
     return None
 
 
