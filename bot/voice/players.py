@@ -9,8 +9,10 @@ from typing import Any, Protocol
 
 import discord
 
+from .. import errors
 from ..catalog.registry import short_slug
 from ..config import StationConfig
+from ..errors import VoiceRefused
 from ..render.text import safe
 from .client import OnAirVoiceClient
 from .stream import OpenedStream, StreamGuard
@@ -91,6 +93,23 @@ def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
     if not allowed.speak:
         missing.append("Speak")
     return missing
+
+
+def check_channel(channel: VoiceChannel) -> None:
+    """VoiceRefused naming the permissions OnAir lacks in ``channel``."""
+    me = channel.guild.me
+    missing = missing_permissions(channel, me)
+    if missing:
+        names = f"**{_and(missing)}** permission" + ("s" if len(missing) > 1 else "")
+        raise VoiceRefused(errors.JOIN_NO_PERMISSION.format(channel=channel.mention, missing=names))
+    if isinstance(channel, discord.StageChannel):
+        allowed = channel.permissions_for(me)
+        if not (allowed.mute_members or allowed.request_to_speak):
+            raise VoiceRefused(errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention))
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def listeners_in(channel: discord.abc.GuildChannel | None, me_id: int) -> int:

@@ -5,10 +5,12 @@ where, keeps (guild, channel, station) in storage so the bot rejoins after a res
 gateway reconnect, leaves channels nobody listens in, rejoins after voice failures discord.py
 gives up on (see ``bot.voice.client``), and tells the shows (channel status) when players start
 and stop. Its helpers: ``streams.py`` (which stream, probed and guarded), ``connect.py``
-(connecting, moving and starting the audio), ``rejoins.py`` (the retried rejoin per guild) and
-``presence.py`` (the bot's status line). The audio comes from the engine
-(``bot.voice.broadcast``: one FFmpeg per station fanned out to every guild), reached through
-the small :class:`AudioHub` interface; the composition root passes both in.
+(connecting, moving and starting the audio), ``homes.py`` (what to rejoin: stored sessions,
+home channels) with ``rejoins.py`` (the retried rejoin per guild), ``figures.py`` (what plays,
+who listens, frames sent), ``notices.py`` (telling the shows) and ``presence.py`` (the bot's
+status line). The audio comes from the engine (``bot.voice.broadcast``: one FFmpeg per station
+fanned out to every guild), reached through the small :class:`AudioHub` interface; the
+composition root passes both in.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import defaultdict
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,10 @@ from ..runtime.tasks import BackgroundTasks
 from ..storage import GuildVoice, Storage, VoiceSession
 from .client import OnAirVoiceClient, voice_client_class
 from .connect import PlayerConnector
+from .figures import VoiceFigures
+from .homes import HomeChannels
 from .idle import EmptyChannelWatch
+from .notices import PlayerNotices
 from .players import (
     AudioHub,
     Joined,
@@ -38,12 +42,11 @@ from .players import (
     PlayerListener,
     Probe,
     VoiceChannel,
-    listeners_in,
-    missing_permissions,
+    check_channel,
     station_name,
 )
 from .presence import PresenceGate, PresenceUpdater
-from .rejoins import REJOIN_DELAYS, Rejoins
+from .rejoins import REJOIN_DELAYS
 from .stream import StreamGuard
 from .streams import StationStreams
 from .timers import LoopTimers, Timers
@@ -52,8 +55,6 @@ if TYPE_CHECKING:
     from ..runtime.metrics import Metrics
 
 _LOGGER = logging.getLogger("onair.voice")
-
-LEAVE_NOTICE_TIMEOUT = 5.0  # seconds a leave waits for the channel status to be cleared
 
 
 class VoiceService:
@@ -83,29 +84,42 @@ class VoiceService:
         self.players: dict[int, Player] = {}
         self.idle = EmptyChannelWatch(self.timers, self._channel_empty)
         self._voice: dict[int, GuildVoice] = {}
-        # Guilds where someone stopped voice in this run (/leave, a moderator's disconnect): no
-        # home channel rejoin until a /join, /onair voice or the next start.
-        self._held: set[int] = set()
-        self.rejoins = Rejoins(self._rejoin_once, rejoin_delays)
+        self._closing = False
+        self.homes = HomeChannels(
+            client,
+            registry,
+            storage,
+            self.players,
+            guild_voice=self.guild_voice,
+            remember=self._remember,
+            present=self.present,
+            closing=lambda: self._closing,
+            check_can_play=self.check_can_play,
+            check_channel=self.check_channel,
+            play=self._play,
+            played=self._now_playing,
+            delays=rejoin_delays,
+        )
+        self.rejoins = self.homes.rejoins
+        self.figures = VoiceFigures(client, self.players, hub)
         self._locks: dict[int, asyncio.Lock] = {}
         self.streams = StationStreams(settings, registry, hub=hub, probe=probe)
         self._tasks = BackgroundTasks(lambda error: _LOGGER.warning("voice task failed: %r", error))
+        self.listener: PlayerListener | None = None
+        self.notices = PlayerNotices(lambda: self.listener, self._spawn)
         self.presence_updater = PresenceUpdater(
             client, settings, registry, self.players, self.timers, self._spawn
         )
         self._client_class = voice_client_class(self._closed, self._moved)
-        self._closing = False
         self.connector = PlayerConnector(
             self.players,
             hub,
             self.streams,
             self._client_class,
-            leaving=self._leaving,
+            leaving=self.notices.leaving,
             move_failed=self._move_failed,
-            retire=self._retire,
+            retire=self.figures.retire,
         )
-        self.listener: PlayerListener | None = None
-        self._frames_retired = 0  # frames sent by players that have stopped
 
     @property
     def rejoined(self) -> int:
@@ -142,6 +156,9 @@ class VoiceService:
     def guild_voice(self, guild_id: int) -> GuildVoice:
         return self._voice.get(guild_id) or GuildVoice(guild_id)
 
+    def _remember(self, voice: GuildVoice) -> None:
+        self._voice[voice.guild_id] = voice
+
     async def save_guild_voice(self, voice: GuildVoice) -> None:
         await self.storage.save_guild_voice(voice)
         self._voice[voice.guild_id] = voice
@@ -161,17 +178,7 @@ class VoiceService:
 
     def check_channel(self, channel: VoiceChannel) -> None:
         """VoiceRefused naming the permissions OnAir lacks in ``channel``."""
-        me = channel.guild.me
-        missing = missing_permissions(channel, me)
-        if missing:
-            names = f"**{_and(missing)}** permission" + ("s" if len(missing) > 1 else "")
-            raise VoiceRefused(
-                errors.JOIN_NO_PERMISSION.format(channel=channel.mention, missing=names)
-            )
-        if isinstance(channel, discord.StageChannel):
-            allowed = channel.permissions_for(me)
-            if not (allowed.mute_members or allowed.request_to_speak):
-                raise VoiceRefused(errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention))
+        check_channel(channel)
 
     # Join and leave -----------------------------------------------------------------------
 
@@ -181,20 +188,28 @@ class VoiceService:
         self.check_can_play(station)
         self.check_channel(channel)
         guild_id = channel.guild.id
-        self._held.discard(guild_id)
+        self.homes.held.discard(guild_id)
         self.rejoins.cancel(guild_id)  # asked for explicitly: this join wins
-        async with self._lock(guild_id):
-            stream_url, opened = await self.streams.open_for(station)
-            note = await self.connector.connect_and_play(
-                channel, station, stream_url, opened, connect_timeout=self.connect_timeout
-            )
+        note = await self._play(channel, station)
         await self.storage.save_voice_session(
             VoiceSession(channel.guild.id, channel.id, station.slug), now=self.timers.now()
         )
-        self._update_idle(channel.guild.id)
-        self.refresh_presence()
-        self._started(guild_id, channel.id, station.slug)
+        self._now_playing(guild_id, channel.id, station.slug)
         return Joined(channel, station, note)
+
+    async def _play(self, channel: VoiceChannel, station: StationConfig) -> str:
+        """Connect (or move) and play, one connect at a time per guild; the join's note."""
+        async with self._lock(channel.guild.id):
+            stream_url, opened = await self.streams.open_for(station)
+            return await self.connector.connect_and_play(
+                channel, station, stream_url, opened, connect_timeout=self.connect_timeout
+            )
+
+    def _now_playing(self, guild_id: int, channel_id: int, station: str) -> None:
+        """After a join or rejoin played: the empty-channel watch, presence and status."""
+        self._update_idle(guild_id)
+        self.refresh_presence()
+        self.notices.started(guild_id, channel_id, station)
 
     # Where players start and stop (for the channel status) --------------------------------
 
@@ -204,32 +219,6 @@ class VoiceService:
 
     def status_enabled(self, guild_id: int) -> bool:
         return self.guild_voice(guild_id).channel_status
-
-    def _started(self, guild_id: int, channel_id: int, station: str) -> None:
-        if self.listener is not None:
-            self._spawn(self.listener.player_started(guild_id, channel_id, station))
-
-    def _stopped(self, guild_id: int, channel_id: int) -> None:
-        """A player stopped without OnAir leaving first (a moderator, a failure)."""
-        if self.listener is not None:
-            self._spawn(self._leaving_then_changed(guild_id, channel_id))
-
-    async def _leaving_then_changed(self, guild_id: int, channel_id: int) -> None:
-        if self.listener is not None:
-            await self.listener.player_leaving(guild_id, channel_id)
-            await self.listener.players_changed()
-
-    async def _leaving(self, guild_id: int, channel_id: int) -> None:
-        """Before OnAir leaves a channel: its status is cleared while OnAir is still there
-        (bounded: a slow Discord does not hold the leave)."""
-        if self.listener is None:
-            return
-        try:
-            await asyncio.wait_for(
-                self.listener.player_leaving(guild_id, channel_id), LEAVE_NOTICE_TIMEOUT
-            )
-        except Exception as error:
-            _LOGGER.info("channel %s status not cleared: %s", channel_id, type(error).__name__)
 
     def present(self, guild_id: int) -> bool:
         """Whether the guild has a player, a rejoin under way or a voice connection of OnAir's."""
@@ -242,13 +231,13 @@ class VoiceService:
         home channel too stays unplayed until a /join or the next start (see
         :meth:`rejoin_stored`). False when not playing here."""
         if hold:
-            self._held.add(guild_id)
+            self.homes.held.add(guild_id)
         self.rejoins.cancel(guild_id)
         self.idle.cancel(guild_id)
         leaving = self.players.get(guild_id)
         if leaving is not None:
-            await self._leaving(guild_id, leaving.channel_id)
-        player = self._retire(self.players.pop(guild_id, None))
+            await self.notices.leaving(guild_id, leaving.channel_id)
+        player = self.figures.retire(self.players.pop(guild_id, None))
         removed = await self.storage.remove_voice_session(guild_id)
         voice_client = player.client if player else None
         guild = self.client.get_guild(guild_id)
@@ -259,8 +248,8 @@ class VoiceService:
             voice_client.leaving = True
             await voice_client.disconnect(force=True)
         self.refresh_presence()
-        if self.listener is not None and player is not None:
-            self._spawn(self.listener.players_changed())
+        if player is not None:
+            self.notices.changed()
         return player is not None or removed or voice_client is not None
 
     async def try_stream(self, station: StationConfig, stream_url: str) -> str:
@@ -293,18 +282,18 @@ class VoiceService:
         player = self.players.get(guild_id)
         if player is None or player.client is not voice_client:
             return  # replaced, or left by OnAir
-        self._retire(self.players.pop(guild_id, None))
+        self.figures.retire(self.players.pop(guild_id, None))
         self.idle.cancel(guild_id)
         if voice_client.leaving or self._closing:
             return
-        self._stopped(guild_id, player.channel_id)
+        self.notices.stopped(guild_id, player.channel_id)
         if voice_client.kicked:
             _LOGGER.info(
                 "removed from voice in guild %s (by a moderator, or the channel is gone): "
                 "staying out until someone runs /join",
                 guild_id,
             )
-            self._held.add(guild_id)
+            self.homes.held.add(guild_id)
             self._spawn(self.storage.remove_voice_session(guild_id))
             self.refresh_presence()
             return
@@ -319,8 +308,8 @@ class VoiceService:
         if player is None or player.client is not voice_client or channel is None:
             return
         if player.channel_id != channel.id:
-            self._stopped(guild_id, player.channel_id)
-            self._started(guild_id, channel.id, player.station)
+            self.notices.stopped(guild_id, player.channel_id)
+            self.notices.started(guild_id, channel.id, player.station)
             player.channel_id = channel.id
             session = VoiceSession(guild_id, channel.id, player.station)
             self._spawn(self.storage.save_voice_session(session, now=self.timers.now()))
@@ -330,85 +319,11 @@ class VoiceService:
         """On READY (start-up and every gateway re-identify): rejoin each stored session of this
         process's guilds that has no live connection, then each home channel an admin has
         configured (``/onair voice channel``) in a guild with no session, unless someone
-        stopped voice there in this run (:meth:`leave`): a /leave holds until the next start."""
+        stopped voice there in this run (:meth:`leave`): a /leave holds until the next start
+        (``HomeChannels.rejoin_stored``)."""
         if not self.available or self._closing:
             return
-        try:
-            sessions = await self.storage.voice_sessions()
-            # Read again, not the cached settings: another process may have changed them.
-            homes = await self.storage.all_guild_voice()
-        except Exception as error:
-            if not self._closing:  # (closing: the bot stopped right after READY)
-                _LOGGER.warning(
-                    "could not read the stored voice sessions: %s", type(error).__name__
-                )
-            return
-        for session in sessions:
-            if self.client.get_guild(session.guild_id) is None:
-                continue  # another shard's or process's guild, or the bot left it
-            player = self.players.get(session.guild_id)
-            if player is not None and player.client is not None and player.client.is_connected():
-                continue
-            if session.guild_id not in self.rejoins:
-                self.rejoins.schedule(session, first_delay=0.0)
-        stored = {session.guild_id for session in sessions}
-        for voice in homes:
-            self._voice[voice.guild_id] = voice
-            guild_id = voice.guild_id
-            if not voice.home_channel or guild_id in stored or guild_id in self._held:
-                continue
-            if self.client.get_guild(guild_id) is None or self.present(guild_id):
-                continue
-            station = self._home_station(voice)
-            if station is not None:
-                self.rejoins.schedule(
-                    VoiceSession(guild_id, voice.home_channel, station.slug), first_delay=0.0
-                )
-
-    def _home_station(self, voice: GuildVoice) -> StationConfig | None:
-        """The station the home channel plays: the one set with it, else the guild's default."""
-        try:
-            return self.registry.resolve(voice.guild_id, voice.station or None)
-        except errors.OnAirError as error:
-            _LOGGER.info(
-                "not rejoining the home channel of guild %s: %s", voice.guild_id, error.message
-            )
-            return None
-
-    async def _rejoin_once(self, session: VoiceSession) -> bool | None:
-        """True: playing again; False: nothing to rejoin (session dropped); None: try again."""
-        guild = self.client.get_guild(session.guild_id)
-        channel = guild.get_channel(session.channel_id) if guild is not None else None
-        station = self.registry.station(session.station)
-        if guild is None or station is None or not isinstance(channel, VoiceChannel):
-            _LOGGER.info("voice session of guild %s has nothing left to rejoin", session.guild_id)
-            await self.storage.remove_voice_session(session.guild_id)
-            return False
-        try:
-            self.check_can_play(station)
-            self.check_channel(channel)
-        except VoiceRefused as refused:
-            _LOGGER.info("not rejoining voice in guild %s: %s", guild.id, refused.message)
-            await self.storage.remove_voice_session(session.guild_id)
-            return False
-        try:
-            async with self._lock(guild.id):
-                stream_url, opened = await self.streams.open_for(station)
-                await self.connector.connect_and_play(
-                    channel, station, stream_url, opened, connect_timeout=self.connect_timeout
-                )
-        except VoiceRefused as refused:
-            _LOGGER.info("rejoining voice in guild %s failed: %s", guild.id, refused.message)
-            return None
-        except Exception as error:  # a station error, Discord 5xx: try again later
-            _LOGGER.warning(
-                "rejoining voice in guild %s failed: %s", guild.id, type(error).__name__
-            )
-            return None
-        self._update_idle(guild.id)
-        self.refresh_presence()
-        self._started(guild.id, channel.id, station.slug)
-        return True
+        await self.homes.rejoin_stored()
 
     # Listeners ----------------------------------------------------------------------------
 
@@ -428,16 +343,9 @@ class VoiceService:
         user = self.client.user
         return user is not None and member.id == user.id
 
-    def _player_channel(self, player: Player) -> discord.abc.GuildChannel | None:
-        guild = self.client.get_guild(player.guild_id)
-        return guild.get_channel(player.channel_id) if guild is not None else None
-
     def listeners(self, guild_id: int) -> int:
-        player = self.players.get(guild_id)
-        if player is None:
-            return 0
-        me = self.client.user
-        return listeners_in(self._player_channel(player), me.id if me else 0)
+        """Members who are not bots in the guild's player's channel (``VoiceFigures``)."""
+        return self.figures.listeners(guild_id)
 
     def _update_idle(self, guild_id: int) -> None:
         player = self.players.get(guild_id)
@@ -463,53 +371,25 @@ class VoiceService:
         player = self.players.get(guild_id)
         left = player.channel_id if player is not None else 0
         await self.leave(guild_id, hold=False)
-        self._go_home(guild_id, left)
+        self.homes.go_home(guild_id, left)
 
-    def _go_home(self, guild_id: int, left: int) -> bool:
-        voice = self.guild_voice(guild_id)
-        home = voice.home_channel
-        if not home or home == left or guild_id in self._held or self._closing:
-            return False
-        if guild_id in self.players or guild_id in self.rejoins:
-            return False  # someone's /join got there first
-        station = self._home_station(voice)
-        if station is None:
-            return False
-        _LOGGER.info("voice in guild %s: back to the home channel", guild_id)
-        self.rejoins.schedule(VoiceSession(guild_id, home, station.slug), first_delay=0.0)
-        return True
-
-    # Figures ------------------------------------------------------------------------------
+    # Figures (``VoiceFigures``) -------------------------------------------------------------
 
     def playing(self, station: str) -> bool:
-        return any(p.station == station for p in self.players.values())
+        return self.figures.playing(station)
 
     def listeners_by_station(self) -> dict[str, int]:
-        counts: dict[str, int] = defaultdict(int)
-        for guild_id, player in self.players.items():
-            counts[player.station] += self.listeners(guild_id)
-        return dict(counts)
+        return self.figures.listeners_by_station()
 
     def frames_sent(self) -> int:
         """Frames every player sent since start-up (the engine's sources count them)."""
-        playing = sum(_frames(p) for p in self.players.values())
-        return self._frames_retired + playing
-
-    def _retire(self, player: Player | None) -> Player | None:
-        if player is not None:
-            self._frames_retired += _frames(player)
-        return player
+        return self.figures.frames_sent()
 
     def decoder_restarts(self) -> dict[str, int]:
-        if self.hub is None:
-            return {}
-        return {key: int(getattr(s, "restarts", 0)) for key, s in self.hub.stats().items()}
+        return self.figures.decoder_restarts()
 
     def register_metrics(self, metrics: Metrics) -> None:
-        metrics.gauges["voice_guilds"] = lambda: len(self.players)
-        metrics.gauges["voice_frames_sent"] = self.frames_sent
-        metrics.labelled["voice_listeners"] = ("station", self.listeners_by_station)
-        metrics.labelled["voice_decoder_restarts"] = ("station", self.decoder_restarts)
+        self.figures.register_metrics(metrics)
 
     # Presence -----------------------------------------------------------------------------
 
@@ -543,7 +423,7 @@ class VoiceService:
         if self.listener is not None and self.players:
             # Shutting down: OnAir's statuses go while it can still clear them.
             await asyncio.gather(
-                *(self._leaving(p.guild_id, p.channel_id) for p in self.players.values())
+                *(self.notices.leaving(p.guild_id, p.channel_id) for p in self.players.values())
             )
         for player in list(self.players.values()):
             if player.client is not None:
@@ -553,11 +433,3 @@ class VoiceService:
         self.players.clear()
         if self.hub is not None:
             await self.hub.close()
-
-
-def _frames(player: Player) -> int:
-    return int(getattr(player.audio, "frames_sent", 0))
-
-
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
