@@ -127,21 +127,20 @@ class DiscordDeliverer:
                     resumed = False  # looked once: a retry within this call relies on the nonce
                 if sub.mode == "card":
                     return await self._card(channel, sub, embed, view, content, mentions, nonce)
-                kwargs: dict[str, Any] = {
-                    "embed": embed,
-                    "allowed_mentions": mentions,
-                    "nonce": nonce,
-                }
-                if view is not None:
-                    kwargs["view"] = view
-                await self.gate.acquire()
-                message = await channel.send(content, **kwargs)
-                return int(message.id)
+                return await post_message(
+                    self.gate,
+                    channel,
+                    content,
+                    embed=embed,
+                    view=view,
+                    mentions=mentions,
+                    nonce=nonce,
+                )
             except discord.HTTPException as error:
                 if error.status in PERMANENT:
                     raise DeliveryError(PERMANENT[error.status], permanent=True) from None
                 if error.status in REFUSED:
-                    reason = f"Discord refused the message ({error.status}, code {error.code})"
+                    reason = refused(error)
                     raise DeliveryError(reason, permanent=False, final=True) from None
                 last_error = error
                 await asyncio.sleep(0.5 * 2**attempt)
@@ -219,6 +218,31 @@ class DiscordDeliverer:
             await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
+
+
+async def post_message(
+    gate: RateGate,
+    channel: Any,
+    content: str | None,
+    *,
+    embed: discord.Embed,
+    view: discord.ui.View | None,
+    mentions: discord.AllowedMentions,
+    nonce: str,
+) -> int:
+    """Post one message under ``nonce`` (a repeat within Discord's window returns the first),
+    paced by the gate; its id. Announcements and scheduled posts both send with it."""
+    kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
+    if view is not None:
+        kwargs["view"] = view
+    await gate.acquire()
+    message = await channel.send(content, **kwargs)
+    return int(message.id)
+
+
+def refused(error: discord.HTTPException) -> str:
+    """Why Discord refused a message itself (sending it again can only fail again)."""
+    return f"Discord refused the message ({error.status}, code {error.code})"
 
 
 async def earlier_post(

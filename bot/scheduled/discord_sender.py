@@ -7,7 +7,14 @@ from typing import Any
 
 import discord
 
-from ..announcer.discord_delivery import PERMANENT, REFUSED, RateGate, earlier_post
+from ..announcer.discord_delivery import (
+    PERMANENT,
+    REFUSED,
+    RateGate,
+    earlier_post,
+    post_message,
+    refused,
+)
 from ..render.alert_embeds import alert_message
 from ..render.recap_embeds import recap_embed
 from ..storage import ScheduledPost
@@ -51,18 +58,14 @@ class DiscordPostSender:
                 )
                 if earlier is not None:
                     return earlier
-            kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
-            if view is not None:
-                kwargs["view"] = view
-            await self.gate.acquire()
-            message = await channel.send(content, **kwargs)
-            return int(message.id)
+            return await post_message(
+                self.gate, channel, content, embed=embed, view=view, mentions=mentions, nonce=nonce
+            )
         except discord.HTTPException as error:
             if error.status in PERMANENT:
                 raise PostError(PERMANENT[error.status], final=True) from None
             if error.status in REFUSED:
-                reason = f"Discord refused the message ({error.status}, code {error.code})"
-                raise PostError(reason, final=True) from None
+                raise PostError(refused(error), final=True) from None
             raise PostError(f"Discord failed ({error.status})", final=False) from None
 
     async def _channel(self, channel_id: int) -> Any:
