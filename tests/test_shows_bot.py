@@ -25,30 +25,13 @@ from .support.fakediscord import (
     FakeDiscord,
     Guild,
 )
-from .support.stations import programme_simulator
 from .support.waiting import wait_for
+from .test_announcer_bot import programme_sim
 from .test_voice_bot import LISTENER, icecast, mp3, reply_of, voice_bot
 
 pytestmark = pytest.mark.e2e
 
-__all__ = ["icecast", "mp3"]  # the voice tests' fixtures, used here too
-
-# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
-SLOTS = [
-    (TRACKS[0], 20.0),
-    (JINGLES[0], 5.0),
-    (TRACKS[1], 20.0),
-    (LIVE_SHOW, 60.0),
-    (TRACKS[2], 20.0),
-]
-
-
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+__all__ = ["icecast", "mp3", "programme_sim"]  # other tests' fixtures, used here too
 
 
 def advance(sim: StationSimulator, seconds: float) -> None:
