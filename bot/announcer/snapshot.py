@@ -22,6 +22,7 @@ def dump(announcement: Announcement) -> str:
             "play": to_jsonable(announcement.play),
             "info": to_jsonable(announcement.info),
             "detected_at": announcement.detected_at,
+            "on_air": announcement.on_air,
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -36,6 +37,7 @@ def load(payload: str) -> Announcement:
             play=_build(Play, data["play"]),
             info=_build(StationInfo, data["info"]),
             detected_at=float(data["detected_at"]),
+            on_air=bool(data.get("on_air", True)),  # (payloads written before it was kept)
         )
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"unreadable announcement payload ({error})") from None
