@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -713,9 +714,15 @@ async def test_one_poll_blips_mid_show_change_nothing_anywhere(long_show_sim, ic
                 await polled()  # the show again
             assert titles(fake, text) == [f"🔴 LIVE NOW: {LIVE_SHOW.artist} - {LIVE_SHOW.title}"]
             assert event["status"] == rules.ACTIVE
-            advance(sim, 620 - 181 + 1)  # the track after the show
+            # Dated: at 645 s the show ended at 620 s and the track after it at 640 s, before
+            # this poll: that track (recovered from `recent`) is recorded, but it is not on
+            # air, so neither the status nor the events show it. (Undated, nothing tells a
+            # play in `recent` from a flap, and the detector's flap window runs on the real
+            # clock: 621 s, the track after the show.)
+            after = TRACKS[0] if dated else TRACKS[1]
+            advance(sim, (645 if dated else 621) - 181)
             await polled()
-            await wait_for(lambda: vc.status == shown(TRACKS[1]))
+            await wait_for(lambda: vc.status == shown(after))
             await wait_for(lambda: event["status"] == rules.COMPLETED)
             await wait_for(lambda: len(alerts_in(fake, text)) == 2)
             await polled()
@@ -727,8 +734,16 @@ async def test_one_poll_blips_mid_show_change_nothing_anywhere(long_show_sim, ic
             assert status_puts(fake, vc.id) == [
                 shown(TRACKS[0]),
                 shown(LIVE_SHOW, live=True),
-                shown(TRACKS[1]),
+                shown(after),
             ]
+            if dated:  # (without start times nothing tells a play from a flap: not recovered)
+                now = datetime.fromtimestamp(sim.clock(), UTC)
+                history = await v.env.bot.storage.play_at("main", now, 3)
+                assert [h.title for h in history] == [
+                    TRACKS[0].title,
+                    TRACKS[1].title,
+                    LIVE_SHOW.title,
+                ]
             assert event_writes(fake, guild) == [
                 ("POST", None),
                 ("PATCH", rules.ACTIVE),
