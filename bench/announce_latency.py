@@ -104,8 +104,8 @@ def score(
         for index, (at, title) in enumerate(announced):
             if index in used or title != airing.item.title:
                 continue
-            late = 60.0 if index in recovered else 2.0
-            if airing.started - 0.5 <= at <= airing.ends + late:
+            slack = 60.0 if index in recovered else 2.0
+            if airing.started - 0.5 <= at <= airing.ends + slack:
                 match = index
                 break
         if match is None:

@@ -50,8 +50,9 @@ def aired_between(
     """The plays ``info.recent`` lists after ``previous`` (the play on air at the poll before)
     and before ``current`` (the new play on air now), oldest first, each with :func:`as_aired`.
 
-    None when ``previous`` is not among the first entries (nothing then says where the gap
-    begins) or an entry in between has no start (nothing tells a flap from a play)."""
+    Empty when ``previous`` is not among the first entries with the start it was seen with
+    (nothing then says where the gap begins) or an entry up to it has no start (nothing tells
+    a flap from a play)."""
     found: list[tuple[Play, StationInfo]] = []
     for index in range(min(len(info.recent), SCANNED)):
         view = as_aired(info, index)
