@@ -172,3 +172,31 @@ async def test_a_live_shows_end_is_found_in_time_once_its_length_is_known(clock,
         found = next(at for at, a in seen if at > show.ends and a.play.title != show.item.title)
         assert found - show.ends <= allowed, (number, found - show.ends)
     assert requests / len(airings) <= 1.3
+
+
+async def test_a_watch_taken_back_from_another_process_recovers_nothing(clock, session):
+    """In a fleet a watch that polled a station, then left it to another process and takes it
+    back, knows a stale play: what aired meanwhile was the other process's to announce."""
+    slots = [(TRACKS[0], 20.0), (JINGLES[0], 5.0), (TRACKS[1], 20.0), (TRACKS[2], 20.0)]
+    sim = StationSimulator(clock=clock)
+    sim.add_station(1, key=KEY, programme=Programme(slots, epoch=clock() - 1.0))
+    await sim.start()
+    try:
+        watch, seen = await watch_with_log(sim, session)
+        await watch.poll()
+        clock.advance(26.0)  # the jingle (20-25 s) aired unseen
+        watch.owned = False
+        watch.owned = True
+        await watch.poll()
+        assert [a.play.title for a in seen] == [TRACKS[0].title, TRACKS[1].title]
+        clock.advance(20.0)  # 47 s: the third track; nothing aired between
+        await watch.poll()
+        clock.advance(40.0)  # 87 s: the first track again (65-85 s) ended unseen, the jingle on
+        await watch.poll()
+    finally:
+        await sim.stop()
+    assert [(a.play.title, a.on_air) for a in seen[2:]] == [
+        (TRACKS[2].title, True),
+        (TRACKS[0].title, False),
+        (JINGLES[0].title, True),
+    ]

@@ -105,8 +105,20 @@ class StationWatch:
         self.poll_again = False  # a poll was asked for while one was running
         # In a fleet (PostgreSQL) only the process holding the station's watch lease polls;
         # the others keep the watch registered but idle (see WatchScheduler.set_owned).
-        self.owned = True
+        self._owned = True
         self.last_info: StationInfo | None = None  # of the last successful poll
+
+    @property
+    def owned(self) -> bool:
+        return self._owned
+
+    @owned.setter
+    def owned(self, value: bool) -> None:
+        if value != self._owned:
+            # Polled by another process meanwhile: the play this watch saw last is stale, and
+            # the plays since were that process's to announce (none is recovered from them).
+            self._answered = False
+        self._owned = value
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
@@ -150,8 +162,9 @@ class StationWatch:
     ) -> list[Announcement]:
         """Plays that aired after ``previous`` and ended before this answer (a short item
         after a live show), recovered from ``recent``: only once this watch has had an answer
-        (``previous`` then was seen on air in this run: a restart recovers nothing), and only
-        back to ``previous`` (see ``catchup.aired_between``)."""
+        since it last began polling (``previous`` then was seen on air by it: a restart, or a
+        station taken over from another process, recovers nothing), and only back to
+        ``previous`` (see ``catchup.aired_between``)."""
         if previous is None or not self._answered:
             return []
         return [
