@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.render.text import is_http_url
 from bot.simulator import StationSimulator
+from bot.util.text import is_http_url
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 
@@ -83,7 +83,7 @@ async def test_a_station_with_an_empty_name_does_not_break_autocomplete(live_sim
 
 
 def test_station_links_with_a_user_part_are_left_out() -> None:
-    from bot.render.text import is_http_url
+    from bot.util.text import is_http_url
 
     assert not is_http_url("https://x.example@everyone")
     assert not is_http_url("https://user:pw@c9.radioboss.fm/p/1")

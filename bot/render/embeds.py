@@ -8,7 +8,7 @@ from datetime import datetime
 
 import discord
 
-from .text import ELLIPSIS, clip, is_http_url
+from ..util.text import ELLIPSIS, clip, is_http_url
 
 TITLE = 256
 DESCRIPTION = 4096

@@ -10,8 +10,8 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, StationInfo
 from ..station.play import normalise_title
+from ..util.text import is_http_url, isolate, safe, search_url, timestamp
 from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
-from .text import is_http_url, isolate, safe, search_url, timestamp
 
 NO_TITLE = "Nothing on air right now"
 

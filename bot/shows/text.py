@@ -4,8 +4,8 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
-from ..render.text import clip, one_line, safe
 from ..station import Play
+from ..util.text import clip, one_line, safe
 
 VOICE_STATUS_MAX = 500  # Discord: a voice channel's status
 STAGE_TOPIC_MAX = 120  # Discord: a stage instance's topic (at least 1)
