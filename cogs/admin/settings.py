@@ -1,0 +1,28 @@
+"""/onair settings: this server's time zone and default station."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+
+from bot.render import admin_embeds
+from bot.runtime.core import OnAirBot
+from bot.ui.stations import resolve_station, station_autocomplete
+
+from .base import AdminCommands
+
+
+class SettingsCommands(AdminCommands):
+    @app_commands.command(
+        name="settings", description="This server's time zone and default station"
+    )
+    @app_commands.autocomplete(default_station=station_autocomplete)
+    async def settings(
+        self,
+        interaction: discord.Interaction[OnAirBot],
+        timezone: str | None = None,
+        default_station: str | None = None,
+    ) -> None:
+        slug = resolve_station(interaction, default_station).slug if default_station else None
+        saved = await self.bot.onboarding.save_settings(interaction.guild_id or 0, timezone, slug)
+        await interaction.response.send_message(admin_embeds.settings_saved(saved), ephemeral=True)
