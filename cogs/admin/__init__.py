@@ -34,9 +34,7 @@ class AdminCog(
     group_name="onair",
     group_description="Set up OnAir for this server",
 ):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-        super().__init__()
+    """``/onair``: the groups above, one command tree."""
 
 
 async def setup(bot: OnAirBot) -> None:

@@ -7,10 +7,9 @@ from typing import Literal
 import discord
 from discord import app_commands
 
-from bot.runtime.core import OnAirBot
 from bot.ui.scheduled import configure_alerts, configure_recap
-from bot.ui.stations import station_autocomplete
 
+from ..shapes import Channel, Interaction, station_option
 from .base import AdminCommands
 
 Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
@@ -24,14 +23,13 @@ class AlertCommands(AdminCommands):
     @app_commands.describe(
         channel="Text channel or thread for the alerts",
         role="Role to ping when a live show starts (optional)",
-        station="Which station",
         off="Stop the alerts of this station",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option("Which station")
     async def alerts(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread | None = None,
+        interaction: Interaction,
+        channel: Channel | None = None,
         role: discord.Role | None = None,
         station: str | None = None,
         off: bool = False,
@@ -43,14 +41,13 @@ class AlertCommands(AdminCommands):
         channel="Text channel or thread for the recap",
         day="Day of the week (this server's time zone)",
         hour="Hour of that day, 0-23",
-        station="Which station",
         off="Stop the weekly recap",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option("Which station")
     async def recap(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread | None = None,
+        interaction: Interaction,
+        channel: Channel | None = None,
         day: Weekday = "Monday",
         hour: app_commands.Range[int, 0, 23] = 9,
         station: str | None = None,

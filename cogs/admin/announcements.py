@@ -9,12 +9,12 @@ from discord import app_commands
 
 from bot.guard.patterns import compile_pattern
 from bot.render import admin_embeds, station_embeds
-from bot.runtime.core import OnAirBot
 from bot.storage import Subscription
 from bot.ui import Reply, answer
 from bot.ui.checks import check_announce_target
 from bot.ui.stations import resolve_station, station_autocomplete
 
+from ..shapes import Channel, Interaction
 from .base import AdminCommands
 
 
@@ -36,8 +36,8 @@ class AnnouncementCommands(AdminCommands):
     @app_commands.autocomplete(station=station_autocomplete)
     async def announce(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
+        interaction: Interaction,
+        channel: Channel,
         station: str | None = None,
         mode: Literal["post", "card"] = "post",
         role: discord.Role | None = None,
@@ -70,10 +70,7 @@ class AnnouncementCommands(AdminCommands):
     @app_commands.command(name="unannounce", description="Stop announcements in a channel")
     @app_commands.autocomplete(station=station_autocomplete)
     async def unannounce(
-        self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
-        station: str | None = None,
+        self, interaction: Interaction, channel: Channel, station: str | None = None
     ) -> None:
         slug = resolve_station(interaction, station).slug if station else None
         removed = await self.bot.announcer.unsubscribe(interaction.guild_id or 0, channel.id, slug)
@@ -81,11 +78,7 @@ class AnnouncementCommands(AdminCommands):
         await interaction.response.send_message(text, ephemeral=True)
 
     @app_commands.command(name="resume", description="Resume paused announcements in a channel")
-    async def resume(
-        self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
-    ) -> None:
+    async def resume(self, interaction: Interaction, channel: Channel) -> None:
         count = await self.bot.announcer.resume_channel(interaction.guild_id or 0, channel.id)
         await interaction.response.send_message(
             f"Resumed {count} announcement(s) in {channel.mention}.", ephemeral=True
@@ -93,9 +86,7 @@ class AnnouncementCommands(AdminCommands):
 
     @app_commands.command(name="preview", description="The announcement for the track on air now")
     @app_commands.autocomplete(station=station_autocomplete)
-    async def preview(
-        self, interaction: discord.Interaction[OnAirBot], station: str | None = None
-    ) -> None:
+    async def preview(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
 
         async def work() -> Reply:
@@ -109,7 +100,7 @@ class AnnouncementCommands(AdminCommands):
         await answer(interaction, work())
 
     @app_commands.command(name="status", description="Polling and announcement status")
-    async def status(self, interaction: discord.Interaction[OnAirBot]) -> None:
+    async def status(self, interaction: Interaction) -> None:
         guild_id = interaction.guild_id
         embed = admin_embeds.status(
             self.bot.registry.visible(guild_id),

@@ -6,17 +6,15 @@ from typing import Any
 
 import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.errors import NEED_MANAGE
-from bot.runtime.core import OnAirBot
 from bot.ui.checks import can_manage
 
+from ..shapes import BotCog
 
-class AdminCommands(commands.Cog):
+
+class AdminCommands(BotCog):
     """The base of each group's commands (``cogs.admin`` assembles them into one ``/onair``)."""
-
-    bot: OnAirBot
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
         """Checked in code too: a guild may have changed the commands' default permissions."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import discord
 from discord import app_commands
 
 from bot.render import admin_embeds
-from bot.runtime.core import OnAirBot
 from bot.ui.stations import resolve_station, station_autocomplete
 
+from ..shapes import Interaction
 from .base import AdminCommands
 
 
@@ -19,7 +18,7 @@ class SettingsCommands(AdminCommands):
     @app_commands.autocomplete(default_station=station_autocomplete)
     async def settings(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         timezone: str | None = None,
         default_station: str | None = None,
     ) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import discord
 from discord import app_commands
 
 from bot.render import admin_embeds
-from bot.runtime.core import OnAirBot
 from bot.ui.station_key import StationKeyModal
 from bot.ui.stations import resolve_station, station_autocomplete
 
+from ..shapes import Interaction
 from .base import AdminCommands
 
 
@@ -27,7 +26,7 @@ class StationCommands(AdminCommands):
     )
     async def station_add(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         name: app_commands.Range[str, 1, 80],
         base_url: app_commands.Range[str, 8, 200],
         station_id: app_commands.Range[int, 1, 10**9],
@@ -42,15 +41,13 @@ class StationCommands(AdminCommands):
 
     @station.command(name="remove", description="Remove a station this server added")
     @app_commands.autocomplete(station=station_autocomplete)
-    async def station_remove(
-        self, interaction: discord.Interaction[OnAirBot], station: str
-    ) -> None:
+    async def station_remove(self, interaction: Interaction, station: str) -> None:
         chosen = resolve_station(interaction, station)
         await self.bot.onboarding.remove(interaction.guild_id or 0, chosen)
         await self.bot.announcer.refresh()
         await interaction.response.send_message(admin_embeds.removed(chosen), ephemeral=True)
 
     @station.command(name="list", description="Stations this server can use")
-    async def station_list(self, interaction: discord.Interaction[OnAirBot]) -> None:
+    async def station_list(self, interaction: Interaction) -> None:
         embed = admin_embeds.station_list(self.bot.registry.visible(interaction.guild_id))
         await interaction.response.send_message(embed=embed, ephemeral=True)

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-import discord
 from discord import app_commands
 
 from bot.announcer import templating as template_admin
 from bot.config import StationConfig
 from bot.render import community, station_embeds
 from bot.render.templated import announcement as templated
-from bot.runtime.core import OnAirBot
 from bot.storage import Subscription
 from bot.templates.model import PartName
 from bot.ui import Reply, answer
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import resolve_station
 from bot.util.text import clip, safe
 
+from ..shapes import Channel, Interaction, station_option
 from .base import AdminCommands
 
 
@@ -29,7 +28,6 @@ class TemplateCommands(AdminCommands):
     @template.command(name="set", description="Word a channel's announcements (see the README)")
     @app_commands.describe(
         channel="The channel whose announcements to word",
-        station="Which station (default: this server's)",
         variant="all plays, or only live shows / only AutoDJ plays (default: all)",
         content="Message text above the embed, like: Now on {station}: {title}",
         title="Embed title, like: {title}",
@@ -37,11 +35,11 @@ class TemplateCommands(AdminCommands):
         footer="Footer, like: {station} · {listeners} listening",
         color="Embed colour, like #1DB954",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     async def template_set(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
+        interaction: Interaction,
+        channel: Channel,
         station: str | None = None,
         variant: Literal["all", "live", "autodj"] = "all",
         content: app_commands.Range[str, 1, 6000] | None = None,
@@ -62,15 +60,14 @@ class TemplateCommands(AdminCommands):
     @template.command(name="clear", description="Back to the built-in announcement layout")
     @app_commands.describe(
         channel="The channel whose announcement wording to clear",
-        station="Which station (default: this server's)",
         variant="Only this variant (default: every variant)",
         part="Only this part (default: every part)",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     async def template_clear(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
+        interaction: Interaction,
+        channel: Channel,
         station: str | None = None,
         variant: Literal["all", "live", "autodj"] | None = None,
         part: Literal["content", "title", "description", "footer", "color"] | None = None,
@@ -86,14 +83,13 @@ class TemplateCommands(AdminCommands):
     )
     @app_commands.describe(
         channel="The channel whose announcement to preview",
-        station="Which station (default: this server's)",
         variant="Preview with a live show's or an AutoDJ play (default: the last play)",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     async def template_preview(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
+        interaction: Interaction,
+        channel: Channel,
         station: str | None = None,
         variant: Literal["live", "autodj"] | None = None,
     ) -> None:
@@ -129,8 +125,8 @@ class TemplateCommands(AdminCommands):
 
     async def _template_target(
         self,
-        interaction: discord.Interaction[OnAirBot],
-        channel: discord.TextChannel | discord.Thread,
+        interaction: Interaction,
+        channel: Channel,
         chosen: StationConfig,
     ) -> Subscription:
         return await template_admin.subscription_for(

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import discord
 from discord import app_commands
 
 from bot.errors import EVENTS_NO_PERMISSION, NOT_HERE, BadInput
 from bot.render import admin_embeds
-from bot.runtime.core import OnAirBot
 from bot.ui.stations import resolve_station, station_autocomplete
 from bot.ui.voice import configure_voice, voice_channel_autocomplete
 
+from ..shapes import Interaction, station_option
 from .base import AdminCommands
 
 
@@ -28,7 +27,7 @@ class VoiceCommands(AdminCommands):
     @app_commands.autocomplete(channel=voice_channel_autocomplete, station=station_autocomplete)
     async def voice(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         channel: app_commands.Range[str, 1, 120] | None = None,
         leave_when_empty: app_commands.Range[int, 0, 86400] | None = None,
         station: str | None = None,
@@ -40,13 +39,10 @@ class VoiceCommands(AdminCommands):
     # Live shows --------------------------------------------------------------------------
 
     @app_commands.command(name="events", description="A server event for each live show")
-    @app_commands.describe(
-        enabled="Make an event for each live show of the station (or stop)",
-        station="Which station",
-    )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @app_commands.describe(enabled="Make an event for each live show of the station (or stop)")
+    @station_option("Which station")
     async def events(
-        self, interaction: discord.Interaction[OnAirBot], enabled: bool, station: str | None = None
+        self, interaction: Interaction, enabled: bool, station: str | None = None
     ) -> None:
         chosen = resolve_station(interaction, station)
         guild = interaction.guild
