@@ -3,7 +3,8 @@
 Fixture names mean one thing across the suite: ``simulator`` is one station on a manual clock,
 ``live_simulator`` two stations on the real clock, ``onair`` the real bot against a fresh fake
 Discord and ``live_simulator``, ``guild_sim``/``guild_fake``/``dev_bot`` the setting of the
-guild-admin tests, ``sim_url`` an ``onair simulate`` child process.
+guild-admin tests, ``sim_url`` an ``onair simulate`` child process, ``storage`` each backend
+in turn, ``postgres_url`` the fleet tests' database.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -35,6 +37,7 @@ from .support.cli import KEY as CLI_KEY
 from .support.cli import ONAIR, ROOT
 from .support.fakediscord import FakeDiscord
 from .support.stations import KEY
+from .support.storage_backends import POSTGRES_ENV, open_backend
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -148,3 +151,20 @@ def sim_url() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    """The fleet tests' PostgreSQL (each process of a fleet opens its own connection)."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"the fleet tests need {POSTGRES_ENV} (scripts/start-postgres prints one)")
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """Each storage test on both backends (PostgreSQL skipped without ONAIR_TEST_POSTGRES_URL)."""
+    store = await open_backend(request.param, tmp_path)
+    yield store
+    await store.close()
