@@ -36,7 +36,7 @@ from .support.botenv import (
 from .support.cli import KEY as CLI_KEY
 from .support.cli import ONAIR, ROOT
 from .support.fakediscord import FakeDiscord
-from .support.stations import KEY
+from .support.stations import KEY, serving
 from .support.storage_backends import POSTGRES_ENV, open_backend
 
 
@@ -63,11 +63,8 @@ def clock() -> ManualClock:
 async def simulator(clock: ManualClock) -> AsyncIterator[StationSimulator]:
     sim = StationSimulator(clock=clock)
     sim.add_station(1, key=KEY, seed=3)
-    await sim.start()
-    try:
+    async with serving(sim):
         yield sim
-    finally:
-        await sim.stop()
 
 
 @pytest.fixture
@@ -83,11 +80,8 @@ async def live_simulator() -> AsyncIterator[StationSimulator]:
     berlin = ZoneInfo("Europe/Berlin")  # the zone the test config gives these stations
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=berlin)
     sim.add_station(2, key=STATION_KEY, seed=4, name="Second Station", zone=berlin)
-    await sim.start()
-    try:
+    async with serving(sim):
         yield sim
-    finally:
-        await sim.stop()
 
 
 @pytest.fixture
@@ -102,11 +96,8 @@ async def guild_sim() -> AsyncIterator[StationSimulator]:
     sim = StationSimulator()
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm")
     sim.add_station(5, key=GUILD_KEY, seed=5, name="Guild Radio")
-    await sim.start()
-    try:
+    async with serving(sim):
         yield sim
-    finally:
-        await sim.stop()
 
 
 # A fake Discord with two guilds of two channels (guild isolation needs a second guild).

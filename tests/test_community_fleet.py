@@ -17,6 +17,7 @@ from tests.support.discord_rules import UPDATE_MESSAGE
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
 from tests.support.storage_backends import reset_postgres
 
+from .support.stations import serving
 from .test_delivery import BERLIN, Child
 
 pytestmark = pytest.mark.e2e
@@ -31,9 +32,8 @@ async def sim() -> AsyncIterator[StationSimulator]:
     simulator.add_station(
         1, key=STATION_KEY, programme=Programme(slots, epoch=time.time() - 1.0), zone=BERLIN
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 def one_guild_per_shard(server: FakeDiscord) -> None:

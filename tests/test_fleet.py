@@ -19,6 +19,7 @@ from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
 from tests.support.storage_backends import reset_postgres
 from tests.support.waiting import wait_for
 
+from .support.stations import serving
 from .test_delivery import BERLIN, Child
 
 SHARDS = 3
@@ -40,9 +41,8 @@ async def sim() -> AsyncIterator[StationSimulator]:
         seed=3,
         zone=BERLIN,
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 def one_guild_per_shard(server: FakeDiscord) -> None:

@@ -11,6 +11,7 @@ from bot.simulator import StationSimulator
 from bot.util.text import is_http_url
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.stations import serving
 
 fake = fake_discord_fixture()
 
@@ -26,9 +27,8 @@ async def hostless_sim():
         public_url="https://:8443",
         zone=ZoneInfo("Europe/Berlin"),
     )
-    await sim.start()
-    yield sim
-    await sim.stop()
+    async with serving(sim):
+        yield sim
 
 
 @pytest.mark.e2e
