@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.render.text import is_http_url
+from bot.guard.links import BUTTON_URL, safe_url
 from bot.simulator import StationSimulator
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
@@ -63,8 +63,8 @@ async def test_announcement_with_hostless_links_is_posted_not_lost(fake, hostles
         ("https://a.example/\x00", False),
     ],
 )
-def test_is_http_url_needs_a_host(url, ok):
-    assert is_http_url(url) is ok
+def test_safe_url_needs_a_host(url, ok):
+    assert (safe_url(url, BUTTON_URL) is not None) is ok
 
 
 @pytest.mark.e2e
@@ -83,8 +83,6 @@ async def test_a_station_with_an_empty_name_does_not_break_autocomplete(live_sim
 
 
 def test_station_links_with_a_user_part_are_left_out() -> None:
-    from bot.render.text import is_http_url
-
-    assert not is_http_url("https://x.example@everyone")
-    assert not is_http_url("https://user:pw@c9.radioboss.fm/p/1")
-    assert is_http_url("https://c9.radioboss.fm/p/1?who=@x")
+    assert safe_url("https://x.example@everyone", BUTTON_URL) is None
+    assert safe_url("https://user:pw@c9.radioboss.fm/p/1", BUTTON_URL) is None
+    assert safe_url("https://c9.radioboss.fm/p/1?who=@x", BUTTON_URL) is not None
