@@ -18,6 +18,7 @@ from bot.render.embeds import cache_busted
 from bot.render.text import bare_link, masked_link
 from bot.shows.text import event_location
 from bot.station import StationInfo
+from bot.templates import announce
 from bot.ui.streams import with_more_streams
 
 from .support import discord_rules as rules
@@ -251,6 +252,9 @@ def test_every_render_with_hostile_station_links_is_accepted(links, website):
         | {"page": links["page"], "at": "2026-01-01T10:00:00+00:00"}
     )
     _accepted(alert.embed, alert.view)
+    listen_url = announce.values(info, play, "Main FM", 0, markdown=True)["listen_url"]
+    assert "phish" not in listen_url
+    assert listen_url == "" or safe_url(listen_url, TEXT_URL) == listen_url
     location = event_location("Main FM", info.links.listen)
     assert 1 <= len(location) <= EVENT_LOCATION
     assert "phish" not in location
