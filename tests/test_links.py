@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.guard.links import BUTTON_URL, EMBED_URL, EVENT_LOCATION, TEXT_URL, safe_url
 from bot.render import alert_embeds, station_embeds
+from bot.render import templated as announce
 from bot.render.embeds import cache_busted
-from bot.render.text import bare_link, masked_link
 from bot.shows.text import event_location
 from bot.station import StationInfo
-from bot.templates import announce
 from bot.ui.streams import with_more_streams
+from bot.util.links import BUTTON_URL, EMBED_URL, EVENT_LOCATION, TEXT_URL, safe_url
+from bot.util.text import bare_link, masked_link
 
 from .support import discord_rules as rules
 from .support.discord_uri import uri_scheme

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.guard.links import BUTTON_URL, safe_url
 from bot.simulator import StationSimulator
+from bot.util.links import BUTTON_URL, safe_url
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import discord
 
-from ..guard.links import BUTTON_URL, EMBED_URL, safe_url
-from .text import ELLIPSIS, clip
+from ..util.links import BUTTON_URL, EMBED_URL, safe_url
+from ..util.text import ELLIPSIS, clip
 
 TITLE = 256
 DESCRIPTION = 4096

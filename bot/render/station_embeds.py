@@ -15,13 +15,11 @@ from typing import Literal
 
 import discord
 
-from ..guard.links import BUTTON_URL, EMBED_URL, safe_url
 from ..programme.jingles import NO_RULES, SkipRules
 from ..programme.timeline import Slot, timeline
 from ..station import Links, Play, Playlist, StationInfo
-from . import station_parts
-from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
-from .text import (
+from ..util.links import BUTTON_URL, EMBED_URL, safe_url
+from ..util.text import (
     clip,
     duration,
     isolate,
@@ -31,6 +29,8 @@ from .text import (
     safe,
     timestamp,
 )
+from . import station_parts
+from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
 
 NO_RECENT = "No recent plays reported."
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.

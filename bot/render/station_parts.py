@@ -7,12 +7,12 @@ from datetime import datetime
 
 import discord
 
-from ..guard.links import EMBED_URL, safe_url
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, StationInfo
 from ..station.play import normalise_title
+from ..util.links import EMBED_URL, safe_url
+from ..util.text import isolate, safe, search_url, timestamp
 from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
-from .text import isolate, safe, search_url, timestamp
 
 NO_TITLE = "Nothing on air right now"
 

@@ -4,9 +4,9 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
-from ..guard.links import EVENT_LOCATION, safe_url
-from ..render.text import clip, one_line, safe
 from ..station import Play
+from ..util.links import EVENT_LOCATION, safe_url
+from ..util.text import clip, one_line, safe
 
 VOICE_STATUS_MAX = 500  # Discord: a voice channel's status
 STAGE_TOPIC_MAX = 120  # Discord: a stage instance's topic (at least 1)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from ..guard.links import BUTTON_URL, safe_url
+from ..util.links import BUTTON_URL, safe_url
 from . import coerce as c
 from .parsing import ParseMemo, memoised, require_object, track_fields
 from .play import ESTIMATE_TOLERANCE, Play, normalise_title

@@ -17,14 +17,14 @@ from datetime import UTC
 
 import discord
 
-from ..guard.links import TEXT_URL, safe_url
 from ..programme.jingles import NO_RULES, SkipRules
-from ..render import station_embeds, station_parts
-from ..render.embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
-from ..render.text import clip, safe, timestamp
 from ..station import Play, StationInfo
-from .formatter import Part, Placeholder, render
-from .model import TemplateSet, Wording, parsed
+from ..templates.formatter import Part, Placeholder, render
+from ..templates.model import TemplateSet, Wording, parsed
+from ..util.links import TEXT_URL, safe_url
+from ..util.text import clip, safe, timestamp
+from . import station_embeds, station_parts
+from .embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 
 CONTENT = 2000  # a message's content
 VALUE = 1024  # no single value is longer than this, before the budget

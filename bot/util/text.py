@@ -7,7 +7,7 @@ import unicodedata
 from datetime import datetime, timedelta
 from urllib.parse import quote_plus
 
-from ..guard.links import TEXT_URL, safe_url
+from .links import TEXT_URL, safe_url
 
 ELLIPSIS = "…"
 _MARKDOWN = re.compile(r"([\\*_~`|>#\[\]])")
