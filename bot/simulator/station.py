@@ -11,6 +11,7 @@ from typing import Any
 
 from .library import LibraryItem
 from .programme import Airing, Programme
+from .requests import RequestDesk
 
 # Shape quirks of the field notes; each can be switched on per station at run time.
 QUIRKS = frozenset(
@@ -66,6 +67,11 @@ class SimStation:
     quirks: set[str] = field(default_factory=set)
     # Mounts beyond the two every station has (names and URLs as a station's owner typed them).
     extra_mounts: list[dict[str, str]] = field(default_factory=list)
+    # Song requests (``/w/songrequest*``): its rules and queue.
+    desk: RequestDesk = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.desk = RequestDesk(self.programme)
 
     # Authentication ---------------------------------------------------------------------
 
