@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
+from .station.errors import RequestsUnavailable
 
 
 class OnAirError(Exception):
@@ -136,6 +137,8 @@ def station_problem(error: StationError, *, detail: bool = False) -> str:
         return STATION_KEY_REFUSED
     if isinstance(error, StationNotFound):
         return STATION_NOT_FOUND
+    if isinstance(error, RequestsUnavailable):
+        return error.message
     if isinstance(error, StationUnavailable):
         if not detail or error.message == error.default_message:
             return STATION_UNAVAILABLE

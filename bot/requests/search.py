@@ -21,10 +21,9 @@ from ..station import (
     RequestTrack,
     SearchAnswer,
     StationError,
-    StationUnavailable,
     normalise_title,
 )
-from ..station.requests import UNAVAILABLE
+from ..station.errors import RequestsUnavailable
 
 MIN_QUERY = 3  # characters before a search is worth sending (what public clients do)
 MAX_KEY = 100
@@ -158,7 +157,7 @@ class SearchDesk:
             tracks = await asyncio.wait_for(asyncio.shield(task), timeout=wait)
         except TimeoutError:
             if patient:
-                raise StationUnavailable(UNAVAILABLE) from None
+                raise RequestsUnavailable() from None
             return self._fallback(station, key, "limited")
         except StationError:
             if patient:

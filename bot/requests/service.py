@@ -173,6 +173,12 @@ class RequestService:
         rules = await self.storage.request_settings(guild_id)
         if rules.role_id and rules.role_id not in role_ids:
             raise BadInput(errors.REQUEST_NEED_ROLE.format(role=f"<@&{rules.role_id}>"))
+        now = self.clock()
+        blocked = await self.storage.request_block(
+            guild_id, user_id, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
+        )
+        if blocked is not None:
+            raise BadInput(self._wait_text(rules, *blocked))
         track = await self._resolve(station, typed)
         now = self.clock()
         asked = NewRequest(
@@ -198,6 +204,7 @@ class RequestService:
                 raise await self._refusal(station, error) from None
             raise
         await self.storage.request_accepted(request_id)
+        self._queues.pop(station.slug, None)  # the queue changed
         listed = await self._list(rules, asked)
         return Accepted(track.title, listed)
 
@@ -249,6 +256,10 @@ class RequestService:
         why, until = await self.storage.request_wait(
             rules.guild_id, user_id, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
         )
+        return self._wait_text(rules, why, until)
+
+    @staticmethod
+    def _wait_text(rules: RequestSettings, why: str, until: float) -> str:
         when = f"<t:{int(until + 0.999)}:R>"
         if why == "cooldown":
             return errors.REQUEST_COOLDOWN.format(when=when)
@@ -340,6 +351,7 @@ class RequestService:
     async def credits_for(self, slug: str, play: Play, play_key: str) -> tuple[RequestCredit, ...]:
         """Who asked for ``play`` (each request credited once, to one play): called where plays
         are fanned out, so every process of a fleet names the same people."""
+        self._queues.pop(slug, None)  # a new play: the queue's "played" changed
         now = self.clock()
         credits = await self.storage.credit_requests(
             slug, title_keys(play), play_key, since=now - self.window, now=now

@@ -63,6 +63,13 @@ class SanitisedCause(Exception):
     """Stands in for a low-level error in a cause chain (aiohttp's carry the URL and the key)."""
 
 
+class RequestsUnavailable(StationUnavailable):
+    """The request endpoints answered nothing usable (HTML, empty, not JSON, an error status,
+    no answer in time): down or rate limiting, as public clients read it."""
+
+    default_message = "Song requests are unavailable right now; try again in a little while."
+
+
 class RequestsOff(StationError):
     """The station takes no song requests now (it refuses everything, the queue included)."""
 

@@ -24,15 +24,15 @@ from yarl import URL
 from .errors import (
     RequestRefused,
     RequestsOff,
+    RequestsUnavailable,
     StationError,
     StationRefused,
-    StationUnavailable,
 )
 from .failures import server_of
 
 _LOGGER = logging.getLogger("onair.requests")
 
-UNAVAILABLE = "Song requests are unavailable right now; try again in a little while."
+UNAVAILABLE = RequestsUnavailable.default_message
 MAX_TRACKS = 100  # search results kept (no paging upstream; Discord shows 25)
 MAX_QUEUE = 50
 MAX_TITLE = 300  # characters of a title kept (Discord shows 100 in a choice)
@@ -138,7 +138,7 @@ def parse_search(payload: Any) -> SearchAnswer:
     if isinstance(payload, list):
         return SearchAnswer(_tracks(payload))
     if not isinstance(payload, Mapping):
-        raise StationUnavailable(UNAVAILABLE)
+        raise RequestsUnavailable()
     tracks = _tracks(payload.get("tracks"))
     if _flag(payload.get("error")) or payload.get("success") is False:
         return SearchAnswer(tracks, _reason(payload) or "")
@@ -148,7 +148,7 @@ def parse_search(payload: Any) -> SearchAnswer:
 def parse_made(payload: Any) -> None:
     """Accepted (``error: false`` or ``success: true``), else :class:`RequestRefused`."""
     if not isinstance(payload, Mapping):
-        raise StationUnavailable(UNAVAILABLE)
+        raise RequestsUnavailable()
     error = payload.get("error")
     if isinstance(error, str) and error.strip() and error.strip().casefold() != "false":
         raise RequestRefused(_reason(payload))
@@ -156,7 +156,7 @@ def parse_made(payload: Any) -> None:
         raise RequestRefused(_reason(payload))
     if "error" in payload or _flag(payload.get("success")):
         return
-    raise StationUnavailable(UNAVAILABLE)  # neither key: no telling whether it was taken
+    raise RequestsUnavailable()  # neither key: no telling whether it was taken
 
 
 def parse_queue(payload: Any) -> tuple[QueuedSong, ...]:
@@ -165,7 +165,7 @@ def parse_queue(payload: Any) -> tuple[QueuedSong, ...]:
             raise RequestsOff()
         payload = payload.get("requests", payload.get("list", payload.get("tracks")))
     if not isinstance(payload, list):
-        raise StationUnavailable(UNAVAILABLE)
+        raise RequestsUnavailable()
     songs = []
     for item in payload[:MAX_QUEUE]:
         if isinstance(item, Mapping):
@@ -254,7 +254,7 @@ class RequestsClient:
                 except (ValueError, RecursionError):
                     cause = "not JSON"
         _LOGGER.info("%s on %s failed: %s", endpoint, where, cause)
-        raise StationUnavailable(UNAVAILABLE)
+        raise RequestsUnavailable()
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         buffer = bytearray()

@@ -113,6 +113,22 @@ class RequestStore(StoragePrimitives):
         row = await self.fetchone("SELECT id FROM song_requests WHERE token = ?", (token,))
         return int(row[0]) if row else None
 
+    async def request_block(
+        self, guild_id: int, user_id: int, *, now: float, cooldown: float, hourly_cap: int
+    ) -> tuple[str, float] | None:
+        """What would refuse a reservation now (see :meth:`request_wait`), or None: a cheap
+        look before the station is searched (the reservation itself still decides)."""
+        row = await self.fetchone(
+            "SELECT COUNT(*) FROM song_requests WHERE guild_id = ? AND state IN (?, ?) "
+            "AND requested_at > ?",
+            (guild_id, *_COUNTED, now - 3600.0),
+        )
+        full = hourly_cap > 0 and row is not None and int(row[0]) >= hourly_cap
+        why, until = await self.request_wait(
+            guild_id, user_id, now=now, cooldown=cooldown, hourly_cap=hourly_cap
+        )
+        return (why, until) if why == "cooldown" or full else None
+
     async def request_wait(
         self, guild_id: int, user_id: int, *, now: float, cooldown: float, hourly_cap: int
     ) -> tuple[str, float]:
