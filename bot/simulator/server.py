@@ -22,6 +22,7 @@ from aiohttp import web
 
 from .faults import Fault, FaultPlan
 from .programme import Programme
+from .requests import REQUEST_SHAPES
 from .station import QUIRKS, SimStation, _stable
 
 Clock = Callable[[], float]
@@ -137,6 +138,7 @@ class StationSimulator:
         app.router.add_post("/_admin/fault", self._admin_fault)
         app.router.add_delete("/_admin/fault", self._admin_clear)
         app.router.add_post("/_admin/quirks", self._admin_quirks)
+        app.router.add_post("/_admin/requests", self._admin_requests)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -338,6 +340,22 @@ class StationSimulator:
         try:
             body = await request.json()
             self.set_quirks(body.get("quirks", []), body.get("station"))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            return _json({"error": str(exc)}, status=400)
+        return _json({"ok": True})
+
+    async def _admin_requests(self, request: web.Request) -> web.Response:
+        """Switch a station's request rules: off, shape, refusal (and its member)."""
+        try:
+            body = await request.json()
+            desk = self.station(body.get("station", 1)).desk
+            desk.off = bool(body.get("off", desk.off))
+            shape = body.get("shape", desk.shape)
+            if shape not in REQUEST_SHAPES:
+                raise ValueError(f"unknown shape {shape!r}; known: {sorted(REQUEST_SHAPES)}")
+            desk.shape = shape
+            desk.refusal = body.get("refusal", desk.refusal)
+            desk.refusal_key = body.get("refusal_key", desk.refusal_key)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             return _json({"error": str(exc)}, status=400)
         return _json({"ok": True})

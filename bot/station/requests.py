@@ -211,6 +211,17 @@ class RequestsClient:
     async def queue(self, count: int = 20) -> tuple[QueuedSong, ...]:
         return parse_queue(await self._get("songrequestlist", {"cnt": str(max(1, count))}))
 
+    async def state(self) -> tuple[str, int | None]:
+        """Whether the station takes requests (``onair check``): ("on", songs waiting),
+        ("off", None) when it refuses everything, ("unavailable", None) when it cannot tell."""
+        try:
+            songs = await self.queue(20)
+        except RequestsOff:
+            return "off", None
+        except StationError:
+            return "unavailable", None
+        return "on", sum(not song.played for song in songs)
+
     # The one request function ------------------------------------------------------------
 
     def url(self, endpoint: str, params: Mapping[str, str]) -> URL:
