@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -95,6 +95,7 @@ class SearchDesk:
         self._failed_until: dict[tuple[str, str], float] = {}
         self.upstream = 0  # searches sent, all stations (the benchmark reports it)
         self.failed = 0
+        self.answered: Counter[str] = Counter()  # answers by source (the benchmark reports it)
 
     def _bucket(self, station: str) -> TokenBucket:
         bucket = self._buckets.get(station)
@@ -128,6 +129,13 @@ class SearchDesk:
     async def search(
         self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
     ) -> Found:
+        found = await self._search(station, text, fetch, wait=wait, patient=patient)
+        self.answered[found.source] += 1
+        return found
+
+    async def _search(
+        self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
+    ) -> Found:
         """Tracks for ``text``. ``wait``: how long to wait for upstream before answering from
         what is cached; ``patient``: wait for the rate too (a request, not a keystroke). A
         failure raises only when ``patient`` (the command says why); else nothing is found."""
@@ -149,9 +157,9 @@ class SearchDesk:
             if not bucket.take():
                 delay = bucket.wait_time()
                 if not patient or delay > wait:
-                    return self._fallback(station, key, "limited")
+                    return await self._shared_prefix(station, key, wait)
                 await asyncio.sleep(delay)
-                return await self.search(station, text, fetch, wait=wait - delay, patient=True)
+                return await self._search(station, text, fetch, wait=wait - delay, patient=True)
             task = self._start(station, key, fetch)
         try:
             tracks = await asyncio.wait_for(asyncio.shield(task), timeout=wait)
@@ -164,6 +172,28 @@ class SearchDesk:
                 raise
             return Found((), "failed")
         return Found(tracks, "upstream")
+
+    async def _shared_prefix(self, station: str, key: str, wait: float) -> Found:
+        """Past the rate: a shorter query's answer, cached or on its way (waited for within
+        ``wait``, a search already sent), filtered to what was typed; else nothing."""
+        found = self._fallback(station, key, "limited")
+        if found.source == "prefix":
+            return found
+        pending = next(
+            (
+                task
+                for end in range(len(key) - 1, MIN_QUERY - 1, -1)
+                if (task := self._inflight.get((station, key[:end].rstrip()))) is not None
+            ),
+            None,
+        )
+        if pending is None:
+            return found
+        try:
+            await asyncio.wait_for(asyncio.shield(pending), timeout=wait)
+        except (TimeoutError, StationError):
+            return found
+        return self._fallback(station, key, "limited")
 
     def _fallback(self, station: str, key: str, source: str) -> Found:
         tracks = self.from_prefix(station, key)

@@ -287,6 +287,8 @@ class StationSimulator:
         self.counters[f"{endpoint}:{sid}"] += 1
         self.counters["total"] += 1
         self.request_queries.append(dict(request.query))
+        if self.request_log is not None:
+            self.request_log.append((self.clock(), f"{endpoint}:{sid}"))
         if self.latency:
             await asyncio.sleep(self.latency)
         fault = self.faults.take(endpoint)
