@@ -29,6 +29,7 @@ from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, St
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community
+from .screens_links import links
 from .screens_requests import requests
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -561,6 +562,7 @@ SCENES = {
     "scheduled": _scheduled,
     "community": community,
     "requests": requests,
+    "links": links,
 }
 
 
