@@ -6,8 +6,8 @@ import discord
 
 from ..requests.service import Overview
 from ..storage import RequestSettings
+from ..util.text import clip, safe
 from .embeds import FIELD_VALUE, EmbedBuilder
-from .text import clip, safe
 
 QUEUE_ROWS = 10
 
