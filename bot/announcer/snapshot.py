@@ -11,8 +11,9 @@ from datetime import date, datetime, time, timedelta
 from functools import cache
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from ..console.serialize import to_jsonable
 from ..station import Play, StationInfo
+from ..storage.models import RequestCredit
+from ..util.serialize import to_jsonable
 from .watcher import Announcement
 
 
@@ -23,6 +24,7 @@ def dump(announcement: Announcement) -> str:
             "info": to_jsonable(announcement.info),
             "detected_at": announcement.detected_at,
             "on_air": announcement.on_air,
+            "requested_by": to_jsonable(announcement.requested_by),
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -38,6 +40,7 @@ def load(payload: str) -> Announcement:
             info=_build(StationInfo, data["info"]),
             detected_at=float(data["detected_at"]),
             on_air=bool(data.get("on_air", True)),  # (payloads written before it was kept)
+            requested_by=tuple(_build(RequestCredit, c) for c in data.get("requested_by") or ()),
         )
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"unreadable announcement payload ({error})") from None
