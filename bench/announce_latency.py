@@ -123,7 +123,11 @@ def score(
             delays["after_live"].append(delay)
             live_ends.append(round(delay, 2))
     end = airings[-1].ends
-    in_window = [a for a in announced if airings[0].started - 0.5 <= a[0] <= end + 60.0]
+    in_window = [
+        moment
+        for index, (moment, _) in enumerate(announced)
+        if airings[0].started - 0.5 <= moment <= end + (60.0 if index in recovered else 0.0)
+    ]
     everything = delays["after_known_length"] + delays["after_live"] + first_uncued
     in_range = [t for t in requests if airings[0].started <= t <= end]
     return {
