@@ -26,7 +26,7 @@ from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
 from ..util.tasks import BackgroundTasks
 from . import snapshot
-from .fanout import FanOut
+from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
 from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
 from .watcher import (
@@ -105,6 +105,11 @@ class AnnouncerService:
             self.change_listeners,
             self.refresh,
         )
+
+    def credit_requests(self, credit: Credit) -> None:
+        """Name who requested each play in its announcements (``bot.requests``), decided where
+        plays are fanned out."""
+        self.fan_out.credit = credit
 
     # What became of the deliveries (tests, status); the outbox counts them.
 

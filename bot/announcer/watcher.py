@@ -17,6 +17,7 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from ..station import Play, StationClient, StationError, StationInfo
+from ..storage.models import RequestCredit
 from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
 
@@ -31,6 +32,9 @@ class Announcement:
     play: Play
     info: StationInfo
     detected_at: float  # unix seconds
+    # Who requested the play, decided once where plays are fanned out (every guild's; each
+    # channel shows its own guild's only).
+    requested_by: tuple[RequestCredit, ...] = ()
 
     @property
     def station_name(self) -> str | None:
