@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.programme.jingles import SkipRules
 from bot.render import embeds, station_embeds
 from bot.render.text import safe, search_url
 from bot.station import StationInfo
@@ -250,15 +251,39 @@ def test_recent_dates_plays_not_from_today_in_the_station_zone():
     lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
     assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[0])
     # One day line where the day changes, not the date on every row.
-    assert lines[1] == "-# ── Yesterday, 22 November ──"
+    # The station's date, said to be the station's: no "Yesterday" that is wrong a day later.
+    assert lines[1] == "-# ── Sunday 22 November, station time ──"
     assert re.fullmatch(r"<t:\d+:t> B - Before midnight", lines[2])
     # All from yesterday: the day line comes first.
     info = StationInfo.parse(raw, berlin, datetime(2026, 11, 25, 10, tzinfo=UTC))
     lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
-    assert lines[0] == "-# ── Monday, 23 November ──"
+    assert lines[0] == "-# ── Monday 23 November, station time ──"
     assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[1])
-    assert lines[2] == "-# ── Sunday, 22 November ──"
+    assert lines[2] == "-# ── Sunday 22 November, station time ──"
     assert len(lines) == 4
+
+
+def test_recent_leaves_jingles_out_as_next_and_the_playlist_do():
+    raw = {
+        "nowplaying": "A - Now",
+        "recent": [
+            {"title": "A - Now", "started": "2026-11-23 10:10:00"},
+            {"title": "Station ID", "started": "2026-11-23 10:09:52"},  # 8 s: a jingle
+            {"title": "B - Before", "started": "2026-11-23 10:06:00"},
+            {"title": "Sweeper 2", "started": "2026-11-23 10:02:00"},  # a skip pattern's
+            {"title": "C - Earlier", "started": "2026-11-23 10:01:00"},
+        ],
+    }
+    info = StationInfo.parse(raw, UTC, datetime(2026, 11, 23, 10, 11, tzinfo=UTC))
+    skip = SkipRules(patterns=("(?i)^sweeper",))
+    embed = station_embeds.recent(info, "S", 10, UTC, skip=skip)
+    lines = (embed.description or "").splitlines()
+    assert [line.split("> ", 1)[1] for line in lines] == [
+        "**▶ A - Now**",
+        "B - Before",
+        "C - Earlier",
+    ]
+    assert embed.footer.text == "3 of 3 recent tracks · ▶ on air now"
 
 
 def test_stats_chart_is_dark_and_untitled():

@@ -163,7 +163,7 @@ class DiscordDeliverer:
             skip=SkipRules.of([sub]),
             card=sub.mode == "card",
         )
-        return rendered.embed, with_like_button(rendered.view, play_id, count), rendered.content
+        return rendered.embed, with_like_button(rendered.view, play_id), rendered.content
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
         if self.likes is None:

@@ -8,7 +8,8 @@ from datetime import datetime
 import discord
 
 from ..templates.model import PARTS, VARIANTS, TemplateSet
-from .embeds import FIELD_VALUE, EmbedBuilder
+from .embeds import EmbedBuilder
+from .ranking import ranked
 from .text import clip, safe, timestamp
 
 PERIODS: dict[str, tuple[str, float]] = {
@@ -17,20 +18,6 @@ PERIODS: dict[str, tuple[str, float]] = {
     "month": ("the last 30 days", 30 * 86400.0),
 }
 TOP_ROWS = 10
-_MEDALS = ("🥇", "🥈", "🥉")
-
-
-def _track(title: str, artist: str | None) -> str:
-    name = f"**{safe(title, limit=70, fallback='?')}**"
-    return f"{name} · {safe(artist, limit=50)}" if artist else name
-
-
-def _rows(rows: Sequence[tuple[str, str | None, int]], unit: str) -> str:
-    lines = []
-    for index, (title, artist, count) in enumerate(rows[:TOP_ROWS]):
-        rank = _MEDALS[index] if index < len(_MEDALS) else f"`{index + 1}.`"
-        lines.append(f"{rank} {_track(title, artist)} — {unit.format(count=count)}")
-    return clip("\n".join(lines), FIELD_VALUE)
 
 
 def top_embed(
@@ -40,20 +27,21 @@ def top_embed(
     liked: Sequence[tuple[str, str | None, int]],
     played: Sequence[tuple[str, str | None, int]],
 ) -> discord.Embed:
+    """The rows are the weekly recap's (``ranking.py``)."""
     label = PERIODS[period][0]
     builder = EmbedBuilder(
         f"Top tracks · {safe(station_name, limit=200)}",
         f"Listeners' favourites of {label} (since {timestamp(since, 'f')})",
     )
     builder.field(
-        "❤ Most liked",
-        _rows(liked, "❤ {count}")
-        or "No likes yet: click ❤ under an announcement or `/nowplaying`.",
+        "Most liked",
+        ranked(liked, "likes", limit=TOP_ROWS)
+        or "No likes yet: click ❤️ under an announcement or `/nowplaying`.",
         inline=False,
     )
     builder.field(
-        "▶ Most played",
-        _rows(played, "{count}×") or "Nothing played yet in this period.",
+        "Most played",
+        ranked(played, "plays", limit=TOP_ROWS) or "Nothing played yet in this period.",
         inline=False,
     )
     builder.footer("Likes count across every server that posted the play")
@@ -87,3 +75,21 @@ def template_preview(budget: Mapping[str, tuple[int, int]], played: str, *, reco
         if name in budget and budget[name][0]
     )
     return f"-# Preview with {source}: {played}\n-# Characters used: {used}"
+
+
+def like_answer(liked: bool, title: str | None, count: int) -> str:
+    """The private answer to a click on ❤️: what it did, and how to undo it. The count is
+    said here, to the one who clicked, because it cannot be kept current on every message
+    that shows the play (each server's announcement, every /nowplaying)."""
+    shown = safe(title, limit=200)
+    if not liked:
+        if shown:
+            return f"Like removed from *{shown}*."
+        return "Like removed."
+    if not shown:
+        return "Liked: click again to undo."
+    if count <= 1:
+        return f"Liked *{shown}*: click again to undo. You are the first to like it."
+    return "Liked *{title}*: click again to undo. {count} listeners like it now.".format(
+        title=shown, count=f"{count:,}"
+    )

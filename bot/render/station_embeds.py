@@ -10,14 +10,14 @@ the "Next" line) are ``station_parts.py``; ``/stats`` is ``stats_embeds.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from typing import Literal
 
 import discord
 
-from ..programme.jingles import NO_RULES, SkipRules
+from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..programme.timeline import Slot, timeline
-from ..station import Links, Play, Playlist, StationInfo
+from ..station import Links, Play, Playlist, RecentItem, StationInfo
 from . import station_parts
 from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
 from .text import (
@@ -102,9 +102,10 @@ def _render_nowplaying(
 
 
 def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
-    """Rows of "<t:…:t> text" (newest first) with one day line where the day changes (and
-    above the first row when it is not from today), instead of the date on every row: the
-    day in the station's zone, the time a Discord timestamp in each reader's own."""
+    """Rows of "<t:…:t> text" (newest first) with one day line where the station's day
+    changes (and above the first row when it is not the station's today), instead of the date
+    on every row. The line names the station's day and says so: the times are each reader's
+    own (Discord timestamps), and no reader's zone is known to draw a line at their midnight."""
     lines: list[str] = []
     shown: date | None = today
     for moment, text in rows:
@@ -113,15 +114,38 @@ def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -
             continue
         day = moment.astimezone(zone).date()
         if day != shown:
-            lines.append(f"-# {_day_heading(day, today)}")
+            lines.append(f"-# {day_heading(day)}")
             shown = day
         lines.append(f"{timestamp(moment, 't')} {text}")
     return lines
 
 
-def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC) -> discord.Embed:
+def recent_tracks(info: StationInfo, skip: SkipRules = NO_RULES) -> list[RecentItem]:
+    """The recent plays without jingles (as "Next" and /playlist leave them out): an item
+    that played for under 30 s (up to the start of the one after it) or that the guild's
+    skip patterns match. The item on air is always kept."""
+    kept: list[RecentItem] = []
+    newer: datetime | None = None
+    for index, item in enumerate(info.recent):
+        played = newer - item.started if item.started and newer else None
+        texts = (item.title, item.track_title)
+        if index == 0 or not is_jingle(played, texts, rules=skip):
+            kept.append(item)
+        newer = item.started
+    return kept
+
+
+def recent(
+    info: StationInfo,
+    station_name: str,
+    count: int,
+    zone: tzinfo = UTC,
+    *,
+    skip: SkipRules = NO_RULES,
+) -> discord.Embed:
     name = station_parts.station_name(info, station_name)
-    items = info.recent[:count]
+    tracks = recent_tracks(info, skip)
+    items = tracks[:count]
     today = info.fetched_at.astimezone(zone).date()
     rows: list[tuple[datetime | None, str]] = []
     for index, item in enumerate(items):
@@ -133,7 +157,8 @@ def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC)
         f"Recently played on {name}", "\n".join(_dated(rows, today, zone)) or NO_RECENT
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
-    builder.footer(f"{len(items)} of {len(info.recent)} recent plays · ▶ on air now")
+    values = {"shown": len(items), "total": len(tracks)}
+    builder.footer("{shown} of {total} recent tracks · ▶ on air now".format(**values))
     return builder.build()
 
 
@@ -147,16 +172,12 @@ def playlist_rows(
 _SECTION = {"played": "Played", "playing": "On air", "upcoming": "Up next"}
 
 
-def _day_heading(day: date, today: date) -> str:
-    if day == today:
-        label = "Today"
-    elif day == today + timedelta(days=1):
-        label = "Tomorrow"
-    elif day == today - timedelta(days=1):
-        label = "Yesterday"
-    else:
-        label = f"{day:%A}"
-    return f"── {label}, {day:%d %B} ──"
+def day_heading(day: date) -> str:
+    """``── Tuesday 25 November, station time ──``: the date itself (a "Yesterday" is wrong
+    once the message is a day old), on the station's clock."""
+    return "── {weekday} {day} {month}, station time ──".format(
+        weekday=f"{day:%A}", day=day.day, month=f"{day:%B}"
+    )
 
 
 def playlist_page(
@@ -188,7 +209,7 @@ def playlist_page(
         # A day line at each midnight, and at the top of a page that is not about today.
         changed = day != before if not top else day != today or before not in (None, day)
         if day is not None and changed:
-            lines.append(f"-# {_day_heading(day, today)}")
+            lines.append(f"-# {day_heading(day)}")
         if top or previous is None or previous.state != row.state:
             lines.append(f"**{_SECTION[row.state]}**")
         start = timestamp(row.at, "t") if row.at else "`--:--`"

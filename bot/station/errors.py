@@ -6,11 +6,18 @@ do, and never carries the API key (URLs are redacted before they reach a message
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class StationError(Exception):
     """Base class: anything that went wrong while asking a station."""
 
     default_message = "The station could not be reached."
+    # For staff (the status command, the down alert), set by the client: the server asked
+    # (host and port, never the query: it holds the key) and the low-level cause ("timeout",
+    # "HTTP 503", "ConnectionRefusedError"), never a listener's advice.
+    server: str = ""
+    cause: str = ""
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message or self.default_message)
@@ -61,3 +68,18 @@ class AddressRefused(OSError):
 
 class SanitisedCause(Exception):
     """Stands in for a low-level error in a cause chain (aiohttp's carry the URL and the key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A failed call as kept for staff (``/onair status``, the down alert): its kind, server and
+    cause, without the exception (whose traceback would keep the request's frames alive)."""
+
+    kind: type[StationError]
+    server: str
+    cause: str
+    message: str
+
+    @classmethod
+    def of(cls, error: StationError) -> Failure:
+        return cls(type(error), error.server, error.cause, error.message)
