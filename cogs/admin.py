@@ -301,7 +301,7 @@ class AdminCog(
                 info,
                 play,
                 chosen.name,
-                style=station_embeds.effective_style(sub.style, sub.mode),
+                style=station_embeds.effective_style(sub.style),
                 mention_role=sub.mention_role,
             )
             heading = community.template_preview(

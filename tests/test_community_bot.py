@@ -142,7 +142,8 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
 
         refused = await template("set", title="{title:>50000000}")
         assert refused["flags"] & EPHEMERAL
-        assert "format spec" in refused["content"]
+        assert "format spec" not in refused["content"]  # said in plain words
+        assert "has a `:` after the name" in refused["content"]
         refused = await template("set", description="{title.__class__}")
         assert "reaches into a value" in refused["content"]
         refused = await template("set", footer="{titel}")

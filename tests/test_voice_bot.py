@@ -450,7 +450,7 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
         (play,) = first["components"]
         assert play["custom_id"] == "onair:play:main"
         assert play["label"] == "🔊 Play in voice"
-        assert [b["label"] for b in second["components"]] == ["Listen", "Web player", "❤"]
+        assert [b["label"] for b in second["components"]] == ["Listen", "Web player", "Like"]
         # The rendered answer is shared by everyone asking about the same snapshot: adding the
         # button for one listener changes nothing for the next.
         for _ in range(5):  # (more than the five rows a message has)
@@ -464,7 +464,7 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
         assert [item.row for item in shared.children] == [0, 0]  # left as rendered
         elsewhere = await voice.fake.final_message(await voice.fake.slash("nowplaying"))
         (row,) = elsewhere["components"]  # someone in no voice channel: no button
-        assert [b["label"] for b in row["components"]] == ["Listen", "Web player", "❤"]
+        assert [b["label"] for b in row["components"]] == ["Listen", "Web player", "Like"]
         target = voice.fake.original(iid)
         click = await voice.fake.click(target, play["custom_id"], user_id=LISTENER)
         reply = await voice.fake.final_message(click)

@@ -157,7 +157,7 @@ class DiscordDeliverer:
             announcement.info,
             announcement.play,
             station.name,
-            style=station_embeds.effective_style(sub.style, sub.mode),
+            style=station_embeds.effective_style(sub.style),
             mention_role=sub.mention_role,
             likes=count,
             skip=SkipRules.of([sub]),

@@ -164,7 +164,7 @@ def announcing(station: StationConfig, channel: str, mode: str, style: str | Non
     """The reply to /onair announce: which station, where, in which mode and style."""
     return (
         f"New tracks of **{safe(station.name, limit=80)}** will be announced in "
-        f"{channel} ({mode}, {effective_style(style, mode)})."
+        f"{channel} ({mode}, {effective_style(style)})."
     )
 
 

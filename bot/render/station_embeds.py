@@ -33,6 +33,7 @@ from .text import (
 )
 
 NO_RECENT = "No recent plays reported."
+NBSP = "\u00a0"
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
 BAR_WIDTH = 12
 Style = Literal["compact", "full"]
@@ -86,7 +87,8 @@ def _render_nowplaying(
         if position is not None and length:
             # The bar alone on its line: with the times beside it, it wraps on a phone.
             lines.append(progress_bar(position, length, width=BAR_WIDTH))
-            meta.append(f"`{duration(position)} / {duration(length)}`")
+            # No-break spaces: "1:54 / 3:33" stays on one line on a phone.
+            meta.append(f"`{duration(position)}{NBSP}/{NBSP}{duration(length)}`")
         elif play.started and not stale:
             meta.append(f"started {timestamp(play.started)}")
         lines.append(" · ".join(meta))
@@ -268,7 +270,12 @@ def more_streams(links: Links) -> list[StreamChoice]:
         ),
         ("pls", "Open in Winamp or a similar player", "A playlist file (.pls)", links.pls),
     ]
+    # The mount the station's own stream links play (often named "/stream") is that stream
+    # again: "Stream: stream" told a listener nothing new.
+    main = {links.ssl, links.http, links.port443, links.port80} - {None}
     for index, mount in enumerate(links.mounts):
+        if (mount.ssl or mount.http) in main:
+            continue
         name = plain((mount.name or "").strip("/ "), limit=60) or f"stream {index + 1}"
         entries.append(
             (
@@ -297,9 +304,11 @@ def more_streams(links: Links) -> list[StreamChoice]:
 
 def listen_embed(
     info: StationInfo, station_name: str
-) -> tuple[discord.Embed, discord.ui.View | None]:
-    """Two buttons (Listen, Web player); the other links go in the "More streams" menu that
-    ``bot.ui.streams`` adds (:func:`more_streams`); past its 25 options, masked links."""
+) -> tuple[str | None, discord.Embed | None, discord.ui.View | None]:
+    """(content, embed, view): two buttons (Listen, Web player); the other links go in the
+    "More streams" menu that ``bot.ui.streams`` adds (:func:`more_streams`). An embed only when
+    it has something to say (links past the menu's 25 options, or none at all); else one line
+    of text, not a near-empty box."""
     links = info.links
     name = station_parts.station_name(info, station_name)
     view = station_parts.listen_buttons(links)
@@ -311,9 +320,11 @@ def listen_embed(
     ]
     if view is None and not choices:
         lines.append("This station publishes no tune-in links.")
+    if not lines:
+        return f"Tune in to **{name}**:", None, view
     builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))
     builder.thumbnail(links.station_logo)
-    return builder.build(), view
+    return None, builder.build(), view
 
 
 def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
@@ -336,13 +347,10 @@ def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
     return builder.build()
 
 
-def effective_style(style: str | None, mode: str) -> Style:
-    """The admin's choice, else by mode: a post per track is compact, the one card is full."""
-    if style == "compact":
-        return "compact"
-    if style == "full":
-        return "full"
-    return "full" if mode == "card" else "compact"
+def effective_style(style: str | None) -> Style:
+    """The admin's choice, else compact for both modes: the full card's big artwork made it
+    the tallest message in a channel (495 px at desktop width) for one track's facts."""
+    return "full" if style == "full" else "compact"
 
 
 def announcement(
