@@ -296,15 +296,19 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     assert update.json["data"]["components"][0]["components"][2]["label"] == f"{pages}/{pages}"
     assert update.json["data"]["components"][0]["components"][3]["disabled"] is True
 
-    # "Show jingles" lists all 1000, and opens on the item on air again.
+    # "Show jingles" lists all 1000, and keeps the reader on the rows they were reading (it
+    # jumped back to the item on air).
+    reading = re.findall(r"<t:\d+:t> [^\n]+", update.json["data"]["embeds"][0]["description"])[0]
     (toggle,) = message["components"][1]["components"]
     assert toggle["label"] == f"Show jingles ({hidden})"
     update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
     data = update.json["data"]
     assert data["embeds"][0]["footer"]["text"].endswith(" · 1000 items")
     assert data["components"][0]["components"][2]["label"].endswith("/100")
-    assert "▶ **" in data["embeds"][0]["description"]
+    assert reading in data["embeds"][0]["description"]
     assert data["components"][1]["components"][0]["label"] == "Hide jingles"
+    update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
+    assert reading in update.json["data"]["embeds"][0]["description"]  # and back
 
 
 async def test_paginator_disables_itself_on_timeout(onair):
