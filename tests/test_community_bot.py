@@ -160,11 +160,16 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         await template("set", variant="live", title="🔴 LIVE: {title}")
         preview = await template("preview")
         assert preview["flags"] & EPHEMERAL
-        assert "Characters used: embed " in preview["content"]
-        assert f"<@&{guild.roles[1]}> Now on" in preview["content"]
+        # Which wording it shows; no character count far from every limit.
+        heading = preview["content"].splitlines()
+        assert heading[0].startswith("-# Preview of the AutoDJ wording with the station's last")
+        assert "Near a limit" not in preview["content"]
+        assert f"<@&{guild.roles[1]}> Now on" in heading[1]
         assert preview["embeds"][0]["title"] == f"♪ {TRACKS[0].title}"
         live_preview = await template("preview", variant="live")
-        assert live_preview["embeds"][0]["title"] == f"♪ {TRACKS[0].title}"  # none recorded yet
+        # No live show recorded yet: the last play, worded as a live show would be.
+        assert live_preview["content"].startswith("-# Preview of the live show wording")
+        assert live_preview["embeds"][0]["title"] == f"🔴 LIVE: {TRACKS[0].title}"
         programme_sim.clock.advance(71)  # the jingle
         await poll(env)
         body = posts(fake)[-1].json
@@ -179,6 +184,10 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         programme_sim.clock.advance(70)
         await poll(env)
         assert posts(fake)[-1].json["embeds"][0]["title"] == f"🔴 LIVE: {LIVE_SHOW.title}"
+        # During the show, the AutoDJ wording can still be previewed (with a track).
+        track_preview = await template("preview", variant="autodj")
+        assert track_preview["content"].startswith("-# Preview of the AutoDJ wording")
+        assert track_preview["embeds"][0]["title"].startswith("♪ ")
         cleared = await template("clear")
         assert "No templates" in cleared["content"]
         other = guild.channels[1]

@@ -306,6 +306,10 @@ def test_stats_chart_is_dark_and_untitled():
     assert corner == tuple(int(BACKGROUND[i : i + 2], 16) for i in (1, 3, 5))
     bright = (pixels[..., :3].mean(axis=2) > 0.9).mean()
     assert bright < 0.02  # no white canvas: only text and lines are light
+    # Today, so far: its last stretch drawn otherwise (dashed, named), not as a plain drop.
+    partial = imread(BytesIO(render_stats_chart(days, today_last=True)), format="png")
+    assert partial.shape == pixels.shape
+    assert (abs(partial - pixels).max(axis=2) > 0.1).mean() > 0.001
 
 
 def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_parts():

@@ -323,3 +323,18 @@ def test_config_file_templates_are_checked_at_load():
     assert "cannot change how a value is laid out" in str(caught.value)
     (plain,) = parse_settings(base, {}).subscriptions
     assert plain.templates is None  # none in the file: what an admin set is kept
+
+
+def test_the_preview_counts_characters_only_near_a_limit():
+    from bot.render.community import template_preview
+
+    far = {"embed": (113, 6000), "title": (27, 256), "content": (46, 2000)}
+    heading = template_preview(far, "A - B", recorded=True, live=False)
+    assert (
+        heading == "-# Preview of the AutoDJ wording with the station's last announced play: A - B"
+    )
+    near = {"embed": (900, 6000), "title": (250, 256), "content": (1700, 2000)}
+    heading = template_preview(near, "Show", recorded=False, live=True)
+    first, second = heading.splitlines()
+    assert first == "-# Preview of the live show wording with the play on air now: Show"
+    assert second == "-# Near a limit: title 250 of 256 · content 1,700 of 2,000 characters"

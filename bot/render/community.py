@@ -65,16 +65,33 @@ def template_saved(templates: TemplateSet | None, channel: str) -> str:
     return f"Saved the announcement wording for {channel}.\n{template_summary(templates)}"
 
 
-def template_preview(budget: Mapping[str, tuple[int, int]], played: str, *, recorded: bool) -> str:
-    """The preview's heading: which play, and the characters used of each limit."""
-    source = "the station's last announced play" if recorded else "the play on air now"
+NEAR_LIMIT = 0.8  # a part's share of its limit from which the preview counts it
+
+
+def template_preview(
+    budget: Mapping[str, tuple[int, int]], played: str, *, recorded: bool, live: bool
+) -> str:
+    """The preview's heading: which wording (live show or AutoDJ) with which play, and the
+    characters of the parts that come near their limit (none: nothing to watch)."""
+    if live and recorded:
+        first = (
+            f"-# Preview of the live show wording with the station's last announced play: {played}"
+        )
+    elif live:
+        first = f"-# Preview of the live show wording with the play on air now: {played}"
+    elif recorded:
+        first = f"-# Preview of the AutoDJ wording with the station's last announced play: {played}"
+    else:
+        first = f"-# Preview of the AutoDJ wording with the play on air now: {played}"
     order = ("embed", "title", "description", "footer", "content")
-    used = " · ".join(
+    near = " · ".join(
         f"{name} {budget[name][0]:,} of {budget[name][1]:,}"
         for name in order
-        if name in budget and budget[name][0]
+        if name in budget and budget[name][0] >= NEAR_LIMIT * budget[name][1]
     )
-    return f"-# Preview with {source}: {played}\n-# Characters used: {used}"
+    if not near:
+        return first
+    return f"{first}\n-# Near a limit: {near} characters"
 
 
 def like_answer(liked: bool, title: str | None, count: int) -> str:
