@@ -83,6 +83,7 @@ def test_nowhere_says_why_and_how_to_go_on():
     values = {field.name: field.value or "" for field in embed.fields}
     assert values["Announcing in"].startswith("Nowhere: every channel is paused.")
     assert "`/onair resume channel:`" in values["Announcing in"]
+    assert "🔴 <#10>: Missing access" in values["Paused"]  # said once: not again in its name
     # Watched for alerts alone: nothing is paused, so nothing says it is.
     embed = admin_embeds.status([MAIN], lambda s: watched[s.slug], [], {})
     values = {field.name: field.value or "" for field in embed.fields}

@@ -185,7 +185,7 @@ async def test_stats_defers_and_attaches_chart(onair):
     for words in ("sessions", "unique listeners", "h listened", "busiest day"):
         assert words in text
     # The 30 days end today: its partial count is said, not left to read as a collapse.
-    assert "-# Today is counted so far (station time)" in text
+    assert "-# Today so far (station time): lower than a whole day." in text
     countries = text.split("**Top countries**\n")[1].splitlines()
     assert countries[0].startswith("🇩🇪")
     assert len(countries) == 6

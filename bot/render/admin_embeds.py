@@ -112,8 +112,9 @@ def status(
     else:
         where = "Nowhere yet: run `/onair announce` in the channel that should get new tracks."
     builder.field("Announcing in", where, inline=False)
-    if paused:
-        builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
+    if paused:  # how to resume, said once: here, or above when every channel is paused
+        heading = "Paused (fix the cause, then /onair resume)" if active else "Paused"
+        builder.field(heading, "\n".join(paused), inline=False)
     if subs:
         builder.field("Announcements, last 24 hours", delivery_line(deliveries), inline=False)
     scheduled = [

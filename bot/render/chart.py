@@ -49,13 +49,12 @@ def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> by
     if partial:  # today so far: dashed, and said
         for values, colour in ((sessions, SESSIONS), (unique, UNIQUE)):
             axes.plot(x[-2:], values[-2:], color=colour, linewidth=3.5, linestyle=(0, (1.5, 1.5)))
-        axes.annotate(
+        axes.annotate(  # at the top, above today: clear of the lines it names
             "today, so far",
-            (x[-1], max(sessions[-1], unique[-1])),
-            xytext=(0, 12),
-            textcoords="offset points",
+            (x[-1], 0.97),
+            xycoords=("data", "axes fraction"),
             ha="right",
-            va="bottom",
+            va="top",
             color=MUTED,
             fontsize=LABEL_SIZE,
         )

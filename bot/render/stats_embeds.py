@@ -39,7 +39,7 @@ def stats_embed(
     )
     lines = [span, f"**{sessions:,}** sessions · **{unique:,}** unique listeners"]
     if today is not None and first <= today <= last:
-        lines.append("-# Today is counted so far (station time), so it is lower than a whole day.")
+        lines.append("-# Today so far (station time): lower than a whole day.")
     if listening_now is not None:
         station_count, discord_count = listening_now
         at_station = "" if station_count is None else f"**{station_count:,}** at the station · "
