@@ -121,3 +121,18 @@ async def test_a_failed_call_names_its_server_and_cause_never_the_key(simulator,
         await client.info(max_age=0)
     assert staff_reason(refused.value) == f"{server} refused the API key (HTTP 403)"
     assert KEY not in staff_reason(refused.value)
+
+
+def test_a_down_alert_words_the_stored_failure_and_an_older_stored_text_as_it_is():
+    from bot.render.alert_embeds import alert_message
+
+    payload = {"kind": "down", "station_name": "Main FM", "at": AT.timestamp(), "since": 0.0}
+    stored = Failure.of(StationAuthError()).dumps()
+    assert Failure.loads(stored) == Failure(StationAuthError, "", "", StationAuthError().message)
+    text = alert_message({**payload, "reason": stored}).embed.description or ""
+    assert text.endswith(
+        "): the station server refused the API key.\nOnAir posts here again when it is back."
+    )
+    older = alert_message({**payload, "reason": "The station server did not answer in time."})
+    assert "): The station server did not answer in time.." not in (older.embed.description or "")
+    assert "The station server did not answer in time." in (older.embed.description or "")

@@ -20,11 +20,11 @@ from ..storage import (
     Recap,
     Subscription,
 )
+from ..util.text import plain, safe, timestamp
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
 from .problems import staff_reason
 from .station_embeds import effective_style
-from .text import plain, safe, timestamp
 
 if TYPE_CHECKING:
     from ..announcer import StationStatus

@@ -10,8 +10,10 @@ from typing import Any
 import discord
 
 from ..scheduled.alerts import NOT_PLAYING
+from ..station.errors import Failure
+from ..util.text import safe, timestamp
 from .embeds import LIVE, EmbedBuilder, link_view
-from .text import safe, timestamp
+from .problems import staff_reason
 
 DOWN = discord.Colour(0xF0B232)  # amber: staff, not listeners
 BACK = discord.Colour(0x23A55A)
@@ -67,7 +69,10 @@ def alert_message(payload: dict[str, Any]) -> AlertMessage:
         )
     elif kind == "down":
         # For staff: the cause and the server (bot.render.problems), never a listener's advice.
-        reason = safe(str(payload.get("reason") or ""), limit=200)
+        stored = str(payload.get("reason") or "")
+        failure = Failure.loads(stored)
+        said = staff_reason(failure) if failure is not None else stored  # older: as stored
+        reason = safe(said, limit=200).rstrip(".")
         values = {"station": station, "time": timestamp(since, "t"), "ago": timestamp(since)}
         if reason == NOT_PLAYING:
             first = "**{station}** is not playing since {time} ({ago}).".format(**values)

@@ -8,9 +8,9 @@ from datetime import datetime
 import discord
 
 from ..templates.model import PARTS, VARIANTS, TemplateSet
+from ..util.text import clip, safe, timestamp
 from .embeds import EmbedBuilder
 from .ranking import ranked
-from .text import clip, safe, timestamp
 
 PERIODS: dict[str, tuple[str, float]] = {
     "day": ("the last 24 hours", 86400.0),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..util.text import clip, isolate, safe
 from .embeds import FIELD_VALUE
-from .text import clip, isolate, safe
 
 MEDALS = ("🥇", "🥈", "🥉")
 # (one, many) of each count, as whole phrases with a named placeholder (for gettext later).

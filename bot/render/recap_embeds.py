@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import discord
 
+from ..util.text import safe
 from .embeds import BRAND, EmbedBuilder
 from .ranking import Row, ranked
-from .text import safe
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
