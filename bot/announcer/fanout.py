@@ -16,12 +16,13 @@ from typing import Any
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
+from ..history.playlog import PlayRecorder
 from ..station import Play, StationError
 from ..storage import Storage, Subscription
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
-from .outbox import DeliveryOutbox, Resumable, describe, expires_at
+from .outbox import DeliveryOutbox, Resumable, expires_at
 from .watcher import Announcement
 
 _LOGGER = logging.getLogger("onair.announcer")
@@ -50,6 +51,8 @@ class FanOut:
         self.refresh = refresh  # re-plans the watches after a channel was paused
         self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.skipped = 0
+        # Used when the registry records no plays itself (the service without the bot).
+        self._own_recorder = PlayRecorder(storage)
 
     async def _item_type(
         self, station: StationConfig, play: Play, subs: Iterable[Subscription]
@@ -74,68 +77,76 @@ class FanOut:
         play = announcement.play
         until = expires_at(play, announcement.detected_at, self.settings.max_delivery_age)
         async with self._station_locks[slug]:
-            await self._record_history(slug, announcement)
-            stored = await self.outbox.retrying(
-                f"reading the channels of station {slug}",
-                lambda: self.storage.subscriptions(slug),
-                until=until,
-            )
-            if stored is None:
-                return
-            # In a fleet the poller records the play for every channel of every shard (each
-            # process then sends to its own shards' channels); alone, for its own shards.
-            subs = [
-                s
-                for s in stored
-                if s.paused_reason is None
-                and (self.fleet is not None or self.settings.handles_guild(s.guild_id))
-            ]
-            item_type = await self._item_type(station, play, subs)
-            targets = []
-            for sub in subs:
-                if sub.last_play is not None and play.same_as(sub.last_play):
-                    continue  # announced before a restart
-                if skip_reason(sub, play, item_type) is not None:
-                    self.skipped += 1
-                    continue
-                targets.append(sub)
-            # In a fleet every play is recorded and published while something besides the
-            # channels follows plays (the shows): the other processes learn of it that way.
-            if not targets and not (self.fleet is not None and self.change_listeners):
-                return
-            payload = snapshot.dump(announcement)
-            play_key = await self._known_key(slug, play, until)
-            announcement_id = await self.outbox.retrying(
-                f"recording the play {play.display!r} of station {slug} "
-                f"for {len(targets)} channel(s)",
-                lambda: self.storage.enqueue_announcement(
-                    slug,
-                    play_key,
-                    payload,
-                    detected_at=announcement.detected_at,
-                    expires_at=until,
-                    subscription_ids=[s.id for s in targets],
-                ),
-                until=until,
-            )
-            if announcement_id is None:
-                self.outbox.note_dropped(len(targets))
-                _LOGGER.error(
-                    "dropped the play %r of station %s for %d channel(s): storage did not "
-                    "recover before the play went stale",
-                    play.display,
-                    slug,
-                    len(targets),
-                )
-                return
-            if self.fleet is not None:
-                await self.fleet.publish(announcement_id)
-                targets = [s for s in targets if self.settings.handles_guild(s.guild_id)]
-            paused = await self.outbox.drain(
-                announcement_id, play_key, station, announcement, targets, until
-            )
+            paused = await self._run(slug, station, announcement, until)
+        await self.catch_up_history()  # after the sends: the history never holds them up
         if paused:
             await self.refresh()  # a paused channel may have been the station's last one
+
+    async def _run(
+        self, slug: str, station: StationConfig, announcement: Announcement, until: float
+    ) -> bool:
+        """Record, lease and send the play; True when a channel was paused."""
+        play = announcement.play
+        detected = datetime.fromtimestamp(announcement.detected_at, UTC)
+        await self.history.record(slug, play, announcement.info.listener_count, detected)
+        stored = await self.outbox.retrying(
+            f"reading the channels of station {slug}",
+            lambda: self.storage.subscriptions(slug),
+            until=until,
+        )
+        if stored is None:
+            return False
+        # In a fleet the poller records the play for every channel of every shard (each
+        # process then sends to its own shards' channels); alone, for its own shards.
+        subs = [
+            s
+            for s in stored
+            if s.paused_reason is None
+            and (self.fleet is not None or self.settings.handles_guild(s.guild_id))
+        ]
+        item_type = await self._item_type(station, play, subs)
+        targets = []
+        for sub in subs:
+            if sub.last_play is not None and play.same_as(sub.last_play):
+                continue  # announced before a restart
+            if skip_reason(sub, play, item_type) is not None:
+                self.skipped += 1
+                continue
+            targets.append(sub)
+        # In a fleet every play is recorded and published while something besides the
+        # channels follows plays (the shows): the other processes learn of it that way.
+        if not targets and not (self.fleet is not None and self.change_listeners):
+            return False
+        payload = snapshot.dump(announcement)
+        play_key = await self._known_key(slug, play, until)
+        announcement_id = await self.outbox.retrying(
+            f"recording the play {play.display!r} of station {slug} for {len(targets)} channel(s)",
+            lambda: self.storage.enqueue_announcement(
+                slug,
+                play_key,
+                payload,
+                detected_at=announcement.detected_at,
+                expires_at=until,
+                subscription_ids=[s.id for s in targets],
+            ),
+            until=until,
+        )
+        if announcement_id is None:
+            self.outbox.note_dropped(len(targets))
+            _LOGGER.error(
+                "dropped the play %r of station %s for %d channel(s): storage did not "
+                "recover before the play went stale",
+                play.display,
+                slug,
+                len(targets),
+            )
+            return False
+        if self.fleet is not None:
+            await self.fleet.publish(announcement_id)
+            targets = [s for s in targets if self.settings.handles_guild(s.guild_id)]
+        return await self.outbox.drain(
+            announcement_id, play_key, station, announcement, targets, until
+        )
 
     async def _known_key(self, slug: str, play: Play, until: float) -> str:
         """The key this play was recorded under already (by an earlier run or another process,
@@ -153,24 +164,17 @@ class FanOut:
                 continue
         return play.claim_key
 
-    async def _record_history(self, slug: str, announcement: Announcement) -> None:
-        """Best effort: /history misses a play rather than holding the announcement up."""
-        try:
-            await self.storage.record_play(
-                slug,
-                announcement.play,
-                announcement.info.listener_count,
-                datetime.fromtimestamp(announcement.detected_at, UTC),
-            )
-        except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
-                "could not record %r in the history of %s (%s)",
-                announcement.play.display,
-                slug,
-                describe(error),
-            )
+    @property
+    def history(self) -> PlayRecorder:
+        """Who writes plays into the history: the registry's recorder (every poll's play goes
+        through it), else this fan-out's own. Best effort: it never holds an announcement up,
+        and keeps a play storage failed for later."""
+        return self.registry.recorder or self._own_recorder
+
+    async def catch_up_history(self) -> None:
+        """Write the plays storage failed into the history (the sweep calls it)."""
+        if self.history.pending:
+            await self.history.catch_up()
 
     async def resume(self, work: Resumable) -> None:
         """Send deliveries a sweep found pending, under the station's lock."""
