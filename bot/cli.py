@@ -24,7 +24,6 @@ from yarl import URL
 
 from . import errors
 from .console import summary
-from .console.serialize import to_jsonable
 from .runtime.envfile import load_env_file
 from .station import (
     Playlist,
@@ -36,6 +35,7 @@ from .station import (
     Stats,
     redact_url,
 )
+from .util.serialize import to_jsonable
 
 EXIT_STATION = 2
 EXIT_USAGE = 64
@@ -365,11 +365,11 @@ def main(
 
         runner = demo(duration=args.duration, seed=args.seed)
     elif args.command == "sync":
-        from .runtime.app import sync_once
+        from .app import sync_once
 
         runner = sync_once(args.config, args.guild)
     else:
-        from .runtime.app import run_bot
+        from .app import run_bot
 
         runner = run_bot(args.config, discord_connector=discord_connector)
     with contextlib.suppress(KeyboardInterrupt):

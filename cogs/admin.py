@@ -8,15 +8,14 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.announcer import templating as template_admin
 from bot.config import StationConfig
 from bot.errors import EVENTS_NO_PERMISSION, NEED_MANAGE, NOT_HERE, BadInput
 from bot.guard.patterns import compile_pattern
 from bot.render import admin_embeds, community, station_embeds
-from bot.render.text import clip, safe
+from bot.render.templated import announcement as templated
 from bot.runtime.core import OnAirBot
 from bot.storage import Subscription
-from bot.templates import admin as template_admin
-from bot.templates.announce import announcement as templated
 from bot.templates.model import PartName
 from bot.ui import Reply, answer
 from bot.ui.checks import can_manage, check_announce_target
@@ -24,6 +23,7 @@ from bot.ui.scheduled import configure_alerts, configure_recap
 from bot.ui.station_key import StationKeyModal
 from bot.ui.stations import resolve_station, station_autocomplete
 from bot.ui.voice import configure_voice, voice_channel_autocomplete
+from bot.util.text import clip, safe
 
 Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 

@@ -11,10 +11,10 @@ from discord.ext import commands
 from bot.errors import BadInput
 from bot.inputs.moments import parse_moment
 from bot.render import station_embeds
-from bot.render.text import safe
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.stations import resolve_station, station_autocomplete
+from bot.util.text import safe
 
 
 class HistoryCog(commands.Cog):

@@ -309,6 +309,29 @@ async def test_a_live_show_becomes_one_active_event_then_completed(programme_sim
         assert sorted(k.rpartition("@")[2].partition("~")[0] for k in keys) == ["0", "1"]
 
 
+async def test_an_events_place_is_never_a_link_discord_or_a_listener_should_not_get(
+    programme_sim, events_fake
+):
+    # Issue 27: the place (entity_metadata.location, plain text Discord shows as a link) was the
+    # station's https listen link as typed, ">[Free](…)" and all, whenever it fit in 100.
+    station = programme_sim.station(1)
+    station.typed_links = {
+        "port443": "https://r.example/s>[Free](https://phish.example/y)",
+        "ssl": "https://r.example/a b",
+    }
+    fake = events_fake
+    guild = fake.guilds[0]
+    async with running_bot(programme_sim, fake=fake) as env:
+        await turn_on(env, guild)
+        await poll(env)
+        advance(programme_sim, 46)  # the live show
+        await poll(env)
+        await wait_for(lambda: len(guild.events) == 1)
+        (event,) = guild.events.values()
+        # The first https link that is one: the station's first mount.
+        assert event["entity_metadata"]["location"] == "https://c9.radioboss.fm:18001/stream"
+
+
 async def test_an_event_discord_would_not_start_is_canceled_when_the_show_ends(
     programme_sim, events_fake
 ):

@@ -22,9 +22,9 @@ from typing import Any
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..runtime.tasks import BackgroundTasks
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
+from ..util.tasks import BackgroundTasks
 from . import snapshot
 from .fanout import FanOut
 from .fleet import FleetCoordinator
@@ -126,7 +126,7 @@ class AnnouncerService:
 
     @property
     def metrics(self) -> Any:
-        """bot.runtime.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
+        """bot.util.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
         return self.outbox.metrics
 
     @metrics.setter

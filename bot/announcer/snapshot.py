@@ -11,8 +11,8 @@ from datetime import date, datetime, time, timedelta
 from functools import cache
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from ..console.serialize import to_jsonable
 from ..station import Play, StationInfo
+from ..util.serialize import to_jsonable
 from .watcher import Announcement
 
 

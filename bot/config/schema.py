@@ -10,10 +10,10 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..guard.patterns import UnsafePattern, compile_pattern
-from ..scheduled.recap import WEEKDAYS
 from ..templates.model import TemplateSet
 from ..templates.model import checked as checked_templates
 
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 

@@ -17,8 +17,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from .. import errors
 from ..announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from ..announcer.watcher import AnnouncementListener, ErrorListener
-from ..render.text import duration
 from ..station import StationAuthError, StationClient, StationError, StationNotFound
+from ..util.text import duration
 
 EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
 

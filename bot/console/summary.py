@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ..programme.timeline import timeline
-from ..render.text import duration
 from ..station import Playlist, StationInfo, Stats
+from ..util.text import duration
 
 
 def now_playing_lines(info: StationInfo) -> list[str]:

@@ -10,8 +10,9 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, StationInfo
 from ..station.play import normalise_title
+from ..util.links import EMBED_URL, safe_url
+from ..util.text import isolate, safe, search_url, timestamp
 from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
-from .text import is_http_url, isolate, safe, search_url, timestamp
 
 NO_TITLE = "Nothing on air right now"
 
@@ -24,7 +25,7 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
         if busted:
             return busted
     logo = info.links.station_logo
-    return logo if is_http_url(logo, https_only=True) else None
+    return safe_url(logo, EMBED_URL, https_only=True)
 
 
 WEB_PLAYER = "Web player"

@@ -18,10 +18,10 @@ from ..errors import OnAirError
 from ..guard.keybox import KeyBox
 from ..station import StationError
 from ..storage import Storage
+from ..util.metrics import Metrics, MetricsServer
 from .commandsync import state_path, sync_commands
 from .heap import freeze_startup_heap
 from .logs import count_discord_429s, guard_discord_logs
-from .metrics import Metrics, MetricsServer
 
 if TYPE_CHECKING:
     from ..announcer.service import AnnouncerService

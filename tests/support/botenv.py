@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from cryptography.fernet import Fernet
 
+from bot.app import create_bot
 from bot.config import parse_settings
-from bot.runtime.app import create_bot
 from bot.runtime.core import OnAirBot
 from bot.simulator import StationSimulator
 

@@ -18,12 +18,13 @@ from datetime import UTC
 import discord
 
 from ..programme.jingles import NO_RULES, SkipRules
-from ..render import station_embeds, station_parts
-from ..render.embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
-from ..render.text import clip, is_http_url, safe, timestamp
 from ..station import Play, StationInfo
-from .formatter import Part, Placeholder, render
-from .model import TemplateSet, Wording, parsed
+from ..templates.formatter import Part, Placeholder, render
+from ..templates.model import TemplateSet, Wording, parsed
+from ..util.links import TEXT_URL, safe_url
+from ..util.text import clip, safe, timestamp
+from . import station_embeds, station_parts
+from .embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 
 CONTENT = 2000  # a message's content
 VALUE = 1024  # no single value is longer than this, before the budget
@@ -57,10 +58,10 @@ def _plain(value: str | None) -> str:
 
 
 def _url(url: str | None) -> str:
-    if not is_http_url(url):
+    address = safe_url(url, TEXT_URL)
+    if address is None:
         return ""
-    assert url is not None
-    return "".join(_URL_CODES.get(c, c) for c in url)
+    return "".join(_URL_CODES.get(c, c) for c in address)
 
 
 def values(

@@ -10,15 +10,15 @@ from typing import Any
 
 import discord
 
+from ..announcer.outbox import DeliveryError
+from ..announcer.watcher import Announcement
 from ..config import StationConfig
 from ..history.likes import LikeService
 from ..programme.jingles import SkipRules
 from ..render import station_embeds
+from ..render.templated import announcement as templated
 from ..storage import Subscription
-from ..templates.announce import announcement as templated
 from ..ui.likes import LIKE_PREFIX, with_like_button
-from .outbox import DeliveryError
-from .watcher import Announcement
 
 
 class RateGate:
