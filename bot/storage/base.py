@@ -65,17 +65,17 @@ class Storage(
         """Whether ``error`` is the database failing (locked, read-only, full, gone): worth
         retrying, unlike a bug in the caller."""
 
-    async def _noted(self, operation: Callable[[], Awaitable[T]]) -> T:
+    async def _noted(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
         """Run one database operation, noting in ``health`` whether storage failed it."""
         began = self.health.begin()
         try:
             result = await operation()
         except Exception as error:
             if self.is_storage_error(error):
-                self.health.failed(began)
+                self.health.failed(began, write=write)
                 await self._after_failure(error)
             raise
-        self.health.succeeded(began)
+        self.health.succeeded(began, write=write)
         return result
 
     async def _after_failure(self, error: BaseException) -> None:

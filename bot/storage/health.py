@@ -27,15 +27,17 @@ class StorageHealth:
         self._since = 0.0
         self._warned = False
         self._stragglers = 0  # failures of operations begun before an outage already over
+        self._writes_failed = False  # in the current outage
 
     def begin(self) -> int:
         """Call before an operation; hand the result to :meth:`failed` or :meth:`succeeded`."""
         return self.outages
 
-    def failed(self, began: int) -> None:
+    def failed(self, began: int, *, write: bool = False) -> None:
         """A storage operation begun under ``began`` failed with a storage error."""
         self.failures += 1
         if self.failing:
+            self._writes_failed |= write
             return
         if began != self.outages:  # began before the last outage opened, which is over
             self._stragglers += 1
@@ -43,13 +45,15 @@ class StorageHealth:
         self.outages += 1
         self.failing = True
         self.failures = 1
+        self._writes_failed = write
         self._since = time.monotonic()
         self._warned = False
         self._stragglers = 0
 
-    def succeeded(self, began: int) -> None:
-        """A storage operation begun under ``began`` succeeded."""
-        if not self.failing or began != self.outages:
+    def succeeded(self, began: int, *, write: bool = False) -> None:
+        """A storage operation begun under ``began`` succeeded. Once a write failed, only a
+        write ends the outage: a locked or read-only database still answers reads."""
+        if not self.failing or began != self.outages or (self._writes_failed and not write):
             return
         self.failing = False
         _LOGGER.info(

@@ -36,6 +36,8 @@ def _sqlstate(error: BaseException) -> str:
 def connection_lost(error: BaseException) -> bool:
     """The connection the operation ran on is dead (or was never made): every other connection
     to the same server is suspect too."""
+    if isinstance(error, TimeoutError):
+        return False  # (an OSError too) a slow query or server, not a dead connection
     if isinstance(error, pg.InternalClientError | OSError | pg.PostgresConnectionError):
         return True
     if isinstance(error, pg.InterfaceError):

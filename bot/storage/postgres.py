@@ -102,7 +102,9 @@ class PostgresStorage(Storage):
             listener.reconnect()
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        status: str = await self._noted(lambda: self._pool.execute(to_dollar(sql), *params))
+        status: str = await self._noted(
+            lambda: self._pool.execute(to_dollar(sql), *params), write=True
+        )
         # asyncpg returns e.g. "INSERT 0 1", "UPDATE 3", "DELETE 0"
         tail = status.rsplit(" ", 1)[-1]
         return int(tail) if tail.isdigit() else 0
@@ -114,7 +116,7 @@ class PostgresStorage(Storage):
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
-        return await self._noted(lambda: self._atomic(statements, guarded))
+        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
 
     async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         counts: list[int] = []
@@ -129,7 +131,9 @@ class PostgresStorage(Storage):
         return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self.fetch(sql, params)  # each pool call is its own transaction
+        # Each pool call is its own transaction.
+        records = await self._noted(lambda: self._pool.fetch(to_dollar(sql), *params), write=True)
+        return [tuple(record) for record in records]
 
     def is_storage_error(self, error: BaseException) -> bool:
         from . import pgerrors  # imported here: SQLite-only deployments never load asyncpg
@@ -154,7 +158,7 @@ class PostgresStorage(Storage):
         async def run() -> Any:
             return await getattr(await self._lease_pool(), method)(sql, *args)
 
-        return await self._noted(run)
+        return await self._noted(run, write=True)
 
     async def renew_watches(self, owner: str, lease: float) -> set[str]:
         rows = await self._on_leases(

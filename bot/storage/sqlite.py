@@ -108,7 +108,7 @@ class SqliteStorage(Storage):
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
-        return await self._noted(lambda: self._atomic(statements, guarded))
+        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
 
     async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         async with self._transaction():
@@ -122,7 +122,7 @@ class SqliteStorage(Storage):
         return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self._noted(lambda: self._write_fetch(sql, params))
+        return await self._noted(lambda: self._write_fetch(sql, params), write=True)
 
     async def _write_fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self._transaction(), self.db.execute(sql, tuple(params)) as cursor:
