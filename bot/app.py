@@ -26,6 +26,7 @@ from .delivery.scheduled import DiscordPostSender
 from .guard.keybox import KeyBox, KeyBoxError
 from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .history.likes import LikeService
+from .requests.service import RequestService
 from .runtime.commandsync import state_path, sync_commands
 from .runtime.core import OnAirBot
 from .runtime.logs import setup_logging
@@ -151,6 +152,10 @@ def create_bot(
     bot.announcer.change_listeners.append(bot.shows.station_changed)
     bot.announcer.also_watch = _followed_stations(bot.alerts, bot.recaps, bot.shows)
     bot.voice.listener = bot.shows
+    # Song requests: the credit is decided where plays are fanned out.
+    bot.requests = RequestService(settings, registry, storage)
+    bot.requests.lister = _request_lister(bot, gate)
+    bot.announcer.credit_requests(bot.requests.credits_for)
     bot.onboarding = StationOnboarding(
         settings,
         registry,
@@ -159,6 +164,22 @@ def create_bot(
         is_member=lambda guild: bot.get_guild(guild) is not None,
     )
     return bot
+
+
+def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
+    """Posts a line in a guild's request channel (no mention can ping)."""
+
+    async def post(channel_id: int, text: str) -> None:
+        channel = bot.get_channel(channel_id)
+        if channel is None:
+            await gate.acquire()
+            channel = await bot.fetch_channel(channel_id)
+        if not isinstance(channel, discord.abc.Messageable):
+            return
+        await gate.acquire()
+        await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+
+    return post
 
 
 def _both(first: PollObserver, second: PollObserver) -> PollObserver:

@@ -27,6 +27,7 @@ from .console import summary
 from .runtime.envfile import load_env_file
 from .station import (
     Playlist,
+    RequestsClient,
     RetryPolicy,
     StationAuthError,
     StationClient,
@@ -288,6 +289,9 @@ async def _check(args: argparse.Namespace) -> int:
             stats = await client.stats(first, today)
         except StationError as error:
             return _fail("fetching the statistics", args, error)
+        requests = await RequestsClient(
+            args.base_url, args.station, session=session, timeout=client.timeout
+        ).state()
     if args.json:
         print(
             json.dumps(
@@ -297,12 +301,14 @@ async def _check(args: argparse.Namespace) -> int:
                     "playlist": to_jsonable(playlist),
                     "stats": to_jsonable(stats),
                     "stats_range": [first.isoformat(), today.isoformat()],
+                    "requests": {"state": requests[0], "waiting": requests[1]},
                 },
                 ensure_ascii=False,
             )
         )
         return 0
     print(render_check(info, playlist, stats, first.isoformat(), today.isoformat()))
+    print(summary.requests_line(*requests))
     return 0
 
 

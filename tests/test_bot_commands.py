@@ -43,6 +43,8 @@ async def test_bot_logs_in_and_syncs(onair):
         "onair",
         "playlist",
         "recent",
+        "request",
+        "requests",
         "station",
         "stats",
         "top",

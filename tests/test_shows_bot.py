@@ -25,7 +25,8 @@ from .support.fakediscord import (
     FakeDiscord,
     Guild,
 )
-from .support.waiting import wait_for
+from .support.stations import serving
+from .support.waiting import poll_watch, wait_for
 from .test_announcer_bot import programme_sim
 from .test_voice_bot import LISTENER, icecast, mp3, reply_of, voice_bot
 
@@ -44,11 +45,7 @@ async def poll(env: BotEnv) -> None:
     """Run the station's watch now; wait for its listeners (the shows hook included)."""
     announcer = env.bot.announcer
     await wait_for(lambda: len(announcer.watched()) == 1, within=10)
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy, within=10)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await poll_watch(announcer)
     await announcer.idle()
 
 
@@ -498,9 +495,8 @@ async def long_show_sim() -> AsyncIterator[StationSimulator]:
         ),
         public_url="https://c9.radioboss.fm",
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 async def test_an_outage_mid_show_completes_its_event_and_the_return_makes_no_second(

@@ -11,6 +11,7 @@ from bot.simulator import StationSimulator
 from bot.util.links import BUTTON_URL, safe_url
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.stations import serving
 
 fake = fake_discord_fixture()
 
@@ -26,9 +27,8 @@ async def hostless_sim():
         public_url="https://:8443",
         zone=ZoneInfo("Europe/Berlin"),
     )
-    await sim.start()
-    yield sim
-    await sim.stop()
+    async with serving(sim):
+        yield sim
 
 
 @pytest.mark.e2e
@@ -115,9 +115,8 @@ async def typed_sim():
     sim = StationSimulator()
     sim.add_station(1, key="station-key-SECRET-42", seed=3, public_url="https://c9.radioboss.fm")
     sim.station(1).typed_links = dict(TYPED_LINKS)
-    await sim.start()
-    yield sim
-    await sim.stop()
+    async with serving(sim):
+        yield sim
 
 
 def _urls(body: object) -> list[str]:

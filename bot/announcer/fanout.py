@@ -8,6 +8,7 @@ resumption of an earlier one never interleave their sends.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
@@ -18,14 +19,15 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..history.playlog import PlayRecorder
 from ..station import Play, StationError
-from ..storage import Storage, Subscription
+from ..storage import RequestCredit, Storage, Subscription
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
-from .outbox import DeliveryOutbox, Resumable, expires_at
+from .outbox import DeliveryOutbox, Resumable, describe, expires_at
 from .watcher import Announcement
 
 _LOGGER = logging.getLogger("onair.announcer")
+Credit = Callable[[str, Play, str], Awaitable[tuple[RequestCredit, ...]]]
 
 
 class FanOut:
@@ -51,6 +53,9 @@ class FanOut:
         self.refresh = refresh  # re-plans the watches after a channel was paused
         self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.skipped = 0
+        # Who requested a play (bot.requests), decided here, the one place plays are fanned
+        # out, and recorded with the play: every process of a fleet credits the same way.
+        self.credit: Credit | None = None
         # Used when the registry records no plays itself (the service without the bot).
         self._own_recorder = PlayRecorder(storage)
 
@@ -77,76 +82,88 @@ class FanOut:
         play = announcement.play
         until = expires_at(play, announcement.detected_at, self.settings.max_delivery_age)
         async with self._station_locks[slug]:
-            paused = await self._run(slug, station, announcement, until)
+            detected = datetime.fromtimestamp(announcement.detected_at, UTC)
+            await self.history.record(slug, play, announcement.info.listener_count, detected)
+            stored = await self.outbox.retrying(
+                f"reading the channels of station {slug}",
+                lambda: self.storage.subscriptions(slug),
+                until=until,
+            )
+            if stored is None:
+                return
+            # In a fleet the poller records the play for every channel of every shard (each
+            # process then sends to its own shards' channels); alone, for its own shards.
+            subs = [
+                s
+                for s in stored
+                if s.paused_reason is None
+                and (self.fleet is not None or self.settings.handles_guild(s.guild_id))
+            ]
+            item_type = await self._item_type(station, play, subs)
+            targets = []
+            for sub in subs:
+                if sub.last_play is not None and play.same_as(sub.last_play):
+                    continue  # announced before a restart
+                if skip_reason(sub, play, item_type) is not None:
+                    self.skipped += 1
+                    continue
+                targets.append(sub)
+            # In a fleet every play is recorded and published while something besides the
+            # channels follows plays (the shows): the other processes learn of it that way.
+            if not targets and not (self.fleet is not None and self.change_listeners):
+                await self._credited(slug, play, play.claim_key)  # aired: requests are done
+                return
+            play_key = await self._known_key(slug, play, until)
+            credits = await self._credited(slug, play, play_key)
+            if credits:
+                announcement = dataclasses.replace(announcement, requested_by=credits)
+            payload = snapshot.dump(announcement)
+            announcement_id = await self.outbox.retrying(
+                f"recording the play {play.display!r} of station {slug} "
+                f"for {len(targets)} channel(s)",
+                lambda: self.storage.enqueue_announcement(
+                    slug,
+                    play_key,
+                    payload,
+                    detected_at=announcement.detected_at,
+                    expires_at=until,
+                    subscription_ids=[s.id for s in targets],
+                ),
+                until=until,
+            )
+            if announcement_id is None:
+                self.outbox.note_dropped(len(targets))
+                _LOGGER.error(
+                    "dropped the play %r of station %s for %d channel(s): storage did not "
+                    "recover before the play went stale",
+                    play.display,
+                    slug,
+                    len(targets),
+                )
+                return
+            if self.fleet is not None:
+                await self.fleet.publish(announcement_id)
+                targets = [s for s in targets if self.settings.handles_guild(s.guild_id)]
+            paused = await self.outbox.drain(
+                announcement_id, play_key, station, announcement, targets, until
+            )
         await self.catch_up_history()  # after the sends: the history never holds them up
         if paused:
             await self.refresh()  # a paused channel may have been the station's last one
 
-    async def _run(
-        self, slug: str, station: StationConfig, announcement: Announcement, until: float
-    ) -> bool:
-        """Record, lease and send the play; True when a channel was paused."""
-        play = announcement.play
-        detected = datetime.fromtimestamp(announcement.detected_at, UTC)
-        await self.history.record(slug, play, announcement.info.listener_count, detected)
-        stored = await self.outbox.retrying(
-            f"reading the channels of station {slug}",
-            lambda: self.storage.subscriptions(slug),
-            until=until,
-        )
-        if stored is None:
-            return False
-        # In a fleet the poller records the play for every channel of every shard (each
-        # process then sends to its own shards' channels); alone, for its own shards.
-        subs = [
-            s
-            for s in stored
-            if s.paused_reason is None
-            and (self.fleet is not None or self.settings.handles_guild(s.guild_id))
-        ]
-        item_type = await self._item_type(station, play, subs)
-        targets = []
-        for sub in subs:
-            if sub.last_play is not None and play.same_as(sub.last_play):
-                continue  # announced before a restart
-            if skip_reason(sub, play, item_type) is not None:
-                self.skipped += 1
-                continue
-            targets.append(sub)
-        # In a fleet every play is recorded and published while something besides the
-        # channels follows plays (the shows): the other processes learn of it that way.
-        if not targets and not (self.fleet is not None and self.change_listeners):
-            return False
-        payload = snapshot.dump(announcement)
-        play_key = await self._known_key(slug, play, until)
-        announcement_id = await self.outbox.retrying(
-            f"recording the play {play.display!r} of station {slug} for {len(targets)} channel(s)",
-            lambda: self.storage.enqueue_announcement(
-                slug,
-                play_key,
-                payload,
-                detected_at=announcement.detected_at,
-                expires_at=until,
-                subscription_ids=[s.id for s in targets],
-            ),
-            until=until,
-        )
-        if announcement_id is None:
-            self.outbox.note_dropped(len(targets))
-            _LOGGER.error(
-                "dropped the play %r of station %s for %d channel(s): storage did not "
-                "recover before the play went stale",
-                play.display,
-                slug,
-                len(targets),
+    async def _credited(self, slug: str, play: Play, play_key: str) -> tuple[RequestCredit, ...]:
+        """Best effort: an announcement goes out without its credit rather than wait."""
+        if self.credit is None:
+            return ()
+        try:
+            return await self.credit(slug, play, play_key)
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            self.storage.health.warn(
+                _LOGGER, "could not credit requests of %s (%s)", slug, describe(error)
             )
-            return False
-        if self.fleet is not None:
-            await self.fleet.publish(announcement_id)
-            targets = [s for s in targets if self.settings.handles_guild(s.guild_id)]
-        return await self.outbox.drain(
-            announcement_id, play_key, station, announcement, targets, until
-        )
+            return ()
 
     async def _known_key(self, slug: str, play: Play, until: float) -> str:
         """The key this play was recorded under already (by an earlier run or another process,

@@ -157,6 +157,7 @@ def parse_settings(
                 guilds=values["guilds"],
                 voice=values["voice"],
                 stream_url=values["stream_url"],
+                requests=values["requests"],
             )
         )
     slugs = {s.slug for s in stations}

@@ -56,6 +56,12 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
+def _positive(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValueError("expected a number above 0")
+    return float(value)
+
+
 def time_zone(value: Any) -> ZoneInfo:
     """An IANA zone by name; ValueError (phrased for the config file) when there is none.
     The one zone check: guild admins' input goes through it too (``bot.inputs.zone``)."""
@@ -201,6 +207,13 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "allow_private_station_urls": Setting(_bool, False, "allow_private_station_urls"),
         "max_guild_stations": Setting(_int, 10, "max_guild_stations"),
     },
+    # Song requests (/request): how hard OnAir may ask a station's search, shared by every
+    # guild and user; and how long after a request its play is still credited to the listener.
+    "requests": {
+        "searches_per_second": Setting(_positive, 2.0, "request_searches_per_second"),
+        "cache_seconds": Setting(_seconds, 60.0, "request_cache_seconds"),
+        "credit_hours": Setting(_positive, 3.0, "request_credit_hours"),
+    },
     "metrics": {
         "port": Setting(port_or_off, 0, "metrics_port"),
         "host": Setting(_str, "127.0.0.1", "metrics_host"),
@@ -237,6 +250,7 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "guilds": Setting(_list_of(_snowflake), ()),
         "voice": Setting(_bool, True),  # /join may play it in voice channels
         "stream_url": Setting(_stream_url, ""),  # "" = the best listen link in its info
+        "requests": Setting(_bool, False),  # listeners may /request songs (guilds can opt out)
     },
     "guilds": {
         "id": Setting(_snowflake),

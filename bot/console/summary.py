@@ -67,3 +67,12 @@ def stats_lines(stats: Stats, first_day: str, last_day: str) -> list[str]:
         f"unique listeners {stats.total_unique if stats.total_unique is not None else '?'}, "
         f"listening time {hours}",
     ]
+
+
+def requests_line(state: str, waiting: int | None) -> str:
+    """Whether the station takes song requests (its public request endpoints)."""
+    if state == "on":
+        return f"Requests:    taken ({waiting} waiting in its queue)"
+    if state == "off":
+        return "Requests:    off (the station refuses them)"
+    return "Requests:    unknown (the request endpoints did not answer usably)"

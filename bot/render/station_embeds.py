@@ -341,6 +341,7 @@ def announcement(
     style: Style = "compact",
     skip: SkipRules = NO_RULES,
     card: bool = False,
+    requested_by: tuple[str, ...] = (),
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
 
@@ -368,6 +369,8 @@ def announcement(
     lines = [station_parts.byline(play)]
     if meta:
         lines.append("-# " + " · ".join(meta))
+    if requested_by:
+        lines.append(station_parts.requested_line(requested_by))
     if style == "compact":
         builder.thumbnail(station_parts.artwork_for(info, play))
     else:

@@ -121,3 +121,11 @@ def titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
     title = safe(play.title, limit=240, fallback=NO_TITLE)
     colour = colour or (LIVE if play.live else BRAND)
     return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
+
+
+def requested_line(names: tuple[str, ...]) -> str:
+    """Who requested the play: display names are listener text (escaped, no mention can form,
+    each isolated so a right-to-left name does not turn the line); at most five named."""
+    shown = [f"**{isolate(safe(name, limit=40, fallback='a listener'))}**" for name in names[:5]]
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return "🙋 Requested by " + ", ".join(shown) + more

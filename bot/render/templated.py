@@ -65,7 +65,13 @@ def _url(url: str | None) -> str:
 
 
 def values(
-    info: StationInfo, play: Play, station_name: str, likes: int, *, markdown: bool
+    info: StationInfo,
+    play: Play,
+    station_name: str,
+    likes: int,
+    *,
+    markdown: bool,
+    requested_by: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The value of every name for one play; ``markdown``: for a part that renders markdown."""
     text: Callable[[str | None], str] = (lambda v: safe(v, limit=VALUE)) if markdown else _plain
@@ -90,6 +96,8 @@ def values(
         "listen_url": _url(info.links.listen),
         "started": started,
         "likes": f"{likes:,}",
+        # Display names typed by listeners: as untrusted as station text.
+        "requested_by": ", ".join(text(name) for name in requested_by),
     }
 
 
@@ -173,14 +181,18 @@ def announcement(
     likes: int = 0,
     skip: SkipRules = NO_RULES,
     card: bool = False,
+    requested_by: tuple[str, ...] = (),
+    ping_users: tuple[int, ...] = (),
 ) -> Announcement:
     """The announcement of ``play`` for a subscription: the built-in layout (``style``,
-    ``skip`` and ``card`` go to it) with the parts its templates word (the live or AutoDJ
-    variant by the play), the role ping first."""
+    ``skip``, ``card`` and who ``requested_by`` go to it) with the parts its templates word
+    (the live or AutoDJ variant by the play), the role ping and the requesters who opted in to
+    a ping (``ping_users``) first."""
     embed, view = station_embeds.announcement(
-        info, play, station_name, style=style, skip=skip, card=card
+        info, play, station_name, style=style, skip=skip, card=card, requested_by=requested_by
     )
-    ping = f"<@&{mention_role}>" if mention_role else ""
+    pings = ([f"<@&{mention_role}>"] if mention_role else []) + [f"<@{u}>" for u in ping_users]
+    ping = " ".join(pings)
     wording = templates.for_play(play.live) if templates is not None else Wording()
     rendered: dict[str, str] = {}
     if not wording.is_empty():
@@ -190,8 +202,8 @@ def announcement(
         limits["content"] = CONTENT - (len(ping) + 1 if ping else 0)
         rendered = render_parts(
             wording,
-            values(info, play, name, likes, markdown=True),
-            values(info, play, name, likes, markdown=False),
+            values(info, play, name, likes, markdown=True, requested_by=requested_by),
+            values(info, play, name, likes, markdown=False, requested_by=requested_by),
             limits=limits,
             embed_room=TOTAL - kept,
         )

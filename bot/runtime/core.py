@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..announcer.service import AnnouncerService
     from ..catalog.onboarding import StationOnboarding
     from ..history.likes import LikeService
+    from ..requests.service import RequestService
     from ..scheduled.alert_service import AlertService
     from ..scheduled.outbox import PostOutbox
     from ..scheduled.recap_service import RecapService
@@ -48,6 +49,8 @@ EXTENSIONS = (
     "cogs.admin",
     "cogs.voice",
     "cogs.community",
+    "cogs.requests",
+    "cogs.request_admin",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
@@ -105,6 +108,7 @@ class OnAirBot(commands.AutoShardedBot):
     recaps: RecapService
     shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
     likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
+    requests: RequestService  # built by ``create_bot``; /request, /requests, /onair requests
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ from typing import Any
 
 from .library import LibraryItem
 from .programme import Airing, Programme
+from .requests import RequestDesk
 
 # Shape quirks of the field notes; each can be switched on per station at run time.
 QUIRKS = frozenset(
@@ -69,6 +70,11 @@ class SimStation:
     # Links as a station's owner typed them, over the generated ones ("artwork", "stationlogo",
     # "port443", …; "station_url" is the website): broken or hostile URLs for tests.
     typed_links: dict[str, str] = field(default_factory=dict)
+    # Song requests (``/w/songrequest*``): its rules and queue.
+    desk: RequestDesk = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.desk = RequestDesk(self.programme)
 
     # Authentication ---------------------------------------------------------------------
 
