@@ -167,7 +167,7 @@ async def test_two_processes_reaching_the_recap_slot_together_post_it_once(postg
         ]
         assert len(recaps) == 1
         assert (
-            f"{TRACKS[0].artist} - {TRACKS[0].title}"
+            f"**{TRACKS[0].title}** · {TRACKS[0].artist}"
             in recaps[0]["embeds"][0]["fields"][0]["value"]
         )
 

@@ -198,11 +198,14 @@ async def test_a_guild_turns_the_status_off_and_on(programme_sim, icecast):
         assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
         assert (await voice.env.bot.storage.guild_voice(guild.id)).channel_status is False
         iid = await fake.slash("onair", {"status": True}, sub=["voice"], guild=guild)
-        assert (
-            "The voice channel's status shows what I play."
-            in (await reply_of(voice.env, iid))["content"]
-        )
+        text = (await reply_of(voice.env, iid))["content"]
         await wait_for(lambda: vc.status == shown(JINGLES[0]))
+        # Said once (a bullet, no paragraph repeating it), with the status text itself.
+        assert text.count("status") == 2  # "The voice channel's status" and "a status …"
+        assert text.splitlines()[-1] == (
+            "• The voice channel's status shows what I play (a status someone else set stays);"
+            f" now: {shown(JINGLES[0])}"
+        )
 
 
 async def test_the_reply_names_a_missing_status_permission(programme_sim, icecast):
@@ -211,7 +214,10 @@ async def test_the_reply_names_a_missing_status_permission(programme_sim, icecas
         iid = await voice.fake.slash("onair", {"status": True}, sub=["voice"])
         text = (await reply_of(voice.env, iid))["content"]
         channel = voice.channels[voice.guild.id]
-        assert errors.NO_STATUS_PERMISSION.format(channel=f"<#{channel}>") in text
+        # What the admin has to act on comes first.
+        missing = errors.NO_STATUS_PERMISSION.format(channel=f"<#{channel}>")
+        assert text.splitlines()[0] == f"⚠️ {missing}"
+        assert text.count(missing) == 1
 
 
 async def test_a_stage_shows_the_play_as_its_topic_when_onair_moderates_it(programme_sim, icecast):

@@ -18,6 +18,7 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from ..station import Play, StationClient, StationError, StationInfo
+from ..station.errors import Failure
 from ..storage.models import RequestCredit
 from .catchup import aired_between
 from .detector import PlayDetector
@@ -54,6 +55,8 @@ class StationStatus:
     last_poll: datetime | None = None
     next_poll: datetime | None = None
     last_error: str | None = None
+    failure: Failure | None = None  # the last failed poll, as staff read it
+    failed_at: datetime | None = None  # and when it failed
     unreachable_since: datetime | None = None
     polls: int = 0
     errors: int = 0
@@ -196,6 +199,8 @@ class StationWatch:
         status = self.status
         status.errors += 1
         status.last_error = error.message
+        status.failure = Failure.of(error)
+        status.failed_at = now
         delay = self.policy.after_failure()
         if self.policy.unreachable:
             if status.unreachable_since is None:

@@ -151,7 +151,7 @@ class DiscordDeliverer:
             announcement.info,
             announcement.play,
             station.name,
-            style=station_embeds.effective_style(sub.style, sub.mode),
+            style=station_embeds.effective_style(sub.style),
             mention_role=sub.mention_role,
             likes=count,
             skip=SkipRules.of([sub]),
@@ -159,7 +159,7 @@ class DiscordDeliverer:
             requested_by=tuple(c.name for c in credits_in(sub, announcement)),
             ping_users=pinged(sub, announcement),
         )
-        return rendered.embed, with_like_button(rendered.view, play_id, count), rendered.content
+        return rendered.embed, with_like_button(rendered.view, play_id), rendered.content
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
         if self.likes is None:
