@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import getpass
 import json
 import os
@@ -345,6 +344,19 @@ def main(
 ) -> int:
     """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
     args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args, discord_connector)
+    except KeyboardInterrupt:
+        # Before `run` and `sync` have their own signal handlers (imports, the event loop's
+        # start); Ctrl+C is how `simulate`, `watch` and `demo` stop, silently.
+        if args.command in ("run", "sync"):
+            print("onair: SIGINT received while starting; stopped", file=sys.stderr)
+        return 130
+
+
+def _dispatch(
+    args: argparse.Namespace, discord_connector: Callable[[], aiohttp.BaseConnector] | None
+) -> int:
     if args.command in _READS_SECRETS:
         for warning in load_env_file().warnings():
             print(f"onair: {warning}", file=sys.stderr)
@@ -372,9 +384,7 @@ def main(
         from .runtime.app import run_bot
 
         runner = run_bot(args.config, discord_connector=discord_connector)
-    with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(runner)
-    return 130
+    return asyncio.run(runner)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC
 from typing import Any
 
@@ -41,11 +40,11 @@ from .core import OnAirBot
 from .logs import setup_logging
 from .metrics import Metrics, MetricsServer
 from .startup import Backoff, announce_when_ready, connection_problem
+from .stopping import Stop, run_until_signalled, stop_on_signals
 
 EXIT_UNAVAILABLE = 69
 EXIT_SOFTWARE = 70
 EXIT_CONFIG = 78
-STOP_TIMEOUT = 8.0  # seconds the gateway may take to close after the services have stopped
 VOICE_LINGER = 5.0  # seconds a station's decoder runs on after its last guild left
 _LOGGER = logging.getLogger("onair")
 
@@ -261,6 +260,20 @@ async def run_bot(
     TLS, 5xx): one line and a retry with a fresh bot after a capped exponential backoff. A refused
     token: one line, exit 78. ``discord_connector`` makes the connector discord.py uses (tests
     point it at a fake Discord); by default discord.py makes its own."""
+    stop = Stop()
+    # First: a Ctrl+C at any later stage stops on the event loop, not as a KeyboardInterrupt.
+    with stop_on_signals(stop):
+        code = await _run(config_path, stop, backoff or Backoff(), discord_connector)
+    stop.say("preparing")  # a signal before the first login (said once: a later stage said it)
+    return code
+
+
+async def _run(
+    config_path: str,
+    stop: Stop,
+    backoff: Backoff,
+    discord_connector: Callable[[], aiohttp.BaseConnector] | None,
+) -> int:
     loaded = load_for_discord(config_path)
     if isinstance(loaded, int):
         return loaded
@@ -269,8 +282,6 @@ async def run_bot(
         settings.log_level,
         secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
     )
-    backoff = backoff or Backoff()
-    stop = asyncio.Event()
     health = _Health()
     server: MetricsServer | None = None
     if settings.metrics_port:
@@ -287,10 +298,9 @@ async def run_bot(
             )
             return EXIT_SOFTWARE
     try:
-        with _stop_on_signals(stop):
-            return await _run_with_retries(
-                settings, stop, backoff, health, discord_connector=discord_connector
-            )
+        return await _run_with_retries(
+            settings, stop, backoff, health, discord_connector=discord_connector
+        )
     finally:
         if server is not None:
             await server.stop()
@@ -310,7 +320,7 @@ class _Health:
 
 async def _run_with_retries(
     settings: Settings,
-    stop: asyncio.Event,
+    stop: Stop,
     backoff: Backoff,
     health: _Health,
     *,
@@ -346,21 +356,8 @@ async def _run_with_retries(
             _LOGGER.warning("cannot reach Discord: %s; retrying in %.0f s", problem, delay)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=delay)
+            stop.say("waiting to reach Discord")
     return 0
-
-
-@contextlib.contextmanager
-def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
-    """SIGTERM (``docker stop``, ``systemctl stop``) and SIGINT (Ctrl+C) set ``stop``."""
-    loop = asyncio.get_running_loop()
-    signals = (signal.SIGTERM, signal.SIGINT)
-    for signum in signals:
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        yield
-    finally:
-        for signum in signals:
-            loop.remove_signal_handler(signum)
 
 
 async def sync_once(
@@ -396,24 +393,3 @@ async def sync_once(
     where = f"in guild {target} (visible at once)" if target else "globally"
     print(f"Synced {len(synced or [])} application commands {where}.")
     return 0
-
-
-async def run_until_signalled(bot: OnAirBot, token: str, stop: asyncio.Event) -> None:
-    """Run until the bot stops or ``stop`` is set (a signal); then stop gracefully: polling
-    stops, sends in flight finish or give their delivery back (it stays pending for the next
-    run), the gateway and sessions close."""
-    runner = asyncio.create_task(bot.start(token))
-    waiter = asyncio.create_task(stop.wait())
-    try:
-        await asyncio.wait({runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if runner.done():
-            runner.result()  # the bot stopped by itself (or failed to log in: raise that)
-            return
-        started = time.monotonic()
-        _LOGGER.info("signal received: stopping")
-        await bot.close()
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(runner, timeout=STOP_TIMEOUT)
-        _LOGGER.info("stopped in %.2fs", time.monotonic() - started)
-    finally:
-        waiter.cancel()
