@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import getpass
 import json
 import os
@@ -321,7 +322,14 @@ async def _simulate(args: argparse.Namespace) -> int:
     try:
         base = await simulator.start(args.host, args.port)
     except OSError as error:
-        print(f"onair: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
+        why = os.strerror(error.errno) if error.errno else str(error)
+        hint = ""
+        if error.errno == errno.EADDRINUSE:
+            hint = " (another program listens there: --port 0 takes any free port)"
+        print(
+            f"onair: cannot listen on {args.host}:{args.port}: {why}{hint}",
+            file=sys.stderr,
+        )
         return 1
     print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
     print(f"  onair check --base-url {base} --station {args.station} --key {args.key}", flush=True)

@@ -39,6 +39,7 @@ from .commandsync import state_path, sync_commands
 from .core import OnAirBot
 from .logs import setup_logging
 from .metrics import Metrics, MetricsServer
+from .preflight import PreflightError, metrics_port_problem, prepare_database
 from .startup import Backoff, announce_when_ready, connection_problem
 from .stopping import Stop, run_until_signalled, stop_on_signals
 
@@ -282,6 +283,24 @@ async def _run(
         settings.log_level,
         secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
     )
+    try:
+        lock = await prepare_database(settings)
+    except PreflightError as error:
+        print(f"onair: {error.message}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        return await _serve(settings, stop, backoff, discord_connector)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+async def _serve(
+    settings: Settings,
+    stop: Stop,
+    backoff: Backoff,
+    discord_connector: Callable[[], aiohttp.BaseConnector] | None,
+) -> int:
     health = _Health()
     server: MetricsServer | None = None
     if settings.metrics_port:
@@ -291,12 +310,8 @@ async def _run(
         try:
             await server.start(settings.metrics_host, settings.metrics_port)
         except OSError as error:
-            print(
-                f"onair: cannot serve /metrics and /healthz on {settings.metrics_host}:"
-                f"{settings.metrics_port}: {error.strerror or error}",
-                file=sys.stderr,
-            )
-            return EXIT_SOFTWARE
+            print(f"onair: {metrics_port_problem(settings, error)}", file=sys.stderr)
+            return EXIT_CONFIG
     try:
         return await _run_with_retries(
             settings, stop, backoff, health, discord_connector=discord_connector
