@@ -16,9 +16,10 @@ from datetime import UTC, datetime, timedelta
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from ..station import Play, StationClient, StationError, StationInfo
+from ..station import Play, StationClient, StationError, StationInfo, redact_url
 from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
+from .pollreport import PollReport
 
 _LOGGER = logging.getLogger("onair.watch")
 ELSEWHERE = "polled by another process"  # the state of a fleet's idle watch (/onair status)
@@ -83,6 +84,7 @@ class StationWatch:
         settings: PollSettings | None = None,
         job_id: str | None = None,
         last_play: Play | None = None,
+        label: Callable[[], str] | None = None,
     ) -> None:
         self.client = client
         self.detector = PlayDetector(last_play)
@@ -98,6 +100,12 @@ class StationWatch:
         # the others keep the watch registered but idle (see WatchScheduler.set_owned).
         self.owned = True
         self.last_info: StationInfo | None = None  # of the last successful poll
+        # Names the station in the owner's log: its configured id and key variable (given by
+        # the announcer); else its server and number.
+        self.report = PollReport(label or self._address)
+
+    def _address(self) -> str:
+        return f"station {self.client.station_id} of {redact_url(self.client.base_url)}"
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
@@ -121,6 +129,7 @@ class StationWatch:
         status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
+        self.report.succeeded()
         self.last_info = info
         play = self.detector.observe(info)
         if play is not None:
@@ -153,7 +162,7 @@ class StationWatch:
             status.state = "unreachable"
         else:
             status.state = "failing"
-        _LOGGER.info("poll of %s failed (%s); next in %.0fs", self.job_id, error.message, delay)
+        self.report.failed(error, delay)
         self._polled(None, error)
         for listener in list(self.error_listeners):
             try:
@@ -236,7 +245,7 @@ class WatchScheduler:
         except asyncio.CancelledError:
             return  # the scheduler is shutting down
         except Exception:  # never let one station's bug stop its watch
-            _LOGGER.exception("watch %s crashed; retrying", job_id)
+            _LOGGER.exception("polling %s crashed; retrying", watch.report.label())
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0

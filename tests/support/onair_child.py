@@ -22,8 +22,7 @@ class OnAirChild:
 
     def __init__(self, tmp_path: Path, fake: FakeDiscord, config: Path, name: str = "run") -> None:
         ca = tmp_path / "fake-ca.pem"
-        if not ca.exists():
-            fake.ca.cert_pem.write_to_path(str(ca))
+        fake.ca.cert_pem.write_to_path(str(ca))
         self.config = config
         self.env = {
             k: v
