@@ -18,6 +18,7 @@ from bot.config import Settings, StationConfig
 from bot.runtime.logs import RedactingFilter, setup_logging
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.fakediscord import MANAGE_EVENTS, FakeDiscord
 from .support.stations import KEY, make_client
 from .support.waiting import wait_for
 
@@ -175,3 +176,50 @@ async def test_apschedulers_lines_per_poll_are_debug_only(level, shown):
     text = stream.getvalue()
     assert ("Running job" in text) is shown, text
     assert ("Added job" in text) is shown, text
+
+
+@pytest.mark.e2e
+async def test_an_example_channel_id_is_named_as_such_not_as_a_deleted_channel(
+    fake, live_simulator, caplog
+):
+    guild = fake.guilds[0]
+    example = 222222222222222222  # config.example.toml's channel
+    config = subscription_config(guild.id, example)
+    async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
+        await fake.wait_request("GET", rf"^/channels/{example}$")
+        await wait_for(lambda: env.bot.announcer.failed >= 1, within=30)
+        (sub,) = await env.bot.storage.subscriptions()
+    assert sub.paused_reason is not None
+    assert sub.paused_reason.startswith(
+        f"channel {example} is config.example.toml's example id, not a real one"
+    )
+    assert "no longer exists" not in caplog.text
+
+
+def _prepare_events(fake: FakeDiscord) -> None:
+    fake.guilds[1].bot_role_permissions = MANAGE_EVENTS  # the second guild may make events
+
+
+events_fake = fake_discord_fixture("events_fake", prepare=_prepare_events, guild_count=2)
+
+
+@pytest.mark.e2e
+async def test_live_events_without_manage_events_are_reported_at_start_up(
+    events_fake, live_simulator, caplog
+):
+    caplog.set_level(logging.INFO, logger="onair.shows")
+    without, allowed = events_fake.guilds
+    config = "".join(
+        f'\n[[guilds]]\nid = {g.id}\nlive_events = ["main"]\n' for g in (without, allowed)
+    )
+    async with running_bot(live_simulator, fake=events_fake, extra_config=config):
+        await wait_for(lambda: "Manage Events" in caplog.text)
+    lines = [r.getMessage() for r in caplog.records if "Manage Events" in r.getMessage()]
+    assert lines == [
+        f"guild {without.id} ({without.name}): live-show events are on for main (live_events or "
+        "/onair events) but OnAir lacks the Manage Events permission there; no event is made "
+        "until a server admin grants it"
+    ]
+    assert all(
+        r.levelno == logging.WARNING for r in caplog.records if "Manage Events" in r.getMessage()
+    )

@@ -21,6 +21,7 @@ from ..announcer.service import AnnouncerService, PollObserver
 from ..catalog.onboarding import StationOnboarding
 from ..catalog.registry import StationRegistry
 from ..config import TOKEN_ENV, ConfigError, Settings, load_settings
+from ..config.examples import example_ids_in
 from ..guard.keybox import KeyBox, KeyBoxError
 from ..guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from ..history.likes import LikeService
@@ -151,6 +152,8 @@ def create_bot(
     bot.announcer.change_listeners.append(bot.shows.station_changed)
     bot.announcer.also_watch = _followed_stations(bot.alerts, bot.recaps, bot.shows)
     bot.voice.listener = bot.shows
+    if not options.get("commands_only"):
+        bot.add_listener(bot.shows.report_missing_permissions, "on_ready")
     bot.onboarding = StationOnboarding(
         settings,
         registry,
@@ -283,6 +286,13 @@ async def _run(
         settings.log_level,
         secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
     )
+    for line in example_ids_in(settings):
+        _LOGGER.warning("%s", line)
+    try:
+        KeyBox(settings.secret_key)  # (a bad key is refused before the database is touched)
+    except KeyBoxError as error:
+        print(f"onair: {error.message}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         lock = await prepare_database(settings)
     except PreflightError as error:
