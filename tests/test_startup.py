@@ -9,6 +9,7 @@ import contextlib
 import gc
 import logging
 import socket
+import sqlite3
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
@@ -380,3 +381,25 @@ async def test_a_second_run_on_one_sqlite_file_refuses_and_the_lock_dies_with_ki
             await first.kill_quietly()
         records.ready.clear()
         assert await _run_until_ready(config, fake.connector, records) is None
+
+
+async def test_a_database_of_a_newer_onair_is_refused_with_exit_78(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    db = tmp_path / "onair.sqlite3"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO schema_version (version) VALUES (999)")
+        conn.commit()
+    async with FakeDiscord() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        assert await _run_until_ready(config, fake.connector, records) == 78
+    gc.collect()
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("onair:")]
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        "onair: [database] path: the database is at schema 999, newer than this OnAir knows ("
+    )
+    assert not records.lines(logging.ERROR)
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)

@@ -31,7 +31,7 @@ from ..scheduled.outbox import PostOutbox
 from ..scheduled.recap_service import RecapService
 from ..shows.service import ShowsService
 from ..station import StationError, StationInfo
-from ..storage import create_storage
+from ..storage import SchemaTooNew, create_storage
 from ..voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
 from ..voice.players import Probe, StreamDown
 from ..voice.service import VoiceService
@@ -370,6 +370,10 @@ async def _run_with_retries(
             return 0
         except discord.LoginFailure:
             _LOGGER.error("Discord refused the bot token in %s (exit %d)", TOKEN_ENV, EXIT_CONFIG)
+            return EXIT_CONFIG
+        except SchemaTooNew as error:
+            where = "[database] url" if settings.database_url else "[database] path"
+            print(f"onair: {where}: {error}", file=sys.stderr)
             return EXIT_CONFIG
         except Exception as error:
             problem = connection_problem(error)

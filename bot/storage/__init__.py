@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Storage
+from .base import SchemaTooNew, Storage
 from .models import (
     AlertState,
     AlertSubscription,
@@ -51,6 +51,7 @@ __all__ = [
     "PostgresStorage",
     "Recap",
     "ScheduledPost",
+    "SchemaTooNew",
     "SqliteStorage",
     "Storage",
     "Subscription",
