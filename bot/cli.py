@@ -25,7 +25,7 @@ from yarl import URL
 from . import errors
 from .console import summary
 from .console.serialize import to_jsonable
-from .runtime.envfile import load_env_file
+from .runtime.envfile import is_placeholder, load_env_file, placeholder_line
 from .station import (
     Playlist,
     RetryPolicy,
@@ -40,6 +40,7 @@ from .station import (
 EXIT_STATION = 2
 EXIT_USAGE = 64
 EXIT_CONFIG = 78
+_TOKEN_WHERE = "the bot's token (Developer Portal -> your application -> Bot -> Reset Token)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -228,8 +229,15 @@ def _invite(args: argparse.Namespace) -> int:
         except argparse.ArgumentTypeError as error:
             print(f"onair: ONAIR_APPLICATION_ID: {error}", file=sys.stderr)
             return EXIT_USAGE
+    token = os.environ.get(TOKEN_ENV, "")
+    if client_id is None and is_placeholder(token):
+        print(
+            f"onair: {placeholder_line(TOKEN_ENV, _TOKEN_WHERE)}, or pass --client-id",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     if client_id is None:
-        client_id = client_id_from_token(os.environ.get(TOKEN_ENV, ""))
+        client_id = client_id_from_token(token)
     if client_id is None:
         print(
             "onair: no application id: pass --client-id (Developer Portal -> your application -> "
@@ -366,7 +374,11 @@ def _dispatch(
     args: argparse.Namespace, discord_connector: Callable[[], aiohttp.BaseConnector] | None
 ) -> int:
     if args.command in _READS_SECRETS:
-        for warning in load_env_file().warnings():
+        loaded = load_env_file()
+        if loaded.error() is not None:
+            print(f"onair: {loaded.error()}", file=sys.stderr)
+            return EXIT_CONFIG
+        for warning in loaded.warnings():
             print(f"onair: {warning}", file=sys.stderr)
     if args.command in ("check", "watch"):
         args.key = _key(args)  # read once (a prompt), before the event loop starts

@@ -38,6 +38,7 @@ from ..voice.service import VoiceService
 from ..voice.stream import OpenedStream, StreamGuard, open_probed
 from .commandsync import state_path, sync_commands
 from .core import OnAirBot
+from .envfile import is_placeholder, placeholder_line
 from .logs import setup_logging
 from .metrics import Metrics, MetricsServer
 from .preflight import PreflightError, metrics_port_problem, prepare_database
@@ -244,6 +245,13 @@ def load_for_discord(config_path: str) -> Settings | int:
         settings = load_settings(config_path)
     except ConfigError as error:
         return _config_problems(error)
+    if settings.token and is_placeholder(settings.token):
+        print(
+            f"onair: {placeholder_line(TOKEN_ENV, 'the bot token')} (Developer Portal -> your "
+            "application -> Bot -> Reset Token)",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     if not settings.token:
         print(
             f"onair: no Discord bot token: set {TOKEN_ENV} in the environment "
