@@ -10,10 +10,11 @@ from typing import Any
 def main(argv: list[str] | None = None, **options: Any) -> int:
     try:
         from .cli import main as cli_main
-    except KeyboardInterrupt:
-        print("onair: SIGINT received while starting (importing); stopped", file=sys.stderr)
+
+        return cli_main(argv, **options)
+    except KeyboardInterrupt:  # (bot.cli handles it once it has read its arguments)
+        print("onair: SIGINT received while starting; stopped", file=sys.stderr)
         return 130
-    return cli_main(argv, **options)
 
 
 if __name__ == "__main__":

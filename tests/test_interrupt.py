@@ -125,7 +125,7 @@ async def test_sigint_at_once_and_after_ready_stop_with_one_line(live_simulator,
     early.env["PYTHONPROFILEIMPORTTIME"] = "1"
     await early.start()
     try:
-        await early.wait_output("|   aiohttp\n")
+        await early.wait_output(re.compile(r"\|\s+aiohttp\n"))
         code, seconds = await early.signal(signal.SIGINT)
     finally:
         await early.kill_quietly()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -60,10 +61,17 @@ class OnAirChild:
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
-    async def wait_output(self, text: str, within: float = 60.0) -> None:
-        """Until the child has written ``text`` (or has exited: then fail with its output)."""
+    async def wait_output(self, text: str | re.Pattern[str], within: float = 60.0) -> None:
+        """Until the child has written ``text`` (or a match of the pattern; fail with its output
+        if it exits first)."""
         deadline = time.monotonic() + within
-        while text not in self.output():
+
+        def written() -> bool:
+            if isinstance(text, str):
+                return text in self.output()
+            return text.search(self.output()) is not None
+
+        while not written():
             assert self.process is not None
             if self.process.returncode is not None:
                 raise AssertionError(f"exited {self.process.returncode} first:\n{self.output()}")
