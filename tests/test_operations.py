@@ -101,7 +101,7 @@ async def test_process_polls_only_stations_of_its_own_shards(fake, live_simulato
 async def test_a_failing_station_is_one_warning_per_cause_naming_it_and_its_key_variable(
     simulator, session, caplog
 ):
-    caplog.set_level(logging.DEBUG, logger="onair.watch")
+    caplog.set_level(logging.DEBUG)
     station = StationConfig(
         "main", "My Radio", simulator.base_url, 1, key=KEY, key_env="ONAIR_KEY_MAIN"
     )
@@ -135,6 +135,9 @@ async def test_a_failing_station_is_one_warning_per_cause_naming_it_and_its_key_
         "station main (key from ONAIR_KEY_MAIN) answers again (after 4 failed polls)"
     ]
     assert len(said(logging.DEBUG)) == 2  # the same cause again
+    # nothing else at INFO or above: not the station client's line for each failed request
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO and r.name.startswith("onair")]
+    assert len(loud) == 3, [r.getMessage() for r in loud]
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "watch:" not in text
     assert KEY not in text
@@ -146,7 +149,7 @@ async def test_the_bot_names_each_watched_station_as_configured(fake, live_simul
     config = subscription_config(guild.id, guild.channels[0])
     async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
         await wait_for(lambda: bool(env.bot.announcer.watched()))
-        labels = [w.report.label() for w in env.bot.announcer.watched()]
+        labels = [w.label() for w in env.bot.announcer.watched()]
     assert labels == ["station main (key from ONAIR_TEST_STATION_KEY)"]
 
 

@@ -100,9 +100,11 @@ class StationWatch:
         # the others keep the watch registered but idle (see WatchScheduler.set_owned).
         self.owned = True
         self.last_info: StationInfo | None = None  # of the last successful poll
-        # Names the station in the owner's log: its configured id and key variable (given by
-        # the announcer); else its server and number.
-        self.report = PollReport(label or self._address)
+        # The owner's log (the bot): a failing station named by its configured id and key
+        # variable, once per cause. Without a label (`onair watch`, which prints its own error
+        # lines) failures are DEBUG.
+        self.label = label or self._address
+        self.report = PollReport(label) if label is not None else None
 
     def _address(self) -> str:
         return f"station {self.client.station_id} of {redact_url(self.client.base_url)}"
@@ -129,7 +131,8 @@ class StationWatch:
         status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
-        self.report.succeeded()
+        if self.report is not None:
+            self.report.succeeded()
         self.last_info = info
         play = self.detector.observe(info)
         if play is not None:
@@ -162,7 +165,10 @@ class StationWatch:
             status.state = "unreachable"
         else:
             status.state = "failing"
-        self.report.failed(error, delay)
+        if self.report is not None:
+            self.report.failed(error, delay)
+        else:
+            _LOGGER.debug("%s failed (%s); next poll in %.0f s", self.label(), error.message, delay)
         self._polled(None, error)
         for listener in list(self.error_listeners):
             try:
@@ -245,7 +251,7 @@ class WatchScheduler:
         except asyncio.CancelledError:
             return  # the scheduler is shutting down
         except Exception:  # never let one station's bug stop its watch
-            _LOGGER.exception("polling %s crashed; retrying", watch.report.label())
+            _LOGGER.exception("polling %s crashed; retrying", watch.label())
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0
