@@ -2,38 +2,36 @@
 
 from __future__ import annotations
 
-import discord
 from discord import app_commands
-from discord.ext import commands
 
+from bot.catalog.registry import Snapshot
+from bot.config import StationConfig
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply
-from bot.ui.stations import answer_with_snapshot, station_autocomplete
+from bot.ui.stations import answer_with_snapshot, skip_rules
+
+from .shapes import BotCog, Interaction, station_option
 
 
-class RecentCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-
+class RecentCog(BotCog):
     @app_commands.command(name="recent", description="Recently played tracks")
-    @app_commands.describe(
-        count="How many (1-20, default 10)", station="Which station (default: this server's)"
-    )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @app_commands.describe(count="How many (1-20, default 10)")
+    @station_option()
     async def recent(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         count: app_commands.Range[int, 1, 20] = 10,
         station: str | None = None,
     ) -> None:
-        await answer_with_snapshot(
-            interaction,
-            station,
-            lambda snapshot, chosen: Reply(
-                embed=station_embeds.recent(snapshot.info, chosen.name, count, chosen.timezone)
-            ),
-        )
+        async def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
+            skip = await skip_rules(interaction, chosen)  # jingles left out, as in "Next"
+            info = snapshot.info
+            return Reply(
+                embed=station_embeds.recent(info, chosen.name, count, chosen.timezone, skip=skip)
+            )
+
+        await answer_with_snapshot(interaction, station, render)
 
 
 async def setup(bot: OnAirBot) -> None:

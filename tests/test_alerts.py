@@ -198,8 +198,9 @@ def test_summary_counts_tracks_shows_peak_and_busiest_hour():
     summary = summarise(
         plays, [], station_name="Main FM", start=T0, end=T0 + timedelta(days=7), zone=BERLIN
     )
-    assert summary["played"] == [["Artist - One", 3], ["Artist - Two", 2]]
-    assert summary["live"] == [["Artist - Show", 1]]
+    # Title and artist apart, so the recap's rows are drawn as /top's.
+    assert summary["played"] == [["One", "Artist", 3], ["Two", "Artist", 2]]
+    assert summary["live"] == [["Show", "Artist", 1]]
     assert summary["peak"] == [90, (T0 + timedelta(hours=26)).timestamp()]
     # Tuesday 15:00 in Berlin (14:00 UTC the next day) has the one play with 90 listening
     assert summary["busiest"] == [1, 15, 90]

@@ -17,7 +17,7 @@ from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_simulator
-from .support.waiting import wait_for
+from .support.waiting import poll_watch, wait_for
 
 pytestmark = pytest.mark.e2e
 SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 60.0), (TRACKS[1], 3600.0)]
@@ -36,7 +36,8 @@ def alerts_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:
     for mid in fake.channel_messages[channel]:
         message = fake.messages[mid]
         embeds = message.get("embeds") or []
-        if embeds and (embeds[0].get("footer") or {}).get("text") == "OnAir alerts":
+        title = (embeds[0].get("title") or "") if embeds else ""
+        if title.startswith(("🔴 LIVE NOW: ", "Live show ended: ", "⚠️ ", "✅ ")):
             out.append(message)
     return out
 
@@ -48,11 +49,7 @@ def titles(fake: FakeDiscord, channel: int) -> list[str]:
 async def poll(env: Any) -> None:
     """One poll of the station now, its alerts decided and sent."""
     announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy)
+    await poll_watch(announcer)
     await announcer.idle()
     await env.bot.posts.idle()
 
@@ -136,7 +133,14 @@ async def test_live_show_and_outage_alerts_each_once_and_a_restart_repeats_none(
             assert titles(fake, channel)[2] == "⚠️ Main FM is down"
             down = alerts_in(fake, channel)[2]
             assert down["content"] == ""  # a staff post: nobody pinged
-            assert "is not answering since" in down["embeds"][0]["description"]
+            text = down["embeds"][0]["description"]
+            assert "is not answering since" in text
+            # Staff read the cause and the server, not the listener's "try again".
+            server = alert_sim.base_url.split("://")[1]
+            assert f"): {server} does not know this station id (HTTP 404)." in text
+            assert "try again" not in text
+            assert "footer" not in down["embeds"][0]  # the message's time says when
+            assert "timestamp" not in down["embeds"][0]
         # A restart while the station is still down: the down alert is not repeated ...
         async with running_bot(alert_sim, fake=fake, db_path=db, clock=clock) as env:
             await wait_for(lambda: bool(env.bot.announcer.watched()))

@@ -14,7 +14,7 @@ from .support.botenv import fake_discord_fixture, running_bot, subscription_conf
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_simulator
-from .support.waiting import wait_for
+from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
@@ -52,11 +52,7 @@ def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
 async def poll(env) -> None:
     """Run the station's watch job now and wait for its fan-out to finish."""
     announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy, within=10)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await poll_watch(announcer)
     await announcer.idle()
 
 
@@ -83,7 +79,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1
         labels = [b["label"] for b in body["components"][0]["components"]]
-        assert labels == ["Listen", "Web player", "❤"]  # the ❤ button: no like yet
+        assert labels == ["Listen", "Web player", "Like"]  # the ❤️ button, without a count
         assert body["allowed_mentions"] == {"parse": []}
         await poll(env)
         await poll(env)
@@ -96,7 +92,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
         # A live show follows the third: not a jingle (no length), so it is named as next.
         third = posts(fake)[2].json["embeds"][0]["description"]
-        assert "Next at <t:" in third
+        assert "Next\u00a0at\u00a0<t:" in third
         assert LIVE_SHOW.title in third
 
 
@@ -177,7 +173,7 @@ async def test_a_message_discord_refuses_is_not_retried_and_the_channel_is_not_p
         assert len(posts(fake, 0)) == 1  # the next play is announced as usual
 
 
-async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_sim, fake):
+async def test_style_compact_by_default_for_cards_too_and_full_by_choice(programme_sim, fake):
     config = (
         subscription(fake, 0, mode="card")
         + subscription(fake, 1, style="full")
@@ -186,11 +182,12 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_s
     async with running_bot(programme_sim, fake=fake, extra_config=config):
         await fake.wait_for(lambda: all(len(posts(fake, i)) == 1 for i in range(3)))
     card, chosen, small = (posts(fake, i)[0].json["embeds"][0] for i in range(3))
-    for full in (card, chosen):
-        assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
-        assert "thumbnail" not in full
-    assert "image" not in small
-    assert small["thumbnail"]["url"].startswith("https://")
+    full = chosen
+    assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
+    assert "thumbnail" not in full
+    for compact in (card, small):  # a card without a style is the compact one
+        assert "image" not in compact
+        assert compact["thumbnail"]["url"].startswith("https://")
     # One fact layout whatever the mode and style: only the artwork's size differs.
     byline = f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
     assert card["description"] == chosen["description"] == small["description"]

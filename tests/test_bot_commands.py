@@ -43,6 +43,8 @@ async def test_bot_logs_in_and_syncs(onair):
         "onair",
         "playlist",
         "recent",
+        "request",
+        "requests",
         "station",
         "stats",
         "top",
@@ -65,10 +67,12 @@ async def test_nowplaying_wire_body(onair):
     assert set(lines[1]) <= {"▰", "▱"}  # the bar alone on its line (fits a phone)
     assert "▰" in lines[1]
     assert lines[2].startswith("🎵 AutoDJ · ")
-    assert re.search(r" · `\d+:\d\d / \d+:\d\d`$", lines[2])  # position / length
+    # Position / length, and "Next at" with its time, held together by no-break spaces (they
+    # broke apart on a 400 px phone).
+    assert re.search(r" · `\d+:\d\d\u00a0/\u00a0\d+:\d\d`$", lines[2])
     assert airing.item.genre in lines[2]
     info = onair.bot.registry.clients["main"].last_info
-    assert lines[3].startswith("Next at <t:")
+    assert lines[3].startswith("Next\u00a0at\u00a0<t:")
     assert lines[3].endswith(f":t>: {info.next_display}")
     # The configured name (as the station option lists it), not the station's own "OnAir Radio".
     assert embed["footer"]["text"] == f"Main FM · {info.listener_count} listening"
@@ -79,9 +83,10 @@ async def test_nowplaying_wire_body(onair):
         "https://c9.radioboss.fm/artwork/1/current.png?onair="
     )
     buttons = [b for row in message["components"] for b in row["components"]]
-    assert [b["label"] for b in buttons] == ["Listen", "Web player", "❤"]  # M3U, PLS: /listen
+    assert [b["label"] for b in buttons] == ["Listen", "Web player", "Like"]  # M3U, PLS: /listen
     assert all(b["url"].startswith("https://") for b in buttons if "url" in b)
     assert buttons[-1]["custom_id"].startswith("onair:like:")
+    assert buttons[-1]["emoji"]["name"] == "❤️"  # a real emoji
     assert message["allowed_mentions"] == {"parse": []}
     assert STATION_KEY not in _all_text(onair.fake)
 
@@ -102,7 +107,8 @@ async def test_recent_count_and_artwork(onair):
     embed = (await onair.fake.final_message(iid))["embeds"][0]
     assert embed["description"].count("\n") == 2
     assert "ARTID" not in embed["thumbnail"]["url"]
-    assert embed["footer"]["text"].startswith("3 of 10")
+    # 3 of the station's 10 recent plays, without the jingles among them.
+    assert re.fullmatch(r"3 of [3-9] recent tracks · ▶ on air now", embed["footer"]["text"])
 
 
 async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
@@ -114,9 +120,9 @@ async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
 async def test_listen_has_two_buttons_and_every_other_link_once_in_a_menu(onair):
     iid = await onair.fake.slash("listen")
     message = await onair.fake.final_message(iid)
-    embed = message["embeds"][0]
-    assert "fields" not in embed
-    assert "://" not in embed.get("description", "")
+    # One line of text, not a near-empty box; no link in the text.
+    assert not message.get("embeds")
+    assert message["content"] == "Tune in to **Main FM**:"
     first, second = message["components"]
     assert [b["label"] for b in first["components"]] == ["Listen", "Web player"]
     (menu,) = second["components"]
@@ -127,12 +133,16 @@ async def test_listen_has_two_buttons_and_every_other_link_once_in_a_menu(onair)
     assert not [label for label in labels if re.search(r"HTTP|M3U|PLS|Mount|/", label)]
     assert "Open in a media player" in labels
     assert "Stream: lofi" in labels
+    # The mount the station's own links play ("/stream") is not offered again as a stream.
+    assert "Stream: stream" not in labels
     info = onair.bot.registry.clients["main"].last_info
     urls = [info.links.listen, info.links.page]
     urls += [c.url for c in station_embeds.more_streams(info.links)]
     assert len(set(urls)) == len(urls)  # every link once, buttons and menu together
     assert info.links.pls in urls
-    assert all(m.ssl in urls and m.m3u_ssl in urls for m in info.links.mounts)
+    others = [m for m in info.links.mounts if m.ssl != info.links.ssl]
+    assert [m.name for m in others] == ["/lofi"]
+    assert all(m.ssl in urls and m.m3u_ssl in urls for m in others)
 
 
 async def test_choosing_a_stream_in_the_menu_gives_its_link_privately(onair):
@@ -176,6 +186,8 @@ async def test_stats_defers_and_attaches_chart(onair):
     text = embed["description"]
     for words in ("sessions", "unique listeners", "h listened", "busiest day"):
         assert words in text
+    # The 30 days end today: its partial count is said, not left to read as a collapse.
+    assert "-# Today so far (station time): lower than a whole day." in text
     countries = text.split("**Top countries**\n")[1].splitlines()
     assert countries[0].startswith("🇩🇪")
     assert len(countries) == 6
@@ -288,15 +300,19 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     assert update.json["data"]["components"][0]["components"][2]["label"] == f"{pages}/{pages}"
     assert update.json["data"]["components"][0]["components"][3]["disabled"] is True
 
-    # "Show jingles" lists all 1000, and opens on the item on air again.
+    # "Show jingles" lists all 1000, and keeps the reader on the rows they were reading (it
+    # jumped back to the item on air).
+    reading = re.findall(r"<t:\d+:t> [^\n]+", update.json["data"]["embeds"][0]["description"])[0]
     (toggle,) = message["components"][1]["components"]
     assert toggle["label"] == f"Show jingles ({hidden})"
     update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
     data = update.json["data"]
     assert data["embeds"][0]["footer"]["text"].endswith(" · 1000 items")
     assert data["components"][0]["components"][2]["label"].endswith("/100")
-    assert "▶ **" in data["embeds"][0]["description"]
+    assert reading in data["embeds"][0]["description"]
     assert data["components"][1]["components"][0]["label"] == "Hide jingles"
+    update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
+    assert reading in update.json["data"]["embeds"][0]["description"]  # and back
 
 
 async def test_paginator_disables_itself_on_timeout(onair):
@@ -461,16 +477,40 @@ async def test_key_never_in_discord_traffic_or_logs(onair, caplog):
 PHISH = "https://phish.example"
 
 
+def _refused(fake) -> list[Any]:
+    """Every request the fake Discord refused as Discord would (4xx), with its answer."""
+    return [(r.method, r.route, r.response) for r in fake.requests if 400 <= r.status < 500]
+
+
+def _url_fields(message: dict[str, Any]) -> list[str]:
+    """Every URL a message carries in a field Discord reads as a URI."""
+    urls = [
+        str(button["url"])
+        for row in message.get("components") or []
+        for button in row.get("components") or []
+        if button.get("url")
+    ]
+    for embed in message.get("embeds") or []:
+        urls += [embed.get("url"), (embed.get("author") or {}).get("url")]
+        urls += [(embed.get(part) or {}).get("url") for part in ("image", "thumbnail")]
+        urls += [(embed.get(part) or {}).get("icon_url") for part in ("author", "footer")]
+    return [url for url in urls if url]
+
+
 async def test_a_mount_cannot_add_a_link_to_the_stream_reply_or_the_listen_card(onair):
     # Mount names and URLs are the station owner's text: a name written as a masked link, or a
-    # URL that closes <…> early and adds one, must reach listeners as inert text.
+    # URL that closes <…> early and adds one (issue 27: Discord refuses it in a button's url, a
+    # URI, so the whole reply was lost), must reach listeners as inert text or not at all.
+    bad_url = f"https://r.example/m>[Free]({PHISH}/y)"
     hostile = [
-        {"name": f"[Claim your prize]({PHISH}/x)", "ssl": f"https://r.example/m>[Free]({PHISH}/y)"}
+        {"name": f"[Claim your prize]({PHISH}/x)", "ssl": "https://r.example/prize"},
+        {"name": "/free", "ssl": bad_url},
     ]
     hostile += [{"name": f"/m{n}", "ssl": f"https://r.example/m{n}"} for n in range(30)]
     # And once past the menu's 25 options, where it is a link in the card.
     hostile += [
-        {"name": f"[Claim your prize]({PHISH}/z)", "ssl": f"https://r.example/z>[F]({PHISH})"}
+        {"name": f"[Claim your prize]({PHISH}/z)", "ssl": "https://r.example/z"},
+        {"name": "/z", "ssl": f"https://r.example/z>[F]({PHISH})"},
     ]
     onair.sim.station(1).extra_mounts = hostile
     onair.bot.registry.clients["main"].forget_cached()
@@ -478,11 +518,27 @@ async def test_a_mount_cannot_add_a_link_to_the_stream_reply_or_the_listen_card(
     await onair.fake.final_message(iid)
     message = onair.fake.original(iid)
     card = message["embeds"][0].get("description", "")
-    assert "Claim your prize" in card  # shown, as text
-    assert f"]({PHISH}" not in card
     menu = message["components"][1]["components"][0]
-    for option in menu["options"]:
-        if "Claim" in option["label"] or option["value"].endswith("0"):
-            choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
-            reply = await onair.fake.final_message(choice)
-            assert f"]({PHISH}" not in reply["content"], reply["content"]
+    labels = [option["label"] for option in menu["options"]]
+    assert any("Claim your prize" in label for label in [*labels, card])  # shown, as text
+    assert f"]({PHISH}" not in card
+    assert "/z>" not in card
+    picks = ("Claim", "free")  # "free": offered only while its broken link is offered
+    chosen = [o for o in menu["options"] if any(p in o["label"] for p in picks)]
+    chosen += [o for o in menu["options"] if o["value"].endswith("0")]
+    for option in chosen:
+        choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
+        reply = await onair.fake.final_message(choice)
+        assert _refused(onair.fake) == []  # Discord takes the reply (it refused a broken URL)
+        assert f"]({PHISH}" not in reply["content"], reply["content"]
+        (button,) = reply["components"][0]["components"]  # the stream's link, to open
+        assert button["label"] == "Open"
+        for url in _url_fields(reply):
+            assert "phish" not in url
+    assert not any("free" in label for label in labels)  # its link is broken: left out
+    for record in onair.fake.requests:
+        for url in _url_fields(record.json if isinstance(record.json, dict) else {}):
+            assert "phish" not in url, url
+        data = (record.json or {}).get("data") if isinstance(record.json, dict) else None
+        for url in _url_fields(data if isinstance(data, dict) else {}):
+            assert "phish" not in url, url

@@ -198,12 +198,12 @@ def test_systemd_unit_verifies(tmp_path):
 
 def test_systemd_install_uses_the_runtime_lock_not_the_development_one():
     # scripts/bootstrap --runtime was run in a fresh copy by hand: onair installed, no pytest,
-    # ruff or mypy; here the unit's install steps and the README have to ask for it.
+    # ruff or mypy; here the unit's install steps and the manual's Deploy page have to ask for it.
     steps = [line for line in UNIT.read_text().splitlines() if "scripts/bootstrap" in line]
     assert steps, "the unit's install steps do not say how to make the environment"
     assert all("scripts/bootstrap --runtime" in line for line in steps), steps
-    readme = (ROOT / "README.md").read_text()
-    systemd = readme[readme.index("**systemd.**") :]
+    page = (ROOT / "docs" / "deploy.md").read_text()
+    systemd = page[page.index("**systemd.**") :]
     systemd = systemd[: systemd.index("\n\n")]
     assert "scripts/bootstrap --runtime" in systemd
     script = (ROOT / "scripts" / "bootstrap").read_text()

@@ -30,6 +30,7 @@ from . import snapshot
 from .watcher import WatchScheduler
 
 _LOGGER = logging.getLogger("onair.fleet")
+RETRY_FIRST = 0.2  # seconds to the first retry of a tick storage failed (then doubling)
 
 
 def describe(error: BaseException) -> str:
@@ -78,14 +79,15 @@ class FleetCoordinator:
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
-        for job_id in list(self.watches.watches):
+        for job_id in self.watches.job_ids():
             self.watches.set_owned(job_id, False)
         try:
             await self.storage.release_watches(self.owner)
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not give the watch leases back (%s); they run out in %.0fs",
                 describe(error),
                 self.lease,
@@ -102,7 +104,9 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not give watch leases back (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not give watch leases back (%s)", describe(error)
+            )
 
     async def publish(self, announcement_id: int) -> None:
         """Best effort: a process that misses it finds the play in its next sweep."""
@@ -111,7 +115,8 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not publish announcement %d (%s); the other processes' sweeps find it",
                 announcement_id,
                 describe(error),
@@ -120,7 +125,7 @@ class FleetCoordinator:
     async def shared_info(self, job_id: str) -> StationInfo | None:
         """The station's info as its poller last stored it (None when this process polls it,
         or nothing is stored)."""
-        watch = self.watches.watches.get(job_id)
+        watch = self.watches.get(job_id)
         if watch is not None and watch.owned:
             return None
         row = await self.storage.station_state(job_id)
@@ -133,20 +138,30 @@ class FleetCoordinator:
 
     async def _run(self) -> None:
         interval = self.lease / 3
+        retry = RETRY_FIRST
+        wait = interval
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
+                await asyncio.wait_for(self._wake.wait(), wait)
             self._wake.clear()
             try:
-                await self.tick()
+                renewed = await self.tick()
             except Exception:
                 _LOGGER.exception("the watch lease tick failed")
+                renewed = False
+            # A tick storage failed is tried again soon (0.2 s doubling), not a third of a
+            # lease later: the leases are renewed while they are still ours.
+            if renewed:
+                wait, retry = interval, RETRY_FIRST
+            else:
+                wait, retry = min(retry, interval), retry * 2
 
-    async def tick(self) -> None:
+    async def tick(self) -> bool:
         """Renew the leases held, try to take the others, start or stop polling accordingly,
-        and store the polled stations' latest info."""
+        and store the polled stations' latest info. False when storage failed the renewal."""
         started = time.monotonic()
-        wanted = list(self.watches.watches)
+        wanted = self.watches.job_ids()
+        renewed = True
         try:
             owned = await self.storage.renew_watches(self.owner, self.lease)
             candidates = [j for j in wanted if j not in owned]
@@ -161,15 +176,17 @@ class FleetCoordinator:
             if not self.storage.is_storage_error(error):
                 raise
             if time.monotonic() < self._valid_until:
-                _LOGGER.warning("could not renew the watch leases (%s)", describe(error))
-                return
+                self.storage.health.warn(
+                    _LOGGER, "could not renew the watch leases (%s)", describe(error)
+                )
+                return False
             _LOGGER.warning(
                 "could not renew the watch leases for %.0fs (%s): polling stops until they "
                 "are renewed (another process may poll meanwhile)",
                 self.lease,
                 describe(error),
             )
-            owned, taken = set(), set()
+            owned, taken, renewed = set(), set(), False
         gained = lost = 0
         for job_id in wanted:
             if self.watches.set_owned(job_id, job_id in owned):
@@ -183,20 +200,21 @@ class FleetCoordinator:
                 "watch leases: took %d, lost %d; this process polls %d of its %d station(s)",
                 gained,
                 lost,
-                sum(1 for w in self.watches.watches.values() if w.owned),
-                len(self.watches.watches),
+                self.watches.owned_count(),
+                self.watches.count(),
             )
         await self._save_states()
+        return renewed
 
     async def _save_states(self) -> None:
         """Best effort: commands elsewhere fall back to asking the station."""
         states = []
-        for job_id, watch in self.watches.watches.items():
-            info = watch.last_info
+        for watch in self.watches.all():
+            job_id, info = watch.job_id, watch.last_info
             if not watch.owned or info is None or self._saved.get(job_id) == info.fetched_at:
                 continue
             states.append((job_id, snapshot.dump_info(info), info.fetched_at))
-        for job_id in [j for j in self._saved if j not in self.watches.watches]:
+        for job_id in [j for j in self._saved if j not in self.watches]:
             del self._saved[job_id]
         if not states:
             return
@@ -207,7 +225,9 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not store the stations' latest info (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not store the stations' latest info (%s)", describe(error)
+            )
             return
         for job_id, _payload, at in states:
             self._saved[job_id] = at

@@ -22,11 +22,11 @@ from typing import Any
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..runtime.tasks import BackgroundTasks
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
+from ..util.tasks import BackgroundTasks
 from . import snapshot
-from .fanout import FanOut
+from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
 from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
 from .pollreport import station_label
@@ -107,6 +107,11 @@ class AnnouncerService:
             self.refresh,
         )
 
+    def credit_requests(self, credit: Credit) -> None:
+        """Name who requested each play in its announcements (``bot.requests``), decided where
+        plays are fanned out."""
+        self.fan_out.credit = credit
+
     # What became of the deliveries (tests, status); the outbox counts them.
 
     @property
@@ -127,7 +132,7 @@ class AnnouncerService:
 
     @property
     def metrics(self) -> Any:
-        """bot.runtime.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
+        """bot.util.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
         return self.outbox.metrics
 
     @metrics.setter
@@ -218,7 +223,7 @@ class AnnouncerService:
         new = 0
         for job_id, slugs in wanted.items():
             self._slugs_by_job[job_id] = slugs
-            if job_id in self.watches.watches:
+            if job_id in self.watches:
                 continue
             station = self.registry.station(slugs[0])
             assert station is not None
@@ -288,16 +293,19 @@ class AnnouncerService:
     # Recovery ---------------------------------------------------------------------------
 
     async def _sweeper(self) -> None:
-        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones."""
+        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones;
+        write the plays storage failed into the history."""
         interval = self.settings.delivery_lease / 3
         while True:
             try:
                 await self.sweep()
+                await self.fan_out.catch_up_history()
             except Exception as error:
                 if not self.storage.is_storage_error(error):
                     _LOGGER.exception("looking for pending announcements failed")
                 else:
-                    _LOGGER.warning(
+                    self.storage.health.warn(
+                        _LOGGER,
                         "could not look for pending announcements (%s); again in %.0fs",
                         describe(error),
                         interval,
@@ -320,13 +328,15 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not read announcement %d (%s)", announcement_id, describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not read announcement %d (%s)", announcement_id, describe(error)
+            )
             return
         station = self.registry.station(found[0]) if found is not None else None
         if found is None or station is None:
             return
         job_id = self.job_id(self.registry.client(station))
-        watch = self.watches.watches.get(job_id)
+        watch = self.watches.get(job_id)
         if watch is None or watch.owned:
             return
         try:
@@ -347,7 +357,8 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
                 announcement_id,
                 describe(error),
@@ -359,7 +370,9 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not look for pending announcements (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not look for pending announcements (%s)", describe(error)
+            )
 
     async def sweep(self, *, announcement_id: int | None = None) -> int:
         """One pass (over one published announcement, or all); returns how many deliveries it
@@ -376,14 +389,14 @@ class AnnouncerService:
 
     def watched(self) -> list[StationWatch]:
         """The station watches polling now, one per distinct station."""
-        return list(self.watches.watches.values())
+        return self.watches.all()
 
     def watched_station_count(self) -> int:
-        return len(self.watches.watches)
+        return self.watches.count()
 
     def watch_for(self, station: StationConfig) -> StationWatch | None:
         """The watch that polls this station, or None when no announcement makes OnAir poll it."""
-        return self.watches.watches.get(self.job_id(self.registry.client(station)))
+        return self.watches.get(self.job_id(self.registry.client(station)))
 
     def status_for(self, station: StationConfig) -> StationStatus | None:
         """This station's polling status, or None when no announcement makes OnAir poll it."""

@@ -10,8 +10,9 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, StationInfo
 from ..station.play import normalise_title
+from ..util.links import EMBED_URL, safe_url
+from ..util.text import isolate, safe, search_url, timestamp
 from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
-from .text import is_http_url, isolate, safe, search_url, timestamp
 
 NO_TITLE = "Nothing on air right now"
 
@@ -24,7 +25,7 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
         if busted:
             return busted
     logo = info.links.station_logo
-    return logo if is_http_url(logo, https_only=True) else None
+    return safe_url(logo, EMBED_URL, https_only=True)
 
 
 WEB_PLAYER = "Web player"
@@ -107,16 +108,27 @@ def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
 def next_line(
     info: StationInfo, play: Play | None, *, limit: int = 200, skip: SkipRules = NO_RULES
 ) -> str | None:
-    """ "Next at 22:15: …", left out when what follows is a jingle ("Next: Station ID" tells
-    a listener nothing)."""
+    """ "Next at 22:15: …" (no-break spaces), left out when what follows is a jingle
+    ("Next: Station ID" tells a listener nothing)."""
     if not info.next_display or next_is_jingle(info, skip):
         return None
     at = next_at(info, play)
-    when = f" at {timestamp(at, 't')}" if at else ""
-    return f"Next{when}: {isolate(safe(info.next_display, limit=limit))}"
+    title = isolate(safe(info.next_display, limit=limit))
+    if at is None:
+        return f"Next: {title}"
+    # No-break spaces: "Next at 23:21:" stays together on a phone, the title wraps after it.
+    return f"Next\u00a0at\u00a0{timestamp(at, 't')}: {title}"
 
 
 def titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
     title = safe(play.title, limit=240, fallback=NO_TITLE)
     colour = colour or (LIVE if play.live else BRAND)
     return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
+
+
+def requested_line(names: tuple[str, ...]) -> str:
+    """Who requested the play: display names are listener text (escaped, no mention can form,
+    each isolated so a right-to-left name does not turn the line); at most five named."""
+    shown = [f"**{isolate(safe(name, limit=40, fallback='a listener'))}**" for name in names[:5]]
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return "🙋 Requested by " + ", ".join(shown) + more

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ..runtime.tasks import BackgroundTasks
 from ..storage import DROPPED, FAILED, SENT, ScheduledPost, Storage
+from ..util.tasks import BackgroundTasks
 
 _LOGGER = logging.getLogger("onair.posts")
 MAX_ATTEMPTS = 5  # sends of one post (each already retried inside the sender)
@@ -137,7 +137,9 @@ class PostOutbox:
                 if not self.storage.is_storage_error(error):
                     _LOGGER.exception("looking for pending posts failed")
                 else:
-                    _LOGGER.warning("could not look for pending posts (%s)", error)
+                    self.storage.health.warn(
+                        _LOGGER, "could not look for pending posts (%s)", error
+                    )
 
     async def _send(self, key: str) -> None:
         try:
@@ -154,7 +156,9 @@ class PostOutbox:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("storage failed sending post %s (%s); the sweep retries it", key, error)
+            self.storage.health.warn(
+                _LOGGER, "storage failed sending post %s (%s); the sweep retries it", key, error
+            )
         finally:
             self._inflight.discard(key)
 
@@ -204,4 +208,6 @@ class PostOutbox:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not release post %s (%s); its lease runs out", key, error)
+            self.storage.health.warn(
+                _LOGGER, "could not release post %s (%s); its lease runs out", key, error
+            )

@@ -233,7 +233,24 @@ class StationClient:
         *,
         build: Callable[[dict[str, Any]], T],
     ) -> T:
-        """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`."""
+        """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`
+        that names the server and the cause for staff (``server``, ``cause``)."""
+        try:
+            return await self._get(path, params, build=build)
+        except StationError as error:
+            if not error.server:
+                error.server = server_of(URL(self.base_url))
+            if not error.cause and isinstance(error.__cause__, SanitisedCause):
+                error.cause = str(error.__cause__)
+            raise
+
+    async def _get(
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        build: Callable[[dict[str, Any]], T],
+    ) -> T:
         if self._session is None:
             self._session = aiohttp.ClientSession()
             self._own_session = True

@@ -4,25 +4,30 @@ Each backend supplies the primitives (execute, fetch, atomic and returning write
 dialect); everything else is shared, so SQLite and PostgreSQL behave the same and one test suite
 runs against both. The operations live per domain (``subscriptions.py``, ``outbox.py``,
 ``history.py``, ``likes.py``, ``guilds.py``, ``voice.py``, ``scheduled.py``, ``shows.py``,
-``fleet.py``); ``Storage`` composes them into the one interface every caller uses.
+``requests.py``, ``fleet.py``); ``Storage`` composes them into the one interface every caller uses.
 """
 
 from __future__ import annotations
 
 import logging
 from abc import abstractmethod
-from typing import ClassVar
+from collections.abc import Awaitable, Callable
+from typing import ClassVar, TypeVar
 
 from .fleet import FleetStore
 from .guilds import GuildStore
+from .health import StorageHealth
 from .history import HistoryStore
 from .likes import LikeStore
 from .migrations import MIGRATIONS
 from .outbox import OutboxStore
+from .requests import RequestStore
 from .scheduled import ScheduledStore
 from .shows import ShowStore
 from .subscriptions import SubscriptionStore
 from .voice import VoiceStore
+
+T = TypeVar("T")
 
 _LOGGER = logging.getLogger("onair.storage")
 
@@ -62,6 +67,7 @@ class Storage(
     VoiceStore,
     ScheduledStore,
     ShowStore,
+    RequestStore,
     FleetStore,
 ):
     """Every domain's operations over one backend's primitives, opened and closed as one."""
@@ -74,6 +80,8 @@ class Storage(
     # each station is polled by the one process holding its watch lease, and new plays are
     # published to the others (``fleet.py``).
     fleet: ClassVar[bool] = False
+    # Whether storage is failing now (one warning line per outage); each backend makes its own.
+    health: StorageHealth
 
     # Lifecycle ---------------------------------------------------------------------------
 
@@ -87,6 +95,22 @@ class Storage(
     def is_storage_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the database failing (locked, read-only, full, gone): worth
         retrying, unlike a bug in the caller."""
+
+    async def _noted(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
+        """Run one database operation, noting in ``health`` whether storage failed it."""
+        began = self.health.begin()
+        try:
+            result = await operation()
+        except Exception as error:
+            if self.is_storage_error(error):
+                self.health.failed(began, write=write)
+                await self._after_failure(error)
+            raise
+        self.health.succeeded(began, write=write)
+        return result
+
+    async def _after_failure(self, error: BaseException) -> None:
+        """What a backend does when storage failed an operation (nothing by default)."""
 
     def migration_scripts(self) -> list[str]:
         return [script.format(**self.dialect) for script in MIGRATIONS]

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from .. import errors
 
-# The names a template may use, in the order the README and the error messages list them.
+# The names a template may use, in the order the manual (docs/features/templates.md) and the
+# error messages list them.
 NAMES: tuple[str, ...] = (
     "artist",
     "title",
@@ -29,6 +30,7 @@ NAMES: tuple[str, ...] = (
     "listen_url",
     "started",
     "likes",
+    "requested_by",
 )
 MAX_TEMPLATE = 2000  # characters of one template (a field's source text)
 MAX_FALLBACK = 100  # characters of a fallback after "|"

@@ -248,6 +248,10 @@ class FakeDiscord:
         # and a loaded test machine must not fail them for it.
         self.callback_window: float | None = None
         self.interactions: dict[str, Interaction] = {}
+        # What members are called and which roles they hold, by user id (default "listener",
+        # none): interactions carry them.
+        self.user_names: dict[int, str] = {}
+        self.member_roles: dict[int, list[int]] = {}
         self.ca = trustme.CA()
         self.bot_id = snowflake()
         self.app_id = self.bot_id
@@ -979,8 +983,8 @@ class FakeDiscord:
             "channel_id": str(channel_id),
             "channel": self._channel(guild, channel_id, 0),
             "member": {
-                "user": self.user(user_id),
-                "roles": [],
+                "user": self.user(user_id, self.user_names.get(user_id, "listener")),
+                "roles": [str(r) for r in self.member_roles.get(user_id, ())],
                 "permissions": str(permissions),
                 "joined_at": "2026-01-01T00:00:00+00:00",
                 "deaf": False,
@@ -1058,6 +1062,8 @@ class FakeDiscord:
         others: dict[str, Any] | None = None,
         *,
         guild: Guild | None = None,
+        user_id: int | None = None,
+        sub: list[str] | None = None,
     ) -> str:
         command = self._command(name)
         options = [
@@ -1065,9 +1071,11 @@ class FakeDiscord:
             for k, v in (others or {}).items()
         ]
         options.append({"name": focused, "type": 3, "value": value, "focused": True})
+        for part in reversed(sub or []):
+            options = [{"name": part, "type": 1, "options": options}]
         data = {"id": command["id"], "name": name, "type": 1, "options": options}
         payload = self._interaction(
-            4, data, guild=guild, channel_id=None, user_id=None, permissions=0
+            4, data, guild=guild, channel_id=None, user_id=user_id, permissions=0
         )
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])
@@ -1786,9 +1794,9 @@ class FakeDiscord:
         return _json({"message": "405", "code": 0}, 405)
 
     def _history(self, channel_id: int, query: dict[str, str]) -> web.Response:
-        """GET a channel's messages as Discord answers it: newest first; ``limit`` 1-100
-        (default 50); ``after`` takes the oldest ``limit`` newer than it, ``before`` (or
-        nothing) the newest older than it."""
+        """GET a channel's messages as Discord answers it: newest first, without ephemeral
+        replies; ``limit`` 1-100 (default 50); ``after`` takes the oldest ``limit`` newer than
+        it, ``before`` (or nothing) the newest older than it."""
         try:
             limit = int(query.get("limit", "50"))
             after = int(query["after"]) if "after" in query else None
@@ -1797,7 +1805,13 @@ class FakeDiscord:
             limit = 0
         if not 1 <= limit <= 100:
             return _form_error("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
-        ids = self.channel_messages[channel_id]
+        # Ephemeral replies belong to the one user who got them: Discord never lists them in
+        # the channel (a card that is still the newest message stays so after one).
+        ids = [
+            i
+            for i in self.channel_messages[channel_id]
+            if not int(self.messages.get(i, {}).get("flags") or 0) & 64
+        ]
         if after is not None:
             chosen = [i for i in ids if i > after][:limit]
         else:

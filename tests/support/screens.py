@@ -29,6 +29,8 @@ from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, St
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community
+from .screens_links import links
+from .screens_requests import requests
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # One zone per UTC offset (-12 .. +14): the scenes about midnight use the one where it is
@@ -216,11 +218,11 @@ async def _announcements(out: Path) -> None:
     fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
     guild = fake.guilds[0]
-    # post, card (full: big artwork) and card with style compact (the smaller card).
+    # post, card (compact by default: the small artwork) and card with style full (big artwork).
     kinds: tuple[tuple[str, str, dict[str, str]], ...] = (
         ("post", "post", {}),
         ("card", "card", {}),
-        ("card-compact", "card", {"style": "compact"}),
+        ("card-full", "card", {"style": "full"}),
     )
     config = "".join(
         subscription_config(guild.id, channel, mode=mode, **options)
@@ -246,6 +248,13 @@ async def _announcements(out: Path) -> None:
             iid = await fake.slash("onair", {}, sub=["status"])
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
+            # Every channel paused (as after Discord refused them): what status says to do.
+            for sub in await env.bot.storage.subscriptions(guild_id=guild.id):
+                await env.bot.storage.pause(sub.id, "Missing Access: OnAir cannot see the channel")
+            since = len(fake.requests)
+            iid = await fake.slash("onair", {}, sub=["status"])
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "admin-status-paused.jsonl", since, {iid: "/onair status"})
             for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
                 path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
@@ -559,6 +568,8 @@ SCENES = {
     "shows": _shows,
     "scheduled": _scheduled,
     "community": community,
+    "requests": requests,
+    "links": links,
 }
 
 

@@ -1,0 +1,338 @@
+"""Delivering announcements with discord.py: post or card mode, role pings, clean failures."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import discord
+
+from ..announcer.outbox import DeliveryError
+from ..announcer.watcher import Announcement
+from ..config import StationConfig
+from ..config.examples import EXAMPLE_IDS, example_id_note
+from ..history.likes import LikeService
+from ..programme.jingles import SkipRules
+from ..render import station_embeds
+from ..render.templated import announcement as templated
+from ..storage import RequestCredit, Subscription
+from ..ui.likes import LIKE_PREFIX, with_like_button
+
+
+class RateGate:
+    """A token bucket under Discord's global limit (50 requests/s), so a large fan-out does not
+    run into 429s (which Discord counts toward a temporary ban) but paces itself instead."""
+
+    def __init__(self, rate: float = 48.0) -> None:
+        self.rate = rate
+        self.tokens = rate
+        self.updated = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:
+            while True:
+                now = time.monotonic()
+                self.tokens = min(self.rate, self.tokens + (now - self.updated) * self.rate)
+                self.updated = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
+PERMANENT = {
+    403: "OnAir may not post there (Missing Permissions)",
+    404: "the channel no longer exists",
+}
+
+
+def gone(status: int, channel_id: int) -> str:
+    """Why Discord refused a channel for good; a 404 on an example id of config.example.toml
+    says that, not that the channel was deleted."""
+    if status == 404 and channel_id in EXAMPLE_IDS:
+        return f"channel {example_id_note(channel_id)}"
+    return PERMANENT[status]
+
+
+# A resumed delivery looks this far back for its own unrecorded post: the messages since its
+# detection (less CLOCK_SLACK seconds of clock difference with Discord), at most LOOKBACK.
+LOOKBACK = 50
+CLOCK_SLACK = 60.0
+# Discord refused the message itself: sending it again can only fail again.
+REFUSED = frozenset({400, 413})
+
+
+class DiscordDeliverer:
+    """Sends through the bot's own client, so discord.py's rate limiter governs every call."""
+
+    def __init__(
+        self,
+        client: discord.Client,
+        *,
+        tries: int = 3,
+        gate: RateGate | None = None,
+        likes: LikeService | None = None,
+    ) -> None:
+        self.client = client
+        self.likes = likes
+        self.tries = tries
+        self.gate = gate or RateGate()
+
+    async def _channel(self, channel_id: int) -> Any:
+        channel = self.client.get_channel(channel_id)
+        if channel is None:
+            await self.gate.acquire()
+            try:
+                channel = await self.client.fetch_channel(channel_id)
+            except discord.NotFound:
+                raise DeliveryError(gone(404, channel_id), permanent=True) from None
+            except discord.Forbidden:
+                raise DeliveryError(PERMANENT[403], permanent=True) from None
+        if not isinstance(channel, discord.abc.Messageable):
+            raise DeliveryError("the target is not a text channel or thread", permanent=True)
+        return channel
+
+    async def deliver(
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        *,
+        nonce: str,
+        resumed: bool = False,
+    ) -> int | None:
+        """Post or edit. ``nonce`` goes with every post (discord.py then sets ``enforce_nonce``):
+        a post repeated within Discord's nonce window, by a retry here or by the next run after
+        a crash, returns the first message instead of creating a second one. That window is
+        "a few minutes" and a play may be posted up to ``max_delivery_age`` late, so a
+        ``resumed`` delivery first looks for its own earlier post in the channel."""
+        embed, view, content = await self._render(sub, announcement, station)
+        mentions = allowed_mentions(sub, announcement)
+        last_error: discord.HTTPException | None = None
+        for attempt in range(self.tries):
+            try:
+                channel = await self._channel(sub.channel_id)
+                if resumed:
+                    earlier = await earlier_post(
+                        self.client,
+                        self.gate,
+                        channel,
+                        embed,
+                        announcement.detected_at,
+                        marker=like_marker(view),
+                    )
+                    if earlier is not None:
+                        if sub.mode == "card":
+                            await self._retire_card(channel, sub.card_message_id, earlier)
+                        return earlier
+                    resumed = False  # looked once: a retry within this call relies on the nonce
+                if sub.mode == "card":
+                    return await self._card(channel, sub, embed, view, content, mentions, nonce)
+                return await post_message(
+                    self.gate,
+                    channel,
+                    content,
+                    embed=embed,
+                    view=view,
+                    mentions=mentions,
+                    nonce=nonce,
+                )
+            except discord.HTTPException as error:
+                if error.status in PERMANENT:
+                    reason = gone(error.status, sub.channel_id)
+                    raise DeliveryError(reason, permanent=True) from None
+                if error.status in REFUSED:
+                    reason = refused(error)
+                    raise DeliveryError(reason, permanent=False, final=True) from None
+                last_error = error
+                await asyncio.sleep(0.5 * 2**attempt)
+        raise DeliveryError(f"Discord kept failing ({last_error})", permanent=False)
+
+    async def _render(
+        self, sub: Subscription, announcement: Announcement, station: StationConfig
+    ) -> tuple[discord.Embed, discord.ui.View | None, str | None]:
+        """The subscription's templates over the built-in layout, and the ❤ button (left out
+        while storage fails: the announcement does not wait for a like count)."""
+        play_id, count = await self._like_state(station.slug, announcement)
+        rendered = templated(
+            sub.templates,
+            announcement.info,
+            announcement.play,
+            station.name,
+            style=station_embeds.effective_style(sub.style),
+            mention_role=sub.mention_role,
+            likes=count,
+            skip=SkipRules.of([sub]),
+            card=sub.mode == "card",
+            requested_by=tuple(c.name for c in credits_in(sub, announcement)),
+            ping_users=pinged(sub, announcement),
+        )
+        return rendered.embed, with_like_button(rendered.view, play_id), rendered.content
+
+    async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
+        if self.likes is None:
+            return None, 0
+        try:
+            play_id = await self.likes.play_id(slug, announcement.play)
+            return play_id, await self.likes.count(play_id) if play_id is not None else 0
+        except Exception as error:
+            if not self.likes.storage.is_storage_error(error):
+                raise
+            return None, 0
+
+    async def _card(
+        self,
+        channel: Any,
+        sub: Subscription,
+        embed: discord.Embed,
+        view: discord.ui.View | None,
+        content: str | None,
+        mentions: discord.AllowedMentions,
+        nonce: str,
+    ) -> int:
+        """Edit the card in place while it is the newest message; else re-post it at the bottom.
+
+        Idempotent on retry: an edit repeated writes the same card again, a re-post carries the
+        play's nonce (Discord returns the first post), and deleting the old card twice is a
+        404 that is ignored."""
+        card_id = sub.card_message_id
+        if card_id:
+            await self.gate.acquire()
+            newest = [m async for m in channel.history(limit=1)]
+            if newest and newest[0].id == card_id:
+                try:
+                    await self.gate.acquire()
+                    await channel.get_partial_message(card_id).edit(
+                        content=content, embed=embed, view=view, allowed_mentions=mentions
+                    )
+                    return card_id
+                except discord.NotFound:
+                    pass  # deleted by someone: post a new card
+        kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
+        if view is not None:
+            kwargs["view"] = view
+        await self.gate.acquire()
+        message = await channel.send(content, **kwargs)
+        await self._retire_card(channel, card_id, message.id)
+        return int(message.id)
+
+    async def _retire_card(self, channel: Any, card_id: int | None, new_id: int) -> None:
+        """Delete the previous card once a new one is posted (gone already: nothing to do)."""
+        if card_id and card_id != new_id:
+            await self.gate.acquire()
+            with contextlib.suppress(discord.HTTPException):
+                await channel.get_partial_message(card_id).delete()
+
+
+def credits_in(sub: Subscription, announcement: Announcement) -> list[RequestCredit]:
+    """The requesters a channel names: its own guild's only (a name typed in one guild never
+    reaches another)."""
+    return [c for c in announcement.requested_by if c.guild_id == sub.guild_id]
+
+
+def pinged(sub: Subscription, announcement: Announcement) -> tuple[int, ...]:
+    """The requesters who opted in to a ping, each once."""
+    return tuple(dict.fromkeys(c.user_id for c in credits_in(sub, announcement) if c.ping))
+
+
+def allowed_mentions(sub: Subscription, announcement: Announcement) -> discord.AllowedMentions:
+    """Only what the channel chose (its role) and each requester who opted in: nothing else
+    in the message can ping, whatever a template or a name holds."""
+    users = [discord.Object(u) for u in pinged(sub, announcement)]
+    roles = [discord.Object(sub.mention_role)] if sub.mention_role else False
+    if not users and not roles:
+        return discord.AllowedMentions.none()
+    return discord.AllowedMentions(everyone=False, users=users or False, roles=roles)
+
+
+async def post_message(
+    gate: RateGate,
+    channel: Any,
+    content: str | None,
+    *,
+    embed: discord.Embed,
+    view: discord.ui.View | None,
+    mentions: discord.AllowedMentions,
+    nonce: str,
+) -> int:
+    """Post one message under ``nonce`` (a repeat within Discord's window returns the first),
+    paced by the gate; its id. Announcements and scheduled posts both send with it."""
+    kwargs: dict[str, Any] = {"embed": embed, "allowed_mentions": mentions, "nonce": nonce}
+    if view is not None:
+        kwargs["view"] = view
+    await gate.acquire()
+    message = await channel.send(content, **kwargs)
+    return int(message.id)
+
+
+def refused(error: discord.HTTPException) -> str:
+    """Why Discord refused a message itself (sending it again can only fail again)."""
+    return f"Discord refused the message ({error.status}, code {error.code})"
+
+
+async def earlier_post(
+    client: discord.Client,
+    gate: RateGate,
+    channel: Any,
+    embed: discord.Embed,
+    since: float,
+    *,
+    marker: str | None = None,
+) -> int | None:
+    """OnAir's own message with ``embed`` among the channel's messages since ``since`` (one
+    request): what a run that died between send and mark left unrecorded. ``marker`` is a
+    component id only this post carries (the play's ❤ button): it finds the post though its
+    text changed since (a template's ``{likes}``). Interaction replies (``/nowplaying``
+    carries the same ❤) are not posts. None when there is none or it cannot be looked for
+    (e.g. no Read Message History: then the nonce is all there is to go on). Announcements
+    and scheduled posts both look with it."""
+    me = client.user
+    if me is None:
+        return None
+    start = datetime.fromtimestamp(since - CLOCK_SLACK, UTC)
+    after = discord.Object(id=discord.utils.time_snowflake(start))
+    try:
+        await gate.acquire()
+        async for message in channel.history(limit=LOOKBACK, after=after):
+            if message.author.id != me.id or message.webhook_id is not None:
+                continue
+            if any(_same(e, embed) for e in message.embeds) or (
+                marker is not None and marker in _component_ids(message)
+            ):
+                return int(message.id)
+    except discord.HTTPException:
+        return None
+    return None
+
+
+def _component_ids(message: discord.Message) -> set[str]:
+    ids: set[str] = set()
+    for row in message.components:
+        for item in getattr(row, "children", ()):
+            custom_id = getattr(item, "custom_id", None)
+            if custom_id:
+                ids.add(str(custom_id))
+    return ids
+
+
+def like_marker(view: discord.ui.View | None) -> str | None:
+    """The ❤ button's id in ``view`` (it names the play), if it has one."""
+    for item in view.children if view is not None else ():
+        custom_id = getattr(item, "custom_id", None)
+        if isinstance(custom_id, str) and custom_id.startswith(LIKE_PREFIX):
+            return custom_id
+    return None
+
+
+def _same(posted: discord.Embed, ours: discord.Embed) -> bool:
+    """The same announcement: rendered from the same stored snapshot, so the text matches."""
+    return (
+        posted.title == ours.title
+        and posted.description == ours.description
+        and posted.timestamp == ours.timestamp
+        and posted.footer.text == ours.footer.text
+    )
