@@ -194,8 +194,9 @@ async def test_an_example_channel_id_is_named_as_such_not_as_a_deleted_channel(
         (sub,) = await env.bot.storage.subscriptions()
     assert sub.paused_reason is not None
     assert sub.paused_reason.startswith(
-        f"channel {example} is config.example.toml's example id, not a real one"
+        f"channel {example} is config.example.toml's example id: put your own in config.toml"
     )
+    assert len(sub.paused_reason) <= 150  # /onair status shows 150 characters
     assert "no longer exists" not in caplog.text
 
 

@@ -12,8 +12,9 @@ _REPLACE = 'put your own in its place (README, "Getting Discord ids") or delete 
 
 
 def example_id_note(snowflake: int) -> str:
-    """Why Discord does not know ``snowflake``, when it is one of the example ids."""
-    return f"{snowflake} is config.example.toml's example id, not a real one: {_REPLACE}"
+    """Why Discord does not know ``snowflake``, when it is one of the example ids (short: a
+    paused channel's reason is shown in ``/onair status``, cut at 150 characters)."""
+    return f"{snowflake} is config.example.toml's example id: put your own in config.toml"
 
 
 def example_ids_in(settings: Settings) -> list[str]:
