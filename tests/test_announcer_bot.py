@@ -3,37 +3,26 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import ONE_OF_EACH, programme_sim_fixture
 from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
-# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
-SLOTS = [
-    (TRACKS[0], 20.0),
-    (JINGLES[0], 5.0),
-    (TRACKS[1], 20.0),
-    (LIVE_SHOW, 60.0),
-    (TRACKS[2], 20.0),
-]
+SLOTS = ONE_OF_EACH  # track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(channels_per_guild=3)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,13 +14,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.config.schema import WEEKDAYS
-from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS
 from bot.storage import ScheduledPost
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .test_alerts_bot import poll
 
 pytestmark = pytest.mark.e2e
@@ -36,10 +35,7 @@ SLOTS = [
 ]
 
 
-@pytest.fixture
-async def recap_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
-        yield simulator
+recap_sim = programme_sim_fixture("recap_sim", SLOTS, key=STATION_KEY)
 
 
 def recaps_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:
