@@ -24,11 +24,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.announcer.watcher import StationWatch
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
-from .screens_community import community
+from .screens_community import community, screen_station
 from .screens_links import links
 from .screens_requests import requests
 
@@ -204,16 +204,8 @@ async def _page_to_midnight(fake: FakeDiscord, iid: str) -> None:
 
 
 async def _announcements(out: Path) -> None:
-    clock = ManualClock()
-    sim = StationSimulator(clock=clock)
     slots = [(TRACKS[0], 200.0), (JINGLES[0], 5.0), (TRACKS[1], 200.0), (TRACKS[2], 200.0)]
-    sim.add_station(
-        1,
-        key=STATION_KEY,
-        programme=Programme(slots, epoch=clock() - 30.0),
-        public_url="https://c9.radioboss.fm",
-        zone=BERLIN,
-    )
+    clock, sim = screen_station(slots, zone=BERLIN)
     await sim.start()
     fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
@@ -344,16 +336,8 @@ async def _voice(out: Path) -> None:
 async def _scheduled(out: Path) -> None:
     """/onair alerts and its posts (a live show starting and ending, the station down and back),
     a role OnAir cannot ping, /onair recap and a week's recap."""
-    clock = ManualClock()
-    sim = StationSimulator(clock=clock)
     slots = [(TRACKS[0], 200.0), (LIVE_SHOW, 3000.0), (TRACKS[1], 7200.0)]
-    sim.add_station(
-        1,
-        key=STATION_KEY,
-        programme=Programme(slots, epoch=clock() - 30.0),
-        public_url="https://c9.radioboss.fm",
-        zone=BERLIN,
-    )
+    clock, sim = screen_station(slots, zone=BERLIN)
     await sim.start()
     fake = FakeDiscord(channels_per_guild=2)
     guild = fake.guilds[0]
