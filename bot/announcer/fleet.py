@@ -26,6 +26,7 @@ from datetime import datetime
 from ..station import StationInfo
 from ..storage import Storage
 from ..storage.fleet import PlayListener
+from ..util.tasks import stop_task
 from . import snapshot
 from .watcher import WatchScheduler
 
@@ -70,11 +71,8 @@ class FleetCoordinator:
 
     async def stop(self) -> None:
         """Stop polling and give every lease back, so another process polls at once."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None

@@ -10,7 +10,6 @@ channel get it once across crashes (leases, nonces, the sweep) is ``outbox.py``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
@@ -24,7 +23,7 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
-from ..util.tasks import BackgroundTasks
+from ..util.tasks import BackgroundTasks, stop_task
 from . import snapshot
 from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
@@ -161,11 +160,8 @@ class AnnouncerService:
         run. In a fleet the watch leases are given back first, so another process polls on."""
         if self.fleet is not None:
             await self.fleet.stop()
-        if self._sweeper_task is not None:
-            self._sweeper_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper_task
-            self._sweeper_task = None
+        await stop_task(self._sweeper_task)
+        self._sweeper_task = None
         self.stop_watching()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)

@@ -14,7 +14,6 @@ dropped, never sent, whichever path (the sweep, or ``send_soon`` right after rec
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
@@ -22,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..storage import DROPPED, FAILED, SENT, ScheduledPost, Storage
-from ..util.tasks import BackgroundTasks
+from ..util.tasks import BackgroundTasks, stop_task
 
 _LOGGER = logging.getLogger("onair.posts")
 MAX_ATTEMPTS = 5  # sends of one post (each already retried inside the sender)
@@ -86,11 +85,8 @@ class PostOutbox:
         cancelled send gives its lease back and stays pending for the next run; a post recorded
         after this stays pending too."""
         self._stopped = True
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await stop_task(self._sweeper)
+        self._sweeper = None
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
         for task in list(self._tasks):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -32,3 +33,11 @@ class BackgroundTasks:
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    """Cancel ``task`` (none: nothing to do) and wait until it has ended."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
