@@ -7,19 +7,15 @@ late, once."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..catalog.registry import StationRegistry
-from ..config import Settings
-from ..storage import Recap, ScheduledPost, Storage
-from .outbox import PostOutbox
+from ..storage import Recap, ScheduledPost
+from ..util.tasks import stop_task
+from .posting import GuildPosts
 from .recap import last_slot, summarise, week_before
 
 _LOGGER = logging.getLogger("onair.recap")
@@ -44,21 +40,10 @@ def legacy_recap_key(guild_id: int, slot: datetime) -> str:
     return f"recap|{guild_id}|{slot.astimezone(UTC).strftime('%Y-%m-%dT%H:%M')}"
 
 
-class RecapService:
-    def __init__(
-        self,
-        settings: Settings,
-        registry: StationRegistry,
-        storage: Storage,
-        outbox: PostOutbox,
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.storage = storage
-        self.outbox = outbox
-        self.clock = clock
+class RecapService(GuildPosts):
+    """What ``/onair recap`` sets up, and the minute tick that posts each guild's week."""
+
+    def __post_init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
         self.summaries = 0  # weeks summed up (one per station, week and zone in a tick)
 
@@ -67,18 +52,12 @@ class RecapService:
         self._task = asyncio.create_task(self._run(every))
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
 
     async def stations(self) -> set[str]:
         """The stations recaps sum up (watched, so their plays reach the history)."""
         return {r.station for r in await self.storage.recaps() if self._handles(r.guild_id)}
-
-    def _handles(self, guild_id: int) -> bool:
-        return self.storage.fleet or self.settings.handles_guild(guild_id)
 
     async def load(self) -> None:
         """At start-up: the config file's ``[[recaps]]`` are stored. A recap stored as the file
