@@ -221,11 +221,9 @@ class ScheduledStore(StoragePrimitives):
         return await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,)) > 0
 
     async def recaps(self, guild_id: int | None = None) -> list[Recap]:
-        query = "SELECT guild_id, channel_id, station, weekday, hour, since FROM recaps"
+        query = "SELECT guild_id, channel_id, station, weekday, hour, since FROM recaps WHERE 1 = 1"
         params: list[Any] = []
-        if guild_id is not None:
-            query += " WHERE guild_id = ?"
-            params.append(guild_id)
+        query = and_equal(query, params, guild_id=guild_id)
         rows = await self.fetch(query + " ORDER BY guild_id", params)
         return [
             Recap(int(r[0]), int(r[1]), str(r[2]), int(r[3]), int(r[4]), float(r[5])) for r in rows
