@@ -276,16 +276,19 @@ class AnnouncerService:
     # Recovery ---------------------------------------------------------------------------
 
     async def _sweeper(self) -> None:
-        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones."""
+        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones;
+        write the plays storage failed into the history."""
         interval = self.settings.delivery_lease / 3
         while True:
             try:
                 await self.sweep()
+                await self.fan_out.catch_up_history()
             except Exception as error:
                 if not self.storage.is_storage_error(error):
                     _LOGGER.exception("looking for pending announcements failed")
                 else:
-                    _LOGGER.warning(
+                    self.storage.health.warn(
+                        _LOGGER,
                         "could not look for pending announcements (%s); again in %.0fs",
                         describe(error),
                         interval,
@@ -308,7 +311,9 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not read announcement %d (%s)", announcement_id, describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not read announcement %d (%s)", announcement_id, describe(error)
+            )
             return
         station = self.registry.station(found[0]) if found is not None else None
         if found is None or station is None:
@@ -335,7 +340,8 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
                 announcement_id,
                 describe(error),
@@ -347,7 +353,9 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not look for pending announcements (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not look for pending announcements (%s)", describe(error)
+            )
 
     async def sweep(self, *, announcement_id: int | None = None) -> int:
         """One pass (over one published announcement, or all); returns how many deliveries it

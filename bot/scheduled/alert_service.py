@@ -105,7 +105,9 @@ class AlertService(GuildPosts):
                     if not self.storage.is_storage_error(error):
                         raise
                     # The state is unchanged: the next poll decides again (same keys, once).
-                    _LOGGER.warning("could not evaluate the alerts of %s (%s)", name, error)
+                    self.storage.health.warn(
+                        _LOGGER, "could not evaluate the alerts of %s (%s)", name, error
+                    )
 
     async def _decide(self, name: str, seen: Observation, now: float) -> None:
         for _ in range(SAVE_TRIES):

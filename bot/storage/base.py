@@ -10,10 +10,12 @@ runs against both. The operations live per domain (``subscriptions.py``, ``outbo
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar
+from collections.abc import Awaitable, Callable
+from typing import ClassVar, TypeVar
 
 from .fleet import FleetStore
 from .guilds import GuildStore
+from .health import StorageHealth
 from .history import HistoryStore
 from .likes import LikeStore
 from .migrations import MIGRATIONS
@@ -23,6 +25,8 @@ from .scheduled import ScheduledStore
 from .shows import ShowStore
 from .subscriptions import SubscriptionStore
 from .voice import VoiceStore
+
+T = TypeVar("T")
 
 
 class Storage(
@@ -47,6 +51,8 @@ class Storage(
     # each station is polled by the one process holding its watch lease, and new plays are
     # published to the others (``fleet.py``).
     fleet: ClassVar[bool] = False
+    # Whether storage is failing now (one warning line per outage); each backend makes its own.
+    health: StorageHealth
 
     # Lifecycle ---------------------------------------------------------------------------
 
@@ -60,6 +66,22 @@ class Storage(
     def is_storage_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the database failing (locked, read-only, full, gone): worth
         retrying, unlike a bug in the caller."""
+
+    async def _noted(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
+        """Run one database operation, noting in ``health`` whether storage failed it."""
+        began = self.health.begin()
+        try:
+            result = await operation()
+        except Exception as error:
+            if self.is_storage_error(error):
+                self.health.failed(began, write=write)
+                await self._after_failure(error)
+            raise
+        self.health.succeeded(began, write=write)
+        return result
+
+    async def _after_failure(self, error: BaseException) -> None:
+        """What a backend does when storage failed an operation (nothing by default)."""
 
     def migration_scripts(self) -> list[str]:
         return [script.format(**self.dialect) for script in MIGRATIONS]

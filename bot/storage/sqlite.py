@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import aiosqlite
 
 from .base import Storage
+from .health import StorageHealth
 from .primitives import Row, Statement
 
 
@@ -33,6 +34,7 @@ class SqliteStorage(Storage):
         self._db: aiosqlite.Connection | None = None
         # One connection: a transaction must not interleave with other coroutines' writes.
         self._write = asyncio.Lock()
+        self.health = StorageHealth()
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -106,6 +108,9 @@ class SqliteStorage(Storage):
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
+        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
+
+    async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         async with self._transaction():
             counts: list[int] = []
             for sql, params in statements:
@@ -117,6 +122,9 @@ class SqliteStorage(Storage):
         return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await self._noted(lambda: self._write_fetch(sql, params), write=True)
+
+    async def _write_fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self._transaction(), self.db.execute(sql, tuple(params)) as cursor:
             rows: list[Row] = list(await cursor.fetchall())
         return rows
@@ -142,6 +150,9 @@ class SqliteStorage(Storage):
         return isinstance(error, sqlite3.Error | OSError)
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await self._noted(lambda: self._fetch(sql, params))
+
+    async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self.db.execute(sql, tuple(params)) as cursor:
             return list(await cursor.fetchall())
 
