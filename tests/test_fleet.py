@@ -17,7 +17,7 @@ from bot.simulator.library import LibraryItem
 from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture, subscription_config
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
 from tests.support.fleet import fleet
-from tests.support.storage_backends import reset_postgres
+from tests.support.storage_backends import admin_connection, reset_postgres
 from tests.support.waiting import wait_for
 
 from .support.stations import serving
@@ -75,16 +75,11 @@ def titles(fake: FakeDiscord, channel: int) -> list[str]:
 
 
 async def lease_owner(url: str) -> str | None:
-    import asyncpg
-
-    connection = await asyncpg.connect(url, timeout=5)
-    try:
+    async with admin_connection(url) as connection:
         row = await connection.fetchrow(
             "SELECT owner FROM watch_leases WHERE lease_until >= "
             "EXTRACT(EPOCH FROM clock_timestamp())"
         )
-    finally:
-        await connection.close()
     return str(row[0]) if row else None
 
 
