@@ -8,10 +8,9 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.errors import NEED_MANAGE
 from bot.render import request_embeds
 from bot.runtime.core import OnAirBot
-from bot.ui.checks import can_manage
+from bot.ui.checks import require_manage
 from bot.ui.stations import resolve_station, station_autocomplete
 
 
@@ -23,9 +22,7 @@ class RequestRules(app_commands.Group):
         self.bot = bot
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
-        if not can_manage(interaction):
-            raise app_commands.CheckFailure(NEED_MANAGE)
-        return True
+        return require_manage(interaction)
 
     @app_commands.command(name="set", description="Turn song requests on or off and set limits")
     @app_commands.describe(
