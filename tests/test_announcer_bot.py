@@ -9,7 +9,12 @@ import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 
-from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.botenv import (
+    channel_subscription,
+    fake_discord_fixture,
+    running_bot,
+    subscription_config,
+)
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.stations import ONE_OF_EACH, programme_sim_fixture
@@ -28,9 +33,7 @@ programme_sim = programme_sim_fixture(
 fake = fake_discord_fixture(channels_per_guild=3)
 
 
-def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:
-    guild = fake.guilds[0]
-    return subscription_config(guild.id, guild.channels[channel_index], **options)
+subscription = channel_subscription
 
 
 def posts(fake: FakeDiscord, channel_index: int = 0) -> list:

@@ -9,11 +9,11 @@ import aiohttp
 import pytest
 
 from bot.announcer import Announcement, PlayDetector, PollPolicy, PollSettings, StationWatch
-from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS, ManualClock
 from bot.simulator.library import JINGLES
 from bot.station import Play, RetryPolicy, StationClient, StationInfo
 
-from .support.stations import KEY, ONE_OF_EACH, serving
+from .support.stations import KEY, ONE_OF_EACH, programme_simulator
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -106,9 +106,7 @@ def test_policy_learns_an_early_change():
 
 @pytest.fixture
 async def short_sim(clock: ManualClock):
-    sim = StationSimulator(clock=clock)
-    sim.add_station(1, key=KEY, programme=Programme(ONE_OF_EACH, epoch=clock() - 1.0))
-    async with serving(sim):
+    async with programme_simulator(ONE_OF_EACH, key=KEY, clock=clock) as sim:
         yield sim
 
 

@@ -6,11 +6,11 @@ import aiohttp
 import pytest
 
 from bot.announcer import Announcement, StationWatch
-from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, Slot, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Slot, StationSimulator
 from bot.station import StationClient
 from tests.support.stations import KEY
 
-from .support.stations import serving
+from .support.stations import programme_simulator
 
 # Every switch comes before the reported length predicts (``early``); slot 2 is a track cut
 # after 4 s and restarted from the beginning; the live show names what follows 8 s before it
@@ -27,9 +27,7 @@ SLOTS = [
 
 @pytest.fixture
 async def crossfaded(clock: ManualClock):
-    sim = StationSimulator(clock=clock)
-    sim.add_station(1, key=KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
-    async with serving(sim):
+    async with programme_simulator(SLOTS, key=KEY, clock=clock) as sim:
         yield sim
 
 

@@ -34,11 +34,16 @@ def make_client(sim: StationSimulator, session: aiohttp.ClientSession, **kw: Any
 
 @contextlib.asynccontextmanager
 async def programme_simulator(
-    slots: Sequence[tuple[LibraryItem, float]], *, key: str, public_url: str | None = None
+    slots: Sequence[tuple[LibraryItem, float]],
+    *,
+    key: str,
+    public_url: str | None = None,
+    clock: ManualClock | None = None,
 ) -> AsyncIterator[StationSimulator]:
     """Station 1 playing ``slots`` (item, seconds) from a second ago, on a clock the test moves
-    (``sim.clock``): what the bot-level tests of announcements, alerts and shows run against."""
-    clock = ManualClock()
+    (``sim.clock``; ``clock`` when the test has one): what the bot-level tests of announcements,
+    alerts and shows run against."""
+    clock = clock or ManualClock()
     simulator = StationSimulator(clock=clock)
     options: dict[str, Any] = {"public_url": public_url} if public_url else {}
     simulator.add_station(1, key=key, programme=Programme(slots, epoch=clock() - 1.0), **options)
