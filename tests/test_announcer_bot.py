@@ -88,6 +88,28 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert LIVE_SHOW.title in third
 
 
+async def test_a_play_that_aired_between_two_polls_is_announced_and_recorded(programme_sim, fake):
+    """Issue 27: the jingle (20-25 s) aired between two polls; the station's `recent` list
+    still names it with its start, so it is announced (late, with what it was: its length and
+    what came next) and recorded in the history, before the track on air now."""
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        await poll(env)
+        programme_sim.clock.advance(29)  # 30 s: the track after the jingle, 5 s in
+        await poll(env)
+        await fake.wait_for(lambda: len(posts(fake)) == 3)
+        titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
+        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+        jingle = posts(fake)[1].json["embeds"][0]
+        assert jingle["description"].splitlines()[-1].startswith("-# 0:05 · ")
+        assert TRACKS[1].title in jingle["description"]  # what came next
+        now = datetime.fromtimestamp(programme_sim.clock(), UTC)
+        history = await env.bot.storage.play_at("main", now, 5)
+        assert [h.title for h in history] == [TRACKS[1].title, JINGLES[0].title, TRACKS[0].title]
+        await poll(env)
+        assert len(posts(fake)) == 3
+
+
 async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):
     db = str(tmp_path / "onair.sqlite3")
     config = subscription(fake)
@@ -239,6 +261,12 @@ async def test_station_fault_midstream_then_one_announcement(programme_sim, fake
         ]
 
 
+def without_day_lines(description: str) -> list[str]:
+    """The lines but the station-day lines ("-# ── … station time ──"), which come and go with
+    the wall clock: a test run near the station's midnight sees one above the first row."""
+    return [line for line in description.splitlines() if not line.startswith("-# ──")]
+
+
 async def test_history_lookups(programme_sim, fake):
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
@@ -248,7 +276,7 @@ async def test_history_lookups(programme_sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"]
         assert "<t:" in message["embeds"][0]["description"]
         message = await fake.final_message(await fake.slash("history"))
-        first, on_air = message["embeds"][0]["description"].splitlines()[:2]
+        first, on_air = without_day_lines(message["embeds"][0]["description"])[:2]
         assert re.fullmatch(r"At <t:\d+:f>:", first)  # the moment, in the reader's zone
         assert "<t:" not in message["embeds"][0]["title"]  # (a title shows none)
         assert JINGLES[0].title in on_air
@@ -270,7 +298,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
-        lines = message["embeds"][0]["description"].splitlines()[1:]  # after "At <t:…:f>:"
+        lines = without_day_lines(message["embeds"][0]["description"])[1:]  # after "At <t:…:f>:"
         assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
         assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
         assert lines[-1].startswith("-# History since <t:")

@@ -101,6 +101,8 @@ class ShowsService:
     # The one hook -------------------------------------------------------------------------
 
     async def station_changed(self, station: str, announcement: Announcement) -> None:
+        if not announcement.on_air:
+            return  # a play recovered once it had ended: what is on air comes right after
         play = announcement.play
         try:
             await self.status.station_changed(station, play)

@@ -95,8 +95,12 @@ class StationClient:
         user_agent: str = "OnAir/0.1 (+https://github.com/onair-bot)",
         redirect_guard: Callable[[URL], None] | None = None,
         url_guard: Callable[[URL], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # When an answer was fetched (``StationInfo.fetched_at``): unix seconds; a test on a
+        # simulator's manual clock passes that clock, so positions and fetch times agree.
+        self.clock = clock
         self.station_id = str(station_id).strip()
         self._key = key or None
         self._session = session
@@ -192,7 +196,8 @@ class StationClient:
         started = time.monotonic()
 
         def build(payload: dict[str, Any]) -> StationInfo:
-            return StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
+            fetched = datetime.fromtimestamp(self.clock(), UTC)
+            return StationInfo.parse(payload, self.zone, fetched, memo=self._parse_memo)
 
         info = await self._request(f"api/info/{self.station_id}", build=build)
         self.last_latency = time.monotonic() - started
