@@ -36,6 +36,13 @@ fake = fake_discord_fixture(channels_per_guild=3)
 subscription = channel_subscription
 
 
+def refuse_posts(fake: FakeDiscord, channel: int, status: int, code: int, message: str) -> None:
+    """Discord refuses every post in ``channel`` from now on, as it does a channel OnAir lost."""
+    fake.fail(
+        "POST", rf"^/channels/{channel}/messages$", status, code=code, message=message, times=None
+    )
+
+
 def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
     channel = fake.guilds[0].channels[channel_index]
     return [r for r in fake.sent("POST", rf"^/channels/{channel}/messages$") if r.status == 200]
@@ -148,14 +155,7 @@ async def test_filters_min_seconds_pattern_and_live(programme_sim, fake):
 async def test_forbidden_channel_is_paused_others_go_on(programme_sim, fake):
     config = subscription(fake, 0) + subscription(fake, 1)
     bad = fake.guilds[0].channels[0]
-    fake.fail(
-        "POST",
-        rf"^/channels/{bad}/messages$",
-        403,
-        code=50013,
-        message="Missing Permissions",
-        times=None,
-    )
+    refuse_posts(fake, bad, 403, 50013, "Missing Permissions")
     async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
         await fake.wait_for(lambda: len(posts(fake, 1)) == 1)
         await env.bot.announcer.idle()
@@ -320,14 +320,7 @@ async def test_thread_as_target(programme_sim, fake):
 
 async def test_deleted_channel_is_paused_with_reason(programme_sim, fake):
     gone = fake.guilds[0].channels[0]
-    fake.fail(
-        "POST",
-        rf"^/channels/{gone}/messages$",
-        404,
-        code=10003,
-        message="Unknown Channel",
-        times=None,
-    )
+    refuse_posts(fake, gone, 404, 10003, "Unknown Channel")
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake, 0)) as env:
         await fake.wait_request("POST", rf"^/channels/{gone}/messages$")
         await env.bot.announcer.idle()
