@@ -17,7 +17,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from ..storage import DROPPED, FAILED, SENT, ScheduledPost, Storage
@@ -39,6 +39,29 @@ class PostError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.final = final
+
+
+async def repeat(
+    interval: float,
+    work: Callable[[], Awaitable[object]],
+    storage: Storage,
+    logger: logging.Logger,
+    *,
+    failed: str,
+    unavailable: str,
+) -> None:
+    """Run ``work`` every ``interval`` seconds (the first after one) until cancelled; the next
+    round runs whatever this one did. A storage fault is logged as the storage's health decides
+    (``unavailable``, given the error); anything else with its traceback (``failed``)."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await work()
+        except Exception as error:
+            if not storage.is_storage_error(error):
+                logger.exception(failed)
+            else:
+                storage.health.warn(logger, unavailable, error)
 
 
 class PostSender(Protocol):
@@ -78,7 +101,15 @@ class PostOutbox:
             if released:
                 _LOGGER.info("%d post(s) left in flight by the last run are pending", released)
         await self.sweep()
-        self._sweeper = asyncio.create_task(self._sweep_forever(sweep_every or self.lease / 3))
+        sweeping = repeat(
+            sweep_every or self.lease / 3,
+            self.sweep,
+            self.storage,
+            _LOGGER,
+            failed="looking for pending posts failed",
+            unavailable="could not look for pending posts (%s)",
+        )
+        self._sweeper = asyncio.create_task(sweeping)
 
     async def stop(self, grace: float = 3.0) -> None:
         """Stop sweeping; let sends in flight finish (up to ``grace``), cancel the rest: a
@@ -123,19 +154,6 @@ class PostOutbox:
             _LOGGER.info("resuming %d pending post(s)", len(taken))
         self.send_soon(taken)
         return len(taken)
-
-    async def _sweep_forever(self, interval: float) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.sweep()
-            except Exception as error:
-                if not self.storage.is_storage_error(error):
-                    _LOGGER.exception("looking for pending posts failed")
-                else:
-                    self.storage.health.warn(
-                        _LOGGER, "could not look for pending posts (%s)", error
-                    )
 
     async def _send(self, key: str) -> None:
         try:

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..storage import Recap, ScheduledPost
 from ..util.tasks import stop_task
+from .outbox import repeat
 from .posting import GuildPosts
 from .recap import last_slot, summarise, week_before
 
@@ -49,7 +50,15 @@ class RecapService(GuildPosts):
 
     async def start(self, *, every: float = TICK) -> None:
         await self.tick()  # a slot passed while OnAir was down: posted now, late, once
-        self._task = asyncio.create_task(self._run(every))
+        ticking = repeat(
+            every,
+            self.tick,
+            self.storage,
+            _LOGGER,
+            failed="the recap tick failed",
+            unavailable="could not look at the recaps (%s)",
+        )
+        self._task = asyncio.create_task(ticking)
 
     async def stop(self) -> None:
         await stop_task(self._task)
@@ -82,17 +91,6 @@ class RecapService(GuildPosts):
         recap = Recap(guild_id, channel_id, station, weekday, hour, self.clock())
         await self.storage.save_recap(recap)
         return recap
-
-    async def _run(self, every: float) -> None:
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await self.tick()
-            except Exception as error:
-                if not self.storage.is_storage_error(error):
-                    _LOGGER.exception("the recap tick failed")
-                else:
-                    self.storage.health.warn(_LOGGER, "could not look at the recaps (%s)", error)
 
     async def tick(self) -> list[str]:
         """Record and send every recap whose latest slot has passed and is not recorded yet;
