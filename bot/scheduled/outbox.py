@@ -18,7 +18,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..storage import DROPPED, FAILED, SENT, ScheduledPost, Storage
 from ..util.tasks import BackgroundTasks, stop_task
@@ -41,27 +41,34 @@ class PostError(Exception):
         self.final = final
 
 
+class LoopWords(NamedTuple):
+    """What a background loop logs when a round fails."""
+
+    failed: str  # anything but a storage fault, logged with its traceback
+    unavailable: str  # a storage fault (as the storage's health decides), given the error
+
+
 async def repeat(
     interval: float,
     work: Callable[[], Awaitable[object]],
     storage: Storage,
     logger: logging.Logger,
-    *,
-    failed: str,
-    unavailable: str,
+    words: LoopWords,
 ) -> None:
     """Run ``work`` every ``interval`` seconds (the first after one) until cancelled; the next
-    round runs whatever this one did. A storage fault is logged as the storage's health decides
-    (``unavailable``, given the error); anything else with its traceback (``failed``)."""
+    round runs whatever this one did."""
     while True:
         await asyncio.sleep(interval)
         try:
             await work()
         except Exception as error:
             if not storage.is_storage_error(error):
-                logger.exception(failed)
+                logger.exception(words.failed)
             else:
-                storage.health.warn(logger, unavailable, error)
+                storage.health.warn(logger, words.unavailable, error)
+
+
+SWEEP_WORDS = LoopWords("looking for pending posts failed", "could not look for pending posts (%s)")
 
 
 class PostSender(Protocol):
@@ -101,14 +108,8 @@ class PostOutbox:
             if released:
                 _LOGGER.info("%d post(s) left in flight by the last run are pending", released)
         await self.sweep()
-        sweeping = repeat(
-            sweep_every or self.lease / 3,
-            self.sweep,
-            self.storage,
-            _LOGGER,
-            failed="looking for pending posts failed",
-            unavailable="could not look for pending posts (%s)",
-        )
+        interval = sweep_every or self.lease / 3
+        sweeping = repeat(interval, self.sweep, self.storage, _LOGGER, SWEEP_WORDS)
         self._sweeper = asyncio.create_task(sweeping)
 
     async def stop(self, grace: float = 3.0) -> None:

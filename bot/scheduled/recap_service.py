@@ -15,13 +15,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..storage import Recap, ScheduledPost
 from ..util.tasks import stop_task
-from .outbox import repeat
+from .outbox import LoopWords, repeat
 from .posting import GuildPosts
 from .recap import last_slot, summarise, week_before
 
 _LOGGER = logging.getLogger("onair.recap")
 RECAP = "recap"  # the outbox kind
 TICK = 60.0  # seconds between looks at the slots
+TICK_WORDS = LoopWords("the recap tick failed", "could not look at the recaps (%s)")
 STALE_AFTER = timedelta(days=6)  # a recap not sent by then gives way to the next one
 
 
@@ -50,14 +51,7 @@ class RecapService(GuildPosts):
 
     async def start(self, *, every: float = TICK) -> None:
         await self.tick()  # a slot passed while OnAir was down: posted now, late, once
-        ticking = repeat(
-            every,
-            self.tick,
-            self.storage,
-            _LOGGER,
-            failed="the recap tick failed",
-            unavailable="could not look at the recaps (%s)",
-        )
+        ticking = repeat(every, self.tick, self.storage, _LOGGER, TICK_WORDS)
         self._task = asyncio.create_task(ticking)
 
     async def stop(self) -> None:
