@@ -28,6 +28,7 @@ from . import snapshot
 from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
 from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
+from .pollreport import station_label
 from .watcher import (
     ELSEWHERE,
     Announcement,
@@ -223,7 +224,10 @@ class AnnouncerService:
             station = self.registry.station(slugs[0])
             assert station is not None
             watch = StationWatch(
-                self.registry.client(station), settings=self.settings.poll, job_id=job_id
+                self.registry.client(station),
+                settings=self.settings.poll,
+                job_id=job_id,
+                label=self._label(job_id),
             )
             watch.listeners.append(self._listener(job_id))
             watch.poll_listeners.append(self._poll_listener(job_id))
@@ -247,6 +251,15 @@ class AnnouncerService:
         """The id of the watch that polls ``client``'s station (the same in every process of a
         fleet)."""
         return job_id_for(client, secret=self._job_secret)
+
+    def _label(self, job_id: str) -> Callable[[], str]:
+        """The watch's stations as the owner configured them (for its log lines)."""
+
+        def label() -> str:
+            slugs = self._slugs_by_job.get(job_id, [])
+            return station_label([s for s in map(self.registry.station, slugs) if s is not None])
+
+        return label
 
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:

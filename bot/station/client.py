@@ -285,7 +285,9 @@ class StationClient:
                 delay = min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1))
                 delay *= random.uniform(0.5, 1.5)
             if attempt >= policy.tries or delay >= remaining:
-                _LOGGER.info("GET %s failed: %s", self._describe(url), failure.cause)
+                # DEBUG: the watch says a failing station once per cause (WARNING), and a
+                # command's user is told; this line would repeat at every poll.
+                _LOGGER.debug("GET %s failed: %s", self._describe(url), failure.cause)
                 error = failure.error
                 if isinstance(error, StationUnavailable) and error.retry_after is None:
                     error.retry_after = failure.retry_after

@@ -24,7 +24,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.announcer.watcher import StationWatch
+from bot.delivery.announcements import gone
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.storage import Subscription
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
@@ -260,6 +262,17 @@ async def _announcements(out: Path) -> None:
             for sub in await env.bot.storage.subscriptions(guild_id=guild.id):
                 await env.bot.storage.pause(sub.id, "Missing Access: OnAir cannot see the channel")
             await _scene(fake, out / "admin-status-paused.jsonl", STATUS, "onair", sub=["status"])
+            # A config copied with config.example.toml's channel id: paused, and said so (issue 25).
+            example = 222222222222222222
+            await env.bot.storage.upsert_subscription(Subscription(0, guild.id, example, "main"))
+            (copied,) = [
+                s
+                for s in await env.bot.storage.subscriptions(guild_id=guild.id)
+                if s.channel_id == example
+            ]
+            await env.bot.storage.pause(copied.id, gone(404, example))
+            path = out / "admin-status-example-id.jsonl"
+            await _scene(fake, path, STATUS, "onair", sub=["status"])
             for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
                 path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
