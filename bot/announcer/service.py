@@ -322,10 +322,12 @@ class AnnouncerService:
         try:
             found = await self.storage.announcement_of(announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not read announcement %d (%s)", announcement_id, describe(error)
+            self.storage.outlive(
+                error,
+                _LOGGER,
+                "could not read announcement %d (%s)",
+                announcement_id,
+                describe(error),
             )
             return
         station = self.registry.station(found[0]) if found is not None else None
@@ -351,9 +353,8 @@ class AnnouncerService:
         try:
             await self.sweep(announcement_id=announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
                 announcement_id,
@@ -364,10 +365,8 @@ class AnnouncerService:
         try:
             await self.sweep()
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not look for pending announcements (%s)", describe(error)
+            self.storage.outlive(
+                error, _LOGGER, "could not look for pending announcements (%s)", describe(error)
             )
 
     async def sweep(self, *, announcement_id: int | None = None) -> int:

@@ -169,10 +169,12 @@ class PostOutbox:
                 return
             await self._deliver(post)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "storage failed sending post %s (%s); the sweep retries it", key, error
+            self.storage.outlive(
+                error,
+                _LOGGER,
+                "storage failed sending post %s (%s); the sweep retries it",
+                key,
+                error,
             )
         finally:
             self._inflight.discard(key)
@@ -221,8 +223,6 @@ class PostOutbox:
         try:
             await self.storage.release_post(key, self.owner, now=self.clock())
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not release post %s (%s); its lease runs out", key, error
+            self.storage.outlive(
+                error, _LOGGER, "could not release post %s (%s); its lease runs out", key, error
             )
