@@ -15,6 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "config.example.toml").read_text()
 
 
+def refused(text: str, env: dict[str, str] | None = None) -> pytest.ExceptionInfo[ConfigError]:
+    """What ``parse_settings`` raises for ``text`` (in the environment ``env``): a ConfigError."""
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, env or {})
+    return caught
+
+
 def test_example_config_parses_and_documents_every_key():
     settings = parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"})
     assert settings.stations[0].slug == "main"
@@ -83,8 +90,7 @@ def test_key_is_not_in_repr():
     ],
 )
 def test_bad_configs_get_one_clear_message(text, message):
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {})
+    caught = refused(text)
     assert message in str(caught.value)
 
 
@@ -138,8 +144,7 @@ def test_run_with_bad_config_says_what(tmp_path):
 )
 def test_a_key_env_holding_what_no_key_can_be_is_one_clear_line(key, problem):
     text = "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\nkey_env='K'"
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {"K": key})
+    caught = refused(text, {"K": key})
     message = str(caught.value)
     assert f"the key in $K {problem}" in message
     assert len(message.strip().splitlines()) == 1
@@ -156,22 +161,19 @@ def test_a_broken_station_is_one_problem_not_one_more_per_place_that_names_it():
         + "[[guilds]]\nid = 1\ndefault_station = 'main'\n"
         + "[[subscriptions]]\nguild = 1\nchannel = 2\nstation = 'main'\n"
     )
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {})
+    caught = refused(text)
     assert len(caught.value.problems) == 1, caught.value.problems
     assert "[[stations]] #1 bad value for 'base_url'" in caught.value.problems[0]
 
 
 def test_a_station_name_that_is_nowhere_says_what_is_defined():
-    with pytest.raises(ConfigError) as caught:
-        parse_settings("[bot]\ndefault_station = 'main'\n", {})
+    caught = refused("[bot]\ndefault_station = 'main'\n")
     (problem,) = caught.value.problems
     assert problem.endswith(
         "names station 'main', which is not defined; no [[stations]] entry is defined"
     )
     text = "[bot]\ndefault_station = 'zzz'\n" + BROKEN_STATION.replace("ftp://x", "https://x")
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {})
+    caught = refused(text)
     (problem,) = caught.value.problems
     assert problem.endswith("which is not defined; defined stations: main")
 
@@ -254,8 +256,7 @@ def test_alerts_and_recaps_in_the_config_file():
 )
 def test_bad_alerts_and_recaps_are_one_line_each(entry, message):
     base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(base + entry, {})
+    caught = refused(base + entry)
     assert len(caught.value.problems) == 1, caught.value.problems
     assert message in caught.value.problems[0]
 

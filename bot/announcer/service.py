@@ -10,7 +10,6 @@ channel get it once across crashes (leases, nonces, the sweep) is ``outbox.py``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
@@ -24,7 +23,7 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
-from ..util.tasks import BackgroundTasks
+from ..util.tasks import BackgroundTasks, stop_task
 from . import snapshot
 from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
@@ -162,11 +161,8 @@ class AnnouncerService:
         run. In a fleet the watch leases are given back first, so another process polls on."""
         if self.fleet is not None:
             await self.fleet.stop()
-        if self._sweeper_task is not None:
-            self._sweeper_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper_task
-            self._sweeper_task = None
+        await stop_task(self._sweeper_task)
+        self._sweeper_task = None
         self.stop_watching()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
@@ -326,10 +322,12 @@ class AnnouncerService:
         try:
             found = await self.storage.announcement_of(announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not read announcement %d (%s)", announcement_id, describe(error)
+            self.storage.outlive(
+                error,
+                _LOGGER,
+                "could not read announcement %d (%s)",
+                announcement_id,
+                describe(error),
             )
             return
         station = self.registry.station(found[0]) if found is not None else None
@@ -355,9 +353,8 @@ class AnnouncerService:
         try:
             await self.sweep(announcement_id=announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
                 announcement_id,
@@ -368,10 +365,8 @@ class AnnouncerService:
         try:
             await self.sweep()
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not look for pending announcements (%s)", describe(error)
+            self.storage.outlive(
+                error, _LOGGER, "could not look for pending announcements (%s)", describe(error)
             )
 
     async def sweep(self, *, announcement_id: int | None = None) -> int:

@@ -141,9 +141,8 @@ class PlayRecorder:
                 item.slug, item.play, item.listeners, item.detected
             )
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not record %r in the history of %s (%s); kept to be written when storage "
                 "works again",

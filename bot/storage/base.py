@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from .fleet import FleetStore
 from .guilds import GuildStore
@@ -95,6 +95,14 @@ class Storage(
     def is_storage_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the database failing (locked, read-only, full, gone): worth
         retrying, unlike a bug in the caller."""
+
+    def outlive(self, error: Exception, logger: logging.Logger, message: str, *args: Any) -> None:
+        """Called in an ``except`` block: ``error`` is raised again unless it is the database
+        failing; that is logged (``message % args``) as ``health`` decides, and the caller goes
+        on without what failed."""
+        if not self.is_storage_error(error):
+            raise error
+        self.health.warn(logger, message, *args)
 
     async def _noted(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
         """Run one database operation, noting in ``health`` whether storage failed it."""

@@ -23,6 +23,7 @@ import discord
 from ..errors import OnAirError
 from ..render.community import like_answer
 from ..render.embeds import BUTTONS_PER_ROW, COMPONENTS
+from .dynamic import Persistent
 
 if TYPE_CHECKING:
     from ..history.likes import LikeService
@@ -35,6 +36,7 @@ LIKE_LABEL = "Like"
 
 
 class LikeButton(
+    Persistent,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=re.compile(re.escape(LIKE_PREFIX) + r"(?P<play>[0-9]{1,19})"),
 ):
@@ -52,12 +54,7 @@ class LikeButton(
         self.play_id = play_id
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> LikeButton:
+    def rebuild(cls, match: re.Match[str], item: Any) -> LikeButton:
         return cls(int(match["play"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
