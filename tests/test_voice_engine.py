@@ -553,7 +553,7 @@ async def test_a_stuck_ffmpeg_holds_the_stream_back(
     then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
     watchdog then restarts it."""
     caplog.set_level(logging.WARNING, logger="bot.voice")
-    async with FakeIcecast(mp3, bytes_per_second=20_000_000) as fast:  # 20 MB/s on offer
+    async with FakeIcecast(mp3, speed=1250) as fast:  # 20 MB/s on offer
         broadcast = StationBroadcast(
             "test-station", fast.url, stuck_ffmpeg, session=session, watchdog=1.0
         )
