@@ -345,6 +345,7 @@ class StationBroadcast:
             if not pump.done():  # FFmpeg stopped reading its input: it is exiting
                 await asyncio.wait((pump,), timeout=1.0)
             elif pump.result():
+                self._probe_format |= fmt is not None and self.frames_decoded == decoded
                 return f"no audio for {self.watchdog:g} s"
             # FFmpeg's output ended: it exits; give it a moment to say why on stderr.
             with contextlib.suppress(TimeoutError):
@@ -352,8 +353,8 @@ class StationBroadcast:
                     await proc.wait()
                     await drain
             detail = decoder.redact(tail[-1], self.stream_url) if tail else "no message"
-            if fmt is not None and self.frames_decoded == decoded:
-                self._probe_format = True  # the type named a format it is not: probe next time
+            # The type named a format the stream is not: FFmpeg probes it next time.
+            self._probe_format |= fmt is not None and self.frames_decoded == decoded
             return f"FFmpeg exited ({proc.returncode}): {detail}"
         finally:
             for task in (feed, pump, drain):
