@@ -206,6 +206,7 @@ class StationBroadcast:
             return
         self.stream_url = stream_url
         self.final_url = None
+        self._probe_format = False  # a new stream: its own Content-Type is trusted again
         if self._proc is not None or self._response is not None:
             self._retarget = True
             if self._response is not None:
