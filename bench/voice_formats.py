@@ -124,6 +124,8 @@ async def measure(fmt: str, ffmpeg: str, folder: Path, seconds: float) -> dict[s
             counters = await icecast.admin(session, "/_admin/counters")
             late = [t for t in after.audio_arrivals if t >= dropped_at]
             frames_late = sum(1 for t in after.arrivals if t >= dropped_at)
+            frames_early = sum(1 for t in after.arrivals if window_start <= t < dropped_at)
+            audio_early = sum(1 for t in after.audio_arrivals if t < dropped_at)
             after_fps = (len(late) - 1) / (late[-1] - late[0]) if len(late) > 1 else 0.0
             return {
                 "bench": "voice-formats",
@@ -132,6 +134,7 @@ async def measure(fmt: str, ffmpeg: str, folder: Path, seconds: float) -> dict[s
                 "silence_after_drop_s": round(longest_silence(after.audio_arrivals, dropped_at), 2),
                 "audio_fps": round(audio_fps, 2),
                 "audio_fps_after_drop": round(after_fps, 2),
+                "silence_frames_before_drop": frames_early - audio_early,
                 "silence_frames_after_drop": frames_late - len(late),
                 "frames_dropped": station.frames_dropped,
                 "frames_replaced": station.frames_replaced,
