@@ -318,9 +318,11 @@ class StationBroadcast:
         self.pacer.new_run()
         try:
             proc = await decoder.start_ffmpeg(self.ffmpeg, fmt)
-        except OSError as error:
+        except BaseException as error:  # cancelled while FFmpeg starts: the stream closes too
             response.close()
             self._response = None
+            if not isinstance(error, OSError):
+                raise
             return f"FFmpeg could not start: {error.strerror or type(error).__name__}"
         self._proc = proc
         assert proc.stdin is not None
