@@ -79,7 +79,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1
         labels = [b["label"] for b in body["components"][0]["components"]]
-        assert labels == ["Listen", "Web player", "❤"]  # the ❤ button: no like yet
+        assert labels == ["Listen", "Web player", "Like"]  # the ❤️ button, without a count
         assert body["allowed_mentions"] == {"parse": []}
         await poll(env)
         await poll(env)
@@ -92,8 +92,30 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
         # A live show follows the third: not a jingle (no length), so it is named as next.
         third = posts(fake)[2].json["embeds"][0]["description"]
-        assert "Next at <t:" in third
+        assert "Next\u00a0at\u00a0<t:" in third
         assert LIVE_SHOW.title in third
+
+
+async def test_a_play_that_aired_between_two_polls_is_announced_and_recorded(programme_sim, fake):
+    """Issue 27: the jingle (20-25 s) aired between two polls; the station's `recent` list
+    still names it with its start, so it is announced (late, with what it was: its length and
+    what came next) and recorded in the history, before the track on air now."""
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        await poll(env)
+        programme_sim.clock.advance(29)  # 30 s: the track after the jingle, 5 s in
+        await poll(env)
+        await fake.wait_for(lambda: len(posts(fake)) == 3)
+        titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
+        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+        jingle = posts(fake)[1].json["embeds"][0]
+        assert jingle["description"].splitlines()[-1].startswith("-# 0:05 · ")
+        assert TRACKS[1].title in jingle["description"]  # what came next
+        now = datetime.fromtimestamp(programme_sim.clock(), UTC)
+        history = await env.bot.storage.play_at("main", now, 5)
+        assert [h.title for h in history] == [TRACKS[1].title, JINGLES[0].title, TRACKS[0].title]
+        await poll(env)
+        assert len(posts(fake)) == 3
 
 
 async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):
@@ -173,7 +195,7 @@ async def test_a_message_discord_refuses_is_not_retried_and_the_channel_is_not_p
         assert len(posts(fake, 0)) == 1  # the next play is announced as usual
 
 
-async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_sim, fake):
+async def test_style_compact_by_default_for_cards_too_and_full_by_choice(programme_sim, fake):
     config = (
         subscription(fake, 0, mode="card")
         + subscription(fake, 1, style="full")
@@ -182,11 +204,12 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_s
     async with running_bot(programme_sim, fake=fake, extra_config=config):
         await fake.wait_for(lambda: all(len(posts(fake, i)) == 1 for i in range(3)))
     card, chosen, small = (posts(fake, i)[0].json["embeds"][0] for i in range(3))
-    for full in (card, chosen):
-        assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
-        assert "thumbnail" not in full
-    assert "image" not in small
-    assert small["thumbnail"]["url"].startswith("https://")
+    full = chosen
+    assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
+    assert "thumbnail" not in full
+    for compact in (card, small):  # a card without a style is the compact one
+        assert "image" not in compact
+        assert compact["thumbnail"]["url"].startswith("https://")
     # One fact layout whatever the mode and style: only the artwork's size differs.
     byline = f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
     assert card["description"] == chosen["description"] == small["description"]
@@ -246,6 +269,12 @@ async def test_station_fault_midstream_then_one_announcement(programme_sim, fake
         ]
 
 
+def without_day_lines(description: str) -> list[str]:
+    """The lines but the station-day lines ("-# ── … station time ──"), which come and go with
+    the wall clock: a test run near the station's midnight sees one above the first row."""
+    return [line for line in description.splitlines() if not line.startswith("-# ──")]
+
+
 async def test_history_lookups(programme_sim, fake):
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
@@ -255,7 +284,7 @@ async def test_history_lookups(programme_sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"]
         assert "<t:" in message["embeds"][0]["description"]
         message = await fake.final_message(await fake.slash("history"))
-        first, on_air = message["embeds"][0]["description"].splitlines()[:2]
+        first, on_air = without_day_lines(message["embeds"][0]["description"])[:2]
         assert re.fullmatch(r"At <t:\d+:f>:", first)  # the moment, in the reader's zone
         assert "<t:" not in message["embeds"][0]["title"]  # (a title shows none)
         assert JINGLES[0].title in on_air
@@ -277,7 +306,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
-        lines = message["embeds"][0]["description"].splitlines()[1:]  # after "At <t:…:f>:"
+        lines = without_day_lines(message["embeds"][0]["description"])[1:]  # after "At <t:…:f>:"
         assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
         assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
         assert lines[-1].startswith("-# History since <t:")

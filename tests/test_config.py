@@ -193,6 +193,10 @@ def test_run_with_a_bad_secret_key_prints_one_line_and_no_session_noise(tmp_path
     result = _run(EXAMPLE, tmp_path, env)
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
+    # (the example's [[guilds]], [[subscriptions]], [[alerts]] and [[recaps]] are named first)
+    examples = [line for line in lines if "config.example.toml's example id" in line]
+    assert len(examples) == 4, result.stderr
+    lines = [line for line in lines if line not in examples]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
     assert "not-fernet" not in result.stderr
@@ -254,3 +258,27 @@ def test_bad_alerts_and_recaps_are_one_line_each(entry, message):
         parse_settings(base + entry, {})
     assert len(caught.value.problems) == 1, caught.value.problems
     assert message in caught.value.problems[0]
+
+
+def test_the_example_ids_are_those_of_config_example_toml_and_each_entry_is_named():
+    import tomllib
+
+    from bot.config.examples import EXAMPLE_IDS, example_ids_in
+
+    raw = tomllib.loads(EXAMPLE)
+    found = {raw_entry["id"] for raw_entry in raw["guilds"]}
+    for table in ("subscriptions", "alerts", "recaps"):
+        for entry in raw[table]:
+            found |= {entry["guild"], entry["channel"]}
+    assert found == EXAMPLE_IDS
+    lines = example_ids_in(parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"}))
+    assert [line.split(":")[0] for line in lines] == [
+        "[[guilds]] #1",
+        "[[subscriptions]] #1",
+        "[[alerts]] #1",
+        "[[recaps]] #1",
+    ]
+    assert lines[1].startswith(
+        "[[subscriptions]] #1: 111111111111111111 and 222222222222222222: config.example.toml's "
+        "example ids; put your own in its place"
+    )

@@ -909,6 +909,17 @@ async def test_update_message_edits_the_message_the_component_is_on(fake, http):
     assert len(fake.channel_messages[int(message["channel_id"])]) == 1  # no new message
 
 
+async def test_ephemeral_replies_are_not_in_the_channels_history(fake, http):
+    message = _button_message(fake)
+    iid = await fake.click(message, "x", user_id=5)
+    path = f"/interactions/{iid}/itoken-{iid}/callback"
+    reply = {"type": rules.CHANNEL_MESSAGE, "data": {"content": "Liked", "flags": 64}}
+    assert (await call(http, "POST", path, reply))[0] == 200
+    status, history = await call(http, "GET", f"/channels/{message['channel_id']}/messages")
+    assert status == 200
+    assert [m["id"] for m in history] == [message["id"]]  # only the message clicked on
+
+
 async def test_a_first_response_after_3_seconds_is_an_unknown_interaction(fake, http):
     fake.callback_window = 3.0
     message = _button_message(fake)

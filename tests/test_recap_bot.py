@@ -5,6 +5,7 @@ OnAir was down is posted late, once; another restart and another look post nothi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -45,7 +46,7 @@ def recaps_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:
     out = []
     for mid in fake.channel_messages[channel]:
         embeds = fake.messages[mid].get("embeds") or []
-        if embeds and (embeds[0].get("footer") or {}).get("text") == "OnAir weekly recap":
+        if embeds and (embeds[0].get("title") or "").startswith("📊 The week on "):
             out.append(fake.messages[mid])
     return out
 
@@ -94,7 +95,7 @@ async def test_recap_is_posted_late_once_after_a_restart_past_its_slot(recap_sim
                 await fake.response(await fake.click(message, button["custom_id"], user_id=user))
             liked = await env.bot.storage.top_liked("main", 0)
             assert [count for _, _, count in liked] == [2]
-            liked_track = f"{liked[0][1]} - {liked[0][0]}"
+            liked_track = f"**{liked[0][0]}** · {liked[0][1]}"
         assert recaps_in(fake, channel) == []
         # OnAir is down when the slot passes, and back five hours later.
         clock.now = slot.timestamp() + 5 * 3600
@@ -111,13 +112,18 @@ async def test_recap_is_posted_late_once_after_a_restart_past_its_slot(recap_sim
         assert embed["title"] == "📊 The week on Main FM"
         fields = {f["name"]: f["value"] for f in embed["fields"]}
         played = fields["Most played"].splitlines()
-        assert played[0] == f"🥇 {TRACKS[0].artist} - {TRACKS[0].title} · **3** plays"
+        # /top's row format; live shows without a medal; the peak as "324 · Fri 20 Nov, 19:01";
+        # the busiest hour without a figure (it read as the peak's); no footer or timestamp.
+        assert played[0] == f"🥇 **{TRACKS[0].title}** · {TRACKS[0].artist} · 3 plays"
         assert len(played) == 3
-        assert fields["Live shows"] == f"🥇 {LIVE_SHOW.artist} - {LIVE_SHOW.title} · **1** ×"
-        assert fields["Most liked"] == f"🥇 {liked_track} · **2** ❤"
-        assert fields["Peak listeners"].startswith("**")
-        assert "(Europe/Berlin)" in fields["Busiest hour"]
+        assert fields["Live shows"] == f"**{LIVE_SHOW.title}** · {LIVE_SHOW.artist} · on air once"
+        assert fields["Most liked"] == f"🥇 {liked_track} · 2 likes"
+        assert re.fullmatch(r"\d+ · \w{3} \d{1,2} \w{3}, \d\d:\d\d", fields["Peak listeners"])
+        assert re.fullmatch(r"\w+day \d\d:00–\d\d:00", fields["Busiest hour"])
         assert "**6** plays" in embed["description"]
+        assert "Times in Europe/Berlin." in embed["description"]
+        assert "footer" not in embed
+        assert "timestamp" not in embed
         (post,) = [
             r
             for r in fake.sent("POST", rf"^/channels/{channel}/messages$")
@@ -131,7 +137,8 @@ async def test_recap_is_posted_late_once_after_a_restart_past_its_slot(recap_sim
             await env.bot.posts.idle()
         assert len(recaps_in(fake, channel)) == 2
         first, second = (r["embeds"][0]["description"] for r in recaps_in(fake, channel))
-        assert first.split(" – ")[1].split(" ")[0] == second.split(" – ")[0]
+        # Seven days each ("Thu 19 Nov, 18:00 – Thu 26 Nov, 18:00"): one ends as the next begins.
+        assert first.split(" – ")[1].split(" · ")[0] == second.split(" – ")[0]
     finally:
         await fake.stop()
 

@@ -30,6 +30,7 @@ from . import snapshot
 from .watcher import WatchScheduler
 
 _LOGGER = logging.getLogger("onair.fleet")
+RETRY_FIRST = 0.2  # seconds to the first retry of a tick storage failed (then doubling)
 
 
 def describe(error: BaseException) -> str:
@@ -85,7 +86,8 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not give the watch leases back (%s); they run out in %.0fs",
                 describe(error),
                 self.lease,
@@ -102,7 +104,9 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not give watch leases back (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not give watch leases back (%s)", describe(error)
+            )
 
     async def publish(self, announcement_id: int) -> None:
         """Best effort: a process that misses it finds the play in its next sweep."""
@@ -111,7 +115,8 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not publish announcement %d (%s); the other processes' sweeps find it",
                 announcement_id,
                 describe(error),
@@ -133,20 +138,30 @@ class FleetCoordinator:
 
     async def _run(self) -> None:
         interval = self.lease / 3
+        retry = RETRY_FIRST
+        wait = interval
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
+                await asyncio.wait_for(self._wake.wait(), wait)
             self._wake.clear()
             try:
-                await self.tick()
+                renewed = await self.tick()
             except Exception:
                 _LOGGER.exception("the watch lease tick failed")
+                renewed = False
+            # A tick storage failed is tried again soon (0.2 s doubling), not a third of a
+            # lease later: the leases are renewed while they are still ours.
+            if renewed:
+                wait, retry = interval, RETRY_FIRST
+            else:
+                wait, retry = min(retry, interval), retry * 2
 
-    async def tick(self) -> None:
+    async def tick(self) -> bool:
         """Renew the leases held, try to take the others, start or stop polling accordingly,
-        and store the polled stations' latest info."""
+        and store the polled stations' latest info. False when storage failed the renewal."""
         started = time.monotonic()
         wanted = self.watches.job_ids()
+        renewed = True
         try:
             owned = await self.storage.renew_watches(self.owner, self.lease)
             candidates = [j for j in wanted if j not in owned]
@@ -161,15 +176,17 @@ class FleetCoordinator:
             if not self.storage.is_storage_error(error):
                 raise
             if time.monotonic() < self._valid_until:
-                _LOGGER.warning("could not renew the watch leases (%s)", describe(error))
-                return
+                self.storage.health.warn(
+                    _LOGGER, "could not renew the watch leases (%s)", describe(error)
+                )
+                return False
             _LOGGER.warning(
                 "could not renew the watch leases for %.0fs (%s): polling stops until they "
                 "are renewed (another process may poll meanwhile)",
                 self.lease,
                 describe(error),
             )
-            owned, taken = set(), set()
+            owned, taken, renewed = set(), set(), False
         gained = lost = 0
         for job_id in wanted:
             if self.watches.set_owned(job_id, job_id in owned):
@@ -187,6 +204,7 @@ class FleetCoordinator:
                 self.watches.count(),
             )
         await self._save_states()
+        return renewed
 
     async def _save_states(self) -> None:
         """Best effort: commands elsewhere fall back to asking the station."""
@@ -207,7 +225,9 @@ class FleetCoordinator:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not store the stations' latest info (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not store the stations' latest info (%s)", describe(error)
+            )
             return
         for job_id, _payload, at in states:
             self._saved[job_id] = at

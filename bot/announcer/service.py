@@ -29,6 +29,7 @@ from . import snapshot
 from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
 from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
+from .pollreport import station_label
 from .watcher import (
     ELSEWHERE,
     Announcement,
@@ -227,7 +228,10 @@ class AnnouncerService:
             station = self.registry.station(slugs[0])
             assert station is not None
             watch = StationWatch(
-                self.registry.client(station), settings=self.settings.poll, job_id=job_id
+                self.registry.client(station),
+                settings=self.settings.poll,
+                job_id=job_id,
+                label=self._label(job_id),
             )
             watch.listeners.append(self._listener(job_id))
             watch.poll_listeners.append(self._poll_listener(job_id))
@@ -251,6 +255,15 @@ class AnnouncerService:
         """The id of the watch that polls ``client``'s station (the same in every process of a
         fleet)."""
         return job_id_for(client, secret=self._job_secret)
+
+    def _label(self, job_id: str) -> Callable[[], str]:
+        """The watch's stations as the owner configured them (for its log lines)."""
+
+        def label() -> str:
+            slugs = self._slugs_by_job.get(job_id, [])
+            return station_label([s for s in map(self.registry.station, slugs) if s is not None])
+
+        return label
 
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
@@ -280,16 +293,19 @@ class AnnouncerService:
     # Recovery ---------------------------------------------------------------------------
 
     async def _sweeper(self) -> None:
-        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones."""
+        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones;
+        write the plays storage failed into the history."""
         interval = self.settings.delivery_lease / 3
         while True:
             try:
                 await self.sweep()
+                await self.fan_out.catch_up_history()
             except Exception as error:
                 if not self.storage.is_storage_error(error):
                     _LOGGER.exception("looking for pending announcements failed")
                 else:
-                    _LOGGER.warning(
+                    self.storage.health.warn(
+                        _LOGGER,
                         "could not look for pending announcements (%s); again in %.0fs",
                         describe(error),
                         interval,
@@ -312,7 +328,9 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not read announcement %d (%s)", announcement_id, describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not read announcement %d (%s)", announcement_id, describe(error)
+            )
             return
         station = self.registry.station(found[0]) if found is not None else None
         if found is None or station is None:
@@ -339,7 +357,8 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning(
+            self.storage.health.warn(
+                _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
                 announcement_id,
                 describe(error),
@@ -351,7 +370,9 @@ class AnnouncerService:
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            _LOGGER.warning("could not look for pending announcements (%s)", describe(error))
+            self.storage.health.warn(
+                _LOGGER, "could not look for pending announcements (%s)", describe(error)
+            )
 
     async def sweep(self, *, announcement_id: int | None = None) -> int:
         """One pass (over one published announcement, or all); returns how many deliveries it

@@ -15,6 +15,7 @@ from typing import Any
 from ..catalog.registry import StationRegistry
 from ..config import Settings
 from ..station import StationError, StationInfo
+from ..station.errors import Failure
 from ..storage import AlertSubscription, ScheduledPost, Storage
 from .alerts import AlertEvent, Observation, evaluate
 from .outbox import PostOutbox
@@ -92,7 +93,9 @@ class AlertService:
         for each of them, which the announcer runs in the background (polls of a station in
         the order they came)."""
         now = self.clock()
-        seen = Observation(info, error.message if error is not None else "")
+        # Staff read the alert: the failure's kind, server and cause are kept (the render words
+        # them), not the listener's "try again".
+        seen = Observation(info, Failure.of(error).dumps() if error is not None else "")
         return self._evaluate(slugs, seen, now)
 
     async def _evaluate(self, slugs: list[str], seen: Observation, now: float) -> None:
@@ -120,7 +123,9 @@ class AlertService:
                     if not self.storage.is_storage_error(error):
                         raise
                     # The state is unchanged: the next poll decides again (same keys, once).
-                    _LOGGER.warning("could not evaluate the alerts of %s (%s)", name, error)
+                    self.storage.health.warn(
+                        _LOGGER, "could not evaluate the alerts of %s (%s)", name, error
+                    )
 
     async def _decide(self, name: str, seen: Observation, now: float) -> None:
         for _ in range(SAVE_TRIES):

@@ -113,7 +113,7 @@ class RecapService:
                 if not self.storage.is_storage_error(error):
                     _LOGGER.exception("the recap tick failed")
                 else:
-                    _LOGGER.warning("could not look at the recaps (%s)", error)
+                    self.storage.health.warn(_LOGGER, "could not look at the recaps (%s)", error)
 
     async def tick(self) -> list[str]:
         """Record and send every recap whose latest slot has passed and is not recorded yet;

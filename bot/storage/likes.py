@@ -47,6 +47,11 @@ class LikeStore(StoragePrimitives):
         )
         return not marked, await self.like_count(play_id)
 
+    async def play_title(self, play_id: int) -> str | None:
+        """The title of a recorded play (what a like's private answer names)."""
+        row = await self.fetchone("SELECT title FROM plays WHERE id = ?", (play_id,))
+        return str(row[0]) if row and row[0] else None
+
     async def like_count(self, play_id: int) -> int:
         row = await self.fetchone("SELECT COUNT(*) FROM likes WHERE play_id = ?", (play_id,))
         return int(row[0]) if row else 0
@@ -86,8 +91,7 @@ class LikeStore(StoragePrimitives):
 
     async def most_liked(
         self, station: str, start: datetime, end: datetime, count: int = 5
-    ) -> list[tuple[str, int]]:
-        """(track, likes) of the station's most liked tracks, by the likes given in
-        [start, end) (the recap): "artist - title" as the recap names its plays."""
-        rows = await self._liked(station, start.timestamp(), end.timestamp(), count)
-        return [(f"{artist} - {title}" if artist else title, n) for title, artist, n in rows]
+    ) -> list[tuple[str, str | None, int]]:
+        """(title, artist, likes) of the station's most liked tracks, by the likes given in
+        [start, end) (the recap)."""
+        return await self._liked(station, start.timestamp(), end.timestamp(), count)

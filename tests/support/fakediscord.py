@@ -1794,9 +1794,9 @@ class FakeDiscord:
         return _json({"message": "405", "code": 0}, 405)
 
     def _history(self, channel_id: int, query: dict[str, str]) -> web.Response:
-        """GET a channel's messages as Discord answers it: newest first; ``limit`` 1-100
-        (default 50); ``after`` takes the oldest ``limit`` newer than it, ``before`` (or
-        nothing) the newest older than it."""
+        """GET a channel's messages as Discord answers it: newest first, without ephemeral
+        replies; ``limit`` 1-100 (default 50); ``after`` takes the oldest ``limit`` newer than
+        it, ``before`` (or nothing) the newest older than it."""
         try:
             limit = int(query.get("limit", "50"))
             after = int(query["after"]) if "after" in query else None
@@ -1805,7 +1805,13 @@ class FakeDiscord:
             limit = 0
         if not 1 <= limit <= 100:
             return _form_error("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
-        ids = self.channel_messages[channel_id]
+        # Ephemeral replies belong to the one user who got them: Discord never lists them in
+        # the channel (a card that is still the newest message stays so after one).
+        ids = [
+            i
+            for i in self.channel_messages[channel_id]
+            if not int(self.messages.get(i, {}).get("flags") or 0) & 64
+        ]
         if after is not None:
             chosen = [i for i in ids if i > after][:limit]
         else:

@@ -24,7 +24,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.announcer.watcher import StationWatch
+from bot.delivery.announcements import gone
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.storage import Subscription
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
@@ -218,11 +220,11 @@ async def _announcements(out: Path) -> None:
     fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
     guild = fake.guilds[0]
-    # post, card (full: big artwork) and card with style compact (the smaller card).
+    # post, card (compact by default: the small artwork) and card with style full (big artwork).
     kinds: tuple[tuple[str, str, dict[str, str]], ...] = (
         ("post", "post", {}),
         ("card", "card", {}),
-        ("card-compact", "card", {"style": "compact"}),
+        ("card-full", "card", {"style": "full"}),
     )
     config = "".join(
         subscription_config(guild.id, channel, mode=mode, **options)
@@ -248,6 +250,26 @@ async def _announcements(out: Path) -> None:
             iid = await fake.slash("onair", {}, sub=["status"])
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
+            # Every channel paused (as after Discord refused them): what status says to do.
+            for sub in await env.bot.storage.subscriptions(guild_id=guild.id):
+                await env.bot.storage.pause(sub.id, "Missing Access: OnAir cannot see the channel")
+            since = len(fake.requests)
+            iid = await fake.slash("onair", {}, sub=["status"])
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "admin-status-paused.jsonl", since, {iid: "/onair status"})
+            # A config copied with config.example.toml's channel id: paused, and said so (issue 25).
+            example = 222222222222222222
+            await env.bot.storage.upsert_subscription(Subscription(0, guild.id, example, "main"))
+            (copied,) = [
+                s
+                for s in await env.bot.storage.subscriptions(guild_id=guild.id)
+                if s.channel_id == example
+            ]
+            await env.bot.storage.pause(copied.id, gone(404, example))
+            since = len(fake.requests)
+            iid = await fake.slash("onair", {}, sub=["status"])
+            await fake.final_message(iid, within=30)
+            write_scene(fake, out / "admin-status-example-id.jsonl", since, {iid: "/onair status"})
             for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
                 path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:

@@ -125,6 +125,13 @@ async def community(out: Path) -> None:
                     {"channel": str(templated)},
                     ["template", "preview"],
                 ),
+                (  # during the live show: the AutoDJ wording can still be previewed
+                    "template-preview-autodj",
+                    "/onair template preview channel:#announcements variant:autodj",
+                    "onair",
+                    {"channel": str(templated), "variant": "autodj"},
+                    ["template", "preview"],
+                ),
                 (
                     "template-refused",
                     "/onair template set channel:#announcements title:{title:>50000000}",
