@@ -184,3 +184,26 @@ def names(text: str) -> list[str]:
     if unknown:
         raise SystemExit(f"unknown formats: {', '.join(sorted(unknown))}")
     return chosen or list(FORMATS)
+
+
+async def main() -> None:
+    """``python -m bench.voice_formats [FORMATS] [--seconds 10]``: the same as
+    ``python -m bench.voice --formats``."""
+    import argparse
+    import tempfile
+
+    from bot.voice import find_ffmpeg
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("formats", nargs="?", default="", help=", ".join(FORMATS))
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    binary = find_ffmpeg()
+    if binary is None:
+        raise SystemExit("no FFmpeg: set ONAIR_FFMPEG or install imageio-ffmpeg")
+    with tempfile.TemporaryDirectory() as tmp:
+        await run(binary.path, Path(tmp), args.seconds, names(args.formats))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
