@@ -25,6 +25,9 @@ upstream connections opened, the bot's event-loop worst lag, decoder restarts.
 
     .venv/bin/python -m bench.voice [--guilds 10,50,100] [--seconds 30] [--quick]
         [--modes shared,per-guild] [--through auto|fake|engine]
+    .venv/bin/python -m bench.voice --formats [mp3-128,mp3-320,aac-128,vorbis,opus] [--seconds 10]
+
+``--formats`` measures each mount format of issue 27 instead (``bench/voice_formats.py``).
 
 Goal (issue 12): 100 guilds on one station at >= 49.5 frames/s for every guild, <= 0.6 of a core
 for the bot plus FFmpeg, one upstream connection.
@@ -59,8 +62,10 @@ from discord.player import AudioPlayer
 from bot.guard.netguard import GuardedResolver, HostPolicy
 from bot.voice import OPUS_SILENCE, Broadcasts, find_ffmpeg
 from tests.support.fakeicecast import make_mp3
+from tests.support.icecast_media import FORMATS
 from tests.support.waiting import wait_for
 
+from . import voice_formats
 from .common import LoopLag, emit
 
 THROUGH = {
@@ -437,7 +442,9 @@ def fake_available() -> bool:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--guilds", default="10,50,100", help="comma-separated guild counts")
-    parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per run")
+    parser.add_argument(
+        "--seconds", type=float, help="measured seconds per run (30; 10 with --formats)"
+    )
     parser.add_argument("--quick", action="store_true", help="5 and 10 guilds, 5 s each")
     parser.add_argument("--modes", default="shared,per-guild", help="shared, per-guild or both")
     parser.add_argument(
@@ -446,6 +453,13 @@ async def main() -> None:
         default="auto",
         help="fake: the fake Discord voice server (default when present); engine: without it",
     )
+    parser.add_argument(
+        "--formats",
+        nargs="?",
+        const="",
+        help="per mount format against the fake Icecast 2 (issue 27): first audio, silence "
+        "after a drop, frames/s; all formats, or a comma-separated list of " + ", ".join(FORMATS),
+    )
     parser.add_argument("--child", choices=("shared", "per-guild"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -453,7 +467,7 @@ async def main() -> None:
         await child_main(args.child, args.url)
         return
     counts = [5, 10] if args.quick else [int(n) for n in args.guilds.split(",") if n.strip()]
-    seconds = 5.0 if args.quick else args.seconds
+    seconds = 5.0 if args.quick else args.seconds or 30.0
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     through = args.through
     if through == "auto":
@@ -461,6 +475,13 @@ async def main() -> None:
     binary = find_ffmpeg()
     if binary is None:
         raise SystemExit("no FFmpeg: set ONAIR_FFMPEG or install imageio-ffmpeg")
+    if args.formats is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            await voice_formats.run(
+                binary.path, Path(tmp), args.seconds or 10.0,
+                voice_formats.names(args.formats),
+            )  # fmt: skip
+        return
     print(f"voice bench through: {THROUGH[through]}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(tmp) / "sine.mp3")

@@ -1,6 +1,7 @@
 """Voice: one FFmpeg decode per station, fanned out to every guild's player (issue 12)."""
 
-from .broadcast import Broadcasts, BroadcastStats, StationBroadcast
+from .broadcast import BroadcastStats, StationBroadcast
+from .broadcasts import Broadcasts
 from .ffmpeg import FFMPEG_ENV, FFmpegBinary, decode_args, find_ffmpeg
 from .ogg import OggOpusParser
 from .source import FRAME_SECONDS, OPUS_SILENCE, PacketQueue, StationAudio

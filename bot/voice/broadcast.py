@@ -4,13 +4,15 @@ A :class:`StationBroadcast` starts its decoder with its first subscriber and sto
 last. A supervisor task opens the stream through OnAir's guarded aiohttp session (stream.py:
 FFmpeg itself connects nowhere; at the start it may take over the probe's open stream instead,
 so a first listener costs one connection), copies its bytes into FFmpeg's stdin, reads FFmpeg's
-Ogg output, parses it into Opus packets and puts each one into every subscriber's own bounded
-queue (a stalled guild loses its oldest packets; nobody waits for it). When the stream fails,
+Ogg output, parses it into Opus packets and hands them to the station's pacer (``pacer.py``),
+which absorbs the stream's bursts and puts one packet every 20 ms into every subscriber's own
+bounded queue (a stalled guild loses its oldest packets; nobody waits for it). FFmpeg is told the
+stream's format from its Content-Type (``ffmpeg.input_format``). When the stream fails,
 ends or stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor
 closes the connection, kills FFmpeg's process group and starts again after a capped, jittered
-backoff; meanwhile the players send silence instead of ending. :class:`Broadcasts` is the
-station-key registry every guild shares. The FFmpeg process and the pipes of one run are
-``decoder.py``'s.
+backoff; meanwhile the players send silence (or the pacer's backlog) instead of ending. The
+station-key registry every guild shares is ``broadcasts.py``'s; the FFmpeg process and the pipes
+of one run are ``decoder.py``'s.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 import aiohttp
 
 from . import decoder
+from .ffmpeg import input_format
+from .pacer import Pacer
 from .source import PacketQueue, StationAudio
 from .stream import (
     OpenedStream,
@@ -47,6 +51,8 @@ class BroadcastStats:
     restarts: int
     subscribers: int
     running: bool = False
+    frames_dropped: int = 0  # decoded packets the pacer's bounded backlog let go
+    frames_replaced: int = 0  # an old run's packets a reconnect's burst replaced
 
 
 class StationBroadcast:
@@ -68,6 +74,7 @@ class StationBroadcast:
         linger: float = 0.0,
         prefill: int = 3,
         guard: StreamGuard | None = None,
+        backlog_seconds: float = 10.0,
     ) -> None:
         self.key = key
         self.guard = guard  # the station's URL policy, on every (re)connection and every hop
@@ -82,8 +89,12 @@ class StationBroadcast:
         self.healthy_after = healthy_after
         self.linger = linger  # seconds the decoder outlives its last subscriber
         self.prefill = prefill
-        self.frames_produced = 0
+        self.frames_produced = 0  # packets let out to the subscribers
+        self.frames_decoded = 0  # packets FFmpeg made (the pacer lets them out at 20 ms)
         self.bytes_received = 0  # from the stream, piped into FFmpeg
+        self._run_bytes = 0  # the same, in the current decoder run
+        self.pacer = Pacer(self._fan_out, max_seconds=backlog_seconds)
+        self._probe_format = False  # the Content-Type's format did not decode: probe instead
         self.restarts = 0
         self._subs: dict[int, StationAudio] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -117,7 +128,14 @@ class StationBroadcast:
         return proc.pid if proc is not None and proc.returncode is None else None
 
     def stats(self) -> BroadcastStats:
-        return BroadcastStats(self.frames_produced, self.restarts, self.subscribers, self.running)
+        return BroadcastStats(
+            self.frames_produced,
+            self.restarts,
+            self.subscribers,
+            self.running,
+            self.pacer.dropped,
+            self.pacer.replaced,
+        )
 
     # Subscribing ----------------------------------------------------------------------
 
@@ -188,6 +206,7 @@ class StationBroadcast:
             return
         self.stream_url = stream_url
         self.final_url = None
+        self._probe_format = False  # a new stream: its own Content-Type is trusted again
         if self._proc is not None or self._response is not None:
             self._retarget = True
             if self._response is not None:
@@ -215,6 +234,16 @@ class StationBroadcast:
     # The supervisor -------------------------------------------------------------------
 
     async def _supervise(self, first: OpenedStream | None = None) -> None:
+        pacer = asyncio.create_task(self.pacer.run(), name=f"voice-pacer:{self.key}")
+        try:
+            await self._restarts(first)
+        finally:
+            pacer.cancel()
+            self.pacer.clear()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pacer
+
+    async def _restarts(self, first: OpenedStream | None) -> None:
         loop = asyncio.get_running_loop()
         delay = self.min_backoff
         while self._subs:
@@ -283,11 +312,17 @@ class StationBroadcast:
             return "the stream URL changed"
         self._response = response
         self.final_url = str(response.url)
+        fmt = None if self._probe_format else input_format(response.headers.get("Content-Type", ""))
+        decoded = self.frames_decoded
+        self._run_bytes = 0
+        self.pacer.new_run()
         try:
-            proc = await decoder.start_ffmpeg(self.ffmpeg)
-        except OSError as error:
+            proc = await decoder.start_ffmpeg(self.ffmpeg, fmt)
+        except BaseException as error:  # cancelled while FFmpeg starts: the stream closes too
             response.close()
             self._response = None
+            if not isinstance(error, OSError):
+                raise
             return f"FFmpeg could not start: {error.strerror or type(error).__name__}"
         self._proc = proc
         assert proc.stdin is not None
@@ -301,7 +336,7 @@ class StationBroadcast:
             )
         )
         pump = asyncio.create_task(
-            decoder.pump(proc.stdout, watchdog=self.watchdog, fan_out=self._fan_out)
+            decoder.pump(proc.stdout, watchdog=self.watchdog, fan_out=self._decoded, fed=self._fed)
         )
         try:
             await asyncio.wait((feed, pump), return_when=asyncio.FIRST_COMPLETED)
@@ -313,6 +348,7 @@ class StationBroadcast:
             if not pump.done():  # FFmpeg stopped reading its input: it is exiting
                 await asyncio.wait((pump,), timeout=1.0)
             elif pump.result():
+                self._probe_format |= fmt is not None and self.frames_decoded == decoded
                 return f"no audio for {self.watchdog:g} s"
             # FFmpeg's output ended: it exits; give it a moment to say why on stderr.
             with contextlib.suppress(TimeoutError):
@@ -320,6 +356,8 @@ class StationBroadcast:
                     await proc.wait()
                     await drain
             detail = decoder.redact(tail[-1], self.stream_url) if tail else "no message"
+            # The type named a format the stream is not: FFmpeg probes it next time.
+            self._probe_format |= fmt is not None and self.frames_decoded == decoded
             return f"FFmpeg exited ({proc.returncode}): {detail}"
         finally:
             for task in (feed, pump, drain):
@@ -334,105 +372,18 @@ class StationBroadcast:
                 await asyncio.shield(proc.wait())  # reaped: no zombie, no orphan
             await asyncio.gather(feed, pump, drain, return_exceptions=True)
 
-    def _fan_out(self, packets: list[bytes]) -> None:
-        queues = [audio.queue for audio in self._subs.values()]
-        for packet in packets:
-            for queue in queues:
-                queue.put(packet)
-        self.frames_produced += len(packets)
+    def _decoded(self, packets: list[bytes]) -> None:
+        self.frames_decoded += len(packets)
+        self.pacer.put(packets)
+
+    def _fan_out(self, packet: bytes) -> None:
+        for audio in self._subs.values():
+            audio.queue.put(packet)
+        self.frames_produced += 1
 
     def _received(self, count: int) -> None:
         self.bytes_received += count
+        self._run_bytes += count
 
-
-class Broadcasts:
-    """Station key → :class:`StationBroadcast`, shared by every guild."""
-
-    def __init__(
-        self,
-        ffmpeg: str,
-        *,
-        session: aiohttp.ClientSession,
-        queue_frames: int = 25,
-        watchdog: float = 5.0,
-        max_backoff: float = 30.0,
-        linger: float = 0.0,
-    ) -> None:
-        self.ffmpeg = ffmpeg
-        self.session = session
-        self.watchdog = watchdog
-        self._options = {
-            "queue_frames": queue_frames,
-            "watchdog": watchdog,
-            "max_backoff": max_backoff,
-            "linger": linger,
-        }
-        self._broadcasts: dict[str, StationBroadcast] = {}
-
-    def audio_for(
-        self,
-        key: str,
-        stream_url: str,
-        first: OpenedStream | None = None,
-        *,
-        guard: StreamGuard | None = None,
-    ) -> StationAudio:
-        """A new source playing station ``key`` (its decoder starts if it is not running, on
-        ``first`` when given: the probe's open stream, taken over here, played or closed).
-        ``guard`` (the station's URL policy) checks every URL and redirect hop the decoder
-        opens. Raises :class:`StreamUnreachable` for a URL that cannot be played."""
-        try:
-            return self._audio_for(key, stream_url, first, guard)
-        except BaseException:
-            if first is not None:
-                first.close()
-            raise
-
-    def _audio_for(
-        self, key: str, stream_url: str, first: OpenedStream | None, guard: StreamGuard | None
-    ) -> StationAudio:
-        broadcast = self._broadcasts.get(key)
-        if broadcast is not None and guard is not None:
-            broadcast.guard = guard
-        if broadcast is None:
-            broadcast = StationBroadcast(
-                key,
-                stream_url,
-                self.ffmpeg,
-                session=self.session,
-                queue_frames=int(self._options["queue_frames"]),
-                watchdog=float(self._options["watchdog"]),
-                max_backoff=float(self._options["max_backoff"]),
-                linger=float(self._options["linger"]),
-                guard=guard,
-            )
-            self._broadcasts[key] = broadcast
-        else:
-            broadcast.retarget(stream_url)
-        return broadcast.audio(first)
-
-    def get(self, key: str) -> StationBroadcast | None:
-        return self._broadcasts.get(key)
-
-    def is_running(self, key: str) -> bool:
-        broadcast = self._broadcasts.get(key)
-        return broadcast is not None and broadcast.running
-
-    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool:
-        """Station ``key``'s stream changed: its running decoder restarts on ``stream_url`` at
-        once (through ``guard`` when given). False when no decoder runs for it."""
-        broadcast = self._broadcasts.get(key)
-        if broadcast is None or not broadcast.running:
-            return False
-        if guard is not None:
-            broadcast.guard = guard
-        broadcast.retarget(stream_url)
-        return True
-
-    def stats(self) -> dict[str, BroadcastStats]:
-        return {key: broadcast.stats() for key, broadcast in self._broadcasts.items()}
-
-    async def close(self) -> None:
-        broadcasts = list(self._broadcasts.values())
-        self._broadcasts.clear()
-        await asyncio.gather(*(broadcast.close() for broadcast in broadcasts))
+    def _fed(self) -> int:
+        return self._run_bytes

@@ -22,15 +22,23 @@ from .ogg import OggOpusParser
 from .stream import elided
 
 READ_SIZE = 64 * 1024
+# Before its first packet a decoder that keeps reading its input is starting, not stuck: the
+# watchdog waits for it up to this much input (FFmpeg's probing of a stream it cannot name
+# reads up to a few hundred KiB; a 320 kbit/s MP3 needed just over 5 s of it, and was killed
+# by a 5 s timer just before its first frame, again at each restart: issue 27), and for up to
+# this many watchdog periods (a decoder that reads a stream it cannot decode must still go).
+STARTUP_BYTES = 1024 * 1024
+STARTUP_WATCHDOGS = 4
 STDERR_LINES = 3  # FFmpeg's last error lines kept for the restart log line
 STDERR_LINE_CHARS = 200
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"]{1,300}")
 
 
-async def start_ffmpeg(ffmpeg: str) -> asyncio.subprocess.Process:
-    """FFmpeg decoding stdin to Ogg Opus on stdout, in a process group of its own."""
+async def start_ffmpeg(ffmpeg: str, fmt: str | None = None) -> asyncio.subprocess.Process:
+    """FFmpeg decoding stdin (as ``fmt``, else probed) to Ogg Opus on stdout, in a process
+    group of its own."""
     return await asyncio.create_subprocess_exec(
-        *decode_args(ffmpeg),
+        *decode_args(ffmpeg, fmt),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -78,12 +86,23 @@ async def feed(
 
 
 async def pump(
-    stdout: asyncio.StreamReader, *, watchdog: float, fan_out: Callable[[list[bytes]], None]
+    stdout: asyncio.StreamReader,
+    *,
+    watchdog: float,
+    fan_out: Callable[[list[bytes]], None],
+    fed: Callable[[], int] = lambda: 0,
+    startup_bytes: int = STARTUP_BYTES,
 ) -> bool:
-    """Fan FFmpeg's packets out until its output ends (False) or the watchdog fires (True)."""
+    """Fan FFmpeg's packets out until its output ends (False) or the watchdog fires (True):
+    ``watchdog`` seconds without a packet, except that before the first one a decoder still
+    reading its input (``fed``: bytes given to it so far, at most ``startup_bytes``) is given
+    another ``watchdog``, up to ``STARTUP_WATCHDOGS`` of them."""
     loop = asyncio.get_running_loop()
     parser = OggOpusParser()
     last_packet = loop.time()
+    give_up = last_packet + STARTUP_WATCHDOGS * watchdog
+    started = False
+    fed_seen = fed()
     while True:
         left = last_packet + watchdog - loop.time()
         try:
@@ -92,12 +111,18 @@ async def pump(
             async with asyncio.timeout(left):
                 chunk = await stdout.read(READ_SIZE)
         except TimeoutError:
+            fed_now = fed()
+            starting = not started and loop.time() < give_up
+            if starting and fed_seen < fed_now <= startup_bytes:
+                fed_seen, last_packet = fed_now, loop.time()  # starting: making progress
+                continue
             return True
         if not chunk:
             return False
         packets = parser.feed(chunk)
         if not packets:
             continue
+        started = True
         last_packet = loop.time()
         fan_out(packets)
 

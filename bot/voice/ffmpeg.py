@@ -18,6 +18,24 @@ log = logging.getLogger(__name__)
 FFMPEG_ENV = "ONAIR_FFMPEG"
 ALLOWED_PROTOCOLS = "pipe"  # stdin in, stdout out: nothing else
 OPUS_BITRATE = "128k"
+FORMAT_PROBE_BYTES = "8192"
+# The input format named from the stream's Content-Type: FFmpeg then decodes from the first
+# frame it finds. Probing instead reads 128-256 KiB of an MP3 stream that starts mid-frame (as
+# every Icecast burst does) before it decodes anything: seconds of silence on each join.
+INPUT_FORMATS = {
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+    "audio/x-mpeg": "mp3",
+    "audio/mpeg3": "mp3",
+    "audio/aac": "aac",
+    "audio/aacp": "aac",
+    "audio/x-aac": "aac",
+    "audio/ogg": "ogg",
+    "application/ogg": "ogg",
+    "audio/x-ogg": "ogg",
+    "audio/vorbis": "ogg",
+    "audio/opus": "ogg",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +81,18 @@ def find_ffmpeg(
     return FFmpegBinary(on_path, "PATH") if on_path else None
 
 
-def decode_args(ffmpeg: str) -> list[str]:
-    """FFmpeg arguments: the stream's bytes in on stdin, Opus (48 kHz stereo, 20 ms, 128k) in
+def input_format(content_type: str) -> str | None:
+    """FFmpeg's demuxer for a stream's ``Content-Type`` (``mp3``, ``aac``, ``ogg``), or None
+    for a type that does not say (``application/octet-stream``, none): FFmpeg probes then."""
+    return INPUT_FORMATS.get(content_type.split(";", 1)[0].strip().lower())
+
+
+def decode_args(ffmpeg: str, fmt: str | None = None) -> list[str]:
+    """FFmpeg arguments: the stream's bytes in on stdin (demuxed as ``fmt`` when the stream
+    named its format, else probed from at most 8 KiB), Opus (48 kHz stereo, 20 ms, 128k) in
     Ogg out on stdout, one 20 ms packet a page so packets leave as soon as they are encoded.
     No URL: FFmpeg opens nothing itself."""
+    named = ["-f", fmt] if fmt else []
     return [
         ffmpeg,
         "-nostdin",  # no keyboard interaction; the input is still read from pipe:0
@@ -77,10 +103,13 @@ def decode_args(ffmpeg: str) -> list[str]:
         "-protocol_whitelist",
         ALLOWED_PROTOCOLS,
         # Start fast: a few KB identify MP3/AAC/Ogg; no long analysis.
+        "-formatprobesize",
+        FORMAT_PROBE_BYTES,
         "-probesize",
         "8192",
         "-analyzeduration",
         "200000",
+        *named,
         "-i",
         "pipe:0",
         "-map",

@@ -1,0 +1,105 @@
+"""The station-key registry of :class:`StationBroadcast` every guild shares (one decoder per
+station, however many guilds play it)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+
+from .broadcast import BroadcastStats, StationBroadcast
+from .source import StationAudio
+from .stream import OpenedStream, StreamGuard
+
+
+class Broadcasts:
+    """Station key → :class:`StationBroadcast`, shared by every guild."""
+
+    def __init__(
+        self,
+        ffmpeg: str,
+        *,
+        session: aiohttp.ClientSession,
+        queue_frames: int = 25,
+        watchdog: float = 5.0,
+        max_backoff: float = 30.0,
+        linger: float = 0.0,
+    ) -> None:
+        self.ffmpeg = ffmpeg
+        self.session = session
+        self.watchdog = watchdog
+        self._options = {
+            "queue_frames": queue_frames,
+            "watchdog": watchdog,
+            "max_backoff": max_backoff,
+            "linger": linger,
+        }
+        self._broadcasts: dict[str, StationBroadcast] = {}
+
+    def audio_for(
+        self,
+        key: str,
+        stream_url: str,
+        first: OpenedStream | None = None,
+        *,
+        guard: StreamGuard | None = None,
+    ) -> StationAudio:
+        """A new source playing station ``key`` (its decoder starts if it is not running, on
+        ``first`` when given: the probe's open stream, taken over here, played or closed).
+        ``guard`` (the station's URL policy) checks every URL and redirect hop the decoder
+        opens. Raises :class:`StreamUnreachable` for a URL that cannot be played."""
+        try:
+            return self._audio_for(key, stream_url, first, guard)
+        except BaseException:
+            if first is not None:
+                first.close()
+            raise
+
+    def _audio_for(
+        self, key: str, stream_url: str, first: OpenedStream | None, guard: StreamGuard | None
+    ) -> StationAudio:
+        broadcast = self._broadcasts.get(key)
+        if broadcast is not None and guard is not None:
+            broadcast.guard = guard
+        if broadcast is None:
+            broadcast = StationBroadcast(
+                key,
+                stream_url,
+                self.ffmpeg,
+                session=self.session,
+                queue_frames=int(self._options["queue_frames"]),
+                watchdog=float(self._options["watchdog"]),
+                max_backoff=float(self._options["max_backoff"]),
+                linger=float(self._options["linger"]),
+                guard=guard,
+            )
+            self._broadcasts[key] = broadcast
+        else:
+            broadcast.retarget(stream_url)
+        return broadcast.audio(first)
+
+    def get(self, key: str) -> StationBroadcast | None:
+        return self._broadcasts.get(key)
+
+    def is_running(self, key: str) -> bool:
+        broadcast = self._broadcasts.get(key)
+        return broadcast is not None and broadcast.running
+
+    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool:
+        """Station ``key``'s stream changed: its running decoder restarts on ``stream_url`` at
+        once (through ``guard`` when given). False when no decoder runs for it."""
+        broadcast = self._broadcasts.get(key)
+        if broadcast is None or not broadcast.running:
+            return False
+        if guard is not None:
+            broadcast.guard = guard
+        broadcast.retarget(stream_url)
+        return True
+
+    def stats(self) -> dict[str, BroadcastStats]:
+        return {key: broadcast.stats() for key, broadcast in self._broadcasts.items()}
+
+    async def close(self) -> None:
+        broadcasts = list(self._broadcasts.values())
+        self._broadcasts.clear()
+        await asyncio.gather(*(broadcast.close() for broadcast in broadcasts))
