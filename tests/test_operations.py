@@ -157,7 +157,8 @@ async def test_the_bot_names_each_watched_station_as_configured(fake, live_simul
 async def test_apschedulers_lines_per_poll_are_debug_only(level, shown):
     stream = io.StringIO()
     root = logging.getLogger()
-    saved = (root.handlers[:], root.level, logging.getLogger("apscheduler").level)
+    touched = [logging.getLogger(name) for name in ("apscheduler", "discord", "aiosqlite")]
+    saved = (root.handlers[:], root.level, [logger.level for logger in touched])
     setup_logging(level)
     root.handlers[0].stream = stream  # type: ignore[attr-defined]
     scheduler = AsyncIOScheduler()
@@ -175,7 +176,8 @@ async def test_apschedulers_lines_per_poll_are_debug_only(level, shown):
         scheduler.shutdown(wait=False)
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
-        logging.getLogger("apscheduler").setLevel(saved[2])
+        for logger, was in zip(touched, saved[2], strict=True):
+            logger.setLevel(was)  # setup_logging's levels would hide later tests' DEBUG lines
     text = stream.getvalue()
     assert ("Running job" in text) is shown, text
     assert ("Added job" in text) is shown, text
