@@ -24,14 +24,15 @@ class NowPlayingCog(BotCog):
         async def work() -> Reply:
             skip = await skip_rules(interaction, chosen)
             snapshot = await self.bot.registry.snapshot(chosen)
+            lang = reader_lang(interaction)
             embed, view = station_embeds.nowplaying(
                 snapshot.info,
                 chosen.name,
                 stale=snapshot.stale,
                 skip=skip,
-                lang=reader_lang(interaction),
+                lang=lang,
             )
-            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view)
+            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view, lang)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer(interaction, work())

@@ -147,6 +147,7 @@ class DiscordDeliverer:
         """The subscription's templates over the built-in layout, and the ❤ button (left out
         while storage fails: the announcement does not wait for a like count)."""
         play_id, count = await self._like_state(station.slug, announcement)
+        lang = await guild_lang(self.client, sub.guild_id)
         rendered = templated(
             sub.templates,
             announcement.info,
@@ -159,9 +160,9 @@ class DiscordDeliverer:
             card=sub.mode == "card",
             requested_by=tuple(c.name for c in credits_in(sub, announcement)),
             ping_users=pinged(sub, announcement),
-            lang=await guild_lang(self.client, sub.guild_id),
+            lang=lang,
         )
-        return rendered.embed, with_like_button(rendered.view, play_id), rendered.content
+        return rendered.embed, with_like_button(rendered.view, play_id, lang), rendered.content
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
         if self.likes is None:

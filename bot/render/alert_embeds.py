@@ -83,7 +83,7 @@ def alert_message(payload: dict[str, Any], lang: Lang = ENGLISH) -> AlertMessage
         # For staff: the cause and the server (bot.render.problems), never a listener's advice.
         stored = str(payload.get("reason") or "")
         failure = Failure.loads(stored)
-        said = staff_reason(failure) if failure is not None else stored  # older: as stored
+        said = staff_reason(failure, lang) if failure is not None else stored  # older: as stored
         reason = safe(said, limit=200).rstrip(".")
         values = {"station": station, "time": timestamp(since, "t"), "ago": timestamp(since)}
         if reason == NOT_PLAYING:
