@@ -26,15 +26,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from typing import IO, Any
+from typing import Any
 
 from bot.simulator import StationSimulator
 from bot.storage import PostgresStorage, SqliteStorage, Storage
 from tests.support.botenv import STATION_KEY, config_text, running_bot, subscription_config
 from tests.support.fakediscord import FakeDiscord
-from tests.support.run_against_fake import CA_ENV, PORT_ENV
 from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
 
+from .child import child_log, prepare_child
 from .common import emit, ms, percentile
 
 WINDOW = 3.0
@@ -141,23 +141,9 @@ async def _child_process(
     core, as Discord's is."""
     channel = fake.guilds[0].channels[0]
     db_path = os.path.join(workdir, "child.sqlite3")
-    config_path = os.path.join(workdir, "onair.toml")
-    _write(
-        config_path,
-        config_text(sim, fake, extra=config, db_path=db_path, database_extra=database_extra),
-    )
-    ca = os.path.join(workdir, "fake-ca.pem")
-    fake.ca.cert_pem.write_to_path(ca)
-    env = {k: v for k, v in os.environ.items() if k != "ONAIR_DATABASE_URL"}
-    env.update(
-        {
-            "ONAIR_TEST_STATION_KEY": STATION_KEY,
-            "ONAIR_DISCORD_TOKEN": fake.expected_token,
-            CA_ENV: ca,
-            PORT_ENV: str(fake.port),
-        }
-    )
-    log = _log_file(os.path.join(workdir, "child.log"))
+    text = config_text(sim, fake, extra=config, db_path=db_path, database_extra=database_extra)
+    config_path, env = prepare_child(fake, workdir, text)
+    log = child_log(workdir)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -190,15 +176,6 @@ async def _child_process(
         process.terminate()
         await process.wait()
         log.close()
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
-
-
-def _log_file(path: str) -> IO[bytes]:
-    return open(path, "wb")  # closed when the child has exited
 
 
 async def _first_post(fake: FakeDiscord, channel: int) -> int:

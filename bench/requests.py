@@ -27,14 +27,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from bot.simulator import TRACKS, StationSimulator
 from tests.support.botenv import STATION_KEY, config_text, running_bot
 from tests.support.fakediscord import FakeDiscord
-from tests.support.run_against_fake import CA_ENV, PORT_ENV
 
 from .bot_child import LAG_ENV
+from .child import child_log, prepare_child
 from .common import LoopLag, cpu_seconds, emit, ms, percentile
 
 STEPS = (3, 5, 8, 12)  # characters typed when the client asks
@@ -127,7 +127,6 @@ async def child_process(
     fake: FakeDiscord, sim: StationSimulator, args: Any, workdir: str
 ) -> dict[str, Any]:
     """``onair run`` (through ``bench.bot_child``: its loop's lag sampled) in a child process."""
-    config_path = os.path.join(workdir, "onair.toml")
     text = config_text(
         sim,
         fake,
@@ -135,24 +134,12 @@ async def child_process(
         db_path=os.path.join(workdir, "child.sqlite3"),
         station_options="requests = true",
     )
-    _write(config_path, text)
-    ca = os.path.join(workdir, "fake-ca.pem")
-    fake.ca.cert_pem.write_to_path(ca)
     lag_path = os.path.join(workdir, "lag.jsonl")
-    env = {k: v for k, v in os.environ.items() if k != "ONAIR_DATABASE_URL"}
-    env.update(
-        {
-            "ONAIR_TEST_STATION_KEY": STATION_KEY,
-            "ONAIR_DISCORD_TOKEN": fake.expected_token,
-            CA_ENV: ca,
-            PORT_ENV: str(fake.port),
-            LAG_ENV: lag_path,
-        }
-    )
+    config_path, env = prepare_child(fake, workdir, text, {LAG_ENV: lag_path})
     command = [sys.executable, "-m", "bench.bot_child", "run", "--config", config_path]
     if args.profile:
         command[1:3] = ["-m", "cProfile", "-o", args.profile, "-m", "bench.bot_child"]
-    log = _log_file(os.path.join(workdir, "child.log"))
+    log = child_log(workdir)
     process = await asyncio.create_subprocess_exec(
         *command, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log
     )
@@ -182,15 +169,6 @@ async def _warm_up(fake: FakeDiscord) -> None:
         except AssertionError:
             continue
     raise AssertionError("the bot never answered an autocomplete")
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
-
-
-def _log_file(path: str) -> IO[bytes]:
-    return open(path, "wb")  # closed when the child has exited
 
 
 def _samples(path: str) -> list[tuple[float, float]]:

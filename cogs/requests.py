@@ -13,6 +13,8 @@ from bot.ui import Reply, answer
 from bot.ui.choices import ChoiceLanes
 from bot.ui.stations import resolve_station, station_autocomplete
 
+from .shapes import station_option
+
 
 class RequestsCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
@@ -70,8 +72,7 @@ class RequestsCog(commands.Cog):
         await answer(interaction, work(), ephemeral=True)
 
     @app_commands.command(name="requests", description="The station's song requests and yours")
-    @app_commands.describe(station="Which station (default: this server's)")
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     @app_commands.guild_only()
     async def requests(
         self, interaction: discord.Interaction[OnAirBot], station: str | None = None

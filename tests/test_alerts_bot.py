@@ -5,18 +5,17 @@ input gets a private answer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS
 from bot.storage import AlertSubscription, GuildStation
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .support.waiting import poll_watch, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -24,10 +23,7 @@ SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 60.0), (TRACKS[1], 3600.0)]
 MENTION_EVERYONE = 1 << 17
 
 
-@pytest.fixture
-async def alert_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
-        yield simulator
+alert_sim = programme_sim_fixture("alert_sim", SLOTS, key=STATION_KEY)
 
 
 def alerts_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:

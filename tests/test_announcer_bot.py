@@ -3,45 +3,44 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 
-from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.botenv import (
+    channel_subscription,
+    fake_discord_fixture,
+    running_bot,
+    subscription_config,
+)
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import ONE_OF_EACH, programme_sim_fixture
 from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
-# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
-SLOTS = [
-    (TRACKS[0], 20.0),
-    (JINGLES[0], 5.0),
-    (TRACKS[1], 20.0),
-    (LIVE_SHOW, 60.0),
-    (TRACKS[2], 20.0),
-]
+SLOTS = ONE_OF_EACH  # track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(channels_per_guild=3)
 
 
-def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:
-    guild = fake.guilds[0]
-    return subscription_config(guild.id, guild.channels[channel_index], **options)
+subscription = channel_subscription
+
+
+def refuse_posts(fake: FakeDiscord, channel: int, status: int, code: int, message: str) -> None:
+    """Discord refuses every post in ``channel`` from now on, as it does a channel OnAir lost."""
+    fake.fail(
+        "POST", rf"^/channels/{channel}/messages$", status, code=code, message=message, times=None
+    )
 
 
 def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
@@ -156,14 +155,7 @@ async def test_filters_min_seconds_pattern_and_live(programme_sim, fake):
 async def test_forbidden_channel_is_paused_others_go_on(programme_sim, fake):
     config = subscription(fake, 0) + subscription(fake, 1)
     bad = fake.guilds[0].channels[0]
-    fake.fail(
-        "POST",
-        rf"^/channels/{bad}/messages$",
-        403,
-        code=50013,
-        message="Missing Permissions",
-        times=None,
-    )
+    refuse_posts(fake, bad, 403, 50013, "Missing Permissions")
     async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
         await fake.wait_for(lambda: len(posts(fake, 1)) == 1)
         await env.bot.announcer.idle()
@@ -328,14 +320,7 @@ async def test_thread_as_target(programme_sim, fake):
 
 async def test_deleted_channel_is_paused_with_reason(programme_sim, fake):
     gone = fake.guilds[0].channels[0]
-    fake.fail(
-        "POST",
-        rf"^/channels/{gone}/messages$",
-        404,
-        code=10003,
-        message="Unknown Channel",
-        times=None,
-    )
+    refuse_posts(fake, gone, 404, 10003, "Unknown Channel")
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake, 0)) as env:
         await fake.wait_request("POST", rf"^/channels/{gone}/messages$")
         await env.bot.announcer.idle()

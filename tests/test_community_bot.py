@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from bot.announcer import snapshot
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import CHANNEL_MESSAGE, EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e
@@ -21,12 +19,9 @@ pytestmark = pytest.mark.e2e
 SLOTS = [(TRACKS[0], 70.0), (JINGLES[0], 5.0), (TRACKS[1], 70.0), (LIVE_SHOW, 60.0)]
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(guild_count=2, channels_per_guild=2)

@@ -20,7 +20,7 @@ from bot.simulator import (
 from bot.station import StationClient
 from tests.support.stations import KEY
 
-from .support.stations import serving
+from .support.stations import programme_simulator
 
 # Every switch comes before the reported length predicts (``early``); slot 2 is a track cut
 # after 4 s and restarted from the beginning; the live show names what follows 8 s before it
@@ -37,9 +37,7 @@ SLOTS = [
 
 @pytest.fixture
 async def crossfaded(clock: ManualClock):
-    sim = StationSimulator(clock=clock)
-    sim.add_station(1, key=KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
-    async with serving(sim):
+    async with programme_simulator(SLOTS, key=KEY, clock=clock) as sim:
         yield sim
 
 
@@ -182,10 +180,7 @@ async def test_a_watch_taken_back_from_another_process_recovers_nothing(clock, s
     """In a fleet a watch that polled a station, then left it to another process and takes it
     back, knows a stale play: what aired meanwhile was the other process's to announce."""
     slots = [(TRACKS[0], 20.0), (JINGLES[0], 5.0), (TRACKS[1], 20.0), (TRACKS[2], 20.0)]
-    sim = StationSimulator(clock=clock)
-    sim.add_station(1, key=KEY, programme=Programme(slots, epoch=clock() - 1.0))
-    await sim.start()
-    try:
+    async with programme_simulator(slots, key=KEY, clock=clock) as sim:
         watch, seen = await watch_with_log(sim, session)
         await watch.poll()
         clock.advance(26.0)  # the jingle (20-25 s) aired unseen
@@ -197,8 +192,6 @@ async def test_a_watch_taken_back_from_another_process_recovers_nothing(clock, s
         await watch.poll()
         clock.advance(40.0)  # 87 s: the first track again (65-85 s) ended unseen, the jingle on
         await watch.poll()
-    finally:
-        await sim.stop()
     assert [(a.play.title, a.on_air) for a in seen[2:]] == [
         (TRACKS[2].title, True),
         (TRACKS[0].title, False),

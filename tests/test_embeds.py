@@ -47,9 +47,17 @@ HOSTILE_BITS = [
     "Ω",
     "🎵",
 ]
-hostile = st.lists(st.sampled_from(HOSTILE_BITS) | st.text(max_size=50), max_size=40).map(
-    "".join
-) | st.just("@everyone " * 1000)
+
+
+def pieced(bits: list[str], *, text: int, pieces: int, extreme: str) -> st.SearchStrategy[str]:
+    """Strings of up to ``pieces`` pieces, each one of ``bits`` or any text up to ``text``
+    long; or the one ``extreme`` string."""
+    return st.lists(st.sampled_from(bits) | st.text(max_size=text), max_size=pieces).map(
+        "".join
+    ) | st.just(extreme)
+
+
+hostile = pieced(HOSTILE_BITS, text=50, pieces=40, extreme="@everyone " * 1000)
 
 
 def _no_ping(text: str) -> None:

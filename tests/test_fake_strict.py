@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -17,6 +17,7 @@ import pytest
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture
+from .support.discord_http import call, fake_http_fixture
 from .support.fakediscord import RECORD_ENV, FakeDiscord
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
@@ -29,17 +30,7 @@ JSON_TYPE = "application/json"
 fake = fake_discord_fixture()
 
 
-@pytest.fixture
-async def http(fake: FakeDiscord) -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(connector=fake.connector()) as session:
-        yield session
-
-
-async def call(
-    http: aiohttp.ClientSession, method: str, path: str, body: Any = None
-) -> tuple[int, Any]:
-    async with http.request(method, f"https://discord.com/api/v10{path}", json=body) as response:
-        return response.status, await response.json()
+http = fake_http_fixture()
 
 
 def at(errors: dict[str, Any], path: str) -> str:

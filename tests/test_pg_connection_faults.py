@@ -10,18 +10,16 @@ against the fake Discord and the station simulator on a manual clock.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.simulator import TRACKS, StationSimulator
+from bot.simulator import TRACKS
 
 from .support.botenv import STATION_KEY, fake_discord_fixture, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
 from .support.pgrelay import PgRelay
-from .support.stations import programme_simulator
-from .support.storage_backends import POSTGRES_ENV, reset_postgres
+from .support.stations import programme_sim_fixture
+from .support.storage_backends import admin_connection, reset_postgres
 from .support.waiting import wait_for
 
 CHANNELS = 20
@@ -34,19 +32,9 @@ CONFIG = "[announcer]\nwatch_lease = 300\ndelivery_lease = 300\n"
 fake = fake_discord_fixture(channels_per_guild=CHANNELS)
 
 
-@pytest.fixture
-def postgres_url() -> str:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV} (scripts/start-postgres prints one)")
-    return url
-
-
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    slots = [(track, TRACK) for track in TRACKS[:4]]
-    async with programme_simulator(slots, key=STATION_KEY) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", [(track, TRACK) for track in TRACKS[:4]], key=STATION_KEY
+)
 
 
 def copies(fake: FakeDiscord, title: str) -> list[int]:
@@ -64,27 +52,17 @@ def copies(fake: FakeDiscord, title: str) -> list[int]:
 async def terminate_onair(url: str) -> int:
     """Kill every other session on the test database (all of them OnAir's), as an
     administrator or a failover would; how many."""
-    import asyncpg
-
-    admin = await asyncpg.connect(url, timeout=5)
-    try:
+    async with admin_connection(url) as admin:
         rows = await admin.fetch(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
-    finally:
-        await admin.close()
     return len(rows)
 
 
 async def lease_end(url: str) -> float:
-    import asyncpg
-
-    admin = await asyncpg.connect(url, timeout=5)
-    try:
+    async with admin_connection(url) as admin:
         value = await admin.fetchval("SELECT MAX(lease_until) FROM watch_leases")
-    finally:
-        await admin.close()
     return float(value)
 
 

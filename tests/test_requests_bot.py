@@ -6,7 +6,6 @@ ping only for who opted in), /requests."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -16,7 +15,7 @@ from bot.ui.choices import LANES
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import AUTOCOMPLETE_RESULT, EPHEMERAL
 from .support.fakediscord import FakeDiscord, Recorded
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -28,12 +27,9 @@ REQUESTS_ON = "requests = true"
 RATE = "[requests]\nsearches_per_second = 100\n"
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(channels_per_guild=2)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +18,7 @@ from bot.storage import AlertSubscription
 
 from .support.botenv import STATION_KEY, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .support.storage_backends import reset_postgres
 from .support.waiting import poll_watch, wait_for
 from .test_alerts_bot import alerts_in
@@ -29,10 +28,7 @@ SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 3600.0), (TRACKS[1], 3600.0)]
 FLEET = "[announcer]\nwatch_lease = 1\ndelivery_lease = 3\n"
 
 
-@pytest.fixture
-async def fleet_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
-        yield simulator
+fleet_sim = programme_sim_fixture("fleet_sim", SLOTS, key=STATION_KEY)
 
 
 async def owner_poll(envs: list[Any]) -> Any:

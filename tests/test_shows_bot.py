@@ -5,6 +5,7 @@ makes for live shows."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -66,16 +67,23 @@ def channel_of(fake: FakeDiscord, guild: Guild, channel_id: int) -> Any:
     return next(vc for vc in guild.voice_channels if vc.id == channel_id)
 
 
+@contextlib.asynccontextmanager
+async def showing_first_track(programme_sim, icecast) -> AsyncIterator[tuple[Any, Any]]:  # type: ignore[no-untyped-def]
+    """OnAir joined voice where it may set the status, and the status shows the first track:
+    (the voice bot, the voice channel)."""
+    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+        vc = channel_of(voice.fake, voice.guild, voice.channels[voice.guild.id])
+        await voice.join()
+        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+        yield voice, vc
+
+
 # Voice channel status ------------------------------------------------------------------------
 
 
 async def test_the_status_shows_each_play_once_and_is_cleared_on_leave(programme_sim, icecast):
-    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
-        fake, guild = voice.fake, voice.guild
-        channel = voice.channels[guild.id]
-        await voice.join()
-        vc = channel_of(fake, guild, channel)
-        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+    async with showing_first_track(programme_sim, icecast) as (voice, vc):
+        fake, guild, channel = voice.fake, voice.guild, vc.id
         assert vc.status_by == "bot"
         await poll(voice.env)
         await poll(voice.env)
@@ -104,12 +112,8 @@ async def test_the_status_shows_each_play_once_and_is_cleared_on_leave(programme
 async def test_a_moderators_disconnect_sends_no_clear_discord_would_refuse(programme_sim, icecast):
     # Out of the channel, only Manage Channels may set its status: a refused clear would only
     # count toward Discord's invalid-request limit, so OnAir does not send one.
-    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
-        fake, guild = voice.fake, voice.guild
-        channel = voice.channels[guild.id]
-        await voice.join()
-        vc = channel_of(fake, guild, channel)
-        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+    async with showing_first_track(programme_sim, icecast) as (voice, vc):
+        fake, guild, channel = voice.fake, voice.guild, vc.id
         keeper = voice.env.bot.shows.status
         skipped = keeper.skipped_permission
 
@@ -184,11 +188,8 @@ async def test_without_the_permission_nothing_is_sent(programme_sim, icecast):
 
 
 async def test_a_guild_turns_the_status_off_and_on(programme_sim, icecast):
-    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
+    async with showing_first_track(programme_sim, icecast) as (voice, vc):
         fake, guild = voice.fake, voice.guild
-        vc = channel_of(fake, guild, voice.channels[guild.id])
-        await voice.join()
-        await wait_for(lambda: vc.status == shown(TRACKS[0]))
         iid = await fake.slash("onair", {"status": False}, sub=["voice"], guild=guild)
         text = (await reply_of(voice.env, iid))["content"]
         assert "The voice channel's status is left alone" in text
@@ -443,11 +444,8 @@ async def test_after_a_crash_onair_knows_its_own_status_and_not_a_persons(
 
 
 async def test_a_clean_stop_clears_the_status(programme_sim, icecast):
-    async with voice_bot(programme_sim, icecast, bot_allow=SET_VOICE_CHANNEL_STATUS) as voice:
-        fake, guild = voice.fake, voice.guild
-        vc = channel_of(fake, guild, voice.channels[guild.id])
-        await voice.join()
-        await wait_for(lambda: vc.status == shown(TRACKS[0]))
+    async with showing_first_track(programme_sim, icecast) as (voice, vc):
+        fake = voice.fake
     assert vc.status is None
     assert status_puts(fake, vc.id) == [shown(TRACKS[0]), None]
 

@@ -18,7 +18,7 @@ from bot.templates import formatter
 from bot.templates.formatter import NAMES, TemplateError, parse, render
 from bot.templates.model import TemplateSet, Wording, checked
 
-from .test_embeds import HOSTILE_BITS, _no_ping
+from .test_embeds import HOSTILE_BITS, _no_ping, pieced
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -110,9 +110,7 @@ TEMPLATE_BITS = [
     "<@&1>",
     *(f"{{{name}}}" for name in NAMES),
 ]
-templates = st.lists(st.sampled_from(TEMPLATE_BITS) | st.text(max_size=30), max_size=30).map(
-    "".join
-) | st.just("{title}" * 50)
+templates = pieced(TEMPLATE_BITS, text=30, pieces=30, extreme="{title}" * 50)
 values = (
     st.lists(
         st.sampled_from([*HOSTILE_BITS, "\ud800", "{title}", "{{"]) | st.text(), max_size=30

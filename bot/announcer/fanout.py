@@ -158,10 +158,8 @@ class FanOut:
         try:
             return await self.credit(slug, play, play_key)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not credit requests of %s (%s)", slug, describe(error)
+            self.storage.outlive(
+                error, _LOGGER, "could not credit requests of %s (%s)", slug, describe(error)
             )
             return ()
 

@@ -26,6 +26,7 @@ from datetime import datetime
 from ..station import StationInfo
 from ..storage import Storage
 from ..storage.fleet import PlayListener
+from ..util.tasks import stop_task
 from . import snapshot
 from .watcher import WatchScheduler
 
@@ -71,11 +72,8 @@ class FleetCoordinator:
 
     async def stop(self) -> None:
         """Stop polling and give every lease back, so another process polls at once."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
@@ -84,9 +82,8 @@ class FleetCoordinator:
         try:
             await self.storage.release_watches(self.owner)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not give the watch leases back (%s); they run out in %.0fs",
                 describe(error),
@@ -102,10 +99,8 @@ class FleetCoordinator:
         try:
             await self.storage.release_watches(self.owner, job_ids)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not give watch leases back (%s)", describe(error)
+            self.storage.outlive(
+                error, _LOGGER, "could not give watch leases back (%s)", describe(error)
             )
 
     async def publish(self, announcement_id: int) -> None:
@@ -113,9 +108,8 @@ class FleetCoordinator:
         try:
             await self.storage.publish_play(announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not publish announcement %d (%s); the other processes' sweeps find it",
                 announcement_id,
@@ -223,10 +217,8 @@ class FleetCoordinator:
                 [(job_id, payload, at.timestamp()) for job_id, payload, at in states]
             )
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
-                _LOGGER, "could not store the stations' latest info (%s)", describe(error)
+            self.storage.outlive(
+                error, _LOGGER, "could not store the stations' latest info (%s)", describe(error)
             )
             return
         for job_id, _payload, at in states:

@@ -277,9 +277,8 @@ class DeliveryOutbox:
                 announcement_id, sub_id, self.owner, now=time.time()
             )
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not release the delivery to subscription %d (%s); it is retried when "
                 "its lease runs out",

@@ -17,12 +17,13 @@ from datetime import UTC, datetime, timedelta
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from ..station import Play, StationClient, StationError, StationInfo
+from ..station import Play, StationClient, StationError, StationInfo, redact_url
 from ..station.errors import Failure
 from ..storage.models import RequestCredit
 from .catchup import aired_between
 from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
+from .pollreport import PollReport
 
 _LOGGER = logging.getLogger("onair.watch")
 ELSEWHERE = "polled by another process"  # the state of a fleet's idle watch (/onair status)
@@ -95,6 +96,7 @@ class StationWatch:
         settings: PollSettings | None = None,
         job_id: str | None = None,
         last_play: Play | None = None,
+        label: Callable[[], str] | None = None,
         rng: random.Random | None = None,
         timer: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -114,6 +116,14 @@ class StationWatch:
         # the others keep the watch registered but idle (see WatchScheduler.set_owned).
         self._owned = True
         self.last_info: StationInfo | None = None  # of the last successful poll
+        # The owner's log (the bot): a failing station named by its configured id and key
+        # variable, once per cause. Without a label (`onair watch`, which prints its own error
+        # lines) failures are DEBUG.
+        self.label = label or self._address
+        self.report = PollReport(label) if label is not None else None
+
+    def _address(self) -> str:
+        return f"station {self.client.station_id} of {redact_url(self.client.base_url)}"
 
     @property
     def owned(self) -> bool:
@@ -149,6 +159,8 @@ class StationWatch:
         status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
+        if self.report is not None:
+            self.report.succeeded()
         self.last_info = info
         previous = self.detector.current
         play = self.detector.observe(info)
@@ -208,7 +220,10 @@ class StationWatch:
             status.state = "unreachable"
         else:
             status.state = "failing"
-        _LOGGER.info("poll of %s failed (%s); next in %.0fs", self.job_id, error.message, delay)
+        if self.report is not None:
+            self.report.failed(error, delay)
+        else:
+            _LOGGER.debug("%s failed (%s); next poll in %.0f s", self.label(), error.message, delay)
         self._polled(None, error)
         for listener in list(self.error_listeners):
             try:
@@ -316,7 +331,7 @@ class WatchScheduler:
         except asyncio.CancelledError:
             return  # the scheduler is shutting down
         except Exception:  # never let one station's bug stop its watch
-            _LOGGER.exception("watch %s crashed; retrying", job_id)
+            _LOGGER.exception("polling %s crashed; retrying", watch.label())
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0

@@ -13,6 +13,7 @@ import discord
 from ..announcer.outbox import DeliveryError
 from ..announcer.watcher import Announcement
 from ..config import StationConfig
+from ..config.examples import EXAMPLE_IDS, example_id_note
 from ..history.likes import LikeService
 from ..programme.jingles import SkipRules
 from ..render import station_embeds
@@ -48,6 +49,16 @@ PERMANENT = {
     403: "OnAir may not post there (Missing Permissions)",
     404: "the channel no longer exists",
 }
+
+
+def gone(status: int, channel_id: int) -> str:
+    """Why Discord refused a channel for good; a 404 on an example id of config.example.toml
+    says that, not that the channel was deleted."""
+    if status == 404 and channel_id in EXAMPLE_IDS:
+        return f"channel {example_id_note(channel_id)}"
+    return PERMANENT[status]
+
+
 # A resumed delivery looks this far back for its own unrecorded post: the messages since its
 # detection (less CLOCK_SLACK seconds of clock difference with Discord), at most LOOKBACK.
 LOOKBACK = 50
@@ -79,7 +90,7 @@ class DiscordDeliverer:
             try:
                 channel = await self.client.fetch_channel(channel_id)
             except discord.NotFound:
-                raise DeliveryError(PERMANENT[404], permanent=True) from None
+                raise DeliveryError(gone(404, channel_id), permanent=True) from None
             except discord.Forbidden:
                 raise DeliveryError(PERMANENT[403], permanent=True) from None
         if not isinstance(channel, discord.abc.Messageable):
@@ -133,7 +144,8 @@ class DiscordDeliverer:
                 )
             except discord.HTTPException as error:
                 if error.status in PERMANENT:
-                    raise DeliveryError(PERMANENT[error.status], permanent=True) from None
+                    reason = gone(error.status, sub.channel_id)
+                    raise DeliveryError(reason, permanent=True) from None
                 if error.status in REFUSED:
                     reason = refused(error)
                     raise DeliveryError(reason, permanent=False, final=True) from None

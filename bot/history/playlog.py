@@ -67,9 +67,13 @@ class PlayRecorder:
                 return
             self._seen[slug] = info
             play = info.current_play()
-            if play is not None:
-                await self._offer(PendingPlay(slug, play, info.listener_count, info.fetched_at))
-        if self._pending:
+            written = play is not None and await self._offer(
+                PendingPlay(slug, play, info.listener_count, info.fetched_at)
+            )
+        # Only a play just written says storage works: a poll whose play is known makes no
+        # storage call, however many plays wait (a locked or hanging database would otherwise
+        # hold up every poll and command, all stations in turn; the sweep catches up then).
+        if written and self._pending:
             await self.catch_up(BATCH)
 
     async def record(
@@ -113,20 +117,22 @@ class PlayRecorder:
         self._recent.pop(slug, None)
         self._locks.pop(slug, None)
 
-    async def _offer(self, item: PendingPlay) -> None:
-        """Write a play unless it is among the station's last few; keep it when storage fails."""
+    async def _offer(self, item: PendingPlay) -> bool:
+        """Write a play unless it is among the station's last few; keep it when storage fails.
+        True when storage took it (written, or stored already)."""
         if any(item.play.same_as(known) for known in self._recent[item.slug]):
-            return
+            return False
         try:
             added = await self._write(item)
         except Exception:
             _LOGGER.exception("could not record a play of %s in the history", item.slug)
-            return
+            return False
         self._recent[item.slug].append(item.play)
         if added is None:
             self._keep(item)
-        else:
-            self.recorded += int(added)
+            return False
+        self.recorded += int(added)
+        return True
 
     async def _write(self, item: PendingPlay) -> bool | None:
         """Whether the play was added (False: stored already); None when storage failed it."""
@@ -135,9 +141,8 @@ class PlayRecorder:
                 item.slug, item.play, item.listeners, item.detected
             )
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            self.storage.health.warn(
+            self.storage.outlive(
+                error,
                 _LOGGER,
                 "could not record %r in the history of %s (%s); kept to be written when storage "
                 "works again",

@@ -30,6 +30,11 @@ from ..station.errors import RequestsUnavailable
 
 MIN_QUERY = 3  # characters before a search is worth sending (what public clients do)
 MAX_KEY = 100
+# Characters of titles and ids the cache holds, all stations: an answer may hold 100 tracks of
+# 300 characters (a guild's own station can answer every search so), so a bound on answers
+# alone let one station's answers take ~350 MB. Ordinary answers (20 tracks of ~50) fill the
+# answer bound first.
+MAX_CHARS = 8_000_000
 FAILURE_TTL = 5.0  # a failed search is not asked again for this long (a failing station)
 Clock = Callable[[], float]
 Fetch = Callable[[], Awaitable[SearchAnswer]]
@@ -84,11 +89,14 @@ class SearchDesk:
         *,
         ttl: float = 60.0,
         max_entries: int = 5000,
+        max_chars: int = MAX_CHARS,
         clock: Clock = time.monotonic,
     ) -> None:
         self.rate = rate
         self.ttl = ttl
         self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._chars = 0  # what the cached answers hold (see MAX_CHARS)
         self.clock = clock
         self._answers: OrderedDict[tuple[str, str], tuple[float, tuple[RequestTrack, ...]]] = (
             OrderedDict()
@@ -117,10 +125,15 @@ class SearchDesk:
         return entry[1]
 
     def _store(self, station: str, key: str, tracks: tuple[RequestTrack, ...], ttl: float) -> None:
+        replaced = self._answers.pop((station, key), None)
+        if replaced is not None:
+            self._chars -= _size(replaced[1])
         self._answers[(station, key)] = (self.clock() + ttl, tracks)
-        self._answers.move_to_end((station, key))
-        while len(self._answers) > self.max_entries:
-            self._answers.popitem(last=False)
+        self._chars += _size(tracks)
+        while len(self._answers) > self.max_entries or (
+            self._chars > self.max_chars and len(self._answers) > 1
+        ):
+            self._chars -= _size(self._answers.popitem(last=False)[1][1])
 
     def from_prefix(self, station: str, key: str) -> tuple[RequestTrack, ...] | None:
         """The best broader cached answer, filtered to the titles holding every word typed
@@ -244,6 +257,10 @@ class SearchDesk:
         task.add_done_callback(_consume)
         self._inflight[(station, key)] = task
         return task
+
+
+def _size(tracks: tuple[RequestTrack, ...]) -> int:
+    return sum(len(track.id) + len(track.title) for track in tracks)
 
 
 def _broader_keys(key: str) -> list[str]:

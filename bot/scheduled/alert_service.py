@@ -9,16 +9,14 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-from ..catalog.registry import StationRegistry
-from ..config import Settings
 from ..station import StationError, StationInfo
 from ..station.errors import Failure
-from ..storage import AlertSubscription, ScheduledPost, Storage
+from ..storage import AlertSubscription, ScheduledPost
 from .alerts import AlertEvent, Observation, evaluate
-from .outbox import PostOutbox
+from .posting import GuildPosts
 
 _LOGGER = logging.getLogger("onair.alerts")
 ALERT = "alert"  # the outbox kind
@@ -32,24 +30,11 @@ def alert_key(sub: AlertSubscription, event: AlertEvent) -> str:
     return f"alert|{sub.guild_id}|{sub.station}|{event.key}"
 
 
-class AlertService:
+class AlertService(GuildPosts):
     """What ``/onair alerts`` sets up, and the evaluation of each poll of the stations it
     follows (called by the announcer's watches: only the process polling a station evaluates)."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        registry: StationRegistry,
-        storage: Storage,
-        outbox: PostOutbox,
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.storage = storage
-        self.outbox = outbox
-        self.clock = clock
+    def __post_init__(self) -> None:
         self._followed: set[str] = set()
         self._followed_at = float("-inf")  # monotonic time of the last read
         self.followed_ttl = FOLLOWED_TTL
@@ -64,9 +49,6 @@ class AlertService:
         self._followed = {s.station for s in subs if self._handles(s.guild_id)}
         self._followed_at = time.monotonic()
         return set(self._followed)
-
-    def _handles(self, guild_id: int) -> bool:
-        return self.storage.fleet or self.settings.handles_guild(guild_id)
 
     async def load(self) -> None:
         """At start-up: the config file's ``[[alerts]]`` are stored (each start: the file is

@@ -20,6 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ..util.tasks import StartStop
 from .faults import BLIPS, Fault, FaultPlan
 from .programme import Programme
 from .requests import REQUEST_SHAPES
@@ -67,7 +68,7 @@ def _json(body: Any, status: int = 200) -> web.Response:
     )
 
 
-class StationSimulator:
+class StationSimulator(StartStop):
     """Any number of simulated stations behind one loopback HTTP server."""
 
     def __init__(self, *, clock: Clock = time.time) -> None:
@@ -161,13 +162,6 @@ class StationSimulator:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def __aenter__(self) -> StationSimulator:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
 
     # Request handling -------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, TypeVar
 import aiohttp
 from yarl import URL
 
+from .bodies import read_at_most
 from .cache import SharedAnswers
 from .errors import (
     AddressRefused,
@@ -284,7 +285,9 @@ class StationClient:
                 delay = min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1))
                 delay *= random.uniform(0.5, 1.5)
             if attempt >= policy.tries or delay >= remaining:
-                _LOGGER.info("GET %s failed: %s", self._describe(url), failure.cause)
+                # DEBUG: the watch says a failing station once per cause (WARNING), and a
+                # command's user is told; this line would repeat at every poll.
+                _LOGGER.debug("GET %s failed: %s", self._describe(url), failure.cause)
                 error = failure.error
                 if isinstance(error, StationUnavailable) and error.retry_after is None:
                     error.retry_after = failure.retry_after
@@ -382,12 +385,10 @@ class StationClient:
         """Read at most ``max_bytes``: a larger body is refused as it streams in."""
         if response.content_length is not None and response.content_length > self.max_bytes:
             raise StationResponseError("The station's answer is too large to be station data.")
-        buffer = bytearray()
-        async for chunk in response.content.iter_chunked(64 * 1024):
-            buffer += chunk
-            if len(buffer) > self.max_bytes:
-                raise StationResponseError("The station's answer is too large to be station data.")
-        return bytes(buffer)
+        body = await read_at_most(response, self.max_bytes)
+        if body is None:
+            raise StationResponseError("The station's answer is too large to be station data.")
+        return body
 
     async def _parse(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
         """Decode and build models: inline for small answers, in a worker thread for large."""

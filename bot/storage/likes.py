@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from ..station import Play
+from .history import recorded_play
 from .primitives import StoragePrimitives
 
 
@@ -14,17 +15,7 @@ class LikeStore(StoragePrimitives):
     async def play_id(self, station: str, play: Play) -> int | None:
         """The history row of ``play`` (the same-play rule among the station's newest plays),
         which likes attach to; None when it was not recorded."""
-        rows = await self.fetch(
-            "SELECT id, started, title, artist FROM plays WHERE station = ? "
-            "ORDER BY started DESC LIMIT 10",
-            (station,),
-        )
-        seen = Play(play.title, play.artist, started=play.started)
-        for row in rows:
-            recorded = Play(row[2], row[3], started=datetime.fromtimestamp(row[1], UTC))
-            if seen.same_as(recorded):
-                return int(row[0])
-        return None
+        return await recorded_play(self, station, play, newest=10)
 
     async def toggle_like(self, play_id: int, user_id: int, *, now: float) -> tuple[bool, int]:
         """Like the play, or take the like back when the user has one: (liked now, count).

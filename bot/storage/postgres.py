@@ -10,7 +10,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
-from .base import Storage
+from .base import Storage, check_schema, log_upgrade
 from .health import StorageHealth
 from .primitives import Row, Statement
 
@@ -62,12 +62,15 @@ class PostgresStorage(Storage):
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
             current = await connection.fetchval("SELECT MAX(version) FROM schema_version") or 0
-            for version, script in enumerate(self.migration_scripts(), start=1):
+            scripts = self.migration_scripts()
+            check_schema(current, len(scripts))
+            for version, script in enumerate(scripts, start=1):
                 if version > current:
                     await connection.execute(script)
                     await connection.execute(
                         "INSERT INTO schema_version (version) VALUES ($1)", version
                     )
+        log_upgrade(current, len(scripts))
         return self
 
     async def close(self) -> None:

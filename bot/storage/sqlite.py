@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import aiosqlite
 
-from .base import Storage
+from .base import Storage, check_schema, log_upgrade
 from .health import StorageHealth
 from .primitives import Row, Statement
 
@@ -71,7 +71,9 @@ class SqliteStorage(Storage):
             async with self.db.execute("SELECT MAX(version) FROM schema_version") as cursor:
                 row = await cursor.fetchone()
             current = (row[0] if row else None) or 0
-            for version, script in enumerate(self.migration_scripts(), start=1):
+            scripts = self.migration_scripts()
+            check_schema(current, len(scripts))
+            for version, script in enumerate(scripts, start=1):
                 if version > current:
                     for statement in _statements(script):
                         await self.db.execute(statement)
@@ -82,6 +84,7 @@ class SqliteStorage(Storage):
         except BaseException:
             await asyncio.shield(self._rollback())
             raise
+        log_upgrade(current, len(scripts))
 
     async def _set_wal(self) -> None:
         """WAL mode, so readers never wait for the writer. The switch needs the file to itself,

@@ -24,6 +24,7 @@ from ..errors import OnAirError
 from ..render.community import like_answer
 from ..render.embeds import BUTTONS_PER_ROW, COMPONENTS
 from ..util.i18n import ENGLISH, N_, Lang
+from .dynamic import Persistent
 
 if TYPE_CHECKING:
     from ..history.likes import LikeService
@@ -36,6 +37,7 @@ LIKE_LABEL = N_("Like")
 
 
 class LikeButton(
+    Persistent,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=re.compile(re.escape(LIKE_PREFIX) + r"(?P<play>[0-9]{1,19})"),
 ):
@@ -53,12 +55,7 @@ class LikeButton(
         self.play_id = play_id
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> LikeButton:
+    def rebuild(cls, match: re.Match[str], item: Any) -> LikeButton:
         return cls(int(match["play"]))
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:

@@ -21,6 +21,7 @@ from ..util.i18n import N_
 from ..util.text import safe
 from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
 from ..voice.streams import check_stream
+from .dynamic import Persistent
 from .reply import Reply, answer
 from .stations import reader_lang, resolve_station
 
@@ -75,6 +76,7 @@ async def join_here(interaction: discord.Interaction[OnAirBot], station: str | N
 
 
 class PlayHereButton(
+    Persistent,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=re.compile(re.escape(PLAY_PREFIX) + r"(?P<station>[a-z0-9_-]{1,80})"),
 ):
@@ -92,21 +94,11 @@ class PlayHereButton(
         self.station = station
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> PlayHereButton:
+    def rebuild(cls, match: re.Match[str], item: Any) -> PlayHereButton:
         return cls(match["station"], getattr(item, "label", None) or "▶ Play here")
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from ..runtime.core import report_error  # the command layer's one error reply
-
-        try:
-            await join_here(interaction, self.station)
-        except Exception as error:
-            await report_error(interaction, error)
+    async def act(self, interaction: discord.Interaction[Any]) -> None:
+        await join_here(interaction, self.station)
 
 
 def with_play_button(

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.util.tasks import StartStop
+
 MP3_BITRATE = 128_000
 MP3_BYTES_PER_SECOND = MP3_BITRATE // 8
 
@@ -56,7 +58,7 @@ def make_mp3(ffmpeg: str, path: Path, *, seconds: float = 4.0, frequency: int = 
     return path
 
 
-class FakeIcecast:
+class FakeIcecast(StartStop):
     """Serves ``/stream.mp3`` (and any path) as an endless MP3 at real time."""
 
     def __init__(
@@ -111,13 +113,6 @@ class FakeIcecast:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def __aenter__(self) -> FakeIcecast:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
 
     # Faults ---------------------------------------------------------------------------
 
