@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
 from .station.errors import RequestsUnavailable
+from .util.i18n import N_
 
 
 class OnAirError(Exception):
@@ -30,20 +31,22 @@ class VoiceRefused(OnAirError):
 # handler, bot.runtime.core.user_message, and the setup commands read them from here). One
 # wording per situation: a refused key reads the same in /nowplaying as when an admin adds the
 # station.
-GENERIC_ERROR = "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
-STATION_KEY_REFUSED = "The station refused the API key; a server admin needs to check it."
-STATION_NOT_FOUND = (
+GENERIC_ERROR = N_(
+    "Sorry, something went wrong on OnAir's side. It has been logged; please try again."
+)
+STATION_KEY_REFUSED = N_("The station refused the API key; a server admin needs to check it.")
+STATION_NOT_FOUND = N_(
     "The station server does not know this station id; a server admin needs to check it."
 )
-STATION_UNAVAILABLE = "The station is not answering right now. Please try again in a minute."
-STATION_UNREADABLE = "The station sent something OnAir could not read. Please try again later."
+STATION_UNAVAILABLE = N_("The station is not answering right now. Please try again in a minute.")
+STATION_UNREADABLE = N_("The station sent something OnAir could not read. Please try again later.")
 # `onair check` / `onair watch` with no key at all, refused by the station: the owner gave none.
 CLI_NO_KEY = (
     "the station wants an API key and none was given: add --key - (typed at a prompt that does "
     "not echo it) or set ONAIR_STATION_KEY (in the environment or in .env)"
 )
-NOT_HERE = "You can't use this command here."
-NEED_MANAGE = "You need the **Manage Server** permission to change OnAir's settings here."
+NOT_HERE = N_("You can't use this command here.")
+NEED_MANAGE = N_("You need the **Manage Server** permission to change OnAir's settings here.")
 NOT_YOUR_FORM = (
     "This form was opened by someone else (or in another server); "
     "run `/onair station add` yourself to add a station."

@@ -6,24 +6,26 @@ from discord import app_commands
 
 from bot.catalog.registry import Snapshot
 from bot.config import StationConfig
-from bot.render import station_embeds
+from bot.render import station_embeds, stream_choices
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply
-from bot.ui.stations import answer_with_snapshot
+from bot.ui.stations import answer_with_snapshot, reader_lang
 from bot.ui.streams import MoreStreams, with_more_streams
 from bot.ui.voice import with_play_button
+from bot.util.i18n import N_
 
 from .shapes import BotCog, Interaction, station_option
 
 
 class ListenCog(BotCog):
-    @app_commands.command(name="listen", description="Every link to tune in")
+    @app_commands.command(name="listen", description=N_("Every link to tune in"))
     @station_option()
     async def listen(self, interaction: Interaction, station: str | None = None) -> None:
         def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
-            content, embed, view = station_embeds.listen_embed(snapshot.info, chosen.name)
-            choices = station_embeds.more_streams(snapshot.info.links)
-            view = with_more_streams(view, chosen.slug, choices)
+            lang = reader_lang(interaction)
+            content, embed, view = station_embeds.listen_embed(snapshot.info, chosen.name, lang)
+            choices = stream_choices.more_streams(snapshot.info.links, lang)
+            view = with_more_streams(view, chosen.slug, choices, lang)
             view = with_play_button(interaction, chosen, view)
             return Reply(content=content, embed=embed, view=view)
 

@@ -8,14 +8,15 @@ from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import like_view
-from bot.ui.stations import resolve_station, skip_rules
+from bot.ui.stations import reader_lang, resolve_station, skip_rules
 from bot.ui.voice import with_play_button
+from bot.util.i18n import N_
 
 from .shapes import BotCog, Interaction, station_option
 
 
 class NowPlayingCog(BotCog):
-    @app_commands.command(name="nowplaying", description="What is on air right now")
+    @app_commands.command(name="nowplaying", description=N_("What is on air right now"))
     @station_option()
     async def nowplaying(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
@@ -23,10 +24,15 @@ class NowPlayingCog(BotCog):
         async def work() -> Reply:
             skip = await skip_rules(interaction, chosen)
             snapshot = await self.bot.registry.snapshot(chosen)
+            lang = reader_lang(interaction)
             embed, view = station_embeds.nowplaying(
-                snapshot.info, chosen.name, stale=snapshot.stale, skip=skip
+                snapshot.info,
+                chosen.name,
+                stale=snapshot.stale,
+                skip=skip,
+                lang=lang,
             )
-            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view)
+            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view, lang)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer(interaction, work())

@@ -12,10 +12,11 @@ from discord.ext import commands
 
 from bot.runtime.core import OnAirBot
 from bot.ui.stations import station_autocomplete
+from bot.util.i18n import N_
 
 Interaction: TypeAlias = discord.Interaction[OnAirBot]
 Channel: TypeAlias = discord.TextChannel | discord.Thread
-THIS_SERVERS = "Which station (default: this server's)"
+THIS_SERVERS = N_("Which station (default: this server's)")
 
 T = TypeVar("T")
 

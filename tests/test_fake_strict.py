@@ -148,13 +148,24 @@ def command(name: str = "nowplaying") -> Body:
         "name": name,
         "type": rules.CHAT_INPUT,
         "description": "d" * 100,
+        # every locale Discord knows, each value at its limit (issue 24)
+        "description_localizations": {locale: "d" * 100 for locale in rules.LOCALES},
         "options": [
-            {"type": rules.STRING_OPTION, "name": "station", "description": "x", "required": True},
+            {
+                "type": rules.STRING_OPTION,
+                "name": "station",
+                "description": "x",
+                "description_localizations": {"pt-BR": "e" * 100, "es-419": "y"},
+                "required": True,
+            },
             {
                 "type": rules.STRING_OPTION,
                 "name": "mode",
                 "description": "x",
-                "choices": [{"name": f"c{i}", "value": f"v{i}"} for i in range(25)],
+                "choices": [
+                    {"name": f"c{i}", "value": f"v{i}", "name_localizations": {"de": "n" * 100}}
+                    for i in range(25)
+                ],
             },
         ],
     }
@@ -702,6 +713,54 @@ COMMAND_RULES = [
         ),
         "99.options.0.options.1.type",
         "APPLICATION_COMMAND_OPTION_NESTING",
+    ),
+    (
+        "localised description 100",
+        setter("0.description_localizations", {"de": "d" * 101}),
+        "0.description_localizations.de",
+        MAX,
+    ),
+    (
+        "localised description not empty",
+        setter("0.description_localizations", {"fr": ""}),
+        "0.description_localizations.fr",
+        MIN,
+    ),
+    (
+        "localisation keys are Discord's locales",
+        setter("0.description_localizations", {"pt": "Tocando agora"}),
+        "0.description_localizations.pt",
+        "BASE_TYPE_CHOICES",
+    ),
+    (
+        "localised option description 100",
+        setter("0.options.0.description_localizations", {"es-ES": "d" * 101}),
+        "0.options.0.description_localizations.es-ES",
+        MAX,
+    ),
+    (
+        "localised option description locale",
+        setter("0.options.0.description_localizations", {"es": "d"}),
+        "0.options.0.description_localizations.es",
+        "BASE_TYPE_CHOICES",
+    ),
+    (
+        "localised choice name 100",
+        setter("0.options.1.choices.0.name_localizations", {"pt-BR": "n" * 101}),
+        "0.options.1.choices.0.name_localizations.pt-BR",
+        MAX,
+    ),
+    (
+        "localised choice name locale",
+        setter("0.options.1.choices.0.name_localizations", {"en": "n"}),
+        "0.options.1.choices.0.name_localizations.en",
+        "BASE_TYPE_CHOICES",
+    ),
+    (
+        "localised command name is a valid name",
+        setter("0.name_localizations", {"de": "Jetzt Läuft"}),
+        "0.name_localizations.de",
+        "APPLICATION_COMMAND_INVALID_NAME",
     ),
     (
         "context menu command has no description",

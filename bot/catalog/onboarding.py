@@ -129,15 +129,21 @@ class StationOnboarding:
         self.registry.remove_guild_station(station.slug)
 
     async def save_settings(
-        self, guild_id: int, timezone: str | None, default_station: str | None
+        self,
+        guild_id: int,
+        timezone: str | None,
+        default_station: str | None,
+        language: str | None = None,
     ) -> GuildSettings:
-        """Change the guild's time zone and/or default station (None keeps the stored one)."""
+        """Change the guild's time zone, default station and/or language (None keeps the stored
+        one)."""
         zone = zone_input(timezone).key if timezone else None
         current = await self.storage.guild_settings(guild_id)
         saved = GuildSettings(
             guild_id,
             zone or current.timezone,
             current.default_station if default_station is None else default_station,
+            current.language if language is None else language,
         )
         await self.storage.save_guild_settings(saved)
         self.registry.set_default(guild_id, saved.default_station)

@@ -25,6 +25,7 @@ from ..station import (
     StationUnavailable,
 )
 from ..storage import GuildStation, Storage
+from ..util.i18n import N_
 
 _LOGGER = logging.getLogger("onair.stations")
 
@@ -226,7 +227,7 @@ class StationRegistry:
                 if wanted in names:
                     return station
             raise UnknownStation(
-                "I don't know that station here. Pick one from the list as you type."
+                N_("I don't know that station here. Pick one from the list as you type.")
             )
         for slug in (self._defaults.get(guild_id or 0), self.settings.default_station):
             default = next((s for s in visible if slug and slug in (s.slug, short_slug(s))), None)
@@ -235,8 +236,8 @@ class StationRegistry:
         if len(visible) == 1:
             return visible[0]
         if not visible:
-            raise UnknownStation("No station is set up for this server yet; ask an admin.")
-        raise UnknownStation("This server follows several stations: choose one with `station`.")
+            raise UnknownStation(N_("No station is set up for this server yet; ask an admin."))
+        raise UnknownStation(N_("This server follows several stations: choose one with `station`."))
 
     def client(self, station: StationConfig) -> StationClient:
         return self.clients[station.slug]

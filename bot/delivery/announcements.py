@@ -20,6 +20,7 @@ from ..render import station_embeds
 from ..render.templated import announcement as templated
 from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
+from ..util.i18n import ENGLISH, Lang
 
 
 class RateGate:
@@ -158,6 +159,7 @@ class DiscordDeliverer:
         """The subscription's templates over the built-in layout, and the ❤ button (left out
         while storage fails: the announcement does not wait for a like count)."""
         play_id, count = await self._like_state(station.slug, announcement)
+        lang = await guild_lang(self.client, sub.guild_id)
         rendered = templated(
             sub.templates,
             announcement.info,
@@ -170,8 +172,9 @@ class DiscordDeliverer:
             card=sub.mode == "card",
             requested_by=tuple(c.name for c in credits_in(sub, announcement)),
             ping_users=pinged(sub, announcement),
+            lang=lang,
         )
-        return rendered.embed, with_like_button(rendered.view, play_id), rendered.content
+        return rendered.embed, with_like_button(rendered.view, play_id, lang), rendered.content
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
         if self.likes is None:
@@ -226,6 +229,13 @@ class DiscordDeliverer:
             await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
+
+
+async def guild_lang(client: discord.Client, guild_id: int) -> Lang:
+    """The guild's language for public posts (``OnAirBot.guild_lang``); English for a client
+    that keeps none (a bare discord.py client in tests)."""
+    lookup = getattr(client, "guild_lang", None)
+    return await lookup(guild_id) if lookup is not None else ENGLISH
 
 
 def credits_in(sub: Subscription, announcement: Announcement) -> list[RequestCredit]:

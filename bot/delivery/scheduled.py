@@ -11,18 +11,22 @@ from ..render.alert_embeds import alert_message
 from ..render.recap_embeds import recap_embed
 from ..scheduled.outbox import PostError
 from ..storage import ScheduledPost
+from ..util.i18n import ENGLISH, Lang
 from .announcements import (
     PERMANENT,
     REFUSED,
     RateGate,
     earlier_post,
     gone,
+    guild_lang,
     post_message,
     refused,
 )
 
 
-def render(post: ScheduledPost) -> tuple[str | None, discord.Embed, discord.ui.View | None, int]:
+def render(
+    post: ScheduledPost, lang: Lang = ENGLISH
+) -> tuple[str | None, discord.Embed, discord.ui.View | None, int]:
     """(content, embed, view, role allowed to be pinged) of a stored post."""
     try:
         payload = json.loads(post.payload)
@@ -32,7 +36,7 @@ def render(post: ScheduledPost) -> tuple[str | None, discord.Embed, discord.ui.V
         raise PostError("unreadable stored post", final=True)
     if post.kind == "recap":
         return None, recap_embed(payload), None, 0
-    message = alert_message(payload)
+    message = alert_message(payload, lang)
     return message.content, message.embed, message.view, message.role
 
 
@@ -45,7 +49,7 @@ class DiscordPostSender:
         self.gate = gate or RateGate()
 
     async def send(self, post: ScheduledPost, *, nonce: str, resumed: bool) -> int | None:
-        content, embed, view, role = render(post)
+        content, embed, view, role = render(post, await guild_lang(self.client, post.guild_id))
         mentions = (
             discord.AllowedMentions(everyone=False, users=False, roles=[discord.Object(role)])
             if role

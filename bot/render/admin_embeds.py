@@ -20,6 +20,7 @@ from ..storage import (
     Recap,
     Subscription,
 )
+from ..util.i18n import LANGUAGE_NAMES
 from ..util.text import plain, safe, timestamp
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
@@ -158,7 +159,10 @@ def removed(station: StationConfig) -> str:
 
 def settings_saved(saved: GuildSettings) -> str:
     station = saved.default_station or "none"
-    return f"Time zone: **{saved.timezone}**; default station: **{station}**."
+    text = f"Time zone: **{saved.timezone}**; default station: **{station}**."
+    if saved.language:
+        text += f" Language of posts: **{LANGUAGE_NAMES.get(saved.language, saved.language)}**."
+    return text
 
 
 def announcing(station: StationConfig, channel: str, mode: str, style: str | None) -> str:

@@ -11,6 +11,7 @@ import discord
 
 from ..scheduled.alerts import NOT_PLAYING
 from ..station.errors import Failure
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import safe, timestamp
 from .embeds import LIVE, EmbedBuilder, link_view
 from .problems import staff_reason
@@ -46,49 +47,69 @@ def _moment(value: Any) -> datetime | None:
     return None
 
 
-def alert_message(payload: dict[str, Any]) -> AlertMessage:
-    """The message of one alert (``payload`` as bot.scheduled.alert_service stores it)."""
+def alert_message(payload: dict[str, Any], lang: Lang = ENGLISH) -> AlertMessage:
+    """The message of one alert (``payload`` as bot.scheduled.alert_service stores it), in the
+    guild's language (``lang``); the staff reason of a down alert stays as stored."""
     kind = str(payload.get("kind") or "")
-    station = safe(str(payload.get("station_name") or ""), limit=100) or "The station"
-    show = safe(str(payload.get("title") or ""), limit=200) or "Live show"
+    station = safe(str(payload.get("station_name") or ""), limit=100) or lang.t("The station")
+    show = safe(str(payload.get("title") or ""), limit=200) or lang.t("Live show")
     at = _moment(payload.get("at"))
     since = _moment(payload.get("since"))
     role = int(payload.get("role") or 0) if kind == "live_start" else 0
     view = None
     if kind == "live_start":
         builder = EmbedBuilder(
-            f"🔴 LIVE NOW: {show}", f"**{station}** is live. Tune in!", colour=LIVE
+            lang.t("🔴 LIVE NOW: {show}", show=show),
+            lang.t("**{station}** is live. Tune in!", station=station),
+            colour=LIVE,
         )
-        view = link_view([("Listen", payload.get("listen")), ("Web player", payload.get("page"))])
+        view = link_view(
+            [
+                (lang.t("Listen"), payload.get("listen")),
+                (lang.t("Web player"), payload.get("page")),
+            ]
+        )
     elif kind == "live_end":
-        lasted = f" after {spoken((at - since).total_seconds())}" if at and since else ""
-        builder = EmbedBuilder(
-            f"Live show ended: {show}",
-            f"**{station}** is back to its programme{lasted}.",
-            colour=ENDED,
-        )
+        if at and since:
+            back = lang.t(
+                "**{station}** is back to its programme after {length}.",
+                station=station,
+                length=spoken((at - since).total_seconds()),
+            )
+        else:
+            back = lang.t("**{station}** is back to its programme.", station=station)
+        builder = EmbedBuilder(lang.t("Live show ended: {show}", show=show), back, colour=ENDED)
     elif kind == "down":
         # For staff: the cause and the server (bot.render.problems), never a listener's advice.
         stored = str(payload.get("reason") or "")
         failure = Failure.loads(stored)
-        said = staff_reason(failure) if failure is not None else stored  # older: as stored
+        said = staff_reason(failure, lang) if failure is not None else stored  # older: as stored
         reason = safe(said, limit=200).rstrip(".")
         values = {"station": station, "time": timestamp(since, "t"), "ago": timestamp(since)}
         if reason == NOT_PLAYING:
-            first = "**{station}** is not playing since {time} ({ago}).".format(**values)
+            first = lang.t("**{station}** is not playing since {time} ({ago}).", **values)
         elif reason:
-            first = "**{station}** is not answering since {time} ({ago}): {reason}.".format(
-                reason=reason, **values
+            first = lang.t(
+                "**{station}** is not answering since {time} ({ago}): {reason}.",
+                reason=reason,
+                **values,
             )
         else:
-            first = "**{station}** is not answering since {time} ({ago}).".format(**values)
-        lines = [first, "OnAir posts here again when it is back."]
-        builder = EmbedBuilder(f"⚠️ {station} is down", "\n".join(lines), colour=DOWN)
-    else:  # back
-        down = spoken((at - since).total_seconds()) if at and since else "a while"
+            first = lang.t("**{station}** is not answering since {time} ({ago}).", **values)
+        lines = [first, lang.t("OnAir posts here again when it is back.")]
         builder = EmbedBuilder(
-            f"✅ {station} is back",
-            f"It was down for **{down}** (from {timestamp(since, 't')} to {timestamp(at, 't')}).",
+            lang.t("⚠️ {station} is down", station=station), "\n".join(lines), colour=DOWN
+        )
+    else:  # back
+        down = spoken((at - since).total_seconds()) if at and since else lang.t("a while")
+        builder = EmbedBuilder(
+            lang.t("✅ {station} is back", station=station),
+            lang.t(
+                "It was down for **{length}** (from {start} to {end}).",
+                length=down,
+                start=timestamp(since, "t"),
+                end=timestamp(at, "t"),
+            ),
             colour=BACK,
         )
     # No footer: the message's own time says when, and the author says who posted it.

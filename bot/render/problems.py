@@ -19,6 +19,7 @@ from ..station.errors import (
     StationResponseError,
     StationUnavailable,
 )
+from ..util.i18n import ENGLISH, N_, Lang
 
 # Low-level causes (aiohttp's and the OS's exception names) in plain words.
 _CAUSES = {
@@ -49,35 +50,43 @@ def cause_words(cause: str) -> str:
 
 # Per kind of failure: the line with a cause, and without one (whole sentences, for gettext).
 _REASONS: tuple[tuple[type[StationError], str, str], ...] = (
-    (StationUnavailable, "no answer from {server} ({cause})", "no answer from {server}"),
-    (StationAuthError, "{server} refused the API key ({cause})", "{server} refused the API key"),
+    (StationUnavailable, N_("no answer from {server} ({cause})"), N_("no answer from {server}")),
+    (
+        StationAuthError,
+        N_("{server} refused the API key ({cause})"),
+        N_("{server} refused the API key"),
+    ),
     (
         StationNotFound,
-        "{server} does not know this station id ({cause})",
-        "{server} does not know this station id",
+        N_("{server} does not know this station id ({cause})"),
+        N_("{server} does not know this station id"),
     ),
     (
         StationRefused,
-        "{server} is at an address OnAir does not contact",
-        "{server} is at an address OnAir does not contact",
+        N_("{server} is at an address OnAir does not contact"),
+        N_("{server} is at an address OnAir does not contact"),
     ),
     (
         StationResponseError,
-        "an answer from {server} that OnAir cannot read ({cause})",
-        "an answer from {server} that OnAir cannot read",
+        N_("an answer from {server} that OnAir cannot read ({cause})"),
+        N_("an answer from {server} that OnAir cannot read"),
     ),
-    (StationError, "{server} could not be reached ({cause})", "{server} could not be reached"),
+    (
+        StationError,
+        N_("{server} could not be reached ({cause})"),
+        N_("{server} could not be reached"),
+    ),
 )
 
 
-def staff_reason(failure: Failure | StationError) -> str:
+def staff_reason(failure: Failure | StationError, lang: Lang = ENGLISH) -> str:
     """One line for staff: what failed, at which server, and the low-level cause (plain text:
     escape it with ``text.safe`` where it is shown)."""
     if isinstance(failure, StationError):
         failure = Failure.of(failure)
-    server = failure.server[:120] or "the station server"
+    server = failure.server[:120] or lang.t("the station server")
     cause = cause_words(failure.cause)[:60] if failure.cause else ""
     for kind, with_cause, without in _REASONS:
         if issubclass(failure.kind, kind):
-            return (with_cause if cause else without).format(server=server, cause=cause)
+            return lang.t(with_cause if cause else without, server=server, cause=cause)
     return failure.message

@@ -9,7 +9,6 @@ the "Next" line) are ``station_parts.py``; ``/stats`` is ``stats_embeds.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from typing import Literal
 
@@ -17,20 +16,20 @@ import discord
 
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..programme.timeline import Slot, timeline
-from ..station import Links, Play, Playlist, RecentItem, StationInfo
-from ..util.links import BUTTON_URL, EMBED_URL, safe_url
+from ..station import Play, Playlist, RecentItem, StationInfo
+from ..util.i18n import ENGLISH, Lang
+from ..util.links import EMBED_URL, safe_url
 from ..util.text import (
-    clip,
     duration,
     isolate,
     masked_link,
-    plain,
     progress_bar,
     safe,
     timestamp,
 )
 from . import station_parts
 from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
+from .stream_choices import MORE_STREAMS, more_streams
 
 NO_RECENT = "No recent plays reported."
 NBSP = "\u00a0"
@@ -43,18 +42,24 @@ STYLES: tuple[Style, ...] = ("compact", "full")
 Rendered = tuple[discord.Embed, discord.ui.View | None]
 # Rendering is pure: one snapshot is rendered once however many users ask for it at the same
 # time (500 concurrent /nowplaying share one cached StationInfo, and so one embed and view).
-_RENDERED: dict[tuple[int, str, bool, SkipRules], tuple[StationInfo, Rendered]] = {}
+_RENDERED: dict[tuple[int, str, bool, SkipRules, str], tuple[StationInfo, Rendered]] = {}
 
 
 def nowplaying(
-    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules = NO_RULES
+    info: StationInfo,
+    station_name: str,
+    *,
+    stale: bool,
+    skip: SkipRules = NO_RULES,
+    lang: Lang = ENGLISH,
 ) -> Rendered:
-    """``skip``: the guild's skip settings for the station (what counts as a jingle)."""
-    key = (id(info), station_name, stale, skip)
+    """``skip``: the guild's skip settings for the station (what counts as a jingle);
+    ``lang``: the reader's language (one render per snapshot and language)."""
+    key = (id(info), station_name, stale, skip, lang.code)
     hit = _RENDERED.get(key)
     if hit is not None and hit[0] is info:
         return hit[1]
-    result = _render_nowplaying(info, station_name, stale=stale, skip=skip)
+    result = _render_nowplaying(info, station_name, stale=stale, skip=skip, lang=lang)
     if len(_RENDERED) >= 64:
         _RENDERED.clear()
     _RENDERED[key] = (info, result)
@@ -62,7 +67,7 @@ def nowplaying(
 
 
 def _render_nowplaying(
-    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules
+    info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules, lang: Lang
 ) -> Rendered:
     """What is on air. A stale card (the station does not answer) is grey and keeps only what
     was true then: no frozen bar, no "started … ago", no "Next at" that may have passed."""
@@ -70,17 +75,17 @@ def _render_nowplaying(
     name = station_parts.station_name(info, station_name)
     lines: list[str] = []
     if play is None:
-        builder = EmbedBuilder(station_parts.NO_TITLE, colour=STALE if stale else BRAND)
-        lines.append(station_parts.badge(info))
+        builder = EmbedBuilder(lang.t(station_parts.NO_TITLE), colour=STALE if stale else BRAND)
+        lines.append(station_parts.badge(info, lang))
     else:
-        builder = station_parts.titled(play, STALE if stale else None)
+        builder = station_parts.titled(play, STALE if stale else None, lang)
         byline = station_parts.byline(play)
         if byline:
             lines.append(byline)
         playback = info.playback
         length = play.duration if not play.live else None
         position = playback.position if playback and not stale else None
-        meta = [station_parts.badge(info)]
+        meta = [station_parts.badge(info, lang)]
         genre = station_parts.track_genre(info, play)
         if genre:
             meta.append(isolate(safe(genre, limit=60)))
@@ -90,17 +95,22 @@ def _render_nowplaying(
             # No-break spaces: "1:54 / 3:33" stays on one line on a phone.
             meta.append(f"`{duration(position)}{NBSP}/{NBSP}{duration(length)}`")
         elif play.started and not stale:
-            meta.append(f"started {timestamp(play.started)}")
+            meta.append(lang.t("started {ago}", ago=timestamp(play.started)))
         lines.append(" · ".join(meta))
-    upcoming = None if stale else station_parts.next_line(info, play, skip=skip)
+    upcoming = None if stale else station_parts.next_line(info, play, skip=skip, lang=lang)
     if upcoming:
         lines.append(upcoming)
     if stale:
-        lines.append(f"⚠️ The station is not answering; this is as of {timestamp(info.fetched_at)}.")
+        lines.append(
+            lang.t(
+                "⚠️ The station is not answering; this is as of {when}.",
+                when=timestamp(info.fetched_at),
+            )
+        )
     builder.description = "\n".join(lines)
     builder.thumbnail(station_parts.artwork_for(info, play))
-    station_parts.footer(builder, info, name, when=None, listeners_now=not stale)
-    return builder.build(), station_parts.listen_buttons(info.links)
+    station_parts.footer(builder, info, name, when=None, listeners_now=not stale, lang=lang)
+    return builder.build(), station_parts.listen_buttons(info.links, lang)
 
 
 def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
@@ -232,85 +242,8 @@ def playlist_page(
     return builder.build()
 
 
-MORE_STREAMS = 25  # a select menu's options
-
-
-@dataclass(frozen=True, slots=True)
-class StreamChoice:
-    """One option of /listen's "More streams" menu: a key that stays the same between answers
-    (the menu's value), plain words for a listener, and the link it gives."""
-
-    value: str
-    label: str
-    description: str
-    url: str
-
-
-def _first(*links: str | None) -> str | None:
-    """The first of ``links`` Discord accepts in a button (a broken https link falls back to
-    the plain one)."""
-    return next((url for link in links if (url := safe_url(link, BUTTON_URL))), None)
-
-
-def more_streams(links: Links) -> list[StreamChoice]:
-    """Every tune-in link other than the Listen and Web player buttons', once, in plain words
-    (no "HTTP stream" or "Mount /lofi M3U": a listener wants to know what to do with it)."""
-    entries: list[tuple[str, str, str, str | None]] = [
-        (
-            "stream",
-            "Direct stream",
-            "The audio itself, for a browser or an app",
-            _first(links.port443, links.ssl),
-        ),
-        (
-            "stream-plain",
-            "Direct stream for older players",
-            "For players that cannot open secure (https) links",
-            _first(links.port80, links.http),
-        ),
-        (
-            "m3u",
-            "Open in a media player",
-            "A playlist file for VLC, foobar2000 and others",
-            links.m3u_best,
-        ),
-        ("pls", "Open in Winamp or a similar player", "A playlist file (.pls)", links.pls),
-    ]
-    # The mount the station's own stream links play (often named "/stream") is that stream
-    # again: "Stream: stream" told a listener nothing new.
-    main = {links.ssl, links.http, links.port443, links.port80} - {None}
-    for index, mount in enumerate(links.mounts):
-        if (mount.ssl or mount.http) in main:
-            continue
-        name = plain((mount.name or "").strip("/ "), limit=60) or f"stream {index + 1}"
-        entries.append(
-            (
-                f"mount-{index}",
-                f"Stream: {name}",
-                "Another stream of this station",
-                _first(mount.ssl, mount.http),
-            )
-        )
-        entries.append(
-            (
-                f"mount-{index}-m3u",
-                f"Stream: {name}, in a media player",
-                "A playlist file for VLC, foobar2000 and others",
-                _first(mount.m3u_ssl, mount.m3u),
-            )
-        )
-    seen = {links.listen, safe_url(links.page, BUTTON_URL)}
-    choices: list[StreamChoice] = []
-    for value, label, description, link in entries:
-        url = safe_url(link, BUTTON_URL)  # given as an "Open" button when chosen
-        if url is not None and url not in seen:
-            seen.add(url)
-            choices.append(StreamChoice(value, clip(label, 100), clip(description, 100), url))
-    return choices
-
-
 def listen_embed(
-    info: StationInfo, station_name: str
+    info: StationInfo, station_name: str, lang: Lang = ENGLISH
 ) -> tuple[str | None, discord.Embed | None, discord.ui.View | None]:
     """(content, embed, view): two buttons (Listen, Web player); the other links go in the
     "More streams" menu that ``bot.ui.streams`` adds (:func:`more_streams`). An embed only when
@@ -318,18 +251,18 @@ def listen_embed(
     of text, not a near-empty box."""
     links = info.links
     name = station_parts.station_name(info, station_name)
-    view = station_parts.listen_buttons(links)
-    choices = more_streams(links)
+    view = station_parts.listen_buttons(links, lang)
+    choices = more_streams(links, lang)
     lines = [
         link
         for c in choices[MORE_STREAMS:]
         if (link := masked_link(safe(c.label, limit=100), c.url))
     ]
     if view is None and not choices:
-        lines.append("This station publishes no tune-in links.")
+        lines.append(lang.t("This station publishes no tune-in links."))
     if not lines:
-        return f"Tune in to **{name}**:", None, view
-    builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))
+        return lang.t("Tune in to **{name}**:", name=name), None, view
+    builder = EmbedBuilder(lang.t("Tune in to {name}", name=name), "\n".join(lines))
     builder.thumbnail(links.station_logo)
     return None, builder.build(), view
 
@@ -371,6 +304,7 @@ def announcement(
     skip: SkipRules = NO_RULES,
     card: bool = False,
     requested_by: tuple[str, ...] = (),
+    lang: Lang = ENGLISH,
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
 
@@ -381,17 +315,17 @@ def announcement(
     the footer also says when the track started; a post's own time says that already.
     """
     name = station_parts.station_name(info, station_name)
-    builder = station_parts.titled(play)
+    builder = station_parts.titled(play, lang=lang)
     meta: list[str] = []
     if play.live:
-        meta.append("🔴 LIVE")
+        meta.append(lang.t(station_parts.LIVE_BADGE))
     elif play.duration:
         meta.append(duration(play.duration))
     genre = station_parts.track_genre(info, play)
     if genre:
         meta.append(isolate(safe(genre, limit=60)))
     upcoming = station_parts.next_line(
-        info, play, limit=120 if style == "compact" else 300, skip=skip
+        info, play, limit=120 if style == "compact" else 300, skip=skip, lang=lang
     )
     if upcoming:
         meta.append(upcoming)
@@ -399,14 +333,14 @@ def announcement(
     if meta:
         lines.append("-# " + " · ".join(meta))
     if requested_by:
-        lines.append(station_parts.requested_line(requested_by))
+        lines.append(station_parts.requested_line(requested_by, lang))
     if style == "compact":
         builder.thumbnail(station_parts.artwork_for(info, play))
     else:
         builder.image(station_parts.artwork_for(info, play))
     builder.description = "\n".join(line for line in lines if line) or None
-    station_parts.footer(builder, info, name, when=play.started if card else None)
-    return builder.build(), station_parts.listen_buttons(info.links)
+    station_parts.footer(builder, info, name, when=play.started if card else None, lang=lang)
+    return builder.build(), station_parts.listen_buttons(info.links, lang)
 
 
 def moment_line(moment: datetime) -> str:

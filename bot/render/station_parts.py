@@ -10,11 +10,12 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, StationInfo
 from ..station.play import normalise_title
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.links import EMBED_URL, safe_url
 from ..util.text import isolate, safe, search_url, timestamp
 from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
 
-NO_TITLE = "Nothing on air right now"
+NO_TITLE = N_("Nothing on air right now")
 
 
 def artwork_for(info: StationInfo, play: Play | None) -> str | None:
@@ -28,16 +29,18 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
     return safe_url(logo, EMBED_URL, https_only=True)
 
 
-WEB_PLAYER = "Web player"
+WEB_PLAYER = N_("Web player")
+LISTEN = N_("Listen")
+LIVE_BADGE = N_("🔴 LIVE")
 
 
-def listen_buttons(links: Links) -> discord.ui.View | None:
+def listen_buttons(links: Links, lang: Lang = ENGLISH) -> discord.ui.View | None:
     """Listen and Web player: every message's two link buttons (the rest is in /listen)."""
-    return link_view([("Listen", links.listen), (WEB_PLAYER, links.page)])
+    return link_view([(lang.t(LISTEN), links.listen), (lang.t(WEB_PLAYER), links.page)])
 
 
-def badge(info: StationInfo) -> str:
-    return "🔴 LIVE" if info.is_live else "🎵 AutoDJ"
+def badge(info: StationInfo, lang: Lang = ENGLISH) -> str:
+    return lang.t(LIVE_BADGE) if info.is_live else "🎵 AutoDJ"
 
 
 def station_name(info: StationInfo | None, configured: str) -> str:
@@ -55,11 +58,18 @@ def footer(
     *,
     when: datetime | None,
     listeners_now: bool = True,
+    lang: Lang = ENGLISH,
 ) -> None:
     """The station once (name and logo), with its listeners (``listeners_now``: the count is
     current; a stale card leaves it out): the footer's useful line."""
     listeners = info.listener_count if listeners_now else None
-    text = name if listeners is None else f"{name} · {listeners:,} listening"
+    text = (
+        name
+        if listeners is None
+        else lang.tn(
+            "{name} · {count} listening", "{name} · {count} listening", listeners, name=name
+        )
+    )
     builder.footer(text, icon_url=info.links.station_logo, when=when)
 
 
@@ -106,7 +116,12 @@ def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
 
 
 def next_line(
-    info: StationInfo, play: Play | None, *, limit: int = 200, skip: SkipRules = NO_RULES
+    info: StationInfo,
+    play: Play | None,
+    *,
+    limit: int = 200,
+    skip: SkipRules = NO_RULES,
+    lang: Lang = ENGLISH,
 ) -> str | None:
     """ "Next at 22:15: …" (no-break spaces), left out when what follows is a jingle
     ("Next: Station ID" tells a listener nothing)."""
@@ -115,20 +130,28 @@ def next_line(
     at = next_at(info, play)
     title = isolate(safe(info.next_display, limit=limit))
     if at is None:
-        return f"Next: {title}"
+        return lang.t("Next: {title}", title=title)
     # No-break spaces: "Next at 23:21:" stays together on a phone, the title wraps after it.
-    return f"Next\u00a0at\u00a0{timestamp(at, 't')}: {title}"
+    return lang.t("Next\u00a0at\u00a0{time}: {title}", time=timestamp(at, "t"), title=title)
 
 
-def titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
-    title = safe(play.title, limit=240, fallback=NO_TITLE)
+def titled(play: Play, colour: discord.Colour | None = None, lang: Lang = ENGLISH) -> EmbedBuilder:
+    title = safe(play.title, limit=240, fallback=lang.t(NO_TITLE))
     colour = colour or (LIVE if play.live else BRAND)
     return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
 
 
-def requested_line(names: tuple[str, ...]) -> str:
+def requested_line(names: tuple[str, ...], lang: Lang = ENGLISH) -> str:
     """Who requested the play: display names are listener text (escaped, no mention can form,
     each isolated so a right-to-left name does not turn the line); at most five named."""
-    shown = [f"**{isolate(safe(name, limit=40, fallback='a listener'))}**" for name in names[:5]]
-    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-    return "🙋 Requested by " + ", ".join(shown) + more
+    fallback = lang.t("a listener")
+    shown = [f"**{isolate(safe(name, limit=40, fallback=fallback))}**" for name in names[:5]]
+    listed = ", ".join(shown)
+    if len(names) > 5:
+        return lang.tn(
+            "🙋 Requested by {names} and {count} more",
+            "🙋 Requested by {names} and {count} more",
+            len(names) - 5,
+            names=listed,
+        )
+    return lang.t("🙋 Requested by {names}", names=listed)

@@ -21,6 +21,7 @@ from ..programme.jingles import NO_RULES, SkipRules
 from ..station import Play, StationInfo
 from ..templates.formatter import Part, Placeholder, render
 from ..templates.model import TemplateSet, Wording, parsed
+from ..util.i18n import ENGLISH, Lang
 from ..util.links import TEXT_URL, safe_url
 from ..util.text import clip, safe, timestamp
 from . import station_embeds, station_parts
@@ -183,13 +184,21 @@ def announcement(
     card: bool = False,
     requested_by: tuple[str, ...] = (),
     ping_users: tuple[int, ...] = (),
+    lang: Lang = ENGLISH,
 ) -> Announcement:
     """The announcement of ``play`` for a subscription: the built-in layout (``style``,
     ``skip``, ``card`` and who ``requested_by`` go to it) with the parts its templates word
     (the live or AutoDJ variant by the play), the role ping and the requesters who opted in to
     a ping (``ping_users``) first."""
     embed, view = station_embeds.announcement(
-        info, play, station_name, style=style, skip=skip, card=card, requested_by=requested_by
+        info,
+        play,
+        station_name,
+        style=style,
+        skip=skip,
+        card=card,
+        requested_by=requested_by,
+        lang=lang,
     )
     pings = ([f"<@&{mention_role}>"] if mention_role else []) + [f"<@{u}>" for u in ping_users]
     ping = " ".join(pings)

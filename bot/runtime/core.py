@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,9 @@ from ..errors import OnAirError
 from ..guard.keybox import KeyBox
 from ..station import StationError
 from ..storage import Storage
+from ..util.i18n import Lang, Translator
 from ..util.metrics import Metrics, MetricsServer
+from .commandlocale import CommandLocales
 from .commandsync import state_path, sync_commands
 from .heap import freeze_startup_heap
 from .logs import count_discord_429s, guard_discord_logs
@@ -72,12 +75,16 @@ def user_message(error: BaseException) -> str | None:
 
 
 async def report_error(interaction: discord.Interaction[Any], error: BaseException) -> None:
-    """Tell the user what went wrong, once, privately; log a traceback for anything unexpected."""
+    """Tell the user what went wrong, once, privately (in their own language where the text is
+    in the catalogs); log a traceback for anything unexpected."""
     message = user_message(error)
     if message is None:
         command = interaction.command.qualified_name if interaction.command else "?"
         _LOGGER.error("interaction /%s failed", command, exc_info=error)
         message = errors.GENERIC_ERROR
+    translator = getattr(interaction.client, "translator", None)
+    if isinstance(translator, Translator):
+        message = translator.t(interaction.locale, message)
     try:
         if interaction.response.is_done():
             await interaction.followup.send(message, ephemeral=True)
@@ -147,9 +154,13 @@ class OnAirBot(commands.AutoShardedBot):
         # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
         self.commands_only = commands_only
         self.synced: list[app_commands.AppCommand] = []
+        # English until setup_hook has read the catalogs (bot.util.i18n).
+        self.translator = Translator()
         self._stage = "login"  # what start-up is doing (a signal's stop line names it)
 
     async def setup_hook(self) -> None:
+        self.translator = await asyncio.to_thread(Translator.load)
+        await self.tree.set_translator(CommandLocales(self.translator))
         if self.commands_only:
             for extension in self.initial_extensions:
                 if extension not in SERVICE_EXTENSIONS:
@@ -191,6 +202,15 @@ class OnAirBot(commands.AutoShardedBot):
         """Where start-up is: login, opening the database, loading, command sync, gateway; then
         ready (every shard)."""
         return "ready" if self.is_ready() else self._stage
+
+    async def guild_lang(self, guild_id: int) -> Lang:
+        """The language of a guild's public posts: its ``/onair settings language``, else its
+        preferred locale where Discord gives one (Community servers), else English."""
+        stored = (await self.storage.guild_settings(guild_id)).language
+        if not stored:
+            guild = self.get_guild(guild_id)
+            stored = str(guild.preferred_locale) if guild is not None else ""
+        return self.translator.lang(stored)
 
     def healthy(self) -> bool:
         """Connected to Discord (every shard ready) and not closing: /healthz answers 200."""

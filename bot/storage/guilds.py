@@ -79,22 +79,26 @@ class GuildStore(StoragePrimitives):
 
     async def save_guild_settings(self, settings: GuildSettings) -> None:
         await self.execute(
-            "INSERT INTO guild_settings (guild_id, timezone, default_station) VALUES (?, ?, ?) "
-            "ON CONFLICT (guild_id) DO UPDATE SET timezone = excluded.timezone, "
-            "default_station = excluded.default_station",
-            (settings.guild_id, settings.timezone, settings.default_station),
+            "INSERT INTO guild_settings (guild_id, timezone, default_station, language) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
+            "timezone = excluded.timezone, default_station = excluded.default_station, "
+            "language = excluded.language",
+            (settings.guild_id, settings.timezone, settings.default_station, settings.language),
         )
 
     async def guild_settings(self, guild_id: int) -> GuildSettings:
         row = await self.fetchone(
-            "SELECT guild_id, timezone, default_station FROM guild_settings WHERE guild_id = ?",
+            "SELECT guild_id, timezone, default_station, language FROM guild_settings "
+            "WHERE guild_id = ?",
             (guild_id,),
         )
-        return GuildSettings(row[0], row[1], row[2]) if row else GuildSettings(guild_id)
+        return GuildSettings(row[0], row[1], row[2], row[3]) if row else GuildSettings(guild_id)
 
     async def all_guild_settings(self) -> list[GuildSettings]:
-        rows = await self.fetch("SELECT guild_id, timezone, default_station FROM guild_settings")
-        return [GuildSettings(r[0], r[1], r[2]) for r in rows]
+        rows = await self.fetch(
+            "SELECT guild_id, timezone, default_station, language FROM guild_settings"
+        )
+        return [GuildSettings(r[0], r[1], r[2], r[3]) for r in rows]
 
     async def purge_guild(self, guild_id: int) -> None:
         """The bot left the guild: nothing of it stays behind."""

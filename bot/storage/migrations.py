@@ -261,4 +261,8 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (guild_id, station)
     );
     """,
+    # The guild's language for its public posts (issue 24): '' = Discord's preferred locale.
+    """
+    ALTER TABLE guild_settings ADD COLUMN language TEXT NOT NULL DEFAULT '';
+    """,
 )

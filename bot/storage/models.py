@@ -128,6 +128,7 @@ class GuildSettings:
     guild_id: int
     timezone: str = "UTC"
     default_station: str = ""
+    language: str = ""  # a catalog code (bot.util.i18n); "" = the guild's preferred locale
 
 
 # Seconds the player stays in a channel with no listener before it leaves (0 = stays).

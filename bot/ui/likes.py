@@ -23,6 +23,7 @@ import discord
 from ..errors import OnAirError
 from ..render.community import like_answer
 from ..render.embeds import BUTTONS_PER_ROW, COMPONENTS
+from ..util.i18n import ENGLISH, N_, Lang
 from .dynamic import Persistent
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 LIKE_PREFIX = "onair:like:"
 ROWS = COMPONENTS // BUTTONS_PER_ROW
 LIKE_EMOJI = "❤️"
-LIKE_LABEL = "Like"
+LIKE_LABEL = N_("Like")
 
 
 class LikeButton(
@@ -42,10 +43,10 @@ class LikeButton(
 ):
     """Likes the play (or takes the like back) for whoever clicks it."""
 
-    def __init__(self, play_id: int) -> None:
+    def __init__(self, play_id: int, label: str = LIKE_LABEL) -> None:
         super().__init__(
             discord.ui.Button(
-                label=LIKE_LABEL,
+                label=label,
                 emoji=LIKE_EMOJI,
                 style=discord.ButtonStyle.secondary,
                 custom_id=f"{LIKE_PREFIX}{play_id}",
@@ -75,7 +76,9 @@ class LikeButton(
         await interaction.response.send_message(like_answer(liked, title, count), ephemeral=True)
 
 
-def with_like_button(view: discord.ui.View | None, play_id: int | None) -> discord.ui.View | None:
+def with_like_button(
+    view: discord.ui.View | None, play_id: int | None, lang: Lang = ENGLISH
+) -> discord.ui.View | None:
     """``view`` with the ❤ button in its first row that has room (none when the play is not in
     the history, or the view is full)."""
     if play_id is None:
@@ -90,7 +93,7 @@ def with_like_button(view: discord.ui.View | None, play_id: int | None) -> disco
     free = next((row for row in range(ROWS) if rows[row] < BUTTONS_PER_ROW), None)
     if free is None:
         return view
-    button = LikeButton(play_id)
+    button = LikeButton(play_id, lang.t(LIKE_LABEL))
     button.row = free
     view.add_item(button)
     return view
@@ -101,6 +104,7 @@ async def like_view(
     station: str,
     info: StationInfo,
     view: discord.ui.View | None,
+    lang: Lang = ENGLISH,
 ) -> discord.ui.View | None:
     """``view`` with the ❤ button of the play on air (/nowplaying); as it was when nothing is
     on air or storage fails (the answer does not wait on storage)."""
@@ -113,4 +117,4 @@ async def like_view(
         if not likes.storage.is_storage_error(error):
             raise
         return view
-    return with_like_button(view, play_id)
+    return with_like_button(view, play_id, lang)

@@ -11,6 +11,7 @@ from discord import app_commands
 
 from ..catalog.registry import Snapshot
 from ..programme.jingles import NO_RULES, SkipRules
+from ..util.i18n import Lang
 from .reply import Reply, answer
 
 if TYPE_CHECKING:
@@ -21,6 +22,12 @@ if TYPE_CHECKING:
 def registry_of(interaction: discord.Interaction[Any]) -> Any:
     bot: OnAirBot = interaction.client
     return bot.registry
+
+
+def reader_lang(interaction: discord.Interaction[Any]) -> Lang:
+    """The language of a private reply: the user's own Discord client language."""
+    bot: OnAirBot = interaction.client
+    return bot.translator.lang(interaction.locale)
 
 
 async def station_autocomplete(

@@ -15,17 +15,18 @@ import discord
 from .. import errors
 from ..errors import OnAirError
 from ..render.embeds import link_view
-from ..render.station_embeds import MORE_STREAMS, StreamChoice, more_streams
+from ..render.stream_choices import MORE_STREAMS, StreamChoice, more_streams
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.text import bare_link, safe
 from .dynamic import Persistent
 from .reply import Reply, answer
-from .stations import registry_of, resolve_station
+from .stations import reader_lang, registry_of, resolve_station
 
 if TYPE_CHECKING:
     from ..runtime.core import OnAirBot
 
 STREAMS_PREFIX = "onair:streams:"
-PLACEHOLDER = "More streams"
+PLACEHOLDER = N_("More streams")
 MENU_ROW = 1  # under the Listen and Web player buttons
 
 
@@ -37,7 +38,9 @@ class MoreStreams(
     """A string select of the station's other streams (labels and values from
     :func:`more_streams`)."""
 
-    def __init__(self, station: str, choices: Sequence[StreamChoice] = ()) -> None:
+    def __init__(
+        self, station: str, choices: Sequence[StreamChoice] = (), lang: Lang = ENGLISH
+    ) -> None:
         options = [
             discord.SelectOption(label=c.label, value=c.value, description=c.description)
             for c in choices[:MORE_STREAMS]
@@ -45,7 +48,7 @@ class MoreStreams(
         super().__init__(
             discord.ui.Select(
                 custom_id=f"{STREAMS_PREFIX}{station}",
-                placeholder=PLACEHOLDER,
+                placeholder=lang.t(PLACEHOLDER),
                 options=options,
                 row=MENU_ROW,
             )
@@ -69,7 +72,9 @@ async def give_stream(
 
     async def work() -> Reply:
         snapshot = await registry_of(interaction).snapshot(chosen)
-        choice = next((c for c in more_streams(snapshot.info.links) if c.value in values), None)
+        lang = reader_lang(interaction)
+        offered = more_streams(snapshot.info.links, lang)
+        choice = next((c for c in offered if c.value in values), None)
         if choice is None:
             raise OnAirError(errors.STREAM_GONE)
         name = safe(chosen.name, limit=80)
@@ -77,18 +82,24 @@ async def give_stream(
         content = f"**{label}** · {name}\n{about}."
         address = bare_link(choice.url)
         if address is not None:
-            content += f"\nOr copy this address into your player: {address}"
-        return Reply(content=content, view=link_view([("Open", choice.url)]), ephemeral=True)
+            content += "\n" + lang.t(
+                "Or copy this address into your player: {address}", address=address
+            )
+        view = link_view([(lang.t("Open"), choice.url)])
+        return Reply(content=content, view=view, ephemeral=True)
 
     await answer(interaction, work(), ephemeral=True)
 
 
 def with_more_streams(
-    view: discord.ui.View | None, station: str, choices: Sequence[StreamChoice]
+    view: discord.ui.View | None,
+    station: str,
+    choices: Sequence[StreamChoice],
+    lang: Lang = ENGLISH,
 ) -> discord.ui.View | None:
     """``view`` with the "More streams" menu on its own row when there is anything to offer."""
     if not choices:
         return view
     view = view or discord.ui.View(timeout=None)
-    view.add_item(MoreStreams(station, choices))
+    view.add_item(MoreStreams(station, choices, lang))
     return view

@@ -17,12 +17,13 @@ from ..errors import BadInput, OnAirError, VoiceRefused
 from ..guard.netguard import HostPolicy, UrlRefused
 from ..render import voice_text
 from ..storage import GuildVoice
+from ..util.i18n import N_
 from ..util.text import safe
 from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
 from ..voice.streams import check_stream
 from .dynamic import Persistent
 from .reply import Reply, answer
-from .stations import resolve_station
+from .stations import reader_lang, resolve_station
 
 if TYPE_CHECKING:
     from ..config import StationConfig
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 PLAY_PREFIX = "onair:play:"
 # It plays in the voice channel of whoever clicks it (not always the invoker's): no channel name.
-PLAY_LABEL = "🔊 Play in voice"
+PLAY_LABEL = N_("🔊 Play in voice")
 BUTTON_LABEL = 80
 ROWS, PER_ROW = 5, 5
 
@@ -114,7 +115,7 @@ def with_play_button(
     voice = getattr(interaction.client, "voice", None)
     if channel is None or voice is None or not voice.available or not station.voice:
         return view
-    button = PlayHereButton(station.slug, PLAY_LABEL)
+    button = PlayHereButton(station.slug, reader_lang(interaction).t(PLAY_LABEL))
     # Copies: ``view`` may be a rendered view shared by every answer of the same snapshot.
     items = [copy.copy(item) for item in view.children] if view is not None else []
     ordered = discord.ui.View(timeout=None)

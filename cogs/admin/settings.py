@@ -6,6 +6,7 @@ from discord import app_commands
 
 from bot.render import admin_embeds
 from bot.ui.stations import resolve_station, station_autocomplete
+from bot.util.i18n import LANGUAGE_NAMES, N_
 
 from ..shapes import Interaction
 from .base import AdminCommands
@@ -13,15 +14,25 @@ from .base import AdminCommands
 
 class SettingsCommands(AdminCommands):
     @app_commands.command(
-        name="settings", description="This server's time zone and default station"
+        name="settings",
+        description=N_("This server's time zone, default station and language"),
     )
     @app_commands.autocomplete(default_station=station_autocomplete)
+    @app_commands.describe(
+        language=N_("The language of OnAir's posts here (default: the server's own)")
+    )
+    @app_commands.choices(
+        language=[app_commands.Choice(name=n, value=c) for c, n in LANGUAGE_NAMES.items()]
+    )
     async def settings(
         self,
         interaction: Interaction,
         timezone: str | None = None,
         default_station: str | None = None,
+        language: str | None = None,
     ) -> None:
         slug = resolve_station(interaction, default_station).slug if default_station else None
-        saved = await self.bot.onboarding.save_settings(interaction.guild_id or 0, timezone, slug)
+        saved = await self.bot.onboarding.save_settings(
+            interaction.guild_id or 0, timezone, slug, language
+        )
         await interaction.response.send_message(admin_embeds.settings_saved(saved), ephemeral=True)

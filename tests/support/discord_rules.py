@@ -123,6 +123,15 @@ STRING_OPTION_LENGTH_MAX = 6000
 CHAT_INPUT_COMMANDS_MAX = 100
 CONTEXT_COMMANDS_MAX = 15  # each of user and message commands
 MENTION_IDS_MAX = 100
+# Discord's locales (AvailableLocalesEnum in its OpenAPI description): the only keys a
+# name_localizations or description_localizations object may hold, 34 at most.
+LOCALES = frozenset(
+    {
+        *("ar", "bg", "cs", "da", "de", "el", "en-GB", "en-US", "es-419", "es-ES", "fi", "fr"),
+        *("he", "hi", "hr", "hu", "id", "it", "ja", "ko", "lt", "nl", "no", "pl", "pt-BR"),
+        *("ro", "ru", "sv-SE", "th", "tr", "uk", "vi", "zh-CN", "zh-TW"),
+    }
+)
 MENTION_PARSE = frozenset({"roles", "users", "everyone"})
 NAME_PUNCTUATION = frozenset("-_'")
 DEVANAGARI = ((0x0900, 0x097F), (0xA8E0, 0xA8FF), (0x11B00, 0x11B5F))
@@ -618,11 +627,42 @@ def _choice(choice: Any, errors: FormErrors, path: Path) -> None:
     if choice is None:
         return
     _text(errors, (*path, "name"), choice.get("name"), CHOICE_NAME_MAX, minimum=1, required=True)
+    _localizations(errors, (*path, "name_localizations"), choice, "name", CHOICE_NAME_MAX)
     value = choice.get("value")
     if isinstance(value, str):
         _text(errors, (*path, "value"), value, CHOICE_STRING_VALUE_MAX)
     elif value is None or isinstance(value, bool) or not isinstance(value, int | float):
         errors.add((*path, "value"), "BASE_TYPE_REQUIRED", "Must be a string, integer or number.")
+
+
+def _localizations(
+    errors: FormErrors, path: Path, item: Mapping[str, Any], field_name: str, maximum: int
+) -> None:
+    """``name_localizations`` / ``description_localizations``: null or an object of at most 34
+    Discord locales, each value 1 to ``maximum`` characters (a command or option name
+    localised must also be a valid lowercase name)."""
+    value = item.get(f"{field_name}_localizations")
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        errors.add(path, "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType")
+        return
+    if len(value) > len(LOCALES):
+        errors.add(path, "BASE_TYPE_MAX_LENGTH", f"Must be {len(LOCALES)} or fewer in length.")
+    for locale, text in value.items():
+        if locale not in LOCALES:
+            errors.add(
+                (*path, str(locale)),
+                "BASE_TYPE_CHOICES",
+                f"Value must be one of {sorted(LOCALES)}.",
+            )
+            continue
+        _text(errors, (*path, locale), text, maximum, minimum=1, required=True)
+        named = field_name == "name" and maximum == COMMAND_NAME_MAX and isinstance(text, str)
+        if named and 0 < len(text) <= maximum and not valid_command_name(text, lowercase=True):
+            errors.add(
+                (*path, locale), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid"
+            )
 
 
 def check_modal(data: Any, errors: FormErrors, path: Path) -> None:
@@ -777,7 +817,15 @@ def _command(command: dict[str, Any], kind: int, errors: FormErrors, path: Path)
             minimum=1,
             required=True,
         )
-    elif description:
+    _localizations(errors, (*path, "name_localizations"), command, "name", COMMAND_NAME_MAX)
+    _localizations(
+        errors,
+        (*path, "description_localizations"),
+        command,
+        "description",
+        COMMAND_DESCRIPTION_MAX,
+    )
+    if not chat and description:
         errors.add(
             (*path, "description"),
             "APPLICATION_COMMAND_DESCRIPTION_NOT_ALLOWED",
@@ -854,6 +902,14 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
             COMMAND_DESCRIPTION_MAX,
             minimum=1,
             required=True,
+        )
+        _localizations(errors, (*where, "name_localizations"), option, "name", COMMAND_NAME_MAX)
+        _localizations(
+            errors,
+            (*where, "description_localizations"),
+            option,
+            "description",
+            COMMAND_DESCRIPTION_MAX,
         )
         if kind == SUB_COMMAND_GROUP:
             if depth != 0:

@@ -222,6 +222,8 @@ class Guild:
     bot_role: int = 0  # its id, made with the guild
     # Scheduled events by id, in Discord's shape (what the GET routes answer).
     events: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Discord gives a preferred locale to every guild ("en-US" unless a Community server chose).
+    preferred_locale: str = "en-US"
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +253,8 @@ class FakeDiscord:
         # What members are called and which roles they hold, by user id (default "listener",
         # none): interactions carry them.
         self.user_names: dict[int, str] = {}
+        # user id -> the language of that user's Discord client (an interaction's ``locale``)
+        self.user_locales: dict[int, str] = {}
         self.member_roles: dict[int, list[int]] = {}
         self.ca = trustme.CA()
         self.bot_id = snowflake()
@@ -457,7 +461,7 @@ class FakeDiscord:
             "system_channel_flags": 0,
             "premium_tier": 0,
             "nsfw_level": 0,
-            "preferred_locale": "en-US",
+            "preferred_locale": guild.preferred_locale,
             "unavailable": False,
             "member_count": 3,
             "large": False,
@@ -982,8 +986,8 @@ class FakeDiscord:
             },
             "data": data,
             "app_permissions": "1071698660929",
-            "locale": "en-US",
-            "guild_locale": "en-US",
+            "locale": self.user_locales.get(user_id, "en-US"),
+            "guild_locale": guild.preferred_locale,
             "entitlements": [],
             "authorizing_integration_owners": {"0": str(guild.id)},
             "context": 0,
