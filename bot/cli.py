@@ -24,10 +24,10 @@ from yarl import URL
 
 from . import errors
 from .console import summary
-from .console.serialize import to_jsonable
 from .runtime.envfile import load_env_file
 from .station import (
     Playlist,
+    RequestsClient,
     RetryPolicy,
     StationAuthError,
     StationClient,
@@ -36,6 +36,7 @@ from .station import (
     Stats,
     redact_url,
 )
+from .util.serialize import to_jsonable
 
 EXIT_STATION = 2
 EXIT_USAGE = 64
@@ -288,6 +289,9 @@ async def _check(args: argparse.Namespace) -> int:
             stats = await client.stats(first, today)
         except StationError as error:
             return _fail("fetching the statistics", args, error)
+        requests = await RequestsClient(
+            args.base_url, args.station, session=session, timeout=client.timeout
+        ).state()
     if args.json:
         print(
             json.dumps(
@@ -297,12 +301,14 @@ async def _check(args: argparse.Namespace) -> int:
                     "playlist": to_jsonable(playlist),
                     "stats": to_jsonable(stats),
                     "stats_range": [first.isoformat(), today.isoformat()],
+                    "requests": {"state": requests[0], "waiting": requests[1]},
                 },
                 ensure_ascii=False,
             )
         )
         return 0
     print(render_check(info, playlist, stats, first.isoformat(), today.isoformat()))
+    print(summary.requests_line(*requests))
     return 0
 
 
@@ -365,11 +371,11 @@ def main(
 
         runner = demo(duration=args.duration, seed=args.seed)
     elif args.command == "sync":
-        from .runtime.app import sync_once
+        from .app import sync_once
 
         runner = sync_once(args.config, args.guild)
     else:
-        from .runtime.app import run_bot
+        from .app import run_bot
 
         runner = run_bot(args.config, discord_connector=discord_connector)
     with contextlib.suppress(KeyboardInterrupt):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
+from .station.errors import RequestsUnavailable
 
 
 class OnAirError(Exception):
@@ -136,6 +137,8 @@ def station_problem(error: StationError, *, detail: bool = False) -> str:
         return STATION_KEY_REFUSED
     if isinstance(error, StationNotFound):
         return STATION_NOT_FOUND
+    if isinstance(error, RequestsUnavailable):
+        return error.message
     if isinstance(error, StationUnavailable):
         if not detail or error.message == error.default_message:
             return STATION_UNAVAILABLE
@@ -179,3 +182,30 @@ TEMPLATE_FALLBACK_TOO_LONG = (
 TEMPLATE_BAD_COLOUR = "the color must be a hex colour like #1DB954, not `{text}`"
 TEMPLATE_IN_PART = "the {part} template: {problem}"
 LIKE_TOO_FAST = "You're liking quickly! Please wait a few seconds and try again."
+
+
+# Song requests (/request, /requests, /onair requests). {station} and {text} arrive made safe.
+REQUESTS_NOT_OFFERED = (
+    "**{station}** doesn't take song requests through OnAir. (The bot's owner turns them on "
+    "with `requests = true` for the station.)"
+)
+REQUESTS_OFF_HERE = "Song requests for **{station}** are off in this server."
+REQUESTS_STATION_OFF = "**{station}** is not taking song requests right now."
+REQUEST_NEED_ROLE = "Only members with the {role} role can request songs here."
+REQUEST_COOLDOWN = "You've requested a song recently. You can ask again {when}."
+REQUEST_CAP = (
+    "This server has had its {cap} song requests for this hour. Requests open again {when}."
+)
+REQUEST_NO_MATCH = (
+    "No song on **{station}** matches “{text}”, so nothing was requested. Type at least 3 "
+    "characters and pick one of the suggestions."
+)
+REQUEST_PICK_ONE = (
+    "{count} songs on **{station}** match “{text}”, so nothing was requested yet: pick one of "
+    "the suggestions."
+)
+REQUEST_REFUSED = "**{station}** didn't accept the request: {reason}"
+REQUESTS_OWN_STATION = (
+    "Requests can only be turned on here for **{station}** by the bot's owner "
+    "(`requests = true` in its config)."
+)

@@ -6,21 +6,18 @@ import time
 from datetime import UTC, datetime
 from typing import Literal
 
-import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.render import community
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import LikeButton
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import resolve_station
+
+from .shapes import BotCog, Interaction, station_option
 
 
-class CommunityCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-
+class CommunityCog(BotCog):
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(LikeButton)
 
@@ -28,14 +25,11 @@ class CommunityCog(commands.Cog):
         self.bot.remove_dynamic_items(LikeButton)
 
     @app_commands.command(name="top", description="The station's most liked and most played tracks")
-    @app_commands.describe(
-        period="day, week or month (default: week)",
-        station="Which station (default: this server's)",
-    )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @app_commands.describe(period="day, week or month (default: week)")
+    @station_option()
     async def top(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         period: Literal["day", "week", "month"] = "week",
         station: str | None = None,
     ) -> None:

@@ -4,35 +4,31 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.errors import BadInput
 from bot.inputs.moments import parse_moment
 from bot.render import station_embeds
-from bot.render.text import safe
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import resolve_station
+from bot.util.text import safe
+
+from .shapes import BotCog, Interaction, station_option
 
 
-class HistoryCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-
+class HistoryCog(BotCog):
     @app_commands.command(
         name="history", description="What played at a time, or search the history"
     )
     @app_commands.describe(
         at='A time like "14:32", "yesterday 22:10" or "2026-11-20 14:32" (station time)',
         search="Words from a title, artist or album",
-        station="Which station",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option("Which station")
     async def history(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         at: str | None = None,
         search: app_commands.Range[str, 1, 100] | None = None,
         station: str | None = None,

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import like_view
-from bot.ui.stations import resolve_station, skip_rules, station_autocomplete
+from bot.ui.stations import resolve_station, skip_rules
 from bot.ui.voice import with_play_button
 
+from .shapes import BotCog, Interaction, station_option
 
-class NowPlayingCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
 
+class NowPlayingCog(BotCog):
     @app_commands.command(name="nowplaying", description="What is on air right now")
-    @app_commands.describe(station="Which station (default: this server's)")
-    @app_commands.autocomplete(station=station_autocomplete)
-    async def nowplaying(
-        self,
-        interaction: discord.Interaction[OnAirBot],
-        station: str | None = None,
-    ) -> None:
+    @station_option()
+    async def nowplaying(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
 
         async def work() -> Reply:

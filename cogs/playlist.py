@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.programme.timeline import Slot
 from bot.render import station_embeds
@@ -15,23 +14,19 @@ from bot.runtime.core import OnAirBot
 from bot.station import StationError, StationInfo
 from bot.ui import Reply, answer
 from bot.ui.playlist import PlaylistPages
-from bot.ui.stations import resolve_station, skip_rules, station_autocomplete
+from bot.ui.stations import resolve_station, skip_rules
+
+from .shapes import BotCog, Interaction, station_option
 
 PER_PAGE = 10
 
 
-class PlaylistCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-
+class PlaylistCog(BotCog):
     @app_commands.command(
         name="playlist", description="The station's playlist: played, playing and upcoming"
     )
-    @app_commands.describe(station="Which station")
-    @app_commands.autocomplete(station=station_autocomplete)
-    async def playlist(
-        self, interaction: discord.Interaction[OnAirBot], station: str | None = None
-    ) -> None:
+    @station_option("Which station")
+    async def playlist(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
         client = self.bot.registry.client(chosen)
 

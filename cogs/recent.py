@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply
-from bot.ui.stations import answer_with_snapshot, station_autocomplete
+from bot.ui.stations import answer_with_snapshot
+
+from .shapes import BotCog, Interaction, station_option
 
 
-class RecentCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-
+class RecentCog(BotCog):
     @app_commands.command(name="recent", description="Recently played tracks")
-    @app_commands.describe(
-        count="How many (1-20, default 10)", station="Which station (default: this server's)"
-    )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @app_commands.describe(count="How many (1-20, default 10)")
+    @station_option()
     async def recent(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         count: app_commands.Range[int, 1, 20] = 10,
         station: str | None = None,
     ) -> None:

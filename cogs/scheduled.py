@@ -3,17 +3,14 @@ recap clock ``create_bot`` built; the alerts run on the announcer's watches."""
 
 from __future__ import annotations
 
-from discord.ext import commands
-
 from bot.runtime.core import OnAirBot
+
+from .shapes import BotCog
 
 PRUNE_AFTER = 14 * 86400.0  # settled posts kept this long (a repeat of their key is long past)
 
 
-class ScheduledCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
-
+class ScheduledCog(BotCog):
     async def cog_load(self) -> None:
         await self.bot.posts.start()
         await self.bot.recaps.start()

@@ -17,7 +17,9 @@ from bot.render.chart import ChartRenderer
 from bot.runtime.core import OnAirBot
 from bot.station import StationError
 from bot.ui import Reply, answer
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import resolve_station
+
+from .shapes import Interaction, station_option
 
 CHART = "stats.png"
 
@@ -35,14 +37,13 @@ class StatsCog(commands.Cog):
         period="today, 7d, 30d or 90d (default 7d)",
         date_from="First day, YYYY-MM-DD",
         date_to="Last day, YYYY-MM-DD (default today)",
-        station="Which station",
     )
     @app_commands.rename(date_from="from", date_to="to")
     @app_commands.choices(period=[app_commands.Choice(name=p, value=p) for p in PERIODS])
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option("Which station")
     async def stats(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         period: str | None = None,
         date_from: str | None = None,
         date_to: str | None = None,

@@ -9,30 +9,25 @@ from discord.ext import commands
 from bot.errors import NOT_IN_VOICE, VoiceRefused
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
-from bot.ui.stations import station_autocomplete
 from bot.ui.voice import PlayHereButton, join_here, left_text
 
+from .shapes import BotCog, Interaction, station_option
 
-class VoiceCog(commands.Cog):
-    def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
 
+class VoiceCog(BotCog):
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(PlayHereButton)
         await self.bot.voice.close()
 
     @app_commands.command(name="join", description="Play the station in your voice channel")
-    @app_commands.describe(station="Which station (default: this server's)")
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     @app_commands.guild_only()
-    async def join(
-        self, interaction: discord.Interaction[OnAirBot], station: str | None = None
-    ) -> None:
+    async def join(self, interaction: Interaction, station: str | None = None) -> None:
         await join_here(interaction, station)
 
     @app_commands.command(name="leave", description="Stop playing and leave the voice channel")
     @app_commands.guild_only()
-    async def leave(self, interaction: discord.Interaction[OnAirBot]) -> None:
+    async def leave(self, interaction: Interaction) -> None:
         guild_id = interaction.guild_id or 0
         if not self.bot.voice.present(guild_id):
             raise VoiceRefused(NOT_IN_VOICE)

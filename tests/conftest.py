@@ -3,7 +3,8 @@
 Fixture names mean one thing across the suite: ``simulator`` is one station on a manual clock,
 ``live_simulator`` two stations on the real clock, ``onair`` the real bot against a fresh fake
 Discord and ``live_simulator``, ``guild_sim``/``guild_fake``/``dev_bot`` the setting of the
-guild-admin tests, ``sim_url`` an ``onair simulate`` child process.
+guild-admin tests, ``sim_url`` an ``onair simulate`` child process, ``storage`` each backend
+in turn, ``postgres_url`` the fleet tests' database.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -34,7 +36,8 @@ from .support.botenv import (
 from .support.cli import KEY as CLI_KEY
 from .support.cli import ONAIR, ROOT
 from .support.fakediscord import FakeDiscord
-from .support.stations import KEY
+from .support.stations import KEY, serving
+from .support.storage_backends import POSTGRES_ENV, open_backend
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -60,11 +63,8 @@ def clock() -> ManualClock:
 async def simulator(clock: ManualClock) -> AsyncIterator[StationSimulator]:
     sim = StationSimulator(clock=clock)
     sim.add_station(1, key=KEY, seed=3)
-    await sim.start()
-    try:
+    async with serving(sim):
         yield sim
-    finally:
-        await sim.stop()
 
 
 @pytest.fixture
@@ -80,11 +80,8 @@ async def live_simulator() -> AsyncIterator[StationSimulator]:
     berlin = ZoneInfo("Europe/Berlin")  # the zone the test config gives these stations
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=berlin)
     sim.add_station(2, key=STATION_KEY, seed=4, name="Second Station", zone=berlin)
-    await sim.start()
-    try:
+    async with serving(sim):
         yield sim
-    finally:
-        await sim.stop()
 
 
 @pytest.fixture
@@ -99,11 +96,8 @@ async def guild_sim() -> AsyncIterator[StationSimulator]:
     sim = StationSimulator()
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm")
     sim.add_station(5, key=GUILD_KEY, seed=5, name="Guild Radio")
-    await sim.start()
-    try:
+    async with serving(sim):
         yield sim
-    finally:
-        await sim.stop()
 
 
 # A fake Discord with two guilds of two channels (guild isolation needs a second guild).
@@ -148,3 +142,20 @@ def sim_url() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    """The fleet tests' PostgreSQL (each process of a fleet opens its own connection)."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"the fleet tests need {POSTGRES_ENV} (scripts/start-postgres prints one)")
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """Each storage test on both backends (PostgreSQL skipped without ONAIR_TEST_POSTGRES_URL)."""
+    store = await open_backend(request.param, tmp_path)
+    yield store
+    await store.close()

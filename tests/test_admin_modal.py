@@ -15,6 +15,7 @@ from bot.simulator import StationSimulator
 from .support.botenv import DEV_OVERRIDE, SECRET, fake_discord_fixture, running_bot
 from .support.discord_rules import ACTION_ROW, CHANNEL_MESSAGE, EPHEMERAL, MODAL
 from .support.fakediscord import FakeDiscord, Guild, snowflake
+from .support.stations import serving
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
@@ -30,9 +31,8 @@ async def keyed_sim():
     server.add_station(1, key="station-key-SECRET-42", seed=3)
     server.add_station(5, key=KEY_A, seed=5, name="Radio A")
     server.add_station(6, key=KEY_B, seed=6, name="Radio B")
-    await server.start()
-    yield server
-    await server.stop()
+    async with serving(server):
+        yield server
 
 
 fake = fake_discord_fixture(guild_count=2, channels_per_guild=1)

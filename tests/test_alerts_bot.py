@@ -17,7 +17,7 @@ from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_simulator
-from .support.waiting import wait_for
+from .support.waiting import poll_watch, wait_for
 
 pytestmark = pytest.mark.e2e
 SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 60.0), (TRACKS[1], 3600.0)]
@@ -48,11 +48,7 @@ def titles(fake: FakeDiscord, channel: int) -> list[str]:
 async def poll(env: Any) -> None:
     """One poll of the station now, its alerts decided and sent."""
     announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy)
+    await poll_watch(announcer)
     await announcer.idle()
     await env.bot.posts.idle()
 

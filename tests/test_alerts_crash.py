@@ -18,6 +18,7 @@ from bot.storage import AlertSubscription, SqliteStorage
 
 from .support.botenv import STATION_KEY, config_text, fake_discord_fixture
 from .support.fakediscord import FakeDiscord
+from .support.stations import serving
 from .support.waiting import wait_for
 from .test_alerts_bot import alerts_in
 from .test_delivery import BERLIN, Child, Gate, is_post
@@ -35,9 +36,8 @@ async def live_sim() -> AsyncIterator[StationSimulator]:
     simulator.add_station(
         1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0), zone=BERLIN
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 def post_states(db: Path) -> dict[str, str]:

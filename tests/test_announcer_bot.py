@@ -14,7 +14,7 @@ from .support.botenv import fake_discord_fixture, running_bot, subscription_conf
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_simulator
-from .support.waiting import wait_for
+from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
@@ -52,11 +52,7 @@ def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
 async def poll(env) -> None:
     """Run the station's watch job now and wait for its fan-out to finish."""
     announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy, within=10)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await poll_watch(announcer)
     await announcer.idle()
 
 

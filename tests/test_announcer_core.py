@@ -13,7 +13,7 @@ from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimu
 from bot.simulator.library import JINGLES
 from bot.station import Play, RetryPolicy, StationClient, StationInfo
 
-from .support.stations import KEY
+from .support.stations import KEY, serving
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -115,9 +115,8 @@ async def short_sim(clock: ManualClock):
         (TRACKS[2], 20.0),
     ]
     sim.add_station(1, key=KEY, programme=Programme(slots, epoch=clock() - 1.0))
-    await sim.start()
-    yield sim
-    await sim.stop()
+    async with serving(sim):
+        yield sim
 
 
 async def test_watch_announces_each_play_once_through_faults(short_sim, clock, session):

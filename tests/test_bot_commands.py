@@ -43,6 +43,8 @@ async def test_bot_logs_in_and_syncs(onair):
         "onair",
         "playlist",
         "recent",
+        "request",
+        "requests",
         "station",
         "stats",
         "top",
@@ -461,16 +463,40 @@ async def test_key_never_in_discord_traffic_or_logs(onair, caplog):
 PHISH = "https://phish.example"
 
 
+def _refused(fake) -> list[Any]:
+    """Every request the fake Discord refused as Discord would (4xx), with its answer."""
+    return [(r.method, r.route, r.response) for r in fake.requests if 400 <= r.status < 500]
+
+
+def _url_fields(message: dict[str, Any]) -> list[str]:
+    """Every URL a message carries in a field Discord reads as a URI."""
+    urls = [
+        str(button["url"])
+        for row in message.get("components") or []
+        for button in row.get("components") or []
+        if button.get("url")
+    ]
+    for embed in message.get("embeds") or []:
+        urls += [embed.get("url"), (embed.get("author") or {}).get("url")]
+        urls += [(embed.get(part) or {}).get("url") for part in ("image", "thumbnail")]
+        urls += [(embed.get(part) or {}).get("icon_url") for part in ("author", "footer")]
+    return [url for url in urls if url]
+
+
 async def test_a_mount_cannot_add_a_link_to_the_stream_reply_or_the_listen_card(onair):
     # Mount names and URLs are the station owner's text: a name written as a masked link, or a
-    # URL that closes <…> early and adds one, must reach listeners as inert text.
+    # URL that closes <…> early and adds one (issue 27: Discord refuses it in a button's url, a
+    # URI, so the whole reply was lost), must reach listeners as inert text or not at all.
+    bad_url = f"https://r.example/m>[Free]({PHISH}/y)"
     hostile = [
-        {"name": f"[Claim your prize]({PHISH}/x)", "ssl": f"https://r.example/m>[Free]({PHISH}/y)"}
+        {"name": f"[Claim your prize]({PHISH}/x)", "ssl": "https://r.example/prize"},
+        {"name": "/free", "ssl": bad_url},
     ]
     hostile += [{"name": f"/m{n}", "ssl": f"https://r.example/m{n}"} for n in range(30)]
     # And once past the menu's 25 options, where it is a link in the card.
     hostile += [
-        {"name": f"[Claim your prize]({PHISH}/z)", "ssl": f"https://r.example/z>[F]({PHISH})"}
+        {"name": f"[Claim your prize]({PHISH}/z)", "ssl": "https://r.example/z"},
+        {"name": "/z", "ssl": f"https://r.example/z>[F]({PHISH})"},
     ]
     onair.sim.station(1).extra_mounts = hostile
     onair.bot.registry.clients["main"].forget_cached()
@@ -478,11 +504,27 @@ async def test_a_mount_cannot_add_a_link_to_the_stream_reply_or_the_listen_card(
     await onair.fake.final_message(iid)
     message = onair.fake.original(iid)
     card = message["embeds"][0].get("description", "")
-    assert "Claim your prize" in card  # shown, as text
-    assert f"]({PHISH}" not in card
     menu = message["components"][1]["components"][0]
-    for option in menu["options"]:
-        if "Claim" in option["label"] or option["value"].endswith("0"):
-            choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
-            reply = await onair.fake.final_message(choice)
-            assert f"]({PHISH}" not in reply["content"], reply["content"]
+    labels = [option["label"] for option in menu["options"]]
+    assert any("Claim your prize" in label for label in [*labels, card])  # shown, as text
+    assert f"]({PHISH}" not in card
+    assert "/z>" not in card
+    picks = ("Claim", "free")  # "free": offered only while its broken link is offered
+    chosen = [o for o in menu["options"] if any(p in o["label"] for p in picks)]
+    chosen += [o for o in menu["options"] if o["value"].endswith("0")]
+    for option in chosen:
+        choice = await onair.fake.choose(message, menu["custom_id"], [option["value"]])
+        reply = await onair.fake.final_message(choice)
+        assert _refused(onair.fake) == []  # Discord takes the reply (it refused a broken URL)
+        assert f"]({PHISH}" not in reply["content"], reply["content"]
+        (button,) = reply["components"][0]["components"]  # the stream's link, to open
+        assert button["label"] == "Open"
+        for url in _url_fields(reply):
+            assert "phish" not in url
+    assert not any("free" in label for label in labels)  # its link is broken: left out
+    for record in onair.fake.requests:
+        for url in _url_fields(record.json if isinstance(record.json, dict) else {}):
+            assert "phish" not in url, url
+        data = (record.json or {}).get("data") if isinstance(record.json, dict) else None
+        for url in _url_fields(data if isinstance(data, dict) else {}):
+            assert "phish" not in url, url

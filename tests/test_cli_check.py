@@ -25,9 +25,20 @@ def test_check_success_summary(sim_url):
         "Recent (5 of 10)",
         "Playlist:",
         "Stats ",
+        "Requests:    taken (0 waiting in its queue)",
     ):
         assert label in out
     assert KEY not in out + result.stderr
+
+
+def test_check_says_when_a_station_refuses_requests(sim_url):
+    admin(sim_url, "POST", "/_admin/requests", {"station": 1, "off": True})
+    try:
+        result = check(sim_url)
+    finally:
+        admin(sim_url, "POST", "/_admin/requests", {"station": 1, "off": False})
+    assert result.returncode == 0, result.stderr
+    assert "Requests:    off (the station refuses them)" in result.stdout
 
 
 def test_check_key_from_environment_and_json(sim_url):

@@ -87,3 +87,6 @@ async def test_demo_runs_offline_and_announces():
     text = out.decode()
     assert text.count("┌") >= 2
     assert "announcements from" in text
+    # A listener's request plays next and its card names who asked (the whole request path).
+    assert "Neon Umbrella': accepted" in text
+    assert "🙋 Requested by demo listener" in text

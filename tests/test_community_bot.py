@@ -13,7 +13,7 @@ from .support.botenv import fake_discord_fixture, running_bot, subscription_conf
 from .support.discord_rules import EPHEMERAL, UPDATE_MESSAGE
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_simulator
-from .support.waiting import wait_for
+from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e
 
@@ -57,11 +57,7 @@ async def click(fake: FakeDiscord, message_id: int, user_id: int) -> dict:
 
 async def poll(env) -> None:
     announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy, within=10)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await poll_watch(announcer)
     await announcer.idle()
 
 

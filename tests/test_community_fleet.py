@@ -5,7 +5,6 @@ count one set of likes for the play they both posted, each user once."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,20 +15,13 @@ from bot.simulator import TRACKS, Programme, StationSimulator
 from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture, subscription_config
 from tests.support.discord_rules import UPDATE_MESSAGE
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
-from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
+from tests.support.storage_backends import reset_postgres
 
+from .support.stations import serving
 from .test_delivery import BERLIN, Child
 
 pytestmark = pytest.mark.e2e
 SHARDS = 2
-
-
-@pytest.fixture
-def postgres_url() -> str:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"the fleet test needs {POSTGRES_ENV} (scripts/start-postgres prints one)")
-    return url
 
 
 @pytest.fixture
@@ -40,9 +32,8 @@ async def sim() -> AsyncIterator[StationSimulator]:
     simulator.add_station(
         1, key=STATION_KEY, programme=Programme(slots, epoch=time.time() - 1.0), zone=BERLIN
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 def one_guild_per_shard(server: FakeDiscord) -> None:

@@ -10,6 +10,8 @@ from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, Slot, Stati
 from bot.station import StationClient
 from tests.support.stations import KEY
 
+from .support.stations import serving
+
 # Every switch comes before the reported length predicts (``early``); slot 2 is a track cut
 # after 4 s and restarted from the beginning; the live show names what follows 8 s before it
 # ends.
@@ -27,9 +29,8 @@ SLOTS = [
 async def crossfaded(clock: ManualClock):
     sim = StationSimulator(clock=clock)
     sim.add_station(1, key=KEY, programme=Programme(SLOTS, epoch=clock() - 1.0))
-    await sim.start()
-    yield sim
-    await sim.stop()
+    async with serving(sim):
+        yield sim
 
 
 async def watch_with_log(

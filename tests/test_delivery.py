@@ -35,7 +35,8 @@ from .support.botenv import (
 )
 from .support.fakediscord import FakeDiscord, Recorded
 from .support.run_against_fake import CA_ENV, PORT_ENV
-from .support.waiting import wait_for
+from .support.stations import serving
+from .support.waiting import poll_watch, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 BERLIN = ZoneInfo("Europe/Berlin")  # the zone tests/support/botenv.py gives the station
@@ -52,9 +53,8 @@ async def programme_sim() -> AsyncIterator[StationSimulator]:
     simulator.add_station(
         1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0), seed=3, zone=BERLIN
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 fake = fake_discord_fixture(channels_per_guild=CHANNELS)
@@ -302,12 +302,7 @@ async def poll(env: Any) -> None:
     if any, is enqueued and its fan-out started: ``announcer.idle()`` then waits for it). The
     count of polls goes up as a poll starts, so it alone returned before the station answered
     (a loaded machine then announced the jingle after the test had moved on)."""
-    announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy)
+    await poll_watch(env.bot.announcer)
 
 
 @pytest.mark.e2e

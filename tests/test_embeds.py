@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.render import embeds, station_embeds
-from bot.render.text import safe, search_url
 from bot.station import StationInfo
 from bot.ui.streams import with_more_streams
+from bot.util.text import safe, search_url
 
 from .support import discord_rules as rules
 
@@ -299,7 +299,7 @@ def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_p
 
 def test_an_arabic_title_is_isolated_so_the_duration_stays_after_it():
     from bot.programme.timeline import Slot
-    from bot.render.text import isolate
+    from bot.util.text import isolate
 
     arabic = "نور الهدى - ليل المدينة"
     assert isolate(arabic) == f"\u2068{arabic}\u2069"

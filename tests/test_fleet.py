@@ -6,7 +6,6 @@ published to the others, and each channel gets each play once, also when the pol
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -17,9 +16,10 @@ from bot.simulator import TRACKS, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
 from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture, subscription_config
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
-from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
+from tests.support.storage_backends import reset_postgres
 from tests.support.waiting import wait_for
 
+from .support.stations import serving
 from .test_delivery import BERLIN, Child
 
 SHARDS = 3
@@ -27,14 +27,6 @@ CHANNELS = 2  # per guild; one guild per shard
 TRACK_SECONDS = 6.0  # longer than a takeover (watch lease 2 s + a tick + a poll)
 ORDER = [t.title for t in TRACKS[:16]]
 FLEET_CONFIG = "[announcer]\ndelivery_lease = 3\nwatch_lease = 2\n"
-
-
-@pytest.fixture
-def postgres_url() -> str:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"the fleet test needs {POSTGRES_ENV} (scripts/start-postgres prints one)")
-    return url
 
 
 @pytest.fixture
@@ -49,9 +41,8 @@ async def sim() -> AsyncIterator[StationSimulator]:
         seed=3,
         zone=BERLIN,
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 def one_guild_per_shard(server: FakeDiscord) -> None:

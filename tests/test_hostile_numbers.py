@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.console import summary
-from bot.console.serialize import to_jsonable
 from bot.station import Playlist, StationInfo, StationResponseError, Stats, coerce
+from bot.util.serialize import to_jsonable
 
 from .fixtures import responses
 from .support.cli import admin, check

@@ -14,16 +14,7 @@ from bot.station import Play
 from bot.storage import PostgresStorage, SqliteStorage, Subscription
 from bot.templates.model import TemplateSet
 
-from .support.storage_backends import open_backend
-
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def storage(request, tmp_path):
-    store = await open_backend(request.param, tmp_path)
-    yield store
-    await store.close()
 
 
 async def recorded(storage, title: str = "Song", at: datetime = T0, **kw) -> int:

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.scheduled.recap import WEEKDAYS
+from bot.config.schema import WEEKDAYS
 from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.storage import ScheduledPost
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,21 +20,13 @@ from bot.storage import AlertSubscription
 from .support.botenv import STATION_KEY, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_simulator
-from .support.storage_backends import POSTGRES_ENV, reset_postgres
-from .support.waiting import wait_for
+from .support.storage_backends import reset_postgres
+from .support.waiting import poll_watch, wait_for
 from .test_alerts_bot import alerts_in
 
 pytestmark = pytest.mark.e2e
 SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 3600.0), (TRACKS[1], 3600.0)]
 FLEET = "[announcer]\nwatch_lease = 1\ndelivery_lease = 3\n"
-
-
-@pytest.fixture
-def postgres_url() -> str:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"the fleet tests need {POSTGRES_ENV} (scripts/start-postgres prints one)")
-    return url
 
 
 @pytest.fixture
@@ -49,11 +40,7 @@ async def owner_poll(envs: list[Any]) -> Any:
     await wait_for(lambda: any(e.bot.announcer.watched()[0].owned for e in envs), within=10)
     env = next(e for e in envs if e.bot.announcer.watched()[0].owned)
     announcer = env.bot.announcer
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy)
+    await poll_watch(announcer)
     await announcer.idle()
     for each in envs:
         await each.bot.posts.idle()

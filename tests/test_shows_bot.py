@@ -25,7 +25,8 @@ from .support.fakediscord import (
     FakeDiscord,
     Guild,
 )
-from .support.waiting import wait_for
+from .support.stations import serving
+from .support.waiting import poll_watch, wait_for
 from .test_announcer_bot import programme_sim
 from .test_voice_bot import LISTENER, icecast, mp3, reply_of, voice_bot
 
@@ -44,11 +45,7 @@ async def poll(env: BotEnv) -> None:
     """Run the station's watch now; wait for its listeners (the shows hook included)."""
     announcer = env.bot.announcer
     await wait_for(lambda: len(announcer.watched()) == 1, within=10)
-    watch = announcer.watched()[0]
-    await wait_for(lambda: not watch.busy, within=10)
-    before = watch.status.polls
-    announcer.poll_now(watch)
-    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await poll_watch(announcer)
     await announcer.idle()
 
 
@@ -309,6 +306,29 @@ async def test_a_live_show_becomes_one_active_event_then_completed(programme_sim
         assert sorted(k.rpartition("@")[2].partition("~")[0] for k in keys) == ["0", "1"]
 
 
+async def test_an_events_place_is_never_a_link_discord_or_a_listener_should_not_get(
+    programme_sim, events_fake
+):
+    # Issue 27: the place (entity_metadata.location, plain text Discord shows as a link) was the
+    # station's https listen link as typed, ">[Free](…)" and all, whenever it fit in 100.
+    station = programme_sim.station(1)
+    station.typed_links = {
+        "port443": "https://r.example/s>[Free](https://phish.example/y)",
+        "ssl": "https://r.example/a b",
+    }
+    fake = events_fake
+    guild = fake.guilds[0]
+    async with running_bot(programme_sim, fake=fake) as env:
+        await turn_on(env, guild)
+        await poll(env)
+        advance(programme_sim, 46)  # the live show
+        await poll(env)
+        await wait_for(lambda: len(guild.events) == 1)
+        (event,) = guild.events.values()
+        # The first https link that is one: the station's first mount.
+        assert event["entity_metadata"]["location"] == "https://c9.radioboss.fm:18001/stream"
+
+
 async def test_an_event_discord_would_not_start_is_canceled_when_the_show_ends(
     programme_sim, events_fake
 ):
@@ -475,9 +495,8 @@ async def long_show_sim() -> AsyncIterator[StationSimulator]:
         ),
         public_url="https://c9.radioboss.fm",
     )
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with serving(simulator):
+        yield simulator
 
 
 async def test_an_outage_mid_show_completes_its_event_and_the_return_makes_no_second(

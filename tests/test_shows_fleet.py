@@ -5,25 +5,15 @@ it in) and publishes it, and each other process's change listeners are told from
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
 from collections.abc import Callable
 
 import aiohttp
-import pytest
 
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
 from tests.support.botenv import STATION_KEY
-from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
+from tests.support.storage_backends import reset_postgres
 from tests.support.waiting import wait_for
-
-
-@pytest.fixture
-def postgres_url() -> str:
-    url = os.environ.get(POSTGRES_ENV)
-    if not url:
-        pytest.skip(f"the fleet test needs {POSTGRES_ENV} (scripts/start-postgres prints one)")
-    return url
 
 
 async def test_every_process_hears_each_play_once(postgres_url, session: aiohttp.ClientSession):

@@ -70,3 +70,19 @@ def test_event_location_is_the_https_listen_link_when_it_fits():
     assert event_location("Main FM", "http://insecure.example/x") == "Main FM"
     assert len(event_location("M" * 500, None)) <= EVENT_LOCATION_MAX
     assert event_location(None, None) == "Online radio"
+
+
+def test_event_location_is_never_a_link_discord_would_refuse_elsewhere():
+    # Issue 27: a place is plain text Discord shows as a link; the station's link as typed went
+    # in whenever it started with https:// and fit.
+    for typed in (
+        "https://r.example/m>[Free](https://phish.example/y)",
+        "https://r.example/a b",
+        "https://x.example@everyone",
+        "https://:8443/x",
+        "https://r.example/\u202e",
+    ):
+        assert event_location("Main FM", typed) == "Main FM", typed
+    exactly = "https://c9.radioboss.fm/" + "a" * (EVENT_LOCATION_MAX - 24)
+    assert event_location("Main FM", exactly) == exactly
+    assert event_location("Main FM", exactly + "a") == "Main FM"

@@ -20,7 +20,7 @@ import pytest
 from aiohttp.abc import AbstractResolver
 from discord import voice_client
 
-from bot.runtime.app import run_bot, sync_once
+from bot.app import run_bot, sync_once
 from bot.runtime.invite import permissions
 from bot.runtime.startup import Backoff
 

@@ -10,16 +10,7 @@ import pytest
 from bot.station import Play
 from bot.storage import GuildSettings, GuildStation, GuildVoice, Subscription, VoiceSession
 
-from .support.storage_backends import open_backend
-
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def storage(request, tmp_path):
-    store = await open_backend(request.param, tmp_path)
-    yield store
-    await store.close()
 
 
 def sub(channel: int, station: str = "main", guild: int = 1, **kw) -> Subscription:

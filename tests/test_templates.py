@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from bot.config import ConfigError, parse_settings
 from bot.render import embeds, station_embeds
+from bot.render.templated import announcement
 from bot.station import Play, StationInfo
 from bot.templates import formatter
-from bot.templates.announce import announcement
 from bot.templates.formatter import NAMES, TemplateError, parse, render
 from bot.templates.model import TemplateSet, Wording, checked
 

@@ -17,9 +17,9 @@ from aiohttp import web
 
 from bot import errors
 from bot.render import station_embeds
-from bot.runtime.metrics import Metrics
 from bot.simulator import TRACKS, LibraryItem, ManualClock, Programme, StationSimulator
 from bot.storage import GuildStation, VoiceSession
+from bot.util.metrics import Metrics
 from bot.voice import find_ffmpeg
 from bot.voice.presence import PresenceGate, presence_text
 from bot.voice.timers import ManualTimers

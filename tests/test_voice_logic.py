@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from bot.config import StationConfig
 from bot.guard.netguard import policy_for
 from bot.runtime.logs import VoiceSecretFilter
-from bot.runtime.metrics import Metrics
 from bot.station.info import Links, Mount, StationInfo
+from bot.util.metrics import Metrics
 from bot.voice.idle import EmptyChannelWatch
 from bot.voice.presence import PresenceGate, activity_name, presence_station, presence_text
 from bot.voice.streams import choose_stream, link_candidates

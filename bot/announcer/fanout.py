@@ -8,6 +8,7 @@ resumption of an earlier one never interleave their sends.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
@@ -17,7 +18,7 @@ from typing import Any
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import Play, StationError
-from ..storage import Storage, Subscription
+from ..storage import RequestCredit, Storage, Subscription
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
@@ -25,6 +26,7 @@ from .outbox import DeliveryOutbox, Resumable, describe, expires_at
 from .watcher import Announcement
 
 _LOGGER = logging.getLogger("onair.announcer")
+Credit = Callable[[str, Play, str], Awaitable[tuple[RequestCredit, ...]]]
 
 
 class FanOut:
@@ -50,6 +52,9 @@ class FanOut:
         self.refresh = refresh  # re-plans the watches after a channel was paused
         self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.skipped = 0
+        # Who requested a play (bot.requests), decided here, the one place plays are fanned
+        # out, and recorded with the play: every process of a fleet credits the same way.
+        self.credit: Credit | None = None
 
     async def _item_type(
         self, station: StationConfig, play: Play, subs: Iterable[Subscription]
@@ -102,9 +107,13 @@ class FanOut:
             # In a fleet every play is recorded and published while something besides the
             # channels follows plays (the shows): the other processes learn of it that way.
             if not targets and not (self.fleet is not None and self.change_listeners):
+                await self._credited(slug, play, play.claim_key)  # aired: requests are done
                 return
-            payload = snapshot.dump(announcement)
             play_key = await self._known_key(slug, play, until)
+            credits = await self._credited(slug, play, play_key)
+            if credits:
+                announcement = dataclasses.replace(announcement, requested_by=credits)
+            payload = snapshot.dump(announcement)
             announcement_id = await self.outbox.retrying(
                 f"recording the play {play.display!r} of station {slug} "
                 f"for {len(targets)} channel(s)",
@@ -136,6 +145,18 @@ class FanOut:
             )
         if paused:
             await self.refresh()  # a paused channel may have been the station's last one
+
+    async def _credited(self, slug: str, play: Play, play_key: str) -> tuple[RequestCredit, ...]:
+        """Best effort: an announcement goes out without its credit rather than wait."""
+        if self.credit is None:
+            return ()
+        try:
+            return await self.credit(slug, play, play_key)
+        except Exception as error:
+            if not self.storage.is_storage_error(error):
+                raise
+            _LOGGER.warning("could not credit requests of %s (%s)", slug, describe(error))
+            return ()
 
     async def _known_key(self, slug: str, play: Play, until: float) -> str:
         """The key this play was recorded under already (by an earlier run or another process,

@@ -78,7 +78,7 @@ class FleetCoordinator:
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
-        for job_id in list(self.watches.watches):
+        for job_id in self.watches.job_ids():
             self.watches.set_owned(job_id, False)
         try:
             await self.storage.release_watches(self.owner)
@@ -120,7 +120,7 @@ class FleetCoordinator:
     async def shared_info(self, job_id: str) -> StationInfo | None:
         """The station's info as its poller last stored it (None when this process polls it,
         or nothing is stored)."""
-        watch = self.watches.watches.get(job_id)
+        watch = self.watches.get(job_id)
         if watch is not None and watch.owned:
             return None
         row = await self.storage.station_state(job_id)
@@ -146,7 +146,7 @@ class FleetCoordinator:
         """Renew the leases held, try to take the others, start or stop polling accordingly,
         and store the polled stations' latest info."""
         started = time.monotonic()
-        wanted = list(self.watches.watches)
+        wanted = self.watches.job_ids()
         try:
             owned = await self.storage.renew_watches(self.owner, self.lease)
             candidates = [j for j in wanted if j not in owned]
@@ -183,20 +183,20 @@ class FleetCoordinator:
                 "watch leases: took %d, lost %d; this process polls %d of its %d station(s)",
                 gained,
                 lost,
-                sum(1 for w in self.watches.watches.values() if w.owned),
-                len(self.watches.watches),
+                self.watches.owned_count(),
+                self.watches.count(),
             )
         await self._save_states()
 
     async def _save_states(self) -> None:
         """Best effort: commands elsewhere fall back to asking the station."""
         states = []
-        for job_id, watch in self.watches.watches.items():
-            info = watch.last_info
+        for watch in self.watches.all():
+            job_id, info = watch.job_id, watch.last_info
             if not watch.owned or info is None or self._saved.get(job_id) == info.fetched_at:
                 continue
             states.append((job_id, snapshot.dump_info(info), info.fetched_at))
-        for job_id in [j for j in self._saved if j not in self.watches.watches]:
+        for job_id in [j for j in self._saved if j not in self.watches]:
             del self._saved[job_id]
         if not states:
             return

@@ -118,7 +118,7 @@ class DeliveryOutbox:
         self.failed = 0
         self.dropped = 0
         self.storage_errors = 0
-        self.metrics: Any = None  # bot.runtime.metrics.Metrics when the bot serves metrics
+        self.metrics: Any = None  # bot.util.metrics.Metrics when the bot serves metrics
 
     async def drain(
         self,

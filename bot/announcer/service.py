@@ -22,11 +22,11 @@ from typing import Any
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..runtime.tasks import BackgroundTasks
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
+from ..util.tasks import BackgroundTasks
 from . import snapshot
-from .fanout import FanOut
+from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
 from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
 from .watcher import (
@@ -106,6 +106,11 @@ class AnnouncerService:
             self.refresh,
         )
 
+    def credit_requests(self, credit: Credit) -> None:
+        """Name who requested each play in its announcements (``bot.requests``), decided where
+        plays are fanned out."""
+        self.fan_out.credit = credit
+
     # What became of the deliveries (tests, status); the outbox counts them.
 
     @property
@@ -126,7 +131,7 @@ class AnnouncerService:
 
     @property
     def metrics(self) -> Any:
-        """bot.runtime.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
+        """bot.util.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
         return self.outbox.metrics
 
     @metrics.setter
@@ -217,7 +222,7 @@ class AnnouncerService:
         new = 0
         for job_id, slugs in wanted.items():
             self._slugs_by_job[job_id] = slugs
-            if job_id in self.watches.watches:
+            if job_id in self.watches:
                 continue
             station = self.registry.station(slugs[0])
             assert station is not None
@@ -313,7 +318,7 @@ class AnnouncerService:
         if found is None or station is None:
             return
         job_id = self.job_id(self.registry.client(station))
-        watch = self.watches.watches.get(job_id)
+        watch = self.watches.get(job_id)
         if watch is None or watch.owned:
             return
         try:
@@ -363,14 +368,14 @@ class AnnouncerService:
 
     def watched(self) -> list[StationWatch]:
         """The station watches polling now, one per distinct station."""
-        return list(self.watches.watches.values())
+        return self.watches.all()
 
     def watched_station_count(self) -> int:
-        return len(self.watches.watches)
+        return self.watches.count()
 
     def watch_for(self, station: StationConfig) -> StationWatch | None:
         """The watch that polls this station, or None when no announcement makes OnAir poll it."""
-        return self.watches.watches.get(self.job_id(self.registry.client(station)))
+        return self.watches.get(self.job_id(self.registry.client(station)))
 
     def status_for(self, station: StationConfig) -> StationStatus | None:
         """This station's polling status, or None when no announcement makes OnAir poll it."""

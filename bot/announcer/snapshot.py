@@ -11,8 +11,9 @@ from datetime import date, datetime, time, timedelta
 from functools import cache
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from ..console.serialize import to_jsonable
 from ..station import Play, StationInfo
+from ..storage.models import RequestCredit
+from ..util.serialize import to_jsonable
 from .watcher import Announcement
 
 
@@ -22,6 +23,7 @@ def dump(announcement: Announcement) -> str:
             "play": to_jsonable(announcement.play),
             "info": to_jsonable(announcement.info),
             "detected_at": announcement.detected_at,
+            "requested_by": to_jsonable(announcement.requested_by),
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -36,6 +38,7 @@ def load(payload: str) -> Announcement:
             play=_build(Play, data["play"]),
             info=_build(StationInfo, data["info"]),
             detected_at=float(data["detected_at"]),
+            requested_by=tuple(_build(RequestCredit, c) for c in data.get("requested_by") or ()),
         )
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"unreadable announcement payload ({error})") from None

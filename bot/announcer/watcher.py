@@ -17,6 +17,7 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from ..station import Play, StationClient, StationError, StationInfo
+from ..storage.models import RequestCredit
 from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
 
@@ -31,6 +32,9 @@ class Announcement:
     play: Play
     info: StationInfo
     detected_at: float  # unix seconds
+    # Who requested the play, decided once where plays are fanned out (every guild's; each
+    # channel shows its own guild's only).
+    requested_by: tuple[RequestCredit, ...] = ()
 
     @property
     def station_name(self) -> str | None:
@@ -168,32 +172,57 @@ class WatchScheduler:
 
     def __init__(self, scheduler: AsyncIOScheduler) -> None:
         self.scheduler = scheduler
-        self.watches: dict[str, StationWatch] = {}
+        self._watches: dict[str, StationWatch] = {}
+
+    # What the announcer service and the fleet ask of the watches -------------------------
+
+    def get(self, job_id: str) -> StationWatch | None:
+        """The watch with this job id, or None when no station of that id is watched."""
+        return self._watches.get(job_id)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._watches
+
+    def count(self) -> int:
+        """How many stations are watched (polling here or not)."""
+        return len(self._watches)
+
+    def job_ids(self) -> list[str]:
+        """The job ids watched now (a copy: the caller may add and remove meanwhile)."""
+        return list(self._watches)
+
+    def all(self) -> list[StationWatch]:
+        """Every watch, polling here or not (a copy)."""
+        return list(self._watches.values())
+
+    def owned_count(self) -> int:
+        """How many of the watches this process polls (in a fleet, the leases it holds)."""
+        return sum(1 for watch in self._watches.values() if watch.owned)
 
     def add(self, watch: StationWatch, *, delay: float = 0.0) -> StationWatch:
         """Register a watch; it polls from ``delay`` on unless it is not ``owned``."""
-        existing = self.watches.get(watch.job_id)
+        existing = self._watches.get(watch.job_id)
         if existing is not None:
             return existing
-        self.watches[watch.job_id] = watch
+        self._watches[watch.job_id] = watch
         if watch.owned:
             self._arm(watch, delay)
         return watch
 
     def remove(self, job_id: str) -> StationWatch | None:
-        watch = self.watches.pop(job_id, None)
+        watch = self._watches.pop(job_id, None)
         with contextlib.suppress(JobLookupError):
             self.scheduler.remove_job(job_id)
         return watch
 
     def poll_now(self, job_id: str) -> None:
-        watch = self.watches.get(job_id)
+        watch = self._watches.get(job_id)
         if watch is not None and watch.owned:
             self._arm(watch, 0.0)
 
     def set_owned(self, job_id: str, owned: bool, *, delay: float = 0.0) -> bool:
         """Start (after ``delay``) or stop polling a registered watch; True when that changed."""
-        watch = self.watches.get(job_id)
+        watch = self._watches.get(job_id)
         if watch is None or watch.owned == owned:
             return False
         watch.owned = owned
@@ -225,7 +254,7 @@ class WatchScheduler:
         )
 
     async def _run(self, job_id: str) -> None:
-        watch = self.watches.get(job_id)
+        watch = self._watches.get(job_id)
         if watch is None or not watch.owned:
             return
         if watch.busy:
@@ -240,5 +269,5 @@ class WatchScheduler:
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0
-        if self.watches.get(job_id) is watch and watch.owned:
+        if self._watches.get(job_id) is watch and watch.owned:
             self._arm(watch, delay)

@@ -15,10 +15,10 @@ from ..errors import BadInput
 from ..guard.keybox import KeyBox
 from ..guard.netguard import check_url
 from ..inputs.zone import zone_input
-from ..render.text import safe
 from ..station import StationError
 from ..station.apikey import key_problem
 from ..storage import GuildSettings, GuildStation, Storage
+from ..util.text import safe
 from .registry import StationRegistry, short_slug
 
 

@@ -18,6 +18,7 @@ from ..guard.netguard import HostPolicy, check_target, policy_for, trusted_hosts
 from ..history.playlog import PlayRecorder
 from ..station import (
     CacheTimes,
+    RequestsClient,
     StationClient,
     StationInfo,
     StationResponseError,
@@ -91,6 +92,7 @@ class StationRegistry:
         }
         self._defaults = {g.id: g.default_station for g in settings.guilds if g.default_station}
         self.recorder: PlayRecorder | None = None
+        self._requests: dict[tuple[str, str, int], RequestsClient] = {}
 
     def _client(self, station: StationConfig, *, guarded: bool) -> RecordingClient:
         trusted = frozenset() if guarded else self.trusted_hosts
@@ -116,6 +118,23 @@ class StationRegistry:
                 await self.recorder.observe(slug, info)
 
         client.on_info = record
+        return client
+
+    def requests_client(self, station: StationConfig) -> RequestsClient:
+        """The station's song-request endpoints on the shared session, guarded like its API
+        client (a guild station's every request against today's policy)."""
+        identity = (station.slug, station.base_url, station.station_id)
+        client = self._requests.get(identity)
+        if client is None:
+            trusted = frozenset() if station.owner_guild else self.trusted_hosts
+
+            def guard(url: URL) -> None:
+                check_target(url, self.policy, trusted_hosts=trusted)
+
+            client = RequestsClient(
+                station.base_url, station.station_id, session=self.session, url_guard=guard
+            )
+            self._requests[identity] = client
         return client
 
     def guest_client(self, base_url: str, station_id: int, key: str | None) -> StationClient:

@@ -7,9 +7,9 @@ a misspelt database URL scheme. A TOML syntax error (with its line) stops at its
 nothing of the bot above it (the announcer reads ``PollSettings`` from here).
 """
 
+from ..guard.keybox import SECRET_ENV
 from .loading import (
     METRICS_PORT_ENV,
-    SECRET_ENV,
     TOKEN_ENV,
     ConfigError,
     load_settings,

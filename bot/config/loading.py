@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..guard.keybox import SECRET_ENV
 from ..station.apikey import key_problem
 from ..storage.models import AlertSubscription, Subscription
 from .schema import ARRAY_TABLES, REQUIRED, SCHEMA, Setting, port_or_off
@@ -18,7 +19,6 @@ from .settings import GuildConfig, PollSettings, RecapConfig, Settings, StationC
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
 # Wins over [metrics] port: the container image turns /healthz on for its HEALTHCHECK.
 METRICS_PORT_ENV = "ONAIR_METRICS_PORT"
-SECRET_ENV = "ONAIR_SECRET_KEY"
 
 
 class ConfigError(Exception):
@@ -157,6 +157,7 @@ def parse_settings(
                 guilds=values["guilds"],
                 voice=values["voice"],
                 stream_url=values["stream_url"],
+                requests=values["requests"],
             )
         )
     slugs = {s.slug for s in stations}

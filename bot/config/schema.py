@@ -10,10 +10,10 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..guard.patterns import UnsafePattern, compile_pattern
-from ..scheduled.recap import WEEKDAYS
 from ..templates.model import TemplateSet
 from ..templates.model import checked as checked_templates
 
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
@@ -53,6 +53,12 @@ def _snowflake(value: Any) -> int:
 def _seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ValueError("expected a number of seconds, 0 or more")
+    return float(value)
+
+
+def _positive(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValueError("expected a number above 0")
     return float(value)
 
 
@@ -201,6 +207,13 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "allow_private_station_urls": Setting(_bool, False, "allow_private_station_urls"),
         "max_guild_stations": Setting(_int, 10, "max_guild_stations"),
     },
+    # Song requests (/request): how hard OnAir may ask a station's search, shared by every
+    # guild and user; and how long after a request its play is still credited to the listener.
+    "requests": {
+        "searches_per_second": Setting(_positive, 2.0, "request_searches_per_second"),
+        "cache_seconds": Setting(_seconds, 60.0, "request_cache_seconds"),
+        "credit_hours": Setting(_positive, 3.0, "request_credit_hours"),
+    },
     "metrics": {
         "port": Setting(port_or_off, 0, "metrics_port"),
         "host": Setting(_str, "127.0.0.1", "metrics_host"),
@@ -237,6 +250,7 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "guilds": Setting(_list_of(_snowflake), ()),
         "voice": Setting(_bool, True),  # /join may play it in voice channels
         "stream_url": Setting(_stream_url, ""),  # "" = the best listen link in its info
+        "requests": Setting(_bool, False),  # listeners may /request songs (guilds can opt out)
     },
     "guilds": {
         "id": Setting(_snowflake),

@@ -48,6 +48,7 @@ class StationConfig:
     owner_guild: int = 0  # set for a station a guild added itself (only that guild sees it)
     voice: bool = True  # may be played in voice (guild stations: off until an admin opts in)
     stream_url: str = ""  # "" = the best listen link of the station's info
+    requests: bool = False  # listeners may /request songs (the owner's choice; guilds opt out)
 
     def visible_in(self, guild_id: int | None) -> bool:
         if self.owner_guild:
@@ -101,6 +102,9 @@ class Settings:
     allowed_station_ports: tuple[int, ...] = schema_default("bot", "allowed_station_ports")
     allow_private_station_urls: bool = schema_default("bot", "allow_private_station_urls")
     max_guild_stations: int = schema_default("bot", "max_guild_stations")
+    request_searches_per_second: float = schema_default("requests", "searches_per_second")
+    request_cache_seconds: float = schema_default("requests", "cache_seconds")
+    request_credit_hours: float = schema_default("requests", "credit_hours")
     metrics_host: str = schema_default("metrics", "host")
     metrics_port: int = schema_default("metrics", "port")
     secret_key: str | None = field(default=None, repr=False)

@@ -1,4 +1,4 @@
 """The terminal side of OnAir: ``onair watch`` and ``onair demo`` (``modes``), the plain-text
-station summary of ``onair check`` (``summary``), and models as JSON (``serialize``).
+station summary of ``onair check`` (``summary``). Models as JSON are ``bot.util.serialize``.
 
-Imports nothing itself, so the announcer can use ``serialize`` without loading the modes."""
+Imports nothing itself."""

@@ -17,8 +17,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from .. import errors
 from ..announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from ..announcer.watcher import AnnouncementListener, ErrorListener
-from ..render.text import duration
 from ..station import StationAuthError, StationClient, StationError, StationNotFound
+from ..util.text import duration
 
 EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
 
@@ -176,11 +176,14 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
         "Each card below is what OnAir announces in Discord when a new track starts.\n", flush=True
     )
     count = 0
+    listener = DemoRequest(base)
+    await listener.open()
 
     async def on_play(announcement: Announcement) -> None:
         nonlocal count
         count += 1
         print(announcement_card(announcement), flush=True)
+        await listener.after_play(announcement, count)
 
     async def on_error(error: StationError) -> None:
         print(f"(station error: {error.message})", file=sys.stderr, flush=True)
@@ -188,7 +191,67 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
     try:
         status = await watch_station(base, "1", "demo-key", on_play, on_error, duration=duration)
     finally:
+        await listener.close()
         await simulator.stop()
     requests = simulator.counters["info"]
     print(f"\n{count} announcements from {status.polls} polls ({requests} upstream info requests).")
     return 0
+
+
+class DemoRequest:
+    """The demo's listener: after the first announcement it requests a song through the
+    station's request endpoints; the request is stored and credited as the bot does (the
+    simulator plays it next), and the card of that play says who asked."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    async def open(self) -> None:
+        import aiohttp
+
+        from ..storage import SqliteStorage
+
+        self.session = aiohttp.ClientSession()
+        self.storage = await SqliteStorage(":memory:").open()
+
+    async def close(self) -> None:
+        await self.session.close()
+        await self.storage.close()
+
+    async def after_play(self, announcement: Announcement, count: int) -> None:
+        import time
+
+        from ..requests.service import title_keys
+        from ..station import RequestsClient, StationError, normalise_title
+        from ..storage import NewRequest
+
+        now = time.time()
+        credits = await self.storage.credit_requests(
+            "demo",
+            title_keys(announcement.play),
+            announcement.play.claim_key,
+            since=now - 3600,
+            now=now,
+        )
+        for credit in credits:
+            print(f"  🙋 Requested by {credit.name}\n", flush=True)
+        if count != 1:
+            return
+        client = RequestsClient(self.base, 1, session=self.session)
+        try:
+            found = await client.search("umbrella")
+            track = found.tracks[0]
+            await client.request(track.id)
+        except (StationError, IndexError) as error:
+            print(f"(the demo listener's request failed: {error})", flush=True)
+            return
+        asked = NewRequest(
+            0, "demo", 1, "demo listener", track.id, track.title, normalise_title(track.title)
+        )
+        request_id = await self.storage.reserve_request(asked, now=now, cooldown=600, hourly_cap=30)
+        if request_id is not None:
+            await self.storage.request_accepted(request_id)
+        print(
+            f"(a listener types /request song:umbrella and picks {track.title!r}: accepted)\n",
+            flush=True,
+        )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ..programme.timeline import timeline
-from ..render.text import duration
 from ..station import Playlist, StationInfo, Stats
+from ..util.text import duration
 
 
 def now_playing_lines(info: StationInfo) -> list[str]:
@@ -67,3 +67,12 @@ def stats_lines(stats: Stats, first_day: str, last_day: str) -> list[str]:
         f"unique listeners {stats.total_unique if stats.total_unique is not None else '?'}, "
         f"listening time {hours}",
     ]
+
+
+def requests_line(state: str, waiting: int | None) -> str:
+    """Whether the station takes song requests (its public request endpoints)."""
+    if state == "on":
+        return f"Requests:    taken ({waiting} waiting in its queue)"
+    if state == "off":
+        return "Requests:    off (the station refuses them)"
+    return "Requests:    unknown (the request endpoints did not answer usably)"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from cryptography.fernet import Fernet, InvalidToken
 
-from ..config import SECRET_ENV
 from ..errors import OnAirError
+
+# The environment variable holding the Fernet key (read with the settings, bot.config).
+SECRET_ENV = "ONAIR_SECRET_KEY"
 
 
 class KeyBoxError(OnAirError):

@@ -20,10 +20,10 @@ from ..storage import (
     Recap,
     Subscription,
 )
+from ..util.text import plain, safe, timestamp
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
 from .station_embeds import effective_style
-from .text import plain, safe, timestamp
 
 if TYPE_CHECKING:
     from ..announcer import StationStatus

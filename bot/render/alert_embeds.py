@@ -9,8 +9,8 @@ from typing import Any
 
 import discord
 
+from ..util.text import safe, timestamp
 from .embeds import LIVE, EmbedBuilder, link_view
-from .text import safe, timestamp
 
 DOWN = discord.Colour(0xF0B232)  # amber: staff, not listeners
 BACK = discord.Colour(0x23A55A)

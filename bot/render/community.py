@@ -8,8 +8,8 @@ from datetime import datetime
 import discord
 
 from ..templates.model import PARTS, VARIANTS, TemplateSet
+from ..util.text import clip, safe, timestamp
 from .embeds import FIELD_VALUE, EmbedBuilder
-from .text import clip, safe, timestamp
 
 PERIODS: dict[str, tuple[str, float]] = {
     "day": ("the last 24 hours", 86400.0),

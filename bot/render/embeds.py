@@ -8,7 +8,8 @@ from datetime import datetime
 
 import discord
 
-from .text import ELLIPSIS, clip, is_http_url
+from ..util.links import BUTTON_URL, EMBED_URL, safe_url
+from ..util.text import ELLIPSIS, clip
 
 TITLE = 256
 DESCRIPTION = 4096
@@ -52,7 +53,7 @@ class EmbedBuilder:
     ) -> None:
         self.title = clip(title, TITLE) if title else None
         self.description = clip(description, DESCRIPTION) if description else None
-        self.url = url if is_http_url(url) else None
+        self.url = safe_url(url, EMBED_URL)
         self.colour = colour
         self.fields: list[_Field] = []
         self.footer_text: str | None = None
@@ -76,7 +77,7 @@ class EmbedBuilder:
         """Footer text (plain: no markdown, no ``<t:…>``); ``when`` is drawn after it in each
         reader's own zone ("Today at 10:03")."""
         self.footer_text = clip(text, FOOTER) if text else None
-        self.footer_icon = icon_url if is_http_url(icon_url, https_only=True) else None
+        self.footer_icon = safe_url(icon_url, EMBED_URL, https_only=True)
         self.timestamp = when
         return self
 
@@ -84,17 +85,21 @@ class EmbedBuilder:
         self, name: str | None, *, icon_url: str | None = None, url: str | None = None
     ) -> EmbedBuilder:
         self.author_name = clip(name, AUTHOR) if name else None
-        self.author_icon = icon_url if is_http_url(icon_url, https_only=True) else None
-        self.author_url = url if is_http_url(url) else None
+        self.author_icon = safe_url(icon_url, EMBED_URL, https_only=True)
+        self.author_url = safe_url(url, EMBED_URL)
         return self
 
     def image(self, url: str | None) -> EmbedBuilder:
-        attached = bool(url) and str(url).startswith("attachment://")
-        self.image_url = url if attached or is_http_url(url, https_only=True) else None
+        """An https image, or one uploaded with the message (``attachment://name``, OnAir's own
+        file names)."""
+        if url is not None and url.startswith("attachment://"):
+            self.image_url = url
+        else:
+            self.image_url = safe_url(url, EMBED_URL, https_only=True)
         return self
 
     def thumbnail(self, url: str | None) -> EmbedBuilder:
-        self.thumbnail_url = url if is_http_url(url, https_only=True) else None
+        self.thumbnail_url = safe_url(url, EMBED_URL, https_only=True)
         return self
 
     def _total(self) -> int:
@@ -136,23 +141,28 @@ class EmbedBuilder:
 
 
 def cache_busted(url: str | None, play_key: str) -> str | None:
-    """Artwork URLs stay the same between plays; Discord caches by URL, so add the play."""
-    if not is_http_url(url, https_only=True):
+    """Artwork URLs stay the same between plays; Discord caches by URL, so add the play (to the
+    query, before any fragment). None when the artwork is no https URL Discord accepts."""
+    base = safe_url(url, EMBED_URL, https_only=True)
+    if base is None:
         return None
-    assert url is not None
+    address, hash_mark, fragment = base.partition("#")
     token = hashlib.sha1(play_key.encode()).hexdigest()[:10]
-    separator = "&" if "?" in url else "?"
-    return f"{url}{separator}onair={token}"
+    separator = "&" if "?" in address else "?"
+    busted = f"{address}{separator}onair={token}{hash_mark}{fragment}"
+    return safe_url(busted, EMBED_URL) or base  # at the limit: the artwork, not cache-busted
 
 
 def link_view(links: list[tuple[str, str | None]]) -> discord.ui.View | None:
-    """URL buttons for the http(s) links among ``links``: 5 a row, 25 at most, labels clipped."""
+    """URL buttons for the links among ``links`` Discord accepts in a button (``safe_url``; the
+    others are left out): 5 a row, 25 at most, labels clipped."""
     view = discord.ui.View(timeout=None)
     count = 0
-    for label, url in links:
+    for label, link in links:
         if count >= COMPONENTS:
             break
-        if not is_http_url(url):
+        url = safe_url(link, BUTTON_URL)
+        if url is None:
             continue
         view.add_item(
             discord.ui.Button(

@@ -7,8 +7,8 @@ from typing import Any
 
 import discord
 
+from ..util.text import safe, timestamp
 from .embeds import BRAND, EmbedBuilder
-from .text import safe, timestamp
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MEDALS = ("🥇", "🥈", "🥉")

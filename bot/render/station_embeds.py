@@ -18,12 +18,10 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules
 from ..programme.timeline import Slot, timeline
 from ..station import Links, Play, Playlist, StationInfo
-from . import station_parts
-from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
-from .text import (
+from ..util.links import BUTTON_URL, EMBED_URL, safe_url
+from ..util.text import (
     clip,
     duration,
-    is_http_url,
     isolate,
     masked_link,
     plain,
@@ -31,6 +29,8 @@ from .text import (
     safe,
     timestamp,
 )
+from . import station_parts
+from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
 
 NO_RECENT = "No recent plays reported."
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
@@ -223,6 +223,12 @@ class StreamChoice:
     url: str
 
 
+def _first(*links: str | None) -> str | None:
+    """The first of ``links`` Discord accepts in a button (a broken https link falls back to
+    the plain one)."""
+    return next((url for link in links if (url := safe_url(link, BUTTON_URL))), None)
+
+
 def more_streams(links: Links) -> list[StreamChoice]:
     """Every tune-in link other than the Listen and Web player buttons', once, in plain words
     (no "HTTP stream" or "Mount /lofi M3U": a listener wants to know what to do with it)."""
@@ -231,13 +237,13 @@ def more_streams(links: Links) -> list[StreamChoice]:
             "stream",
             "Direct stream",
             "The audio itself, for a browser or an app",
-            links.port443 or links.ssl,
+            _first(links.port443, links.ssl),
         ),
         (
             "stream-plain",
             "Direct stream for older players",
             "For players that cannot open secure (https) links",
-            links.port80 or links.http,
+            _first(links.port80, links.http),
         ),
         (
             "m3u",
@@ -254,7 +260,7 @@ def more_streams(links: Links) -> list[StreamChoice]:
                 f"mount-{index}",
                 f"Stream: {name}",
                 "Another stream of this station",
-                mount.ssl or mount.http,
+                _first(mount.ssl, mount.http),
             )
         )
         entries.append(
@@ -262,13 +268,14 @@ def more_streams(links: Links) -> list[StreamChoice]:
                 f"mount-{index}-m3u",
                 f"Stream: {name}, in a media player",
                 "A playlist file for VLC, foobar2000 and others",
-                mount.m3u_ssl or mount.m3u,
+                _first(mount.m3u_ssl, mount.m3u),
             )
         )
-    seen = {links.listen, links.page}
+    seen = {links.listen, safe_url(links.page, BUTTON_URL)}
     choices: list[StreamChoice] = []
-    for value, label, description, url in entries:
-        if url and is_http_url(url) and url not in seen:
+    for value, label, description, link in entries:
+        url = safe_url(link, BUTTON_URL)  # given as an "Open" button when chosen
+        if url is not None and url not in seen:
             seen.add(url)
             choices.append(StreamChoice(value, clip(label, 100), clip(description, 100), url))
     return choices
@@ -310,7 +317,9 @@ def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
     links = " · ".join(link for link in (website, player) if link)
     if links:
         lines.append(links)
-    builder = EmbedBuilder(name, "\n".join(lines), url=info.url or info.links.page)
+    builder = EmbedBuilder(
+        name, "\n".join(lines), url=safe_url(info.url, EMBED_URL) or info.links.page
+    )
     builder.thumbnail(info.links.station_logo)
     return builder.build()
 
@@ -332,6 +341,7 @@ def announcement(
     style: Style = "compact",
     skip: SkipRules = NO_RULES,
     card: bool = False,
+    requested_by: tuple[str, ...] = (),
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
 
@@ -359,6 +369,8 @@ def announcement(
     lines = [station_parts.byline(play)]
     if meta:
         lines.append("-# " + " · ".join(meta))
+    if requested_by:
+        lines.append(station_parts.requested_line(requested_by))
     if style == "compact":
         builder.thumbnail(station_parts.artwork_for(info, play))
     else:

@@ -10,8 +10,9 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..station import Links, Play, StationInfo
 from ..station.play import normalise_title
+from ..util.links import EMBED_URL, safe_url
+from ..util.text import isolate, safe, search_url, timestamp
 from .embeds import BRAND, LIVE, EmbedBuilder, cache_busted, link_view
-from .text import is_http_url, isolate, safe, search_url, timestamp
 
 NO_TITLE = "Nothing on air right now"
 
@@ -24,7 +25,7 @@ def artwork_for(info: StationInfo, play: Play | None) -> str | None:
         if busted:
             return busted
     logo = info.links.station_logo
-    return logo if is_http_url(logo, https_only=True) else None
+    return safe_url(logo, EMBED_URL, https_only=True)
 
 
 WEB_PLAYER = "Web player"
@@ -120,3 +121,11 @@ def titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:
     title = safe(play.title, limit=240, fallback=NO_TITLE)
     colour = colour or (LIVE if play.live else BRAND)
     return EmbedBuilder(title, url=search_url(play.artist, play.title), colour=colour)
+
+
+def requested_line(names: tuple[str, ...]) -> str:
+    """Who requested the play: display names are listener text (escaped, no mention can form,
+    each isolated so a right-to-left name does not turn the line); at most five named."""
+    shown = [f"**{isolate(safe(name, limit=40, fallback='a listener'))}**" for name in names[:5]]
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return "🙋 Requested by " + ", ".join(shown) + more

@@ -7,9 +7,9 @@ from datetime import date
 import discord
 
 from ..station import Stats
+from ..util.text import flag, isolate, safe
 from . import station_parts
 from .embeds import EmbedBuilder
-from .text import flag, isolate, safe
 
 TOP_COUNTRIES = 5
 

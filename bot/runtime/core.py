@@ -18,15 +18,16 @@ from ..errors import OnAirError
 from ..guard.keybox import KeyBox
 from ..station import StationError
 from ..storage import Storage
+from ..util.metrics import Metrics, MetricsServer
 from .commandsync import state_path, sync_commands
 from .heap import freeze_startup_heap
 from .logs import count_discord_429s, guard_discord_logs
-from .metrics import Metrics, MetricsServer
 
 if TYPE_CHECKING:
     from ..announcer.service import AnnouncerService
     from ..catalog.onboarding import StationOnboarding
     from ..history.likes import LikeService
+    from ..requests.service import RequestService
     from ..scheduled.alert_service import AlertService
     from ..scheduled.outbox import PostOutbox
     from ..scheduled.recap_service import RecapService
@@ -48,6 +49,8 @@ EXTENSIONS = (
     "cogs.admin",
     "cogs.voice",
     "cogs.community",
+    "cogs.requests",
+    "cogs.request_admin",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
@@ -105,6 +108,7 @@ class OnAirBot(commands.AutoShardedBot):
     recaps: RecapService
     shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
     likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
+    requests: RequestService  # built by ``create_bot``; /request, /requests, /onair requests
 
     def __init__(
         self,

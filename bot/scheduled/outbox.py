@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ..runtime.tasks import BackgroundTasks
 from ..storage import DROPPED, FAILED, SENT, ScheduledPost, Storage
+from ..util.tasks import BackgroundTasks
 
 _LOGGER = logging.getLogger("onair.posts")
 MAX_ATTEMPTS = 5  # sends of one post (each already retried inside the sender)

@@ -11,7 +11,6 @@ from typing import Any
 from ..station.play import normalise_title
 from ..storage import WeekPlay
 
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 TOP = 5  # tracks and shows listed
 
 

@@ -4,14 +4,15 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
-from ..render.text import clip, one_line, safe
 from ..station import Play
+from ..util.links import EVENT_LOCATION, safe_url
+from ..util.text import clip, one_line, safe
 
 VOICE_STATUS_MAX = 500  # Discord: a voice channel's status
 STAGE_TOPIC_MAX = 120  # Discord: a stage instance's topic (at least 1)
 EVENT_NAME_MAX = 100
 EVENT_DESCRIPTION_MAX = 1000
-EVENT_LOCATION_MAX = 100
+EVENT_LOCATION_MAX = EVENT_LOCATION
 MUSIC, LIVE = "🎵", "🔴 LIVE:"
 
 
@@ -40,9 +41,11 @@ def event_name(play: Play) -> str:
 
 
 def event_location(station_name: str | None, listen: str | None) -> str:
-    """Where an external event happens: the station's listen link when it fits, else its name."""
-    if listen and len(listen) <= EVENT_LOCATION_MAX and listen.startswith("https://"):
-        return listen
+    """Where an external event happens: the station's https listen link when it is a URL
+    Discord accepts and fits (Discord shows the place as a link), else its name."""
+    link = safe_url(listen, EVENT_LOCATION_MAX, https_only=True)
+    if link is not None:
+        return link
     return one_line(station_name, EVENT_LOCATION_MAX) or "Online radio"
 
 

@@ -72,6 +72,8 @@ class Programme:
             self._offsets.append(total)
             total += slot.seconds
         self.cycle = total
+        # Airings whose item was replaced (a listener's request plays in that slot).
+        self.overrides: dict[int, LibraryItem] = {}
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -80,7 +82,17 @@ class Programme:
         cycle, index = divmod(number, len(self.slots))
         slot = self._slots[index]
         started = self.epoch + cycle * self.cycle + self._offsets[index]
-        return Airing(number, slot.item, started, slot.seconds, slot.early, slot.cue)
+        item = self.overrides.get(number, slot.item)
+        return Airing(number, item, started, slot.seconds, slot.early, slot.cue)
+
+    def insert(self, item: LibraryItem, after: int) -> int:
+        """Play ``item`` in the first slot after airing ``after`` that is neither a live show
+        nor already replaced (what a station does with an accepted request); its number."""
+        number = after + 1
+        while number in self.overrides or self.airing(number).item.kind == "live":
+            number += 1
+        self.overrides[number] = item
+        return number
 
     def at(self, moment: float) -> Airing:
         elapsed = moment - self.epoch

@@ -1,6 +1,7 @@
 """The station simulator as an aiohttp application on loopback.
 
-Serves ``/api/info/<id>``, both playlist paths, ``/api/getstats/<id>``, artwork and logos, plus
+Serves ``/api/info/<id>``, both playlist paths, ``/api/getstats/<id>``, the song requests under
+``/w/`` (``requests.py``), artwork and logos, plus
 ``/_admin/*`` for faults, quirks and request counters. Used by ``onair simulate``, the demo, the
 tests and the benchmarks.
 """
@@ -21,6 +22,7 @@ from aiohttp import web
 
 from .faults import Fault, FaultPlan
 from .programme import Programme
+from .requests import REQUEST_SHAPES
 from .station import QUIRKS, SimStation, _stable
 
 Clock = Callable[[], float]
@@ -77,6 +79,8 @@ class StationSimulator:
         self.latency: float = 0.0
         # (clock time, "endpoint:station") of every request, when a benchmark asks for it
         self.request_log: list[tuple[float, str]] | None = None
+        # The query of every song-request call as received, decoded (what a test checks).
+        self.request_queries: list[dict[str, str]] = []
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -127,10 +131,14 @@ class StationSimulator:
         app.router.add_get("/api/getstats/{sid}", self._stats)
         app.router.add_get("/artwork/{sid}/{art}.png", self._image)
         app.router.add_get("/logo/{sid}.png", self._image)
+        app.router.add_get("/w/songrequestsearch", self._request_search)
+        app.router.add_get("/w/songrequestmake", self._request_make)
+        app.router.add_get("/w/songrequestlist", self._request_list)
         app.router.add_get("/_admin/counters", self._admin_counters)
         app.router.add_post("/_admin/fault", self._admin_fault)
         app.router.add_delete("/_admin/fault", self._admin_clear)
         app.router.add_post("/_admin/quirks", self._admin_quirks)
+        app.router.add_post("/_admin/requests", self._admin_requests)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -271,6 +279,50 @@ class StationSimulator:
         colour = (seed & 0xFF, (seed >> 8) & 0xFF, (seed >> 16) & 0xFF)
         return web.Response(body=_png(colour), content_type="image/png")
 
+    # Song requests (public: no key; the station named by ``u``) ------------------------
+
+    async def _public(self, request: web.Request, endpoint: str) -> SimStation | web.StreamResponse:
+        sid = request.query.get("u", "")
+        self.counters[endpoint] += 1
+        self.counters[f"{endpoint}:{sid}"] += 1
+        self.counters["total"] += 1
+        self.request_queries.append(dict(request.query))
+        if self.request_log is not None:
+            self.request_log.append((self.clock(), f"{endpoint}:{sid}"))
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        fault = self.faults.take(endpoint)
+        if fault is not None:
+            return await self._fault_response(request, fault)
+        station = self.stations.get(sid)
+        if station is None:
+            return _json({"error": True, "message": "Unknown station"})
+        return station
+
+    async def _request_search(self, request: web.Request) -> web.StreamResponse:
+        station = await self._public(request, "songrequestsearch")
+        if not isinstance(station, SimStation):
+            return station
+        return _json(station.desk.search(request.query.get("q", "")))
+
+    async def _request_make(self, request: web.Request) -> web.StreamResponse:
+        station = await self._public(request, "songrequestmake")
+        if not isinstance(station, SimStation):
+            return station
+        now = station.programme.at(self.clock()).number
+        return _json(station.desk.make(request.query.get("id", ""), now))
+
+    async def _request_list(self, request: web.Request) -> web.StreamResponse:
+        station = await self._public(request, "songrequestlist")
+        if not isinstance(station, SimStation):
+            return station
+        try:
+            count = min(100, int(request.query.get("cnt", "10")))
+        except ValueError:
+            count = 10
+        now = station.programme.at(self.clock()).number
+        return _json(station.desk.listing(count, now))
+
     async def _admin_counters(self, request: web.Request) -> web.Response:
         return _json(dict(self.counters))
 
@@ -290,6 +342,22 @@ class StationSimulator:
         try:
             body = await request.json()
             self.set_quirks(body.get("quirks", []), body.get("station"))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            return _json({"error": str(exc)}, status=400)
+        return _json({"ok": True})
+
+    async def _admin_requests(self, request: web.Request) -> web.Response:
+        """Switch a station's request rules: off, shape, refusal (and its member)."""
+        try:
+            body = await request.json()
+            desk = self.station(body.get("station", 1)).desk
+            desk.off = bool(body.get("off", desk.off))
+            shape = body.get("shape", desk.shape)
+            if shape not in REQUEST_SHAPES:
+                raise ValueError(f"unknown shape {shape!r}; known: {sorted(REQUEST_SHAPES)}")
+            desk.shape = shape
+            desk.refusal = body.get("refusal", desk.refusal)
+            desk.refusal_key = body.get("refusal_key", desk.refusal_key)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             return _json({"error": str(exc)}, status=400)
         return _json({"ok": True})

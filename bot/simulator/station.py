@@ -11,6 +11,7 @@ from typing import Any
 
 from .library import LibraryItem
 from .programme import Airing, Programme
+from .requests import RequestDesk
 
 # Shape quirks of the field notes; each can be switched on per station at run time.
 QUIRKS = frozenset(
@@ -66,6 +67,14 @@ class SimStation:
     quirks: set[str] = field(default_factory=set)
     # Mounts beyond the two every station has (names and URLs as a station's owner typed them).
     extra_mounts: list[dict[str, str]] = field(default_factory=list)
+    # Links as a station's owner typed them, over the generated ones ("artwork", "stationlogo",
+    # "port443", …; "station_url" is the website): broken or hostile URLs for tests.
+    typed_links: dict[str, str] = field(default_factory=dict)
+    # Song requests (``/w/songrequest*``): its rules and queue.
+    desk: RequestDesk = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.desk = RequestDesk(self.programme)
 
     # Authentication ---------------------------------------------------------------------
 
@@ -130,7 +139,7 @@ class SimStation:
             "stationlogo": f"{base}/logo/{sid}.png",
             "mounts": mounts + self.extra_mounts,
             "api": base,
-        }
+        } | {k: v for k, v in self.typed_links.items() if k != "station_url"}
 
     def _track_info(self, airing: Airing, *, listeners: int | None = None) -> dict[str, Any]:
         item = airing.item
@@ -195,7 +204,9 @@ class SimStation:
         body: dict[str, Any] = {
             "station_name": self.name,
             "station_description": "Invented music, real code paths: OnAir's station simulator.",
-            "station_url": f"{self.public_url.rstrip('/')}/p/{self.station_id}",
+            "station_url": self.typed_links.get(
+                "station_url", f"{self.public_url.rstrip('/')}/p/{self.station_id}"
+            ),
             "station_genre": "Eclectic",
             "autodj_title": (
                 following.item.cast_title if live and next_known else now.item.cast_title

@@ -3,6 +3,8 @@
 from .client import CacheTimes, RetryPolicy, StationClient
 from .errors import (
     AddressRefused,
+    RequestRefused,
+    RequestsOff,
     StationAuthError,
     StationError,
     StationNotFound,
@@ -14,6 +16,7 @@ from .info import Links, Mount, Playback, RecentItem, StationInfo, Track
 from .play import Play, normalise_title
 from .playlist import Playlist, PlaylistItem
 from .redact import redact, redact_url
+from .requests import QueuedSong, RequestsClient, RequestTrack, SearchAnswer
 from .stats import CountryCount, DayStats, Stats
 
 __all__ = [
@@ -27,8 +30,14 @@ __all__ = [
     "Playback",
     "Playlist",
     "PlaylistItem",
+    "QueuedSong",
     "RecentItem",
+    "RequestRefused",
+    "RequestTrack",
+    "RequestsClient",
+    "RequestsOff",
     "RetryPolicy",
+    "SearchAnswer",
     "StationAuthError",
     "StationClient",
     "StationError",

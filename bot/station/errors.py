@@ -61,3 +61,27 @@ class AddressRefused(OSError):
 
 class SanitisedCause(Exception):
     """Stands in for a low-level error in a cause chain (aiohttp's carry the URL and the key)."""
+
+
+class RequestsUnavailable(StationUnavailable):
+    """The request endpoints answered nothing usable (HTML, empty, not JSON, an error status,
+    no answer in time): down or rate limiting, as public clients read it."""
+
+    default_message = "Song requests are unavailable right now; try again in a little while."
+
+
+class RequestsOff(StationError):
+    """The station takes no song requests now (it refuses everything, the queue included)."""
+
+    default_message = "This station is not taking song requests right now."
+
+
+class RequestRefused(StationError):
+    """The station refused one request; ``reason`` is its own words (``message``/``errdetail``),
+    already made one plain, bounded line (None when it gave none)."""
+
+    default_message = "The station did not accept the request."
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(f"The station did not accept the request: {reason}" if reason else None)
+        self.reason = reason

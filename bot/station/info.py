@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from ..util.links import BUTTON_URL, safe_url
 from . import coerce as c
 from .parsing import ParseMemo, memoised, require_object, track_fields
 from .play import ESTIMATE_TOLERANCE, Play, normalise_title
@@ -145,15 +146,12 @@ class Links:
 
     @property
     def listen(self) -> str | None:
-        """The best stream a listener can open: https on 443 first, then any https, then http."""
-        candidates = [self.port443, self.ssl, *(m.ssl for m in self.mounts)]
-        for url in candidates:
-            if _is_https(url):
-                return url
-        for url in [self.port80, self.http, *(m.http for m in self.mounts)]:
-            if url:
-                return url
-        return None
+        """The best stream a listener can open: https on 443 first, then any https, then http;
+        only links Discord accepts in a button (``safe_url``: a broken one is passed over)."""
+        secure = [self.port443, self.ssl, *(m.ssl for m in self.mounts)]
+        plain = [self.port80, self.http, *(m.http for m in self.mounts)]
+        candidates = [u for u in secure if _is_https(u)] + plain
+        return next((url for link in candidates if (url := safe_url(link, BUTTON_URL))), None)
 
     @property
     def m3u_best(self) -> str | None:

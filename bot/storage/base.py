@@ -4,7 +4,7 @@ Each backend supplies the primitives (execute, fetch, atomic and returning write
 dialect); everything else is shared, so SQLite and PostgreSQL behave the same and one test suite
 runs against both. The operations live per domain (``subscriptions.py``, ``outbox.py``,
 ``history.py``, ``likes.py``, ``guilds.py``, ``voice.py``, ``scheduled.py``, ``shows.py``,
-``fleet.py``); ``Storage`` composes them into the one interface every caller uses.
+``requests.py``, ``fleet.py``); ``Storage`` composes them into the one interface every caller uses.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .history import HistoryStore
 from .likes import LikeStore
 from .migrations import MIGRATIONS
 from .outbox import OutboxStore
+from .requests import RequestStore
 from .scheduled import ScheduledStore
 from .shows import ShowStore
 from .subscriptions import SubscriptionStore
@@ -33,6 +34,7 @@ class Storage(
     VoiceStore,
     ScheduledStore,
     ShowStore,
+    RequestStore,
     FleetStore,
 ):
     """Every domain's operations over one backend's primitives, opened and closed as one."""

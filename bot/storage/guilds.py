@@ -116,3 +116,6 @@ class GuildStore(StoragePrimitives):
         await self.execute("DELETE FROM voice_status WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_show_events WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM show_events WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM song_requests WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_requests WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM guild_request_stations WHERE guild_id = ?", (guild_id,))

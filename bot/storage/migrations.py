@@ -223,4 +223,42 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE station_alert_state ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
     """,
+    # Song requests: each listener's request (reserved before the station is asked, so the
+    # cooldown and the hourly cap count once across a fleet; credited once, to the play whose
+    # title it matches), each guild's request settings (its row is also the lock that
+    # serialises one guild's reservations) and which stations take requests in which guild.
+    """
+    CREATE TABLE song_requests (
+        id {id},
+        token TEXT NOT NULL UNIQUE,
+        guild_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        user_id BIGINT NOT NULL,
+        display_name TEXT NOT NULL,
+        ping INTEGER NOT NULL DEFAULT 0,
+        track_id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        title_key TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'asking',
+        requested_at {real} NOT NULL,
+        play_key TEXT,
+        credited_at {real}
+    );
+    CREATE INDEX song_requests_station ON song_requests (station, title_key, requested_at);
+    CREATE INDEX song_requests_guild ON song_requests (guild_id, requested_at);
+    CREATE TABLE guild_requests (
+        guild_id BIGINT PRIMARY KEY,
+        role_id BIGINT NOT NULL DEFAULT 0,
+        cooldown {real} NOT NULL DEFAULT 600,
+        hourly_cap INTEGER NOT NULL DEFAULT 30,
+        channel_id BIGINT NOT NULL DEFAULT 0,
+        locked_at {real} NOT NULL DEFAULT 0
+    );
+    CREATE TABLE guild_request_stations (
+        guild_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        PRIMARY KEY (guild_id, station)
+    );
+    """,
 )

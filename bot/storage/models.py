@@ -222,3 +222,49 @@ class WeekPlay:
     artist: str | None
     listeners: int | None
     live: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSettings:
+    """A guild's song-request rules (``/onair requests``): who may ask (a role; 0 = anyone),
+    one request per user every ``cooldown`` seconds, at most ``hourly_cap`` requests an hour in
+    the guild (0 = no cap), and the channel accepted requests are listed in (0 = none)."""
+
+    guild_id: int
+    role_id: int = 0
+    cooldown: float = 600.0
+    hourly_cap: int = 30
+    channel_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NewRequest:
+    """A request about to be sent to the station (reserved first: the limits count it)."""
+
+    guild_id: int
+    station: str
+    user_id: int
+    display_name: str
+    track_id: str
+    title: str
+    title_key: str
+    ping: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCredit:
+    """Who asked for a play: shown in that guild's announcement only (pinged when ``ping``)."""
+
+    guild_id: int
+    user_id: int
+    name: str
+    ping: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRequest:
+    """A listener's accepted request that has not aired yet."""
+
+    title: str
+    title_key: str
+    requested_at: float

@@ -29,6 +29,7 @@ NAMES: tuple[str, ...] = (
     "listen_url",
     "started",
     "likes",
+    "requested_by",
 )
 MAX_TEMPLATE = 2000  # characters of one template (a field's source text)
 MAX_FALLBACK = 100  # characters of a fallback after "|"

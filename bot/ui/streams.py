@@ -16,7 +16,7 @@ from .. import errors
 from ..errors import OnAirError
 from ..render.embeds import link_view
 from ..render.station_embeds import MORE_STREAMS, StreamChoice, more_streams
-from ..render.text import bare_link, safe
+from ..util.text import bare_link, safe
 from .reply import Reply, answer
 from .stations import registry_of, resolve_station
 

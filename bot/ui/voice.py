@@ -15,8 +15,8 @@ from .. import errors
 from ..catalog.registry import short_slug
 from ..errors import BadInput, OnAirError, VoiceRefused
 from ..guard.netguard import HostPolicy, UrlRefused
-from ..render.text import safe
 from ..storage import GuildVoice
+from ..util.text import safe
 from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
 from ..voice.streams import check_stream
 from .reply import Reply, answer

@@ -12,7 +12,7 @@ import discord
 from .players import AudioHub, Player, listeners_in
 
 if TYPE_CHECKING:
-    from ..runtime.metrics import Metrics
+    from ..util.metrics import Metrics
 
 
 class VoiceFigures:

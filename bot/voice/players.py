@@ -13,7 +13,7 @@ from .. import errors
 from ..catalog.registry import short_slug
 from ..config import StationConfig
 from ..errors import VoiceRefused
-from ..render.text import safe
+from ..util.text import safe
 from .client import OnAirVoiceClient
 from .stream import OpenedStream, StreamGuard
 

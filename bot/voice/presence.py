@@ -15,8 +15,8 @@ import discord
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings
-from ..render.text import one_line
 from ..station import StationInfo
+from ..util.text import one_line
 from .players import Player
 from .timers import Timers
 

@@ -27,8 +27,8 @@ from .. import errors
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
-from ..runtime.tasks import BackgroundTasks
 from ..storage import GuildVoice, Storage, VoiceSession
+from ..util.tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
 from .connect import PlayerConnector
 from .figures import VoiceFigures
@@ -52,7 +52,7 @@ from .streams import StationStreams
 from .timers import LoopTimers, Timers
 
 if TYPE_CHECKING:
-    from ..runtime.metrics import Metrics
+    from ..util.metrics import Metrics
 
 _LOGGER = logging.getLogger("onair.voice")
 

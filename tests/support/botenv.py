@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from cryptography.fernet import Fernet
 
+from bot.app import create_bot
 from bot.config import parse_settings
-from bot.runtime.app import create_bot
 from bot.runtime.core import OnAirBot
 from bot.simulator import StationSimulator
 
@@ -72,6 +72,7 @@ def config_text(
     bot_extra: str = "",
     database_extra: str = "",
     cache_seconds: float = 5.0,
+    station_options: str = "",
 ) -> str:
     guild = fake.guilds[0]
     parts = [
@@ -96,6 +97,7 @@ def config_text(
             'key_env = "ONAIR_TEST_STATION_KEY"',
             'timezone = "Europe/Berlin"',
             f"guilds = [{guild.id}]" if index else "guilds = []",
+            station_options,
             "",
         ]
     return "\n".join(parts) + extra
@@ -125,6 +127,7 @@ async def running_bot(
     bot_extra: str = "",
     database_extra: str = "",
     cache_seconds: float = 5.0,
+    station_options: str = "",
     **bot_options: Any,
 ) -> AsyncIterator[BotEnv]:
     own_fake = fake is None
@@ -143,6 +146,7 @@ async def running_bot(
             bot_extra=bot_extra,
             database_extra=database_extra,
             cache_seconds=cache_seconds,
+            station_options=station_options,
         ),
         env,
     )

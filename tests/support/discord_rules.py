@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
+
+from .discord_uri import uri_scheme
 
 # Error codes (JSON "code") ---------------------------------------------------------------
 INVALID_FORM_BODY = 50035
@@ -100,6 +101,7 @@ ACTION_ROWS_MAX = 5
 ROW_WIDTH_MAX = 5
 BUTTON_LABEL_MAX = 80
 BUTTON_URL_MAX = 512
+BUTTON_SCHEMES = ("http", "https", "discord")
 CUSTOM_ID_MAX = 100
 SELECT_OPTIONS_MAX = 25
 SELECT_OPTION_TEXT_MAX = 100
@@ -261,14 +263,18 @@ def _url(
     *,
     attachments: frozenset[str] | None,
     maximum: int = URL_MAX,
+    schemes: tuple[str, ...] = ("http", "https"),
 ) -> None:
-    """http(s) URLs; ``attachment://name`` too where ``attachments`` (uploaded names) is given."""
+    """A ``format: uri`` field: a well-formed absolute URI (RFC 3986, ``discord_uri``) of at
+    most ``maximum`` characters whose scheme is one of ``schemes``; ``attachment://name`` too
+    where ``attachments`` (the names uploaded with the message) is given."""
     if value is None:
         return
     if not isinstance(value, str):
         errors.add(path, "BASE_TYPE_STRING", "Must be a string.")
         return
-    _text(errors, path, value, maximum)
+    if _text(errors, path, value, maximum) > maximum:
+        return  # Discord names the length alone
     if attachments is not None and value.startswith("attachment://"):
         name = value.removeprefix("attachment://")
         if name not in attachments:
@@ -278,16 +284,16 @@ def _url(
                 f"Attachment {name!r} was not uploaded with this message.",
             )
         return
-    parts = urlsplit(value) if value.isprintable() and " " not in value else None
-    allowed = ("http", "https", "attachment") if attachments is not None else ("http", "https")
-    if parts is not None and parts.scheme and parts.scheme not in allowed:
+    scheme = uri_scheme(value)
+    allowed = (*schemes, "attachment") if attachments is not None else schemes
+    if scheme is None:
+        errors.add(path, "URL_TYPE_INVALID_URL", "Not a well formed URL.")
+    elif scheme not in allowed:
         errors.add(
             path,
             "URL_TYPE_INVALID_SCHEME",
-            f'Scheme "{parts.scheme[:20]}" is not supported. Scheme must be one of {allowed}.',
+            f'Scheme "{scheme[:20]}" is not supported. Scheme must be one of {allowed}.',
         )
-    elif parts is None or not parts.scheme or not parts.hostname:
-        errors.add(path, "URL_TYPE_INVALID_URL", "Not a well formed URL.")
 
 
 def _snowflake(value: Any) -> bool:
@@ -480,7 +486,12 @@ def _button(button: dict[str, Any], errors: FormErrors, path: Path) -> None:
             errors.add((*path, "url"), "BUTTON_COMPONENT_URL_REQUIRED", "A url is required")
         else:
             _url(
-                errors, (*path, "url"), button.get("url"), attachments=None, maximum=BUTTON_URL_MAX
+                errors,
+                (*path, "url"),
+                button.get("url"),
+                attachments=None,
+                maximum=BUTTON_URL_MAX,
+                schemes=BUTTON_SCHEMES,
             )
         if button.get("custom_id") is not None:
             errors.add(

@@ -248,6 +248,10 @@ class FakeDiscord:
         # and a loaded test machine must not fail them for it.
         self.callback_window: float | None = None
         self.interactions: dict[str, Interaction] = {}
+        # What members are called and which roles they hold, by user id (default "listener",
+        # none): interactions carry them.
+        self.user_names: dict[int, str] = {}
+        self.member_roles: dict[int, list[int]] = {}
         self.ca = trustme.CA()
         self.bot_id = snowflake()
         self.app_id = self.bot_id
@@ -979,8 +983,8 @@ class FakeDiscord:
             "channel_id": str(channel_id),
             "channel": self._channel(guild, channel_id, 0),
             "member": {
-                "user": self.user(user_id),
-                "roles": [],
+                "user": self.user(user_id, self.user_names.get(user_id, "listener")),
+                "roles": [str(r) for r in self.member_roles.get(user_id, ())],
                 "permissions": str(permissions),
                 "joined_at": "2026-01-01T00:00:00+00:00",
                 "deaf": False,
@@ -1058,6 +1062,8 @@ class FakeDiscord:
         others: dict[str, Any] | None = None,
         *,
         guild: Guild | None = None,
+        user_id: int | None = None,
+        sub: list[str] | None = None,
     ) -> str:
         command = self._command(name)
         options = [
@@ -1065,9 +1071,11 @@ class FakeDiscord:
             for k, v in (others or {}).items()
         ]
         options.append({"name": focused, "type": 3, "value": value, "focused": True})
+        for part in reversed(sub or []):
+            options = [{"name": part, "type": 1, "options": options}]
         data = {"id": command["id"], "name": name, "type": 1, "options": options}
         payload = self._interaction(
-            4, data, guild=guild, channel_id=None, user_id=None, permissions=0
+            4, data, guild=guild, channel_id=None, user_id=user_id, permissions=0
         )
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])

@@ -29,6 +29,8 @@ from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, St
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community
+from .screens_links import links
+from .screens_requests import requests
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # One zone per UTC offset (-12 .. +14): the scenes about midnight use the one where it is
@@ -559,6 +561,8 @@ SCENES = {
     "shows": _shows,
     "scheduled": _scheduled,
     "community": community,
+    "requests": requests,
+    "links": links,
 }
 
 

@@ -33,6 +33,13 @@ async def programme_simulator(
     simulator = StationSimulator(clock=clock)
     options: dict[str, Any] = {"public_url": public_url} if public_url else {}
     simulator.add_station(1, key=key, programme=Programme(slots, epoch=clock() - 1.0), **options)
+    async with serving(simulator):
+        yield simulator
+
+
+@contextlib.asynccontextmanager
+async def serving(simulator: StationSimulator) -> AsyncIterator[StationSimulator]:
+    """The simulator answering for the block (its stations added), stopped however it ends."""
     await simulator.start()
     try:
         yield simulator

@@ -30,6 +30,9 @@ TABLES = (
     "guild_show_events",
     "show_events",
     "likes",
+    "song_requests",
+    "guild_requests",
+    "guild_request_stations",
     "schema_version",
 )
 

@@ -16,31 +16,32 @@ import aiohttp
 import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from ..announcer import WatchScheduler
-from ..announcer.discord_delivery import DiscordDeliverer, RateGate
-from ..announcer.service import AnnouncerService, PollObserver
-from ..catalog.onboarding import StationOnboarding
-from ..catalog.registry import StationRegistry
-from ..config import TOKEN_ENV, ConfigError, Settings, load_settings
-from ..guard.keybox import KeyBox, KeyBoxError
-from ..guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
-from ..history.likes import LikeService
-from ..scheduled.alert_service import AlertService
-from ..scheduled.discord_sender import DiscordPostSender
-from ..scheduled.outbox import PostOutbox
-from ..scheduled.recap_service import RecapService
-from ..shows.service import ShowsService
-from ..station import StationError, StationInfo
-from ..storage import create_storage
-from ..voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
-from ..voice.players import Probe, StreamDown
-from ..voice.service import VoiceService
-from ..voice.stream import OpenedStream, StreamGuard, open_probed
-from .commandsync import state_path, sync_commands
-from .core import OnAirBot
-from .logs import setup_logging
-from .metrics import Metrics, MetricsServer
-from .startup import Backoff, announce_when_ready, connection_problem
+from .announcer import WatchScheduler
+from .announcer.service import AnnouncerService, PollObserver
+from .catalog.onboarding import StationOnboarding
+from .catalog.registry import StationRegistry
+from .config import TOKEN_ENV, ConfigError, Settings, load_settings
+from .delivery.announcements import DiscordDeliverer, RateGate
+from .delivery.scheduled import DiscordPostSender
+from .guard.keybox import KeyBox, KeyBoxError
+from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
+from .history.likes import LikeService
+from .requests.service import RequestService
+from .runtime.commandsync import state_path, sync_commands
+from .runtime.core import OnAirBot
+from .runtime.logs import setup_logging
+from .runtime.startup import Backoff, announce_when_ready, connection_problem
+from .scheduled.alert_service import AlertService
+from .scheduled.outbox import PostOutbox
+from .scheduled.recap_service import RecapService
+from .shows.service import ShowsService
+from .station import StationError, StationInfo
+from .storage import create_storage
+from .util.metrics import Metrics, MetricsServer
+from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
+from .voice.players import Probe, StreamDown
+from .voice.service import VoiceService
+from .voice.stream import OpenedStream, StreamGuard, open_probed
 
 EXIT_UNAVAILABLE = 69
 EXIT_SOFTWARE = 70
@@ -151,6 +152,10 @@ def create_bot(
     bot.announcer.change_listeners.append(bot.shows.station_changed)
     bot.announcer.also_watch = _followed_stations(bot.alerts, bot.recaps, bot.shows)
     bot.voice.listener = bot.shows
+    # Song requests: the credit is decided where plays are fanned out.
+    bot.requests = RequestService(settings, registry, storage)
+    bot.requests.lister = _request_lister(bot, gate)
+    bot.announcer.credit_requests(bot.requests.credits_for)
     bot.onboarding = StationOnboarding(
         settings,
         registry,
@@ -159,6 +164,22 @@ def create_bot(
         is_member=lambda guild: bot.get_guild(guild) is not None,
     )
     return bot
+
+
+def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
+    """Posts a line in a guild's request channel (no mention can ping)."""
+
+    async def post(channel_id: int, text: str) -> None:
+        channel = bot.get_channel(channel_id)
+        if channel is None:
+            await gate.acquire()
+            channel = await bot.fetch_channel(channel_id)
+        if not isinstance(channel, discord.abc.Messageable):
+            return
+        await gate.acquire()
+        await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+
+    return post
 
 
 def _both(first: PollObserver, second: PollObserver) -> PollObserver:

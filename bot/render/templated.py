@@ -18,12 +18,13 @@ from datetime import UTC
 import discord
 
 from ..programme.jingles import NO_RULES, SkipRules
-from ..render import station_embeds, station_parts
-from ..render.embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
-from ..render.text import clip, is_http_url, safe, timestamp
 from ..station import Play, StationInfo
-from .formatter import Part, Placeholder, render
-from .model import TemplateSet, Wording, parsed
+from ..templates.formatter import Part, Placeholder, render
+from ..templates.model import TemplateSet, Wording, parsed
+from ..util.links import TEXT_URL, safe_url
+from ..util.text import clip, safe, timestamp
+from . import station_embeds, station_parts
+from .embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 
 CONTENT = 2000  # a message's content
 VALUE = 1024  # no single value is longer than this, before the budget
@@ -57,14 +58,20 @@ def _plain(value: str | None) -> str:
 
 
 def _url(url: str | None) -> str:
-    if not is_http_url(url):
+    address = safe_url(url, TEXT_URL)
+    if address is None:
         return ""
-    assert url is not None
-    return "".join(_URL_CODES.get(c, c) for c in url)
+    return "".join(_URL_CODES.get(c, c) for c in address)
 
 
 def values(
-    info: StationInfo, play: Play, station_name: str, likes: int, *, markdown: bool
+    info: StationInfo,
+    play: Play,
+    station_name: str,
+    likes: int,
+    *,
+    markdown: bool,
+    requested_by: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The value of every name for one play; ``markdown``: for a part that renders markdown."""
     text: Callable[[str | None], str] = (lambda v: safe(v, limit=VALUE)) if markdown else _plain
@@ -89,6 +96,8 @@ def values(
         "listen_url": _url(info.links.listen),
         "started": started,
         "likes": f"{likes:,}",
+        # Display names typed by listeners: as untrusted as station text.
+        "requested_by": ", ".join(text(name) for name in requested_by),
     }
 
 
@@ -172,14 +181,18 @@ def announcement(
     likes: int = 0,
     skip: SkipRules = NO_RULES,
     card: bool = False,
+    requested_by: tuple[str, ...] = (),
+    ping_users: tuple[int, ...] = (),
 ) -> Announcement:
     """The announcement of ``play`` for a subscription: the built-in layout (``style``,
-    ``skip`` and ``card`` go to it) with the parts its templates word (the live or AutoDJ
-    variant by the play), the role ping first."""
+    ``skip``, ``card`` and who ``requested_by`` go to it) with the parts its templates word
+    (the live or AutoDJ variant by the play), the role ping and the requesters who opted in to
+    a ping (``ping_users``) first."""
     embed, view = station_embeds.announcement(
-        info, play, station_name, style=style, skip=skip, card=card
+        info, play, station_name, style=style, skip=skip, card=card, requested_by=requested_by
     )
-    ping = f"<@&{mention_role}>" if mention_role else ""
+    pings = ([f"<@&{mention_role}>"] if mention_role else []) + [f"<@{u}>" for u in ping_users]
+    ping = " ".join(pings)
     wording = templates.for_play(play.live) if templates is not None else Wording()
     rendered: dict[str, str] = {}
     if not wording.is_empty():
@@ -189,8 +202,8 @@ def announcement(
         limits["content"] = CONTENT - (len(ping) + 1 if ping else 0)
         rendered = render_parts(
             wording,
-            values(info, play, name, likes, markdown=True),
-            values(info, play, name, likes, markdown=False),
+            values(info, play, name, likes, markdown=True, requested_by=requested_by),
+            values(info, play, name, likes, markdown=False, requested_by=requested_by),
             limits=limits,
             embed_room=TOTAL - kept,
         )

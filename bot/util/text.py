@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import datetime, timedelta
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import quote_plus
+
+from .links import TEXT_URL, safe_url
 
 ELLIPSIS = "…"
 _MARKDOWN = re.compile(r"([\\*_~`|>#\[\]])")
@@ -136,30 +138,6 @@ def flag(iso: str | None) -> str:
     return "".join(chr(0x1F1E6 + ord(c) - ord("a")) for c in iso.lower())
 
 
-_HTTP_URL = re.compile(r"(?i)^http(s?)://\S+$")
-
-
-def is_http_url(url: str | None, *, https_only: bool = False) -> bool:
-    """An absolute http(s) URL with a host, without spaces, short enough for Discord (512): the
-    one test of every link OnAir puts in a message (embeds, buttons, masked links).
-
-    Discord refuses the whole message for one URL it finds malformed (``https://:8443/x``), so
-    a station's odd link must be left out, not sent.
-    """
-    if not url or len(url) > 512 or not url.isprintable():
-        return False
-    match = _HTTP_URL.match(url)
-    if match is None or (https_only and not match.group(1)):
-        return False
-    try:
-        parts = urlsplit(url)
-        # No user part: "https://x.example@everyone" would show a mention-like "@everyone" and
-        # a station's link has no business carrying credentials into a public channel.
-        return bool(parts.hostname) and "@" not in parts.netloc
-    except ValueError:  # e.g. an unclosed IPv6 bracket
-        return False
-
-
 SEARCH_URL = "https://www.google.com/search?q="
 
 
@@ -175,31 +153,23 @@ def search_url(artist: str | None, title: str | None) -> str | None:
 
 
 def masked_link(label: str, url: str | None) -> str | None:
-    """``[label](url)`` for an http(s) URL; ``label`` must already be safe text. Brackets and
-    parentheses in the URL are percent-encoded so the link cannot end early."""
-    if not is_http_url(url):
+    """``[label](url)`` for a URL ``safe_url`` accepts (else None); ``label`` must already be
+    safe text. Parentheses in the URL are percent-encoded so the link cannot end early."""
+    address = safe_url(url, TEXT_URL)
+    if address is None:
         return None
-    assert url is not None
-    return f"[{label}]({_link_safe(url)})"
+    return f"[{label}]({_link_safe(address)})"
 
 
 def bare_link(url: str | None) -> str | None:
-    """``<url>`` (a link Discord shows without a preview) for an http(s) URL, its ``<>()[]``
-    percent-encoded so station text cannot close it early and add a masked link after it."""
-    if not is_http_url(url):
+    """``<url>`` (a link Discord shows without a preview) for a URL ``safe_url`` accepts (which
+    holds no ``<>[]`` that could close it early and add a masked link after it)."""
+    address = safe_url(url, TEXT_URL)
+    if address is None:
         return None
-    assert url is not None
-    return f"<{_link_safe(url)}>"
+    return f"<{_link_safe(address)}>"
 
 
 def _link_safe(url: str) -> str:
-    for char, code in (
-        ("(", "%28"),
-        (")", "%29"),
-        ("[", "%5B"),
-        ("]", "%5D"),
-        ("<", "%3C"),
-        (">", "%3E"),
-    ):
-        url = url.replace(char, code)
-    return url
+    """Parentheses (RFC 3986 allows them) percent-encoded: a ``)`` would end a masked link."""
+    return url.replace("(", "%28").replace(")", "%29")

@@ -10,15 +10,15 @@ from typing import Any
 
 import discord
 
+from ..announcer.outbox import DeliveryError
+from ..announcer.watcher import Announcement
 from ..config import StationConfig
 from ..history.likes import LikeService
 from ..programme.jingles import SkipRules
 from ..render import station_embeds
-from ..storage import Subscription
-from ..templates.announce import announcement as templated
+from ..render.templated import announcement as templated
+from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
-from .outbox import DeliveryError
-from .watcher import Announcement
 
 
 class RateGate:
@@ -100,13 +100,7 @@ class DiscordDeliverer:
         "a few minutes" and a play may be posted up to ``max_delivery_age`` late, so a
         ``resumed`` delivery first looks for its own earlier post in the channel."""
         embed, view, content = await self._render(sub, announcement, station)
-        mentions = (
-            discord.AllowedMentions(
-                everyone=False, users=False, roles=[discord.Object(sub.mention_role)]
-            )
-            if sub.mention_role
-            else discord.AllowedMentions.none()
-        )
+        mentions = allowed_mentions(sub, announcement)
         last_error: discord.HTTPException | None = None
         for attempt in range(self.tries):
             try:
@@ -162,6 +156,8 @@ class DiscordDeliverer:
             likes=count,
             skip=SkipRules.of([sub]),
             card=sub.mode == "card",
+            requested_by=tuple(c.name for c in credits_in(sub, announcement)),
+            ping_users=pinged(sub, announcement),
         )
         return rendered.embed, with_like_button(rendered.view, play_id, count), rendered.content
 
@@ -218,6 +214,27 @@ class DiscordDeliverer:
             await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
+
+
+def credits_in(sub: Subscription, announcement: Announcement) -> list[RequestCredit]:
+    """The requesters a channel names: its own guild's only (a name typed in one guild never
+    reaches another)."""
+    return [c for c in announcement.requested_by if c.guild_id == sub.guild_id]
+
+
+def pinged(sub: Subscription, announcement: Announcement) -> tuple[int, ...]:
+    """The requesters who opted in to a ping, each once."""
+    return tuple(dict.fromkeys(c.user_id for c in credits_in(sub, announcement) if c.ping))
+
+
+def allowed_mentions(sub: Subscription, announcement: Announcement) -> discord.AllowedMentions:
+    """Only what the channel chose (its role) and each requester who opted in: nothing else
+    in the message can ping, whatever a template or a name holds."""
+    users = [discord.Object(u) for u in pinged(sub, announcement)]
+    roles = [discord.Object(sub.mention_role)] if sub.mention_role else False
+    if not users and not roles:
+        return discord.AllowedMentions.none()
+    return discord.AllowedMentions(everyone=False, users=users or False, roles=roles)
 
 
 async def post_message(

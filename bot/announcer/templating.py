@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from .. import errors
-from ..announcer import snapshot
-from ..announcer.watcher import Announcement
 from ..errors import BadInput
 from ..storage import Storage, Subscription
-from .formatter import TemplateError
-from .model import PartName, TemplateSet, Variant
+from ..templates.formatter import TemplateError
+from ..templates.model import PartName, TemplateSet, Variant
+from . import snapshot
+from .watcher import Announcement
 
 
 async def subscription_for(

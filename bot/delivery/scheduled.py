@@ -7,7 +7,11 @@ from typing import Any
 
 import discord
 
-from ..announcer.discord_delivery import (
+from ..render.alert_embeds import alert_message
+from ..render.recap_embeds import recap_embed
+from ..scheduled.outbox import PostError
+from ..storage import ScheduledPost
+from .announcements import (
     PERMANENT,
     REFUSED,
     RateGate,
@@ -15,10 +19,6 @@ from ..announcer.discord_delivery import (
     post_message,
     refused,
 )
-from ..render.alert_embeds import alert_message
-from ..render.recap_embeds import recap_embed
-from ..storage import ScheduledPost
-from .outbox import PostError
 
 
 def render(post: ScheduledPost) -> tuple[str | None, discord.Embed, discord.ui.View | None, int]:

@@ -1,0 +1,1 @@
+"""Song requests: shared searches, the request rules, and the credit on air."""

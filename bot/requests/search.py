@@ -1,0 +1,231 @@
+"""Song searches shared by everyone: one upstream search serves every user and guild typing
+the same thing.
+
+Per station and normalised query an answer is cached (about a minute); identical searches in
+flight share one request; at most N searches a second go to one station (a token bucket). An
+autocomplete must answer within Discord's 3 s: past the rate, or past its wait, it answers from
+the cache (the query itself, or a shorter query's answer filtered here) or with nothing, and a
+search already sent still fills the cache for the next keystroke.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ..station import (
+    RequestTrack,
+    SearchAnswer,
+    StationError,
+    normalise_title,
+)
+from ..station.errors import RequestsUnavailable
+
+MIN_QUERY = 3  # characters before a search is worth sending (what public clients do)
+MAX_KEY = 100
+FAILURE_TTL = 5.0  # a failed search is not asked again for this long (a failing station)
+Clock = Callable[[], float]
+Fetch = Callable[[], Awaitable[SearchAnswer]]
+
+
+def query_key(text: str) -> str:
+    """What makes two searches the same: case, width and spacing folded, bounded."""
+    return normalise_title(text[: MAX_KEY * 2])[:MAX_KEY]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Tracks for a query; ``source``: upstream, cache, prefix (a shorter query's answer
+    filtered), limited (rate or wait exceeded, nothing cached) or failed."""
+
+    tracks: tuple[RequestTrack, ...]
+    source: str
+
+
+class TokenBucket:
+    """``rate`` tokens a second, at most ``rate`` (at least one) saved up."""
+
+    def __init__(self, rate: float, clock: Clock) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate)
+        self.tokens = self.capacity
+        self.clock = clock
+        self.updated = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+    def wait_time(self) -> float:
+        """Seconds until a token is due (0 when one is there)."""
+        now = self.clock()
+        tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+
+
+class SearchDesk:
+    """The shared cache, single flight and per-station rate of searches."""
+
+    def __init__(
+        self,
+        rate: float,
+        *,
+        ttl: float = 60.0,
+        max_entries: int = 5000,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.rate = rate
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self.clock = clock
+        self._answers: OrderedDict[tuple[str, str], tuple[float, tuple[RequestTrack, ...]]] = (
+            OrderedDict()
+        )
+        self._inflight: dict[tuple[str, str], asyncio.Task[tuple[RequestTrack, ...]]] = {}
+        self._buckets: dict[str, TokenBucket] = {}
+        self._failed_until: dict[tuple[str, str], float] = {}
+        self.upstream = 0  # searches sent, all stations (the benchmark reports it)
+        self.failed = 0
+        self.answered: Counter[str] = Counter()  # answers by source (the benchmark reports it)
+
+    def _bucket(self, station: str) -> TokenBucket:
+        bucket = self._buckets.get(station)
+        if bucket is None:
+            bucket = self._buckets[station] = TokenBucket(self.rate, self.clock)
+        return bucket
+
+    def cached(self, station: str, key: str) -> tuple[RequestTrack, ...] | None:
+        entry = self._answers.get((station, key))
+        if entry is None or entry[0] < self.clock():
+            return None
+        self._answers.move_to_end((station, key))
+        return entry[1]
+
+    def _store(self, station: str, key: str, tracks: tuple[RequestTrack, ...], ttl: float) -> None:
+        self._answers[(station, key)] = (self.clock() + ttl, tracks)
+        self._answers.move_to_end((station, key))
+        while len(self._answers) > self.max_entries:
+            self._answers.popitem(last=False)
+
+    def from_prefix(self, station: str, key: str) -> tuple[RequestTrack, ...] | None:
+        """A shorter query's cached answer, filtered to the titles holding every word typed:
+        what a search-as-you-type station would mostly answer anyway."""
+        words = key.split()
+        for end in range(len(key) - 1, MIN_QUERY - 1, -1):
+            tracks = self.cached(station, key[:end].rstrip())
+            if tracks is not None:
+                return tuple(t for t in tracks if all(w in normalise_title(t.title) for w in words))
+        return None
+
+    async def search(
+        self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
+    ) -> Found:
+        found = await self._search(station, text, fetch, wait=wait, patient=patient)
+        self.answered[found.source] += 1
+        return found
+
+    async def _search(
+        self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
+    ) -> Found:
+        """Tracks for ``text``. ``wait``: how long to wait for upstream before answering from
+        what is cached; ``patient``: wait for the rate too (a request, not a keystroke). A
+        failure raises only when ``patient`` (the command says why); else nothing is found."""
+        key = query_key(text)
+        if len(key) < MIN_QUERY:
+            return Found((), "short")
+        cached = self.cached(station, key)
+        if cached is not None:
+            return Found(cached, "cache")
+        task = self._inflight.get((station, key))
+        if (
+            task is None
+            and not patient
+            and self._failed_until.get((station, key), 0) > self.clock()
+        ):
+            return self._fallback(station, key, "failed")
+        if task is None:
+            bucket = self._bucket(station)
+            if not bucket.take():
+                delay = bucket.wait_time()
+                if not patient or delay > wait:
+                    return await self._shared_prefix(station, key, wait)
+                await asyncio.sleep(delay)
+                return await self._search(station, text, fetch, wait=wait - delay, patient=True)
+            task = self._start(station, key, fetch)
+        try:
+            tracks = await asyncio.wait_for(asyncio.shield(task), timeout=wait)
+        except TimeoutError:
+            if patient:
+                raise RequestsUnavailable() from None
+            return self._fallback(station, key, "limited")
+        except StationError:
+            if patient:
+                raise
+            return Found((), "failed")
+        return Found(tracks, "upstream")
+
+    async def _shared_prefix(self, station: str, key: str, wait: float) -> Found:
+        """Past the rate: a shorter query's answer, cached or on its way (waited for within
+        ``wait``, a search already sent), filtered to what was typed; else nothing."""
+        found = self._fallback(station, key, "limited")
+        if found.source == "prefix":
+            return found
+        pending = next(
+            (
+                task
+                for end in range(len(key) - 1, MIN_QUERY - 1, -1)
+                if (task := self._inflight.get((station, key[:end].rstrip()))) is not None
+            ),
+            None,
+        )
+        if pending is None:
+            return found
+        try:
+            await asyncio.wait_for(asyncio.shield(pending), timeout=wait)
+        except (TimeoutError, StationError):
+            return found
+        return self._fallback(station, key, "limited")
+
+    def _fallback(self, station: str, key: str, source: str) -> Found:
+        tracks = self.from_prefix(station, key)
+        return Found(tracks, "prefix") if tracks is not None else Found((), source)
+
+    def _start(
+        self, station: str, key: str, fetch: Fetch
+    ) -> asyncio.Task[tuple[RequestTrack, ...]]:
+        self.upstream += 1
+
+        async def run() -> tuple[RequestTrack, ...]:
+            try:
+                answer = await fetch()
+            except StationError:
+                self.failed += 1
+                if len(self._failed_until) > self.max_entries:
+                    self._failed_until.clear()
+                self._failed_until[(station, key)] = self.clock() + FAILURE_TTL
+                raise
+            finally:
+                self._inflight.pop((station, key), None)
+            self._store(station, key, answer.tracks, self.ttl)
+            return answer.tracks
+
+        task = asyncio.get_running_loop().create_task(run())
+        task.add_done_callback(_consume)
+        self._inflight[(station, key)] = task
+        return task
+
+
+def _consume(task: asyncio.Task[tuple[RequestTrack, ...]]) -> None:
+    """Nobody may be waiting any more: the failure is known (cached), not "never retrieved"."""
+    if not task.cancelled():
+        with contextlib.suppress(BaseException):
+            task.exception()

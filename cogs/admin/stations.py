@@ -1,0 +1,53 @@
+"""/onair station add, remove and list: the stations this server uses."""
+
+from __future__ import annotations
+
+from discord import app_commands
+
+from bot.render import admin_embeds
+from bot.ui.station_key import StationKeyModal
+from bot.ui.stations import resolve_station, station_autocomplete
+
+from ..shapes import Interaction
+from .base import AdminCommands
+
+
+class StationCommands(AdminCommands):
+    station = app_commands.Group(name="station", description="Stations this server uses")
+
+    @station.command(
+        name="add", description="Add this server's station (the key is asked for privately)"
+    )
+    @app_commands.describe(
+        name="Display name",
+        base_url="Station server, like https://c5.radioboss.fm",
+        station_id="The station's number",
+        timezone="The station's time zone, like Europe/Berlin (default UTC)",
+    )
+    async def station_add(
+        self,
+        interaction: Interaction,
+        name: app_commands.Range[str, 1, 80],
+        base_url: app_commands.Range[str, 8, 200],
+        station_id: app_commands.Range[int, 1, 10**9],
+        timezone: str = "UTC",
+    ) -> None:
+        # UrlRefused or BadInput: a clear ephemeral reply, before the key is asked for.
+        request = self.bot.onboarding.check_request(
+            interaction.guild_id or 0, name, base_url, station_id, timezone
+        )
+        modal = StationKeyModal(self.bot.onboarding, request, user_id=interaction.user.id)
+        await interaction.response.send_modal(modal)
+
+    @station.command(name="remove", description="Remove a station this server added")
+    @app_commands.autocomplete(station=station_autocomplete)
+    async def station_remove(self, interaction: Interaction, station: str) -> None:
+        chosen = resolve_station(interaction, station)
+        await self.bot.onboarding.remove(interaction.guild_id or 0, chosen)
+        await self.bot.announcer.refresh()
+        await interaction.response.send_message(admin_embeds.removed(chosen), ephemeral=True)
+
+    @station.command(name="list", description="Stations this server can use")
+    async def station_list(self, interaction: Interaction) -> None:
+        embed = admin_embeds.station_list(self.bot.registry.visible(interaction.guild_id))
+        await interaction.response.send_message(embed=embed, ephemeral=True)

@@ -1,0 +1,139 @@
+"""/onair template set, clear and preview: a channel's announcement wording."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from discord import app_commands
+
+from bot.announcer import templating as template_admin
+from bot.config import StationConfig
+from bot.render import community, station_embeds
+from bot.render.templated import announcement as templated
+from bot.storage import Subscription
+from bot.templates.model import PartName
+from bot.ui import Reply, answer
+from bot.ui.stations import resolve_station
+from bot.util.text import clip, safe
+
+from ..shapes import Channel, Interaction, station_option
+from .base import AdminCommands
+
+
+class TemplateCommands(AdminCommands):
+    template = app_commands.Group(
+        name="template", description="Word a channel's announcements with your own templates"
+    )
+
+    @template.command(name="set", description="Word a channel's announcements (see the README)")
+    @app_commands.describe(
+        channel="The channel whose announcements to word",
+        variant="all plays, or only live shows / only AutoDJ plays (default: all)",
+        content="Message text above the embed, like: Now on {station}: {title}",
+        title="Embed title, like: {title}",
+        description="Embed text, like: by {artist} · {album|—} ({year|?})",
+        footer="Footer, like: {station} · {listeners} listening",
+        color="Embed colour, like #1DB954",
+    )
+    @station_option()
+    async def template_set(
+        self,
+        interaction: Interaction,
+        channel: Channel,
+        station: str | None = None,
+        variant: Literal["all", "live", "autodj"] = "all",
+        content: app_commands.Range[str, 1, 6000] | None = None,
+        title: app_commands.Range[str, 1, 6000] | None = None,
+        description: app_commands.Range[str, 1, 6000] | None = None,
+        footer: app_commands.Range[str, 1, 6000] | None = None,
+        color: app_commands.Range[str, 1, 100] | None = None,
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        sub = await self._template_target(interaction, channel, chosen)
+        given = {"content": content, "title": title, "description": description}
+        given |= {"footer": footer, "color": color}
+        parts: dict[PartName, str] = {k: v for k, v in given.items() if v is not None}  # type: ignore[misc]
+        sub = await template_admin.set_parts(self.bot.storage, sub, variant, parts)
+        text = community.template_saved(sub.templates, channel.mention)
+        await interaction.response.send_message(text, ephemeral=True)
+
+    @template.command(name="clear", description="Back to the built-in announcement layout")
+    @app_commands.describe(
+        channel="The channel whose announcement wording to clear",
+        variant="Only this variant (default: every variant)",
+        part="Only this part (default: every part)",
+    )
+    @station_option()
+    async def template_clear(
+        self,
+        interaction: Interaction,
+        channel: Channel,
+        station: str | None = None,
+        variant: Literal["all", "live", "autodj"] | None = None,
+        part: Literal["content", "title", "description", "footer", "color"] | None = None,
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        sub = await self._template_target(interaction, channel, chosen)
+        sub = await template_admin.clear(self.bot.storage, sub, variant, part)
+        text = community.template_saved(sub.templates, channel.mention)
+        await interaction.response.send_message(text, ephemeral=True)
+
+    @template.command(
+        name="preview", description="A channel's announcement with the station's last play"
+    )
+    @app_commands.describe(
+        channel="The channel whose announcement to preview",
+        variant="Preview with a live show's or an AutoDJ play (default: the last play)",
+    )
+    @station_option()
+    async def template_preview(
+        self,
+        interaction: Interaction,
+        channel: Channel,
+        station: str | None = None,
+        variant: Literal["live", "autodj"] | None = None,
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        sub = await self._template_target(interaction, channel, chosen)
+
+        async def work() -> Reply:
+            live = None if variant is None else variant == "live"
+            recorded = await template_admin.last_play(self.bot.storage, chosen.slug, live=live)
+            if recorded is not None:
+                info, play = recorded.info, recorded.play
+            else:
+                info = (await self.bot.registry.snapshot(chosen)).info
+                current = info.current_play()
+                if current is None:
+                    return Reply(content="Nothing is on air right now.", ephemeral=True)
+                play = current
+            shown = templated(
+                sub.templates,
+                info,
+                play,
+                chosen.name,
+                style=station_embeds.effective_style(sub.style, sub.mode),
+                mention_role=sub.mention_role,
+            )
+            heading = community.template_preview(
+                shown.budget, safe(play.display, limit=80), recorded=recorded is not None
+            )
+            body = clip("\n".join(p for p in (heading, shown.content) if p), 2000)
+            return Reply(content=body, embed=shown.embed, view=shown.view, ephemeral=True)
+
+        await answer(interaction, work(), ephemeral=True)
+
+    async def _template_target(
+        self,
+        interaction: Interaction,
+        channel: Channel,
+        chosen: StationConfig,
+    ) -> Subscription:
+        return await template_admin.subscription_for(
+            self.bot.storage,
+            interaction.guild_id or 0,
+            channel.id,
+            chosen.slug,
+            channel=channel.mention,
+            name=safe(chosen.name, limit=80),
+        )

@@ -1,0 +1,55 @@
+"""/onair voice and /onair events: playing in voice, and live shows as server events."""
+
+from __future__ import annotations
+
+from discord import app_commands
+
+from bot.errors import EVENTS_NO_PERMISSION, NOT_HERE, BadInput
+from bot.render import admin_embeds
+from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.voice import configure_voice, voice_channel_autocomplete
+
+from ..shapes import Interaction, station_option
+from .base import AdminCommands
+
+
+class VoiceCommands(AdminCommands):
+    @app_commands.command(
+        name="voice", description="Voice: 24/7 home channel, empty leave, station, stream"
+    )
+    @app_commands.describe(
+        channel="Voice or stage channel to stay in 24/7, or none",
+        leave_when_empty="Seconds to stay in a channel nobody listens in (0 = stay)",
+        station="Station to play (turns voice on for a station this server added)",
+        stream_url="Stream address of that station (one this server added), or default",
+        status="Show what plays as the voice channel's status (on by default)",
+    )
+    @app_commands.autocomplete(channel=voice_channel_autocomplete, station=station_autocomplete)
+    async def voice(
+        self,
+        interaction: Interaction,
+        channel: app_commands.Range[str, 1, 120] | None = None,
+        leave_when_empty: app_commands.Range[int, 0, 86400] | None = None,
+        station: str | None = None,
+        stream_url: app_commands.Range[str, 1, 2048] | None = None,
+        status: bool | None = None,
+    ) -> None:
+        await configure_voice(interaction, channel, leave_when_empty, station, stream_url, status)
+
+    # Live shows --------------------------------------------------------------------------
+
+    @app_commands.command(name="events", description="A server event for each live show")
+    @app_commands.describe(enabled="Make an event for each live show of the station (or stop)")
+    @station_option("Which station")
+    async def events(
+        self, interaction: Interaction, enabled: bool, station: str | None = None
+    ) -> None:
+        chosen = resolve_station(interaction, station)
+        guild = interaction.guild
+        if guild is None:
+            raise BadInput(NOT_HERE)
+        if enabled and not guild.me.guild_permissions.manage_events:
+            raise BadInput(EVENTS_NO_PERMISSION)
+        changed = await self.bot.shows.set_events(guild.id, chosen.slug, on=enabled)
+        text = admin_embeds.show_events(chosen, enabled, changed)
+        await interaction.response.send_message(text, ephemeral=True)

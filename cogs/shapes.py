@@ -1,0 +1,38 @@
+"""What the commands' signatures share, written once: the interaction, a text channel option and
+the ``station`` option (described and autocompleted from the server's stations alike)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeAlias, TypeVar
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.runtime.core import OnAirBot
+from bot.ui.stations import station_autocomplete
+
+Interaction: TypeAlias = discord.Interaction[OnAirBot]
+Channel: TypeAlias = discord.TextChannel | discord.Thread
+THIS_SERVERS = "Which station (default: this server's)"
+
+T = TypeVar("T")
+
+
+class BotCog(commands.Cog):
+    """A cog that keeps the bot whose services its commands call."""
+
+    def __init__(self, bot: OnAirBot) -> None:
+        self.bot = bot
+
+
+def station_option(description: str = THIS_SERVERS) -> Callable[[T], T]:
+    """The ``station`` option of a command: its description, and the server's stations offered
+    as the admin or listener types."""
+
+    def decorate(callback: T) -> T:
+        described = app_commands.describe(station=description)(callback)
+        return app_commands.autocomplete(station=station_autocomplete)(described)
+
+    return decorate

@@ -1,0 +1,167 @@
+"""Song requests end to end: the real discord.py client against the fake Discord and the
+simulator on a manual clock. Autocomplete, the request, the station's refusal, text that
+matches nothing, the cooldown, the guild's switch, the credit in the announcement (and the
+ping only for who opted in), /requests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+
+from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.discord_rules import AUTOCOMPLETE_RESULT, EPHEMERAL
+from .support.fakediscord import FakeDiscord
+from .support.stations import programme_simulator
+from .support.waiting import wait_for
+
+pytestmark = pytest.mark.e2e
+
+# Harbour Lights 0-20 s (on air at the start), jingle 20-25 (a request takes this slot), ...
+SLOTS = [(TRACKS[0], 20.0), (JINGLES[0], 5.0), (TRACKS[1], 20.0), (LIVE_SHOW, 60.0)]
+NEON = TRACKS[3]  # Kaito & The Wires - Neon Umbrella: id 1004 at the simulator
+REQUESTS_ON = "requests = true"
+RATE = "[requests]\nsearches_per_second = 100\n"
+
+
+@pytest.fixture
+async def programme_sim() -> AsyncIterator[StationSimulator]:
+    async with programme_simulator(
+        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+    ) as simulator:
+        yield simulator
+
+
+fake = fake_discord_fixture(channels_per_guild=2)
+
+
+def posts(fake: FakeDiscord) -> list:
+    channel = fake.guilds[0].channels[0]
+    return [r for r in fake.sent("POST", rf"^/channels/{channel}/messages$") if r.status == 200]
+
+
+async def poll(env) -> None:  # type: ignore[no-untyped-def]
+    announcer = env.bot.announcer
+    watch = announcer.watched()[0]
+    await wait_for(lambda: not watch.busy, within=10)
+    before = watch.status.polls
+    announcer.poll_now(watch)
+    await wait_for(lambda: watch.status.polls > before and not watch.busy, within=10)
+    await announcer.idle()
+
+
+def running(sim: StationSimulator, fake: FakeDiscord, **kw):  # type: ignore[no-untyped-def]
+    guild = fake.guilds[0]
+    # Searches are rate limited (the tests of the limit are in test_requests_service): here
+    # every autocomplete is to reach the station.
+    config = subscription_config(guild.id, guild.channels[0]) + RATE
+    kw.setdefault("station_options", REQUESTS_ON)
+    return running_bot(sim, fake=fake, extra_config=config, **kw)
+
+
+async def private_text(fake: FakeDiscord, iid: str) -> str:
+    message = await fake.final_message(iid)
+    assert message["flags"] & EPHEMERAL
+    return str(message["content"])
+
+
+async def test_autocomplete_request_credit_and_queue(programme_sim, fake):
+    owner = fake.owner_id
+    fake.user_names[owner] = "DJ *Ana* @everyone"
+    async with running(programme_sim, fake) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        iid = await fake.autocomplete("request", "song", "neon")
+        callback = await fake.response(iid)
+        assert callback.status == 200
+        assert callback.json["type"] == AUTOCOMPLETE_RESULT
+        assert callback.json["data"]["choices"] == [{"name": NEON.cast_title, "value": "1004"}]
+        # Under 3 characters: nothing is searched.
+        searches = programme_sim.counters["songrequestsearch"]
+        iid = await fake.autocomplete("request", "song", "ne")
+        assert (await fake.response(iid)).json["data"]["choices"] == []
+        assert programme_sim.counters["songrequestsearch"] == searches
+
+        text = await private_text(fake, await fake.slash("request", {"song": "1004", "ping": True}))
+        assert text.startswith("✅ **Main FM** accepted your request: **Kaito & The Wires - Neon")
+        assert "pinged when it airs" in text
+
+        message = await fake.final_message(await fake.slash("requests"))
+        assert message["flags"] & EPHEMERAL
+        queue, mine = message["embeds"][0]["fields"]
+        assert queue["value"] == f"⏳ waiting · {NEON.cast_title}"
+        assert mine["value"] == f"**{NEON.cast_title}** · #1 in line"
+
+        programme_sim.clock.advance(21)  # the jingle's slot: the request plays
+        await poll(env)
+        post = posts(fake)[-1].json
+        embed = post["embeds"][0]
+        assert embed["title"] == NEON.title
+        # The display name is listener text: markdown escaped, @everyone defused.
+        assert "🙋 Requested by **DJ \\*Ana\\* @\u200beveryone**" in embed["description"]
+        # Opted in: pinged, and only that user can be.
+        assert post["content"] == f"<@{owner}>"
+        assert post["allowed_mentions"] == {"parse": [], "users": [owner]}
+        message = await fake.final_message(await fake.slash("requests"))
+        assert message["embeds"][0]["fields"][0]["value"] == f"✔️ played · {NEON.cast_title}"
+
+
+async def test_refusal_unknown_text_cooldown_and_the_switch(programme_sim, fake):
+    async with running(programme_sim, fake):
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        # Harbour Lights is on air: the station refuses, in its own words.
+        await fake.response(await fake.autocomplete("request", "song", "harbour", user_id=2))
+        text = await private_text(fake, await fake.slash("request", {"song": "1001"}, user_id=2))
+        assert text == "**Main FM** didn't accept the request: This song was played recently"
+        made = programme_sim.counters["songrequestmake"]
+        text = await private_text(fake, await fake.slash("request", {"song": "zzzz"}, user_id=3))
+        assert text.startswith("No song on **Main FM** matches “zzzz”, so nothing was requested")
+        assert programme_sim.counters["songrequestmake"] == made  # no request made
+        # Typed in full by hand: that song.
+        typed = NEON.cast_title.upper()
+        text = await private_text(fake, await fake.slash("request", {"song": typed}, user_id=4))
+        assert "accepted your request" in text
+        assert "Its announcement will name you" in text
+        await fake.response(await fake.autocomplete("request", "song", "signal", user_id=4))
+        text = await private_text(fake, await fake.slash("request", {"song": "1003"}, user_id=4))
+        assert text.startswith("You've requested a song recently. You can ask again <t:")
+        assert programme_sim.counters["songrequestmake"] == made + 1
+
+        text = await private_text(
+            fake, await fake.slash("onair", {"enabled": False}, sub=["requests", "set"])
+        )
+        assert text.startswith("Song requests for **Main FM** are **off** here.")
+        text = await private_text(fake, await fake.slash("request", {"song": "1003"}, user_id=5))
+        assert text == "Song requests for **Main FM** are off in this server."
+        iid = await fake.autocomplete("request", "song", "neon", user_id=5)
+        assert (await fake.response(iid)).json["data"]["choices"] == []
+
+
+async def test_a_station_without_requests_and_one_that_is_down(programme_sim, fake):
+    async with running(programme_sim, fake, station_options=""):
+        text = await private_text(fake, await fake.slash("request", {"song": "neon"}))
+        assert text.startswith("**Main FM** doesn't take song requests through OnAir.")
+    async with running(programme_sim, fake):
+        programme_sim.inject("html", endpoint="songrequestsearch")
+        iid = await fake.autocomplete("request", "song", "neon")
+        assert (await fake.response(iid)).json["data"]["choices"] == []
+        text = await private_text(fake, await fake.slash("request", {"song": "umbrella"}))
+        assert text == "Song requests are unavailable right now; try again in a little while."
+        programme_sim.faults.clear()
+        programme_sim.station(1).desk.off = True
+        text = await private_text(fake, await fake.slash("request", {"song": "neon umbrella"}))
+        assert text == "**Main FM** is not taking song requests right now."
+
+
+async def test_hostile_titles_are_harmless_choices(programme_sim, fake):
+    desk = programme_sim.station(1).desk
+    hostile = TRACKS[3].__class__("@everyone <@&1> **x**", "\u202e" + "y" * 300, 100.0)
+    desk.library = (hostile, *TRACKS)
+    async with running(programme_sim, fake):
+        iid = await fake.autocomplete("request", "song", "everyone")
+        callback = await fake.response(iid)
+        assert callback.status == 200  # Discord's rules (name 1-100) hold
+        [choice] = callback.json["data"]["choices"]
+        assert len(choice["name"]) == 100
+        assert "\u202e" not in choice["name"]
