@@ -15,6 +15,7 @@ from ..config import StationConfig
 from ..errors import VoiceRefused
 from ..util.text import safe
 from .client import OnAirVoiceClient
+from .sender import Lane
 from .stream import OpenedStream, StreamGuard
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
@@ -68,7 +69,7 @@ class Player:
     channel_id: int
     station: str
     client: OnAirVoiceClient | None = None
-    audio: discord.AudioSource | None = None
+    audio: discord.AudioSource | Lane | None = None  # a Lane on the process's sender
 
 
 @dataclass(frozen=True, slots=True)

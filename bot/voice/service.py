@@ -47,6 +47,7 @@ from .players import (
 )
 from .presence import PresenceGate, PresenceUpdater
 from .rejoins import REJOIN_DELAYS
+from .sender import VoiceSender
 from .stream import StreamGuard
 from .streams import StationStreams
 from .timers import LoopTimers, Timers
@@ -72,6 +73,7 @@ class VoiceService:
         timers: Timers | None = None,
         connect_timeout: float = 10.0,
         rejoin_delays: tuple[float, ...] = REJOIN_DELAYS,
+        sender: VoiceSender | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -79,6 +81,7 @@ class VoiceService:
         self.storage = storage
         self.hub = hub
         self.probe = probe
+        self.sender = sender  # one audio clock for every guild (None: a player thread each)
         self.timers: Timers = timers or LoopTimers()
         self.connect_timeout = connect_timeout
         self.players: dict[int, Player] = {}
@@ -119,6 +122,7 @@ class VoiceService:
             leaving=self.notices.leaving,
             move_failed=self._move_failed,
             retire=self.figures.retire,
+            sender=sender,
         )
 
     @property
@@ -431,5 +435,7 @@ class VoiceService:
                 with contextlib.suppress(Exception):
                     await player.client.disconnect(force=True)
         self.players.clear()
+        if self.sender is not None:
+            self.sender.close()
         if self.hub is not None:
             await self.hub.close()
