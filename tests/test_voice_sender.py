@@ -98,14 +98,14 @@ async def test_a_stalled_guild_does_not_delay_the_others(sender: VoiceSender) ->
     assert sender.rescues == 1
     for link in others:
         got = numbers(link.packets)
-        assert got == list(range(1, len(got) + 1))  # no frame lost or repeated for them
+        # From the frame that was current when it joined, none lost or repeated.
+        assert got == list(range(got[0], got[0] + len(got)))
     stuck.gate.set()
     before = len(stuck.packets)
     await wait_for(lambda: len(stuck.packets) >= before + 10, within=10)
     assert not lanes[2].stalled
     # Back in step: the stuck frame went out, then it follows the station's current frame.
     got = numbers(stuck.packets)
-    assert got[0] == 1
     assert got[1:] == list(range(got[1], got[1] + len(got) - 1))
     assert source.reads <= max(len(link.packets) for link in links) + 2  # one read a tick
 

@@ -73,6 +73,18 @@ class Player:
 
 
 @dataclass(frozen=True, slots=True)
+class VoiceStatus:
+    """Where voice is in a guild, for ``/onair status``: ``playing``, or ``rejoining`` (a
+    restart's or a failure's rejoin waiting for its turn at the shard's gateway limit, or
+    connecting); ``ahead`` rejoins of its shard wait for a turn too."""
+
+    state: str
+    channel_id: int
+    station: str
+    ahead: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Joined:
     """What /join did, for the reply."""
 

@@ -345,7 +345,12 @@ class VoiceSender:
             index, position, packets = self._progress
             self._busy = None
             self._spawn(resume=(index, position + 1, packets))
-        _LOGGER.warning("voice: a guild's send stalled; the sender goes on without it meanwhile")
+        # (A loaded machine can pause the thread inside a send too: the first one is a warning.)
+        _LOGGER.log(
+            logging.WARNING if self.rescues == 1 else logging.DEBUG,
+            "voice: a guild's send stalled (%d so far); the sender goes on without it meanwhile",
+            self.rescues,
+        )
 
     # Life -----------------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from .players import (
     PlayerListener,
     Probe,
     VoiceChannel,
+    VoiceStatus,
     check_channel,
     station_name,
 )
@@ -223,6 +224,19 @@ class VoiceService:
 
     def status_enabled(self, guild_id: int) -> bool:
         return self.guild_voice(guild_id).channel_status
+
+    def status(self, guild_id: int) -> VoiceStatus | None:
+        """Playing, or rejoining (waiting for its shard's turn, or connecting), or None."""
+        player = self.players.get(guild_id)
+        if player is not None:
+            return VoiceStatus("playing", player.channel_id, player.station)
+        session = self.rejoins.session(guild_id)
+        if session is None:
+            return None
+        guild = self.client.get_guild(guild_id)
+        shard = guild.shard_id if guild is not None else 0
+        waiting = self.rejoins.turns.waiting(shard)
+        return VoiceStatus("rejoining", session.channel_id, session.station, waiting)
 
     def present(self, guild_id: int) -> bool:
         """Whether the guild has a player, a rejoin under way or a voice connection of OnAir's."""
