@@ -89,3 +89,12 @@ async def test_rejoins_wait_for_their_shards_turn_and_say_so() -> None:
     assert rejoins.order == [10, 12, 11, 14, 16]
     assert 14 not in rejoins
     assert rejoins.session(14) is None
+
+
+def test_onair_status_shows_voice_first() -> None:
+    from bot.render.admin_embeds import status
+
+    playing = status([], lambda _: None, [], {}, voice=VoiceStatus("playing", 55, "main"))
+    assert playing.fields[0].name == "Voice"
+    assert playing.fields[0].value == "🔊 playing `main` in <#55>"
+    assert not status([], lambda _: None, [], {}).fields  # no voice: no field
