@@ -55,35 +55,30 @@ import itertools
 import json
 import os
 import signal
-import socket
 import statistics
-import struct
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import aiohttp
 import discord
-import nacl.secret
-from discord.player import AudioPlayer
 
 from bot.guard.netguard import GuardedResolver, HostPolicy
-from bot.voice import OPUS_SILENCE, Broadcasts, VoiceSender, find_ffmpeg
-from bot.voice.client import OnAirVoiceClient
+from bot.voice import Broadcasts, find_ffmpeg
 from tests.support.fakeicecast import make_mp3
 from tests.support.waiting import wait_for
 
-from .common import LoopLag, emit
+from .common import emit
 
 THROUGH = {
     "fake": "the fake Discord: a discord.py client process, one real VoiceClient per guild",
     "engine": "engine + discord.py AudioPlayer + PyNaCl transport stand-in (NOT the fake Discord)",
 }
 TOKEN_ENV = "ONAIR_BENCH_VOICE_TOKEN"
+JOIN_DEADLINE = 240.0  # seconds for every guild to join and play
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -102,67 +97,6 @@ def proc_rss_mb(pid: int) -> float:
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE / 1e6
     except OSError:
         return 0.0
-
-
-class _Speaker:
-    async def speak(self, state: Any) -> None:
-        return None
-
-
-@dataclass
-class _Loop:
-    loop: asyncio.AbstractEventLoop
-
-
-@dataclass
-class BenchVoiceClient:
-    """What ``AudioPlayer`` needs of a VoiceClient, sending as VoiceClient does per packet."""
-
-    loop: asyncio.AbstractEventLoop
-    sink: tuple[str, int]
-    ssrc: int
-    timeout: float = 30.0
-    frames: int = 0
-    audio: int = 0
-    sequence: int = 0
-    timestamp: int = 0
-    ws: _Speaker = field(default_factory=_Speaker)
-
-    def __post_init__(self) -> None:
-        self.client = _Loop(self.loop)
-        self._box = nacl.secret.Aead(os.urandom(32))
-        self._nonce = 0
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._socket.setblocking(False)
-
-    def is_connected(self) -> bool:
-        return True
-
-    def speaking(self, on: bool) -> None:
-        return None
-
-    def wait_until_connected(self, timeout: float | None = 30.0) -> bool:
-        return True
-
-    def send_audio_packet(self, data: bytes, *, encode: bool = True) -> None:
-        self.sequence = (self.sequence + 1) & 0xFFFF
-        header = bytearray(12)
-        header[0], header[1] = 0x80, 0x78
-        struct.pack_into(">HII", header, 2, self.sequence, self.timestamp, self.ssrc)
-        nonce = bytearray(24)
-        nonce[:4] = struct.pack(">I", self._nonce)
-        self._nonce = (self._nonce + 1) & 0xFFFFFFFF
-        sealed = self._box.encrypt(bytes(data), bytes(header), bytes(nonce)).ciphertext
-        # A full loopback buffer drops the datagram, as a congested network would.
-        with contextlib.suppress(OSError):
-            self._socket.sendto(bytes(header) + sealed + nonce[:4], self.sink)
-        self.timestamp = (self.timestamp + 960) & 0xFFFFFFFF
-        self.frames += 1
-        if data != OPUS_SILENCE:
-            self.audio += 1
-
-    def close(self) -> None:
-        self._socket.close()
 
 
 class Icecast:
@@ -309,57 +243,6 @@ async def measure(
     }
 
 
-async def run_engine(
-    mode: str, guilds: int, *, ffmpeg: str, url: str, seconds: float
-) -> dict[str, Any]:
-    """N discord.py AudioPlayer threads in this process, each into a transport stand-in."""
-    loop = asyncio.get_running_loop()
-    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # never read: datagrams just drop
-    sink.bind(("127.0.0.1", 0))
-    clients = [BenchVoiceClient(loop, sink.getsockname(), ssrc=1000 + n) for n in range(guilds)]
-    session = stream_session()
-    broadcasts = Broadcasts(ffmpeg, session=session)
-    sources = [make_source(mode, broadcasts, url, ffmpeg) for _ in clients]
-    sender = VoiceSender() if mode == "sender" else None
-    if sender is not None:
-        for source, client in zip(sources, clients, strict=True):
-            sender.play(client, "bench", source)
-    players = [
-        AudioPlayer(source, client)  # type: ignore[arg-type]
-        for source, client in zip(sources, clients, strict=True)
-        if sender is None
-    ]
-    start = loop.time()
-    for index, player in enumerate(players):
-        # Spread the players' 20-ms phases as voice connections made one after another would
-        # (started all at once, every thread wakes in the same millisecond and they queue for
-        # the GIL: a cost no real bot has).
-        await asyncio.sleep(max(0.0, start + index * 0.02 / guilds - loop.time()))
-        player.start()
-    with contextlib.suppress(AssertionError):  # measured anyway: the figures will show it
-        await wait_for(lambda: all(client.audio for client in clients), within=20, step=0.1)
-    await asyncio.sleep(1.0)  # past the start-up burst
-    lag = LoopLag().start()
-    result = await measure(os.getpid(), lambda: [(c.frames, c.audio, 0) for c in clients], seconds)
-    await lag.stop()
-    result["decoder_restarts"] = sum(s.restarts for s in broadcasts.stats().values())
-    result["loop_worst_lag_ms"] = round(lag.worst * 1000, 1)
-    if sender is not None:
-        sender.close()
-    for player in players:
-        player.stop()
-    for player in players:
-        await asyncio.to_thread(player.join, 5)
-    await broadcasts.close()
-    await session.close()
-    for source in sources:
-        source.cleanup()
-    for client in clients:
-        client.close()
-    sink.close()
-    return result
-
-
 def shards_for(guilds: int) -> int:
     """Shards to join every guild within one window of the gateway limit (100 joins a shard)."""
     return max(1, -(-guilds // 100))
@@ -431,102 +314,6 @@ async def run_fake(
     return result
 
 
-def _fake_connector() -> aiohttp.TCPConnector:
-    """The fake's connector as ``tests.support.run_against_fake`` builds it (no connection
-    limit, as discord.py's own)."""
-    from tests.support.run_against_fake import connector
-
-    return connector()
-
-
-async def child_main(mode: str, url: str, shards: int) -> None:
-    """The bench's bot process: join every guild's voice channel and play the station."""
-    binary = find_ffmpeg()
-    assert binary is not None
-    intents = discord.Intents.none()
-    intents.guilds = True
-    intents.voice_states = True
-    client: discord.Client
-    if shards > 1:
-        client = discord.AutoShardedClient(
-            intents=intents,
-            connector=_fake_connector(),
-            guild_ready_timeout=0.5,
-            shard_count=shards,
-        )
-    else:
-        client = discord.Client(
-            intents=intents, connector=_fake_connector(), guild_ready_timeout=0.5
-        )
-    session = stream_session()
-    broadcasts = Broadcasts(binary.path, session=session)
-    sender = VoiceSender() if mode == "sender" else None
-    lag = LoopLag()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    sources: list[discord.AudioSource] = []
-    started = time.perf_counter()
-
-    async def join(guild: discord.Guild, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            voice = await guild.voice_channels[0].connect(
-                cls=OnAirVoiceClient if sender else discord.VoiceClient,
-                self_deaf=True,
-                timeout=300,
-            )
-        source = make_source(mode, broadcasts, url, binary.path)
-        if sender is not None and isinstance(voice, OnAirVoiceClient):
-            voice.play_on(sender, "bench", source, after=None)
-        else:
-            sources.append(source)
-            voice.play(source)
-
-    async def play() -> None:
-        try:
-            await client.wait_until_ready()
-            ready = time.perf_counter()
-            gate = asyncio.Semaphore(10 * shards)
-            await asyncio.gather(*(join(guild, gate) for guild in client.guilds))
-        except Exception as error:
-            print(f"failed: {type(error).__name__}: {error}", flush=True)
-            stop.set()
-            return
-        lag.start()
-        joined = {
-            "shards": shards,
-            "ready_seconds": round(ready - started, 1),
-            "join_seconds": round(time.perf_counter() - ready, 1),
-        }
-        print("ready " + json.dumps(joined), flush=True)
-
-    runner = asyncio.create_task(client.start(os.environ[TOKEN_ENV]))
-    player = asyncio.create_task(play())
-    await stop.wait()
-    await lag.stop()
-    report: dict[str, Any] = {
-        "decoder_restarts": sum(s.restarts for s in broadcasts.stats().values()),
-        "loop_worst_lag_ms": round(lag.worst * 1000, 1),
-        "loop_spikes": lag.spikes[:10],  # (seconds since the joins, ms) over 20 ms
-    }
-    for voice in list(client.voice_clients):
-        voice.stop()  # type: ignore[attr-defined]
-    if sender is not None:
-        report["sender"] = {"ticks": sender.ticks, "late": sender.late_ticks}
-        sender.close()
-    for source in sources:
-        source.cleanup()  # kills the per-guild FFmpegs; the player threads would too, later
-    await broadcasts.close()
-    await session.close()
-    player.cancel()
-    print(json.dumps(report), flush=True)
-    # No voice disconnects: 100 leaves after 100 joins exceed discord.py's gateway limit of
-    # 110 commands a minute and would take a minute; nothing of the measurement is left.
-    runner.cancel()
-    sys.stdout.flush()
-    os._exit(0)
-
-
 def _table(results: list[dict[str, Any]]) -> str:
     head = (
         f"{'guilds':>6} {'mode':<9} {'bot':>6} {'ffmpeg':>7} {'total':>6} {'fps min':>8} "
@@ -580,6 +367,8 @@ async def main() -> None:
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        from .voice_child import child_main
+
         await child_main(args.child, args.url, max(1, args.shards))
         return
     counts = [5, 10] if args.quick else [int(n) for n in args.guilds.split(",") if n.strip()]
@@ -617,6 +406,8 @@ async def main() -> None:
                                 shards=args.shards or shards_for(guilds),
                             )
                         else:
+                            from .voice_engine import run_engine
+
                             result = await run_engine(
                                 mode, guilds, ffmpeg=binary.path, url=url, seconds=seconds
                             )
