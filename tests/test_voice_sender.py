@@ -10,6 +10,7 @@ tests/test_voice_bot.py. Everything waits on counters with a deadline, never on 
 from __future__ import annotations
 
 import os
+import socket
 import threading
 from collections.abc import AsyncIterator
 
@@ -173,3 +174,26 @@ def test_the_transport_seal_is_pynacls_aead_byte_for_byte() -> None:
         box = nacl.secret.Aead(key)
         expected = box.encrypt(payload, header, nonce + b"\x00" * 20).ciphertext
         assert seal(key, header, payload, nonce) == expected
+
+
+async def test_the_udp_reader_waits_after_a_closed_socket() -> None:
+    """discord.py 2.7.1's reader retries a failing select() at once (thousands of times in the
+    10 ms between two looks here); OnAir's waits a moment after each."""
+    from bot.voice.reader import SELECT_RETRY, CalmSocketReader
+
+    closed = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    closed.close()
+
+    class State:
+        socket = closed
+
+    reader = CalmSocketReader(State(), start_paused=False)  # type: ignore[arg-type]
+    reader.start()
+    try:
+        await wait_for(lambda: reader.select_errors >= 3, within=10)
+        errors = reader.select_errors
+    finally:
+        reader.stop()
+        reader.join(5)
+    assert errors <= 4, errors  # one select() per SELECT_RETRY, not a spin
+    assert SELECT_RETRY >= 0.05

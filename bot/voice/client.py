@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.enums import SpeakingState
+from discord.voice_state import VoiceConnectionState
 
+from .reader import OnAirConnectionState
 from .transport import MODE, NONCE, RTP_HEADER, seal
 
 if TYPE_CHECKING:
@@ -57,6 +59,10 @@ class OnAirVoiceClient(discord.VoiceClient):
         self.lane: Lane | None = None
         self._key_list: object = None
         self._key = b""
+
+    def create_connection_state(self) -> VoiceConnectionState:
+        """discord.py's state with a UDP reader that does not spin on a closed socket."""
+        return OnAirConnectionState(self)
 
     # Playing on the sender ---------------------------------------------------------------
 
