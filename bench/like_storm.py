@@ -8,8 +8,8 @@ each (over the per-user limit: those are told privately). Reports per phase the 
 fake creating the interaction to its callback request arriving (p50, p99, max; what Discord's
 3 s counts, including the queue of frames the fake writes faster than one process reads them)
 and from discord.py reading the frame to the callback (bot side), late answers,
-429s, and the REST requests other than interaction responses made meanwhile (0: each count
-travels in its UPDATE_MESSAGE response).
+429s, and the REST requests other than interaction responses made meanwhile (0: each click is
+answered by a private reply in its interaction response, which says what it did).
 
     .venv/bin/python -m bench.like_storm [--clicks 1000] [--postgres] [--in-process]
     (--postgres needs ONAIR_TEST_POSTGRES_URL; default SQLite in a temporary file; the bot runs
@@ -26,15 +26,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from typing import IO, Any
+from typing import Any
 
 from bot.simulator import StationSimulator
 from bot.storage import PostgresStorage, SqliteStorage, Storage
 from tests.support.botenv import STATION_KEY, config_text, running_bot, subscription_config
 from tests.support.fakediscord import FakeDiscord
-from tests.support.run_against_fake import CA_ENV, PORT_ENV
 from tests.support.storage_backends import POSTGRES_ENV, reset_postgres
 
+from .child import child_log, prepare_child
 from .common import emit, ms, percentile
 
 WINDOW = 3.0
@@ -75,7 +75,11 @@ async def _phase(
     answered = {r.route.split("/")[2]: r for r in callbacks()[before_callbacks:]}
     latencies = [answered[i].at - fake.interactions[i].created for i in ids if i in answered]
     bot_side = [answered[i].at - received[i] for i in ids if i in answered and i in received]
-    kinds = [(answered[i].json or {}).get("type") for i in ids if i in answered]
+    said = [
+        str(((answered[i].json or {}).get("data") or {}).get("content") or "")
+        for i in ids
+        if i in answered
+    ]
     other = [
         r
         for r in fake.requests[before_requests:]
@@ -86,8 +90,8 @@ async def _phase(
         "clicks": len(users),
         "answered": len(latencies),
         "late_10062": sum(r.status == 404 for r in answered.values()),
-        "updated": kinds.count(7),
-        "told_privately": kinds.count(4),
+        "liked_or_removed": sum(s.startswith(("Liked", "Like removed")) for s in said),
+        "told_to_wait": sum("quickly" in s for s in said),
         "p50_ms": ms(percentile(latencies, 0.5)),
         "p99_ms": ms(percentile(latencies, 0.99)),
         "max_ms": ms(max(latencies, default=0.0)),
@@ -97,16 +101,7 @@ async def _phase(
         "seconds": round(seconds, 3),
         "429s": len(fake.ratelimited) - before_429,
         "other_rest_writes": len(other),
-        "label_after": _label(fake.messages[message_id]),
     }
-
-
-def _label(message: dict[str, Any]) -> str:
-    for row in message["components"]:
-        for button in row["components"]:
-            if button.get("custom_id", "").startswith("onair:like:"):
-                return str(button["label"])
-    return ""
 
 
 async def _in_process(
@@ -146,23 +141,9 @@ async def _child_process(
     core, as Discord's is."""
     channel = fake.guilds[0].channels[0]
     db_path = os.path.join(workdir, "child.sqlite3")
-    config_path = os.path.join(workdir, "onair.toml")
-    _write(
-        config_path,
-        config_text(sim, fake, extra=config, db_path=db_path, database_extra=database_extra),
-    )
-    ca = os.path.join(workdir, "fake-ca.pem")
-    fake.ca.cert_pem.write_to_path(ca)
-    env = {k: v for k, v in os.environ.items() if k != "ONAIR_DATABASE_URL"}
-    env.update(
-        {
-            "ONAIR_TEST_STATION_KEY": STATION_KEY,
-            "ONAIR_DISCORD_TOKEN": fake.expected_token,
-            CA_ENV: ca,
-            PORT_ENV: str(fake.port),
-        }
-    )
-    log = _log_file(os.path.join(workdir, "child.log"))
+    text = config_text(sim, fake, extra=config, db_path=db_path, database_extra=database_extra)
+    config_path, env = prepare_child(fake, workdir, text)
+    log = child_log(workdir)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -195,15 +176,6 @@ async def _child_process(
         process.terminate()
         await process.wait()
         log.close()
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
-
-
-def _log_file(path: str) -> IO[bytes]:
-    return open(path, "wb")  # closed when the child has exited
 
 
 async def _first_post(fake: FakeDiscord, channel: int) -> int:

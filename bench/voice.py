@@ -38,6 +38,9 @@ upstream connections opened, the bot's event-loop worst lag, decoder restarts.
 
     .venv/bin/python -m bench.voice [--guilds 100,300] [--seconds 30] [--quick]
         [--modes sender,players] [--shards N] [--through auto|fake|engine]
+    .venv/bin/python -m bench.voice --formats [mp3-128,mp3-320,aac-128,vorbis,opus] [--seconds 10]
+
+``--formats`` measures each mount format of issue 27 instead (``bench/voice_formats.py``).
 
 Goals (issue 26): 1,000 guilds at >= 49.5 frames/s for every guild, 0 sequence gaps, p99 gap
 between frames <= 25 ms; <= 1.0 core for the bot plus FFmpeg (100 guilds <= 0.15); the bot's
@@ -69,8 +72,10 @@ import discord
 from bot.guard.netguard import GuardedResolver, HostPolicy
 from bot.voice import Broadcasts, find_ffmpeg
 from tests.support.fakeicecast import make_mp3
+from tests.support.icecast_media import FORMATS
 from tests.support.waiting import wait_for
 
+from . import voice_formats
 from .common import emit
 
 THROUGH = {
@@ -349,7 +354,9 @@ def fake_available() -> bool:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--guilds", default="100,300", help="comma-separated guild counts")
-    parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per run")
+    parser.add_argument(
+        "--seconds", type=float, help="measured seconds per run (30; 10 with --formats)"
+    )
     parser.add_argument("--quick", action="store_true", help="5 and 10 guilds, 5 s each")
     parser.add_argument(
         "--modes", default="sender,players", help="sender, players (= shared), per-guild"
@@ -362,17 +369,24 @@ async def main() -> None:
         help="fake: the fake Discord voice server (default when present); engine: without it",
     )
     parser.add_argument(
+        "--formats",
+        nargs="?",
+        const="",
+        help="per mount format against the fake Icecast 2 (issue 27): first audio, silence "
+        "after a drop, frames/s; all formats, or a comma-separated list of " + ", ".join(FORMATS),
+    )
+    parser.add_argument(
         "--child", choices=("sender", "players", "per-guild"), help=argparse.SUPPRESS
     )
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        from .voice_child import child_main
+        from .voice_parts.child import child_main
 
         await child_main(args.child, args.url, max(1, args.shards))
         return
     counts = [5, 10] if args.quick else [int(n) for n in args.guilds.split(",") if n.strip()]
-    seconds = 5.0 if args.quick else args.seconds
+    seconds = 5.0 if args.quick else args.seconds or 30.0
     modes = [
         "players" if m.strip() == "shared" else m.strip()
         for m in args.modes.split(",")
@@ -384,6 +398,13 @@ async def main() -> None:
     binary = find_ffmpeg()
     if binary is None:
         raise SystemExit("no FFmpeg: set ONAIR_FFMPEG or install imageio-ffmpeg")
+    if args.formats is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            await voice_formats.run(
+                binary.path, Path(tmp), args.seconds or 10.0,
+                voice_formats.names(args.formats),
+            )  # fmt: skip
+        return
     print(f"voice bench through: {THROUGH[through]}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(tmp) / "sine.mp3")
@@ -406,7 +427,7 @@ async def main() -> None:
                                 shards=args.shards or shards_for(guilds),
                             )
                         else:
-                            from .voice_engine import run_engine
+                            from .voice_parts.engine import run_engine
 
                             result = await run_engine(
                                 mode, guilds, ffmpeg=binary.path, url=url, seconds=seconds

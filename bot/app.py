@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
-import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC
 from typing import Any
 
@@ -20,33 +17,26 @@ from .announcer import WatchScheduler
 from .announcer.service import AnnouncerService, PollObserver
 from .catalog.onboarding import StationOnboarding
 from .catalog.registry import StationRegistry
-from .config import TOKEN_ENV, ConfigError, Settings, load_settings
+from .config import Settings
 from .delivery.announcements import DiscordDeliverer, RateGate
 from .delivery.scheduled import DiscordPostSender
-from .guard.keybox import KeyBox, KeyBoxError
+from .guard.keybox import KeyBox
 from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .history.likes import LikeService
 from .requests.service import RequestService
-from .runtime.commandsync import state_path, sync_commands
 from .runtime.core import OnAirBot
-from .runtime.logs import setup_logging
-from .runtime.startup import Backoff, announce_when_ready, connection_problem
 from .scheduled.alert_service import AlertService
 from .scheduled.outbox import PostOutbox
 from .scheduled.recap_service import RecapService
 from .shows.service import ShowsService
 from .station import StationError, StationInfo
 from .storage import create_storage
-from .util.metrics import Metrics, MetricsServer
+from .util.metrics import Metrics
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, VoiceSender, find_ffmpeg
 from .voice.players import Probe, StreamDown
 from .voice.service import VoiceService
 from .voice.stream import OpenedStream, StreamGuard, open_probed
 
-EXIT_UNAVAILABLE = 69
-EXIT_SOFTWARE = 70
-EXIT_CONFIG = 78
-STOP_TIMEOUT = 8.0  # seconds the gateway may take to close after the services have stopped
 VOICE_LINGER = 5.0  # seconds a station's decoder runs on after its last guild left
 _LOGGER = logging.getLogger("onair")
 
@@ -164,6 +154,8 @@ def create_bot(
     bot.requests = RequestService(settings, registry, storage)
     bot.requests.lister = _request_lister(bot, gate)
     bot.announcer.credit_requests(bot.requests.credits_for)
+    if not options.get("commands_only"):
+        bot.add_listener(bot.shows.report_missing_permissions, "on_ready")
     bot.onboarding = StationOnboarding(
         settings,
         registry,
@@ -256,193 +248,3 @@ def _say(level: int, line: str, said: set[str] | None) -> None:
         _LOGGER.log(level, "%s", line)
     if said is not None:
         said.add(line)
-
-
-def _config_problems(error: ConfigError) -> int:
-    for problem in error.problems:
-        print(f"onair: {problem}", file=sys.stderr)
-    return EXIT_CONFIG
-
-
-def load_for_discord(config_path: str) -> Settings | int:
-    """Settings with a token, or the exit code after saying (one line each) what is wrong."""
-    try:
-        settings = load_settings(config_path)
-    except ConfigError as error:
-        return _config_problems(error)
-    if not settings.token:
-        print(
-            f"onair: no Discord bot token: set {TOKEN_ENV} in the environment "
-            "(the token never goes into the config file). Try `onair demo` to see OnAir offline.",
-            file=sys.stderr,
-        )
-        return EXIT_CONFIG
-    return settings
-
-
-async def run_bot(
-    config_path: str,
-    *,
-    discord_connector: Callable[[], aiohttp.BaseConnector] | None = None,
-    backoff: Backoff | None = None,
-) -> int:
-    """``onair run`` until closed or SIGTERM/SIGINT (exit 0). Discord unreachable (DNS, refused,
-    TLS, 5xx): one line and a retry with a fresh bot after a capped exponential backoff. A refused
-    token: one line, exit 78. ``discord_connector`` makes the connector discord.py uses (tests
-    point it at a fake Discord); by default discord.py makes its own."""
-    loaded = load_for_discord(config_path)
-    if isinstance(loaded, int):
-        return loaded
-    settings = loaded
-    setup_logging(
-        settings.log_level,
-        secrets=[settings.token, settings.secret_key, *(s.key for s in settings.stations)],
-    )
-    backoff = backoff or Backoff()
-    stop = asyncio.Event()
-    health = _Health()
-    server: MetricsServer | None = None
-    if settings.metrics_port:
-        # Up before the first login and across retries: /healthz answers 503 while Discord
-        # cannot be reached (a refused connection looks like a dead process).
-        server = MetricsServer(health.metrics, health.healthy)
-        try:
-            await server.start(settings.metrics_host, settings.metrics_port)
-        except OSError as error:
-            print(
-                f"onair: cannot serve /metrics and /healthz on {settings.metrics_host}:"
-                f"{settings.metrics_port}: {error.strerror or error}",
-                file=sys.stderr,
-            )
-            return EXIT_SOFTWARE
-    try:
-        with _stop_on_signals(stop):
-            return await _run_with_retries(
-                settings, stop, backoff, health, discord_connector=discord_connector
-            )
-    finally:
-        if server is not None:
-            await server.stop()
-
-
-class _Health:
-    """What /healthz asks across retries: the bot of the current attempt, if any."""
-
-    def __init__(self) -> None:
-        self.metrics = Metrics()
-        self.said: set[str] = set()  # start-up lines logged by an earlier attempt
-        self.bot: OnAirBot | None = None
-
-    def healthy(self) -> bool:
-        return self.bot is not None and self.bot.healthy()
-
-
-async def _run_with_retries(
-    settings: Settings,
-    stop: asyncio.Event,
-    backoff: Backoff,
-    health: _Health,
-    *,
-    discord_connector: Callable[[], aiohttp.BaseConnector] | None,
-) -> int:
-    """One fresh bot per attempt until it stops by itself, a signal comes, or a failure that
-    retrying cannot fix; the exit code."""
-    while not stop.is_set():
-        try:
-            connector = discord_connector() if discord_connector else None
-            bot = create_bot(
-                settings, connector=connector, metrics=health.metrics, said=health.said
-            )
-        except KeyBoxError as error:
-            print(f"onair: {error.message}", file=sys.stderr)
-            return EXIT_CONFIG
-        health.bot = bot
-        announce_when_ready(bot, backoff)
-        try:
-            async with bot:
-                await run_until_signalled(bot, settings.token or "", stop)
-            return 0
-        except discord.LoginFailure:
-            _LOGGER.error("Discord refused the bot token in %s (exit %d)", TOKEN_ENV, EXIT_CONFIG)
-            return EXIT_CONFIG
-        except Exception as error:
-            problem = connection_problem(error)
-            _LOGGER.debug("start-up failure", exc_info=error)
-            if problem is None:
-                _LOGGER.error("start-up failed: %s: %s", type(error).__name__, error)
-                return EXIT_SOFTWARE
-            delay = backoff.next()
-            _LOGGER.warning("cannot reach Discord: %s; retrying in %.0f s", problem, delay)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=delay)
-    return 0
-
-
-@contextlib.contextmanager
-def _stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
-    """SIGTERM (``docker stop``, ``systemctl stop``) and SIGINT (Ctrl+C) set ``stop``."""
-    loop = asyncio.get_running_loop()
-    signals = (signal.SIGTERM, signal.SIGINT)
-    for signum in signals:
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        yield
-    finally:
-        for signum in signals:
-            loop.remove_signal_handler(signum)
-
-
-async def sync_once(
-    config_path: str, guild_id: int | None, *, connector: aiohttp.BaseConnector | None = None
-) -> int:
-    """`onair sync`: register the slash commands (globally, or in one guild) and exit; records
-    the tree's hash so the next `run` does not sync again."""
-    loaded = load_for_discord(config_path)
-    if isinstance(loaded, int):
-        return loaded
-    settings = loaded
-    setup_logging(settings.log_level, secrets=[settings.token, settings.secret_key])
-    target = settings.dev_guild if guild_id is None else guild_id
-    try:
-        bot = create_bot(settings, connector=connector, commands_only=True)
-    except KeyBoxError as error:
-        print(f"onair: {error.message}", file=sys.stderr)
-        return EXIT_CONFIG
-    try:
-        async with bot:
-            await bot.login(settings.token or "")
-            synced = await sync_commands(
-                bot, bot.tree, target, state=state_path(settings), force=True
-            )
-    except discord.LoginFailure:
-        print(f"onair: Discord refused the bot token in {TOKEN_ENV}.", file=sys.stderr)
-        return EXIT_CONFIG
-    except Exception as error:
-        _LOGGER.debug("sync failed", exc_info=error)
-        problem = connection_problem(error) or f"{type(error).__name__}: {error}"
-        print(f"onair: could not sync the commands: {problem}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    where = f"in guild {target} (visible at once)" if target else "globally"
-    print(f"Synced {len(synced or [])} application commands {where}.")
-    return 0
-
-
-async def run_until_signalled(bot: OnAirBot, token: str, stop: asyncio.Event) -> None:
-    """Run until the bot stops or ``stop`` is set (a signal); then stop gracefully: polling
-    stops, sends in flight finish or give their delivery back (it stays pending for the next
-    run), the gateway and sessions close."""
-    runner = asyncio.create_task(bot.start(token))
-    waiter = asyncio.create_task(stop.wait())
-    try:
-        await asyncio.wait({runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if runner.done():
-            runner.result()  # the bot stopped by itself (or failed to log in: raise that)
-            return
-        started = time.monotonic()
-        _LOGGER.info("signal received: stopping")
-        await bot.close()
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(runner, timeout=STOP_TIMEOUT)
-        _LOGGER.info("stopped in %.2fs", time.monotonic() - started)
-    finally:
-        waiter.cancel()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import errno
 import getpass
 import json
 import os
@@ -24,7 +24,7 @@ from yarl import URL
 
 from . import errors
 from .console import summary
-from .runtime.envfile import load_env_file
+from .runtime.envfile import is_placeholder, load_env_file, placeholder_line
 from .station import (
     Playlist,
     RequestsClient,
@@ -41,6 +41,7 @@ from .util.serialize import to_jsonable
 EXIT_STATION = 2
 EXIT_USAGE = 64
 EXIT_CONFIG = 78
+_TOKEN_WHERE = "the bot's token (Developer Portal -> your application -> Bot -> Reset Token)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -229,8 +230,15 @@ def _invite(args: argparse.Namespace) -> int:
         except argparse.ArgumentTypeError as error:
             print(f"onair: ONAIR_APPLICATION_ID: {error}", file=sys.stderr)
             return EXIT_USAGE
+    token = os.environ.get(TOKEN_ENV, "")
+    if client_id is None and is_placeholder(token):
+        print(
+            f"onair: {placeholder_line(TOKEN_ENV, _TOKEN_WHERE)}, or pass --client-id",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     if client_id is None:
-        client_id = client_id_from_token(os.environ.get(TOKEN_ENV, ""))
+        client_id = client_id_from_token(token)
     if client_id is None:
         print(
             "onair: no application id: pass --client-id (Developer Portal -> your application -> "
@@ -328,7 +336,14 @@ async def _simulate(args: argparse.Namespace) -> int:
     try:
         base = await simulator.start(args.host, args.port)
     except OSError as error:
-        print(f"onair: cannot listen on {args.host}:{args.port}: {error.strerror}", file=sys.stderr)
+        why = os.strerror(error.errno) if error.errno else str(error)
+        hint = ""
+        if error.errno == errno.EADDRINUSE:
+            hint = " (another program listens there: --port 0 takes any free port)"
+        print(
+            f"onair: cannot listen on {args.host}:{args.port}: {why}{hint}",
+            file=sys.stderr,
+        )
         return 1
     print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
     print(f"  onair check --base-url {base} --station {args.station} --key {args.key}", flush=True)
@@ -351,8 +366,25 @@ def main(
 ) -> int:
     """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
     args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args, discord_connector)
+    except KeyboardInterrupt:
+        # Before `run` and `sync` have their own signal handlers (imports, the event loop's
+        # start); Ctrl+C is how `simulate`, `watch` and `demo` stop, silently.
+        if args.command in ("run", "sync"):
+            print("onair: SIGINT received while starting; stopped", file=sys.stderr)
+        return 130
+
+
+def _dispatch(
+    args: argparse.Namespace, discord_connector: Callable[[], aiohttp.BaseConnector] | None
+) -> int:
     if args.command in _READS_SECRETS:
-        for warning in load_env_file().warnings():
+        loaded = load_env_file()
+        if loaded.error() is not None:
+            print(f"onair: {loaded.error()}", file=sys.stderr)
+            return EXIT_CONFIG
+        for warning in loaded.warnings():
             print(f"onair: {warning}", file=sys.stderr)
     if args.command in ("check", "watch"):
         args.key = _key(args)  # read once (a prompt), before the event loop starts
@@ -371,16 +403,14 @@ def main(
 
         runner = demo(duration=args.duration, seed=args.seed)
     elif args.command == "sync":
-        from .app import sync_once
+        from .run import sync_once
 
         runner = sync_once(args.config, args.guild)
     else:
-        from .app import run_bot
+        from .run import run_bot
 
         runner = run_bot(args.config, discord_connector=discord_connector)
-    with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(runner)
-    return 130
+    return asyncio.run(runner)
 
 
 if __name__ == "__main__":

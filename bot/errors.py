@@ -165,8 +165,14 @@ TEMPLATE_NOTHING_GIVEN = (
     "Give at least one part to set: content, title, description, footer or color."
 )
 # Why a template is refused (after "I did not save that: "); the formatter fills them in.
-TEMPLATE_FORMAT_SPEC = "`{{{shown}}}` has a format spec (`:`); write `{{{name}}}` alone"
-TEMPLATE_CONVERSION = "`{{{shown}}}` has a conversion (`!`); write `{{{name}}}` alone"
+TEMPLATE_FORMAT_SPEC = (
+    "`{{{shown}}}` has a `:` after the name, and templates cannot change how a value is "
+    "laid out; write `{{{name}}}` alone"
+)
+TEMPLATE_CONVERSION = (
+    "`{{{shown}}}` has a `!` after the name, and templates cannot change how a value is "
+    "shown; write `{{{name}}}` alone"
+)
 TEMPLATE_REACHES_IN = "`{{{shown}}}` reaches into a value (`.` or `[`); write `{{{name}}}`"
 TEMPLATE_EMPTY_NAME = "`{{}}` names nothing; write a name like `{{title}}` (or `{{{{` for a brace)"
 TEMPLATE_UNKNOWN_NAME = "`{{{shown}}}` is not a name OnAir knows; use one of {names}"

@@ -21,10 +21,11 @@ class ListenCog(BotCog):
     @station_option()
     async def listen(self, interaction: Interaction, station: str | None = None) -> None:
         def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
-            embed, view = station_embeds.listen_embed(snapshot.info, chosen.name)
+            content, embed, view = station_embeds.listen_embed(snapshot.info, chosen.name)
             choices = station_embeds.more_streams(snapshot.info.links)
             view = with_more_streams(view, chosen.slug, choices)
-            return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
+            view = with_play_button(interaction, chosen, view)
+            return Reply(content=content, embed=embed, view=view)
 
         await answer_with_snapshot(interaction, station, render)
 

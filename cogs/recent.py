@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from discord import app_commands
 
+from bot.catalog.registry import Snapshot
+from bot.config import StationConfig
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply
-from bot.ui.stations import answer_with_snapshot
+from bot.ui.stations import answer_with_snapshot, skip_rules
 
 from .shapes import BotCog, Interaction, station_option
 
@@ -22,13 +24,14 @@ class RecentCog(BotCog):
         count: app_commands.Range[int, 1, 20] = 10,
         station: str | None = None,
     ) -> None:
-        await answer_with_snapshot(
-            interaction,
-            station,
-            lambda snapshot, chosen: Reply(
-                embed=station_embeds.recent(snapshot.info, chosen.name, count, chosen.timezone)
-            ),
-        )
+        async def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
+            skip = await skip_rules(interaction, chosen)  # jingles left out, as in "Next"
+            info = snapshot.info
+            return Reply(
+                embed=station_embeds.recent(info, chosen.name, count, chosen.timezone, skip=skip)
+            )
+
+        await answer_with_snapshot(interaction, station, render)
 
 
 async def setup(bot: OnAirBot) -> None:

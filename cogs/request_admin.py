@@ -8,11 +8,12 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.errors import NEED_MANAGE
 from bot.render import request_embeds
 from bot.runtime.core import OnAirBot
-from bot.ui.checks import can_manage
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.checks import require_manage
+from bot.ui.stations import resolve_station
+
+from .shapes import Channel, Interaction, station_option
 
 
 class RequestRules(app_commands.Group):
@@ -23,13 +24,10 @@ class RequestRules(app_commands.Group):
         self.bot = bot
 
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
-        if not can_manage(interaction):
-            raise app_commands.CheckFailure(NEED_MANAGE)
-        return True
+        return require_manage(interaction)
 
     @app_commands.command(name="set", description="Turn song requests on or off and set limits")
     @app_commands.describe(
-        station="Which station (default: this server's)",
         enabled="Take requests for this station here",
         role="Only members with this role may request (optional)",
         anyone="Let everyone request again (clears the role)",
@@ -38,17 +36,17 @@ class RequestRules(app_commands.Group):
         channel="List accepted requests in this channel (optional)",
         no_channel="Stop listing accepted requests",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     async def set_rules(
         self,
-        interaction: discord.Interaction[OnAirBot],
+        interaction: Interaction,
         station: str | None = None,
         enabled: bool | None = None,
         role: discord.Role | None = None,
         anyone: bool = False,
         cooldown_minutes: app_commands.Range[int, 0, 1440] | None = None,
         hourly_cap: app_commands.Range[int, 0, 1000] | None = None,
-        channel: discord.TextChannel | discord.Thread | None = None,
+        channel: Channel | None = None,
         no_channel: bool = False,
     ) -> None:
         chosen = resolve_station(interaction, station)

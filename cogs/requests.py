@@ -10,12 +10,16 @@ from bot.errors import OnAirError
 from bot.render import request_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
+from bot.ui.choices import ChoiceLanes
 from bot.ui.stations import resolve_station, station_autocomplete
+
+from .shapes import station_option
 
 
 class RequestsCog(commands.Cog):
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
+        self.lanes = ChoiceLanes()
 
     async def song_autocomplete(
         self, interaction: discord.Interaction[OnAirBot], current: str
@@ -26,8 +30,10 @@ class RequestsCog(commands.Cog):
             chosen = resolve_station(interaction, getattr(interaction.namespace, "station", None))
         except OnAirError:
             return []
-        choices = await self.bot.requests.suggestions(interaction.guild_id or 0, chosen, current)
-        return [app_commands.Choice(name=c.name, value=c.value) for c in choices]
+        found = await self.bot.requests.suggestions(interaction.guild_id or 0, chosen, current)
+        choices = [app_commands.Choice(name=c.name, value=c.value) for c in found]
+        await self.lanes.send(interaction, choices)  # a burst reuses warm connections
+        return choices
 
     @app_commands.command(name="request", description="Ask the station to play a song")
     @app_commands.describe(
@@ -66,8 +72,7 @@ class RequestsCog(commands.Cog):
         await answer(interaction, work(), ephemeral=True)
 
     @app_commands.command(name="requests", description="The station's song requests and yours")
-    @app_commands.describe(station="Which station (default: this server's)")
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option()
     @app_commands.guild_only()
     async def requests(
         self, interaction: discord.Interaction[OnAirBot], station: str | None = None

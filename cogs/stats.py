@@ -57,7 +57,7 @@ class StatsCog(commands.Cog):
         async def work() -> Reply:
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
-            png = await self.charts.render(days)
+            png = await self.charts.render(days, first <= today <= last)
             embed = stats_embeds.stats_embed(
                 stats,
                 first,
@@ -65,6 +65,7 @@ class StatsCog(commands.Cog):
                 chosen.name,
                 chart_name=CHART,
                 listening_now=await self._listening_now(chosen),
+                today=today,
             )
             return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
 

@@ -7,9 +7,10 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.errors import NOT_IN_VOICE, VoiceRefused
+from bot.render.voice_text import left_text
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
-from bot.ui.voice import PlayHereButton, join_here, left_text
+from bot.ui.voice import PlayHereButton, join_here
 
 from .shapes import BotCog, Interaction, station_option
 
@@ -35,7 +36,8 @@ class VoiceCog(BotCog):
         async def work() -> Reply:
             await self.bot.voice.leave(guild_id)
             home = self.bot.voice.guild_voice(guild_id).home_channel
-            return Reply(content=left_text(home), ephemeral=True)
+            admin = interaction.permissions.manage_guild  # who can change the home channel
+            return Reply(content=left_text(home, admin=admin), ephemeral=True)
 
         await answer(interaction, work(), ephemeral=True)
 

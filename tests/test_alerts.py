@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot.scheduled.alerts import Observation, evaluate
 from bot.scheduled.recap import last_slot, summarise, week_before
 from bot.scheduled.recap_service import recap_key
@@ -140,6 +142,53 @@ def test_a_failed_poll_during_a_show_does_not_end_it():
     assert [e.kind for e in events] == ["live_start"]
 
 
+NOTHING = Observation(info(""))  # the station answers, with no title at all
+
+
+@pytest.mark.parametrize("dated", [True, False], ids=["start_times", "no_start_times"])
+def test_one_poll_blips_mid_show_neither_end_it_nor_start_it_again(dated: bool):
+    """Four one-poll blips in one show (stopped, nothing, no answer, stopped): one start, one
+    end, whether or not the station dates the show (issue 27: undated, each blip pinged the
+    role again; dated, each posted another "Live show ended")."""
+    started = "2026-11-23 11:59:59" if dated else ""
+    show = Observation(info("DJ Nova - Night Shift", live=True, started=started))
+    polls = [(0.0, UP), (10.0, show)]
+    for number, blip in enumerate([STOPPED, NOTHING, FAILED, STOPPED]):
+        at = 20.0 + number * 40
+        polls += [(at, blip), (at + 10, show), (at + 20, show)]
+    polls += [(3600.0, UP)]
+    state, events = run(polls)
+    assert [(e.kind, e.title) for e in events] == [
+        ("live_start", "DJ Nova - Night Shift"),
+        ("live_end", "DJ Nova - Night Shift"),
+    ]
+    assert events[1].since == 10
+    assert events[1].at == 3600
+    assert state.down_since is None
+
+
+@pytest.mark.parametrize("blip", [STOPPED, NOTHING, FAILED], ids=["stopped", "nothing", "failed"])
+def test_a_show_ends_with_an_outage_that_lasts_offline_after(blip: Observation):
+    """Down for offline_after during a show: the show ended when the outage began, posted with
+    the down alert; the same airing (dated) coming back is not announced or ended again."""
+    show = Observation(info("DJ Nova - Night Shift", live=True, started="2026-11-23 11:59:59"))
+    polls = [(0.0, show), (10.0, blip), (60.0, blip), (131.0, blip), (400.0, show)]
+    state, events = run([*polls, (500.0, show), (900.0, UP)])
+    assert [e.kind for e in events] == ["live_start", "live_end", "down", "back"]
+    end = events[1]
+    assert (end.since, end.at) == (0, 10)  # the show lasted until the outage began
+    assert state.live_key == ""
+
+
+def test_an_undated_show_back_after_a_long_outage_is_a_new_airing():
+    """Without a start from the station nothing tells the same airing from a new one: as with
+    its Scheduled Event, the show back after an outage that ended it is announced again."""
+    show = Observation(info("DJ Nova - Night Shift", live=True))
+    _, events = run([(0.0, show), (10.0, STOPPED), (131.0, STOPPED), (400.0, show)])
+    assert [e.kind for e in events] == ["live_start", "live_end", "down", "back", "live_start"]
+    assert events[0].key != events[-1].key
+
+
 def test_one_show_following_another_ends_the_first():
     first = Observation(info("DJ Nova - Night Shift", live=True))
     second = Observation(info("Morning Crew - Wake Up", live=True))
@@ -198,8 +247,9 @@ def test_summary_counts_tracks_shows_peak_and_busiest_hour():
     summary = summarise(
         plays, [], station_name="Main FM", start=T0, end=T0 + timedelta(days=7), zone=BERLIN
     )
-    assert summary["played"] == [["Artist - One", 3], ["Artist - Two", 2]]
-    assert summary["live"] == [["Artist - Show", 1]]
+    # Title and artist apart, so the recap's rows are drawn as /top's.
+    assert summary["played"] == [["One", "Artist", 3], ["Two", "Artist", 2]]
+    assert summary["live"] == [["Show", "Artist", 1]]
     assert summary["peak"] == [90, (T0 + timedelta(hours=26)).timestamp()]
     # Tuesday 15:00 in Berlin (14:00 UTC the next day) has the one play with 90 listening
     assert summary["busiest"] == [1, 15, 90]

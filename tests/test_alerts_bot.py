@@ -5,18 +5,17 @@ input gets a private answer."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS
 from bot.storage import AlertSubscription, GuildStation
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .support.waiting import poll_watch, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -24,10 +23,7 @@ SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 60.0), (TRACKS[1], 3600.0)]
 MENTION_EVERYONE = 1 << 17
 
 
-@pytest.fixture
-async def alert_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(SLOTS, key=STATION_KEY) as simulator:
-        yield simulator
+alert_sim = programme_sim_fixture("alert_sim", SLOTS, key=STATION_KEY)
 
 
 def alerts_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:
@@ -36,7 +32,8 @@ def alerts_in(fake: FakeDiscord, channel: int) -> list[dict[str, Any]]:
     for mid in fake.channel_messages[channel]:
         message = fake.messages[mid]
         embeds = message.get("embeds") or []
-        if embeds and (embeds[0].get("footer") or {}).get("text") == "OnAir alerts":
+        title = (embeds[0].get("title") or "") if embeds else ""
+        if title.startswith(("🔴 LIVE NOW: ", "Live show ended: ", "⚠️ ", "✅ ")):
             out.append(message)
     return out
 
@@ -132,7 +129,14 @@ async def test_live_show_and_outage_alerts_each_once_and_a_restart_repeats_none(
             assert titles(fake, channel)[2] == "⚠️ Main FM is down"
             down = alerts_in(fake, channel)[2]
             assert down["content"] == ""  # a staff post: nobody pinged
-            assert "is not answering since" in down["embeds"][0]["description"]
+            text = down["embeds"][0]["description"]
+            assert "is not answering since" in text
+            # Staff read the cause and the server, not the listener's "try again".
+            server = alert_sim.base_url.split("://")[1]
+            assert f"): {server} does not know this station id (HTTP 404)." in text
+            assert "try again" not in text
+            assert "footer" not in down["embeds"][0]  # the message's time says when
+            assert "timestamp" not in down["embeds"][0]
         # A restart while the station is still down: the down alert is not repeated ...
         async with running_bot(alert_sim, fake=fake, db_path=db, clock=clock) as env:
             await wait_for(lambda: bool(env.bot.announcer.watched()))

@@ -3,45 +3,44 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 
-from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.botenv import (
+    channel_subscription,
+    fake_discord_fixture,
+    running_bot,
+    subscription_config,
+)
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import ONE_OF_EACH, programme_sim_fixture
 from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
-# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
-SLOTS = [
-    (TRACKS[0], 20.0),
-    (JINGLES[0], 5.0),
-    (TRACKS[1], 20.0),
-    (LIVE_SHOW, 60.0),
-    (TRACKS[2], 20.0),
-]
+SLOTS = ONE_OF_EACH  # track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(channels_per_guild=3)
 
 
-def subscription(fake: FakeDiscord, channel_index: int = 0, **options: object) -> str:
-    guild = fake.guilds[0]
-    return subscription_config(guild.id, guild.channels[channel_index], **options)
+subscription = channel_subscription
+
+
+def refuse_posts(fake: FakeDiscord, channel: int, status: int, code: int, message: str) -> None:
+    """Discord refuses every post in ``channel`` from now on, as it does a channel OnAir lost."""
+    fake.fail(
+        "POST", rf"^/channels/{channel}/messages$", status, code=code, message=message, times=None
+    )
 
 
 def posts(fake: FakeDiscord, channel_index: int = 0) -> list:
@@ -79,7 +78,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert embed["url"].startswith("https://www.google.com/search?q=")
         assert len(body["components"]) == 1
         labels = [b["label"] for b in body["components"][0]["components"]]
-        assert labels == ["Listen", "Web player", "❤"]  # the ❤ button: no like yet
+        assert labels == ["Listen", "Web player", "Like"]  # the ❤️ button, without a count
         assert body["allowed_mentions"] == {"parse": []}
         await poll(env)
         await poll(env)
@@ -92,8 +91,30 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
         # A live show follows the third: not a jingle (no length), so it is named as next.
         third = posts(fake)[2].json["embeds"][0]["description"]
-        assert "Next at <t:" in third
+        assert "Next\u00a0at\u00a0<t:" in third
         assert LIVE_SHOW.title in third
+
+
+async def test_a_play_that_aired_between_two_polls_is_announced_and_recorded(programme_sim, fake):
+    """Issue 27: the jingle (20-25 s) aired between two polls; the station's `recent` list
+    still names it with its start, so it is announced (late, with what it was: its length and
+    what came next) and recorded in the history, before the track on air now."""
+    async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        await poll(env)
+        programme_sim.clock.advance(29)  # 30 s: the track after the jingle, 5 s in
+        await poll(env)
+        await fake.wait_for(lambda: len(posts(fake)) == 3)
+        titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
+        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
+        jingle = posts(fake)[1].json["embeds"][0]
+        assert jingle["description"].splitlines()[-1].startswith("-# 0:05 · ")
+        assert TRACKS[1].title in jingle["description"]  # what came next
+        now = datetime.fromtimestamp(programme_sim.clock(), UTC)
+        history = await env.bot.storage.play_at("main", now, 5)
+        assert [h.title for h in history] == [TRACKS[1].title, JINGLES[0].title, TRACKS[0].title]
+        await poll(env)
+        assert len(posts(fake)) == 3
 
 
 async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):
@@ -134,14 +155,7 @@ async def test_filters_min_seconds_pattern_and_live(programme_sim, fake):
 async def test_forbidden_channel_is_paused_others_go_on(programme_sim, fake):
     config = subscription(fake, 0) + subscription(fake, 1)
     bad = fake.guilds[0].channels[0]
-    fake.fail(
-        "POST",
-        rf"^/channels/{bad}/messages$",
-        403,
-        code=50013,
-        message="Missing Permissions",
-        times=None,
-    )
+    refuse_posts(fake, bad, 403, 50013, "Missing Permissions")
     async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
         await fake.wait_for(lambda: len(posts(fake, 1)) == 1)
         await env.bot.announcer.idle()
@@ -173,7 +187,7 @@ async def test_a_message_discord_refuses_is_not_retried_and_the_channel_is_not_p
         assert len(posts(fake, 0)) == 1  # the next play is announced as usual
 
 
-async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_sim, fake):
+async def test_style_compact_by_default_for_cards_too_and_full_by_choice(programme_sim, fake):
     config = (
         subscription(fake, 0, mode="card")
         + subscription(fake, 1, style="full")
@@ -182,11 +196,12 @@ async def test_style_full_for_cards_and_by_choice_compact_by_default(programme_s
     async with running_bot(programme_sim, fake=fake, extra_config=config):
         await fake.wait_for(lambda: all(len(posts(fake, i)) == 1 for i in range(3)))
     card, chosen, small = (posts(fake, i)[0].json["embeds"][0] for i in range(3))
-    for full in (card, chosen):
-        assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
-        assert "thumbnail" not in full
-    assert "image" not in small
-    assert small["thumbnail"]["url"].startswith("https://")
+    full = chosen
+    assert full["image"]["url"].startswith("https://c9.radioboss.fm/artwork/1/current.png")
+    assert "thumbnail" not in full
+    for compact in (card, small):  # a card without a style is the compact one
+        assert "image" not in compact
+        assert compact["thumbnail"]["url"].startswith("https://")
     # One fact layout whatever the mode and style: only the artwork's size differs.
     byline = f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
     assert card["description"] == chosen["description"] == small["description"]
@@ -246,6 +261,12 @@ async def test_station_fault_midstream_then_one_announcement(programme_sim, fake
         ]
 
 
+def without_day_lines(description: str) -> list[str]:
+    """The lines but the station-day lines ("-# ── … station time ──"), which come and go with
+    the wall clock: a test run near the station's midnight sees one above the first row."""
+    return [line for line in description.splitlines() if not line.startswith("-# ──")]
+
+
 async def test_history_lookups(programme_sim, fake):
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
@@ -255,7 +276,7 @@ async def test_history_lookups(programme_sim, fake):
         assert JINGLES[0].title in message["embeds"][0]["description"]
         assert "<t:" in message["embeds"][0]["description"]
         message = await fake.final_message(await fake.slash("history"))
-        first, on_air = message["embeds"][0]["description"].splitlines()[:2]
+        first, on_air = without_day_lines(message["embeds"][0]["description"])[:2]
         assert re.fullmatch(r"At <t:\d+:f>:", first)  # the moment, in the reader's zone
         assert "<t:" not in message["embeds"][0]["title"]  # (a title shows none)
         assert JINGLES[0].title in on_air
@@ -277,7 +298,7 @@ async def test_history_works_for_a_station_no_channel_announces(programme_sim, f
         client.forget_cached()
         await fake.final_message(await fake.slash("recent"))
         message = await fake.final_message(await fake.slash("history"))
-        lines = message["embeds"][0]["description"].splitlines()[1:]  # after "At <t:…:f>:"
+        lines = without_day_lines(message["embeds"][0]["description"])[1:]  # after "At <t:…:f>:"
         assert lines[0].endswith(f"**▶ {JINGLES[0].artist} - {JINGLES[0].title}**")
         assert lines[1].endswith(f"{TRACKS[0].artist} - {TRACKS[0].title}")
         assert lines[-1].startswith("-# History since <t:")
@@ -299,14 +320,7 @@ async def test_thread_as_target(programme_sim, fake):
 
 async def test_deleted_channel_is_paused_with_reason(programme_sim, fake):
     gone = fake.guilds[0].channels[0]
-    fake.fail(
-        "POST",
-        rf"^/channels/{gone}/messages$",
-        404,
-        code=10003,
-        message="Unknown Channel",
-        times=None,
-    )
+    refuse_posts(fake, gone, 404, 10003, "Unknown Channel")
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake, 0)) as env:
         await fake.wait_request("POST", rf"^/channels/{gone}/messages$")
         await env.bot.announcer.idle()

@@ -9,11 +9,11 @@ import aiohttp
 import pytest
 
 from bot.announcer import Announcement, PlayDetector, PollPolicy, PollSettings, StationWatch
-from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import LIVE_SHOW, TRACKS, ManualClock
 from bot.simulator.library import JINGLES
 from bot.station import Play, RetryPolicy, StationClient, StationInfo
 
-from .support.stations import KEY, serving
+from .support.stations import KEY, ONE_OF_EACH, programme_simulator
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -106,16 +106,7 @@ def test_policy_learns_an_early_change():
 
 @pytest.fixture
 async def short_sim(clock: ManualClock):
-    sim = StationSimulator(clock=clock)
-    slots = [
-        (TRACKS[0], 20.0),
-        (JINGLES[0], 5.0),
-        (TRACKS[1], 20.0),
-        (LIVE_SHOW, 60.0),
-        (TRACKS[2], 20.0),
-    ]
-    sim.add_station(1, key=KEY, programme=Programme(slots, epoch=clock() - 1.0))
-    async with serving(sim):
+    async with programme_simulator(ONE_OF_EACH, key=KEY, clock=clock) as sim:
         yield sim
 
 

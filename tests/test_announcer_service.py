@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, timedelta
+from typing import Any
 
 import aiohttp
 import pytest
@@ -37,15 +38,9 @@ class RecordingDeliverer:
     resumed: list[tuple[int, bool]] = field(default_factory=list)  # (channel, resumed) per try
 
     async def deliver(
-        self,
-        sub: Subscription,
-        announcement: Announcement,
-        station: StationConfig,
-        *,
-        nonce: str,
-        resumed: bool = False,
+        self, sub: Subscription, announcement: Announcement, station: StationConfig, **kw: Any
     ) -> int | None:
-        self.resumed.append((sub.channel_id, resumed))
+        self.resumed.append((sub.channel_id, kw.get("resumed", False)))
         failure = self.failures.get(sub.channel_id)
         if failure is not None:
             raise failure

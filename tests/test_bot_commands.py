@@ -67,10 +67,12 @@ async def test_nowplaying_wire_body(onair):
     assert set(lines[1]) <= {"▰", "▱"}  # the bar alone on its line (fits a phone)
     assert "▰" in lines[1]
     assert lines[2].startswith("🎵 AutoDJ · ")
-    assert re.search(r" · `\d+:\d\d / \d+:\d\d`$", lines[2])  # position / length
+    # Position / length, and "Next at" with its time, held together by no-break spaces (they
+    # broke apart on a 400 px phone).
+    assert re.search(r" · `\d+:\d\d\u00a0/\u00a0\d+:\d\d`$", lines[2])
     assert airing.item.genre in lines[2]
     info = onair.bot.registry.clients["main"].last_info
-    assert lines[3].startswith("Next at <t:")
+    assert lines[3].startswith("Next\u00a0at\u00a0<t:")
     assert lines[3].endswith(f":t>: {info.next_display}")
     # The configured name (as the station option lists it), not the station's own "OnAir Radio".
     assert embed["footer"]["text"] == f"Main FM · {info.listener_count} listening"
@@ -81,9 +83,10 @@ async def test_nowplaying_wire_body(onair):
         "https://c9.radioboss.fm/artwork/1/current.png?onair="
     )
     buttons = [b for row in message["components"] for b in row["components"]]
-    assert [b["label"] for b in buttons] == ["Listen", "Web player", "❤"]  # M3U, PLS: /listen
+    assert [b["label"] for b in buttons] == ["Listen", "Web player", "Like"]  # M3U, PLS: /listen
     assert all(b["url"].startswith("https://") for b in buttons if "url" in b)
     assert buttons[-1]["custom_id"].startswith("onair:like:")
+    assert buttons[-1]["emoji"]["name"] == "❤️"  # a real emoji
     assert message["allowed_mentions"] == {"parse": []}
     assert STATION_KEY not in _all_text(onair.fake)
 
@@ -104,7 +107,8 @@ async def test_recent_count_and_artwork(onair):
     embed = (await onair.fake.final_message(iid))["embeds"][0]
     assert embed["description"].count("\n") == 2
     assert "ARTID" not in embed["thumbnail"]["url"]
-    assert embed["footer"]["text"].startswith("3 of 10")
+    # 3 of the station's 10 recent plays, without the jingles among them.
+    assert re.fullmatch(r"3 of [3-9] recent tracks · ▶ on air now", embed["footer"]["text"])
 
 
 async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
@@ -116,9 +120,9 @@ async def test_recent_count_out_of_range_is_rejected_by_discord_schema(onair):
 async def test_listen_has_two_buttons_and_every_other_link_once_in_a_menu(onair):
     iid = await onair.fake.slash("listen")
     message = await onair.fake.final_message(iid)
-    embed = message["embeds"][0]
-    assert "fields" not in embed
-    assert "://" not in embed.get("description", "")
+    # One line of text, not a near-empty box; no link in the text.
+    assert not message.get("embeds")
+    assert message["content"] == "Tune in to **Main FM**:"
     first, second = message["components"]
     assert [b["label"] for b in first["components"]] == ["Listen", "Web player"]
     (menu,) = second["components"]
@@ -129,12 +133,16 @@ async def test_listen_has_two_buttons_and_every_other_link_once_in_a_menu(onair)
     assert not [label for label in labels if re.search(r"HTTP|M3U|PLS|Mount|/", label)]
     assert "Open in a media player" in labels
     assert "Stream: lofi" in labels
+    # The mount the station's own links play ("/stream") is not offered again as a stream.
+    assert "Stream: stream" not in labels
     info = onair.bot.registry.clients["main"].last_info
     urls = [info.links.listen, info.links.page]
     urls += [c.url for c in station_embeds.more_streams(info.links)]
     assert len(set(urls)) == len(urls)  # every link once, buttons and menu together
     assert info.links.pls in urls
-    assert all(m.ssl in urls and m.m3u_ssl in urls for m in info.links.mounts)
+    others = [m for m in info.links.mounts if m.ssl != info.links.ssl]
+    assert [m.name for m in others] == ["/lofi"]
+    assert all(m.ssl in urls and m.m3u_ssl in urls for m in others)
 
 
 async def test_choosing_a_stream_in_the_menu_gives_its_link_privately(onair):
@@ -178,6 +186,8 @@ async def test_stats_defers_and_attaches_chart(onair):
     text = embed["description"]
     for words in ("sessions", "unique listeners", "h listened", "busiest day"):
         assert words in text
+    # The 30 days end today: its partial count is said, not left to read as a collapse.
+    assert "-# Today so far (station time): lower than a whole day." in text
     countries = text.split("**Top countries**\n")[1].splitlines()
     assert countries[0].startswith("🇩🇪")
     assert len(countries) == 6
@@ -290,15 +300,19 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     assert update.json["data"]["components"][0]["components"][2]["label"] == f"{pages}/{pages}"
     assert update.json["data"]["components"][0]["components"][3]["disabled"] is True
 
-    # "Show jingles" lists all 1000, and opens on the item on air again.
+    # "Show jingles" lists all 1000, and keeps the reader on the rows they were reading (it
+    # jumped back to the item on air).
+    reading = re.findall(r"<t:\d+:t> [^\n]+", update.json["data"]["embeds"][0]["description"])[0]
     (toggle,) = message["components"][1]["components"]
     assert toggle["label"] == f"Show jingles ({hidden})"
     update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
     data = update.json["data"]
     assert data["embeds"][0]["footer"]["text"].endswith(" · 1000 items")
     assert data["components"][0]["components"][2]["label"].endswith("/100")
-    assert "▶ **" in data["embeds"][0]["description"]
+    assert reading in data["embeds"][0]["description"]
     assert data["components"][1]["components"][0]["label"] == "Hide jingles"
+    update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
+    assert reading in update.json["data"]["embeds"][0]["description"]  # and back
 
 
 async def test_paginator_disables_itself_on_timeout(onair):

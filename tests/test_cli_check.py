@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 
 import pytest
@@ -133,6 +134,25 @@ def test_simulate_port_out_of_range_is_one_line_and_help_shows_defaults():
         assert len(line.split()) > 2, f"{option} has no help"
     assert "(default 8765)" in usage
     assert "(default demo-key)" in usage
+
+
+def test_simulate_on_a_busy_port_suggests_port_0():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [*ONAIR, "simulate", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=ROOT,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"onair: cannot listen on 127.0.0.1:{port}: Address already in use (another program "
+        "listens there: --port 0 takes any free port)"
+    ]
 
 
 def test_watch_without_any_key_says_none_was_given(sim_url):

@@ -293,3 +293,22 @@ async def test_a_key_that_is_not_text_fails_as_a_station_error(session):
     )
     with pytest.raises(StationError):
         await client.info()
+
+
+@pytest.mark.parametrize("blip", ["stopped", "nothing"])
+async def test_a_blip_shapes_one_info_answer_and_no_other_endpoint(simulator, session, blip):
+    """The simulator's play-out blips (issue 27): the station answers, with nothing playing,
+    for ``times`` answers of ``info``; the playlist is served as ever meanwhile."""
+    simulator.inject(blip, times=1)
+    client = make_client(simulator, session)
+    await client.playlist()
+    assert len(simulator.faults) == 1  # not taken by the playlist
+    blipped = await client.info(max_age=0)
+    assert (blipped.current_play() is None) == (blip == "nothing")
+    assert not blipped.now_playing
+    assert blipped.playback is not None
+    assert blipped.playback.state == ("stop" if blip == "stopped" else "play")
+    assert (blipped.recent == ()) == (blip == "nothing")
+    again = await client.info(max_age=0)
+    assert again.now_playing
+    assert len(simulator.faults) == 0

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from bot.announcer import snapshot
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
-from .support.discord_rules import EPHEMERAL, UPDATE_MESSAGE
+from .support.discord_rules import CHANNEL_MESSAGE, EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.stations import programme_sim_fixture
 from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e
@@ -21,12 +19,9 @@ pytestmark = pytest.mark.e2e
 SLOTS = [(TRACKS[0], 70.0), (JINGLES[0], 5.0), (TRACKS[1], 70.0), (LIVE_SHOW, 60.0)]
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(guild_count=2, channels_per_guild=2)
@@ -74,29 +69,38 @@ async def test_likes_count_across_guilds_toggle_and_survive_a_restart(
         custom_id = like_button(fake.messages[first])["custom_id"]
         assert like_button(fake.messages[second])["custom_id"] == custom_id  # one play
         assert len(custom_id) <= 100
+        title = TRACKS[0].title
         answer = await click(fake, first, user_id=1001)
-        assert answer["type"] == UPDATE_MESSAGE
-        assert "embeds" not in answer["data"]  # the embed is left as it is
-        assert like_button(fake.messages[first])["label"] == "❤ 1"
-        assert (await click(fake, second, user_id=1002))["type"] == UPDATE_MESSAGE
-        assert like_button(fake.messages[second])["label"] == "❤ 2"  # counted across guilds
-        await click(fake, first, user_id=1001)  # a second click takes the like back
-        assert like_button(fake.messages[first])["label"] == "❤ 1"
-        # /nowplaying carries the same play's button and count.
+        # Said privately, with how to undo it; the message is left as it is (no count that
+        # other servers' posts of the play could not show alike).
+        assert answer["type"] == CHANNEL_MESSAGE
+        assert answer["data"]["flags"] & EPHEMERAL
+        assert answer["data"]["content"] == (
+            f"Liked *{title}*: click again to undo. You are the first to like it."
+        )
+        button = like_button(fake.messages[first])
+        assert button["emoji"]["name"] == "❤️"
+        assert button["label"] == "Like"  # no count
+        answer = await click(fake, second, user_id=1002)
+        assert answer["data"]["content"] == (  # counted across guilds
+            f"Liked *{title}*: click again to undo. 2 listeners like it now."
+        )
+        answer = await click(fake, first, user_id=1001)  # a second click takes the like back
+        assert answer["data"]["content"] == f"Like removed from *{title}*."
+        # /nowplaying carries the same play's button, and no count either.
         message = await fake.final_message(await fake.slash("nowplaying"))
         assert like_button(message)["custom_id"] == custom_id
-        assert like_button(message)["label"] == "❤ 1"
+        assert like_button(message) == like_button(fake.messages[first])
     edits = len(fake.sent("PATCH"))
     async with running_bot(programme_sim, fake=fake, extra_config=config, db_path=db):
-        await click(fake, first, user_id=1003)  # a message posted before the restart
-        assert like_button(fake.messages[first])["label"] == "❤ 2"
+        answer = await click(fake, first, user_id=1003)  # a message posted before the restart
+        assert "2 listeners like it now" in answer["data"]["content"]
         top = await fake.final_message(await fake.slash("top", {"period": "day"}))
         liked = top["embeds"][0]["fields"][0]
-        assert liked["name"] == "❤ Most liked"
-        assert TRACKS[0].title in liked["value"]
-        assert "❤ 2" in liked["value"]
+        assert liked["name"] == "Most liked"
+        assert liked["value"] == f"🥇 **{title}** · {TRACKS[0].artist} · 2 likes"
         assert TRACKS[0].title in top["embeds"][0]["fields"][1]["value"]
-    assert len(fake.sent("PATCH")) == edits  # no REST edit: the responses carried the counts
+    assert len(fake.sent("PATCH")) == edits  # no REST edit: the answers are private replies
 
 
 async def test_a_listener_clicking_fast_is_told_privately(programme_sim, fake):
@@ -105,10 +109,10 @@ async def test_a_listener_clicking_fast_is_told_privately(programme_sim, fake):
         await fake.wait_for(lambda: len(posts(fake)) == 1)
         post = int(posts(fake)[0].response["id"])
         answers = [await click(fake, post, user_id=7) for _ in range(7)]
-        assert [a["type"] for a in answers[:6]] == [UPDATE_MESSAGE] * 6
-        assert answers[6]["data"]["flags"] & EPHEMERAL
+        said = [a["data"]["content"].split(" ")[0] for a in answers[:6]]
+        assert said == ["Liked", "Like", "Liked", "Like", "Liked", "Like"]  # toggled each time
+        assert all(a["data"]["flags"] & EPHEMERAL for a in answers)
         assert "liking quickly" in answers[6]["data"]["content"]
-        assert like_button(fake.messages[post])["label"] == "❤"  # six toggles: back to none
 
 
 async def test_templates_set_refused_previewed_and_announced(programme_sim, fake):
@@ -129,7 +133,8 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
 
         refused = await template("set", title="{title:>50000000}")
         assert refused["flags"] & EPHEMERAL
-        assert "format spec" in refused["content"]
+        assert "format spec" not in refused["content"]  # said in plain words
+        assert "has a `:` after the name" in refused["content"]
         refused = await template("set", description="{title.__class__}")
         assert "reaches into a value" in refused["content"]
         refused = await template("set", footer="{titel}")
@@ -146,11 +151,16 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         await template("set", variant="live", title="🔴 LIVE: {title}")
         preview = await template("preview")
         assert preview["flags"] & EPHEMERAL
-        assert "Characters used: embed " in preview["content"]
-        assert f"<@&{guild.roles[1]}> Now on" in preview["content"]
+        # Which wording it shows; no character count far from every limit.
+        heading = preview["content"].splitlines()
+        assert heading[0].startswith("-# Preview of the AutoDJ wording with the station's last")
+        assert "Near a limit" not in preview["content"]
+        assert f"<@&{guild.roles[1]}> Now on" in heading[1]
         assert preview["embeds"][0]["title"] == f"♪ {TRACKS[0].title}"
         live_preview = await template("preview", variant="live")
-        assert live_preview["embeds"][0]["title"] == f"♪ {TRACKS[0].title}"  # none recorded yet
+        # No live show recorded yet: the last play, worded as a live show would be.
+        assert live_preview["content"].startswith("-# Preview of the live show wording")
+        assert live_preview["embeds"][0]["title"] == f"🔴 LIVE: {TRACKS[0].title}"
         programme_sim.clock.advance(71)  # the jingle
         await poll(env)
         body = posts(fake)[-1].json
@@ -165,6 +175,10 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         programme_sim.clock.advance(70)
         await poll(env)
         assert posts(fake)[-1].json["embeds"][0]["title"] == f"🔴 LIVE: {LIVE_SHOW.title}"
+        # During the show, the AutoDJ wording can still be previewed (with a track).
+        track_preview = await template("preview", variant="autodj")
+        assert track_preview["content"].startswith("-# Preview of the AutoDJ wording")
+        assert track_preview["embeds"][0]["title"].startswith("♪ ")
         cleared = await template("clear")
         assert "No templates" in cleared["content"]
         other = guild.channels[1]
@@ -185,14 +199,12 @@ async def test_the_card_carries_the_button_of_the_play_it_shows(programme_sim, f
         await fake.wait_for(lambda: len(posts(fake)) == 1)
         card = int(posts(fake)[0].response["id"])
         first = like_button(fake.messages[card])["custom_id"]
-        assert (await click(fake, card, user_id=5))["type"] == UPDATE_MESSAGE
-        assert like_button(fake.messages[card])["label"] == "❤ 1"
+        assert (await click(fake, card, user_id=5))["type"] == CHANNEL_MESSAGE
         programme_sim.clock.advance(71)  # the jingle: the card is edited in place
         await poll(env)
         edits = fake.sent("PATCH", rf"^/channels/{guild.channels[0]}/messages/{card}$")
         assert edits
         assert like_button(fake.messages[card])["custom_id"] != first  # the new play's
-        assert like_button(fake.messages[card])["label"] == "❤"
 
 
 async def test_a_resumed_post_whose_likes_changed_is_found_not_posted_again(programme_sim, fake):

@@ -15,6 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "config.example.toml").read_text()
 
 
+def refused(text: str, env: dict[str, str] | None = None) -> pytest.ExceptionInfo[ConfigError]:
+    """What ``parse_settings`` raises for ``text`` (in the environment ``env``): a ConfigError."""
+    with pytest.raises(ConfigError) as caught:
+        parse_settings(text, env or {})
+    return caught
+
+
 def test_example_config_parses_and_documents_every_key():
     settings = parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"})
     assert settings.stations[0].slug == "main"
@@ -83,8 +90,7 @@ def test_key_is_not_in_repr():
     ],
 )
 def test_bad_configs_get_one_clear_message(text, message):
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {})
+    caught = refused(text)
     assert message in str(caught.value)
 
 
@@ -138,8 +144,7 @@ def test_run_with_bad_config_says_what(tmp_path):
 )
 def test_a_key_env_holding_what_no_key_can_be_is_one_clear_line(key, problem):
     text = "[[stations]]\nid='a'\nname='A'\nbase_url='https://x'\nstation_id=1\nkey_env='K'"
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {"K": key})
+    caught = refused(text, {"K": key})
     message = str(caught.value)
     assert f"the key in $K {problem}" in message
     assert len(message.strip().splitlines()) == 1
@@ -156,22 +161,19 @@ def test_a_broken_station_is_one_problem_not_one_more_per_place_that_names_it():
         + "[[guilds]]\nid = 1\ndefault_station = 'main'\n"
         + "[[subscriptions]]\nguild = 1\nchannel = 2\nstation = 'main'\n"
     )
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {})
+    caught = refused(text)
     assert len(caught.value.problems) == 1, caught.value.problems
     assert "[[stations]] #1 bad value for 'base_url'" in caught.value.problems[0]
 
 
 def test_a_station_name_that_is_nowhere_says_what_is_defined():
-    with pytest.raises(ConfigError) as caught:
-        parse_settings("[bot]\ndefault_station = 'main'\n", {})
+    caught = refused("[bot]\ndefault_station = 'main'\n")
     (problem,) = caught.value.problems
     assert problem.endswith(
         "names station 'main', which is not defined; no [[stations]] entry is defined"
     )
     text = "[bot]\ndefault_station = 'zzz'\n" + BROKEN_STATION.replace("ftp://x", "https://x")
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(text, {})
+    caught = refused(text)
     (problem,) = caught.value.problems
     assert problem.endswith("which is not defined; defined stations: main")
 
@@ -193,6 +195,10 @@ def test_run_with_a_bad_secret_key_prints_one_line_and_no_session_noise(tmp_path
     result = _run(EXAMPLE, tmp_path, env)
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
+    # (the example's [[guilds]], [[subscriptions]], [[alerts]] and [[recaps]] are named first)
+    examples = [line for line in lines if "config.example.toml's example id" in line]
+    assert len(examples) == 4, result.stderr
+    lines = [line for line in lines if line not in examples]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
     assert "not-fernet" not in result.stderr
@@ -250,7 +256,30 @@ def test_alerts_and_recaps_in_the_config_file():
 )
 def test_bad_alerts_and_recaps_are_one_line_each(entry, message):
     base = "[[stations]]\nid='a'\nname='A'\nbase_url='https://c1.radioboss.fm'\nstation_id=1\n"
-    with pytest.raises(ConfigError) as caught:
-        parse_settings(base + entry, {})
+    caught = refused(base + entry)
     assert len(caught.value.problems) == 1, caught.value.problems
     assert message in caught.value.problems[0]
+
+
+def test_the_example_ids_are_those_of_config_example_toml_and_each_entry_is_named():
+    import tomllib
+
+    from bot.config.examples import EXAMPLE_IDS, example_ids_in
+
+    raw = tomllib.loads(EXAMPLE)
+    found = {raw_entry["id"] for raw_entry in raw["guilds"]}
+    for table in ("subscriptions", "alerts", "recaps"):
+        for entry in raw[table]:
+            found |= {entry["guild"], entry["channel"]}
+    assert found == EXAMPLE_IDS
+    lines = example_ids_in(parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"}))
+    assert [line.split(":")[0] for line in lines] == [
+        "[[guilds]] #1",
+        "[[subscriptions]] #1",
+        "[[alerts]] #1",
+        "[[recaps]] #1",
+    ]
+    assert lines[1].startswith(
+        "[[subscriptions]] #1: 111111111111111111 and 222222222222222222: config.example.toml's "
+        "example ids; put your own in its place"
+    )

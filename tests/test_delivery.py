@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import sqlite3
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,7 +33,7 @@ from .support.botenv import (
     subscription_config,
 )
 from .support.fakediscord import FakeDiscord, Recorded
-from .support.run_against_fake import CA_ENV, PORT_ENV
+from .support.onair_child import OnAirChild
 from .support.stations import serving
 from .support.waiting import poll_watch, wait_for
 
@@ -99,65 +98,25 @@ class Gate:
         self.released.set()
 
 
-class Child:
-    """``onair run`` in a child process, through tests/support/run_against_fake.py."""
+class Child(OnAirChild):
+    """``onair run`` in a child process, through tests/support/run_against_fake.py; each start
+    writes its own log (run-1.log, run-2.log, ...)."""
 
     def __init__(self, tmp_path: Path, fake: FakeDiscord, config: str) -> None:
-        self.config = tmp_path / "onair.toml"
-        self.config.write_text(config, encoding="utf-8")
-        ca = tmp_path / "fake-ca.pem"
-        fake.ca.cert_pem.write_to_path(str(ca))
-        self.env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("ONAIR_DATABASE_URL", "PYTHONASYNCIODEBUG")
-        }
-        self.env.update(
-            {
-                "ONAIR_TEST_STATION_KEY": STATION_KEY,
-                "ONAIR_DISCORD_TOKEN": fake.expected_token,
-                CA_ENV: str(ca),
-                PORT_ENV: str(fake.port),
-            }
-        )
+        path = tmp_path / "onair.toml"
+        path.write_text(config, encoding="utf-8")
+        super().__init__(tmp_path, fake, path, name="run-0")
         self.tmp_path = tmp_path
         self.runs = 0
-        self.process: asyncio.subprocess.Process | None = None
-        self.log = tmp_path / "run-0.log"
 
     async def start(self) -> None:
         self.runs += 1
         self.log = self.tmp_path / f"run-{self.runs}.log"
-        with self.log.open("wb") as out:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "tests.support.run_against_fake",
-                "run",
-                "--config",
-                str(self.config),
-                cwd=ROOT,
-                env=self.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-            )
+        await super().start()
 
     async def stop(self, signum: int, within: float = 20.0) -> tuple[int, float]:
         """Send ``signum``; return the exit code and the seconds the process took to exit."""
-        assert self.process is not None
-        started = time.monotonic()
-        self.process.send_signal(signum)
-        code = await asyncio.wait_for(self.process.wait(), timeout=within)
-        return code, time.monotonic() - started
-
-    def output(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-    async def kill_quietly(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            self.process.kill()
-            await self.process.wait()
+        return await self.signal(signum, within)
 
 
 def delivery_states(db: Path) -> dict[str, int]:
@@ -310,6 +269,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
     programme_sim, fake, tmp_path, caplog
 ):
     caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger="onair")  # the retries after an outage's first line
     db = tmp_path / "onair.sqlite3"
     async with running_bot(
         programme_sim,
@@ -363,7 +323,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
     warnings = [
         r for r in caplog.records if r.levelno == logging.WARNING and "storage" in r.message
     ]
-    assert warnings
+    assert len(warnings) == 2, [r.message for r in warnings]  # one line per outage
     assert all(r.exc_info is None for r in warnings)
     assert "Task exception was never retrieved" not in caplog.text
     assert "locked" in warnings[0].message  # says what failed

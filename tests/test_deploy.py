@@ -198,12 +198,12 @@ def test_systemd_unit_verifies(tmp_path):
 
 def test_systemd_install_uses_the_runtime_lock_not_the_development_one():
     # scripts/bootstrap --runtime was run in a fresh copy by hand: onair installed, no pytest,
-    # ruff or mypy; here the unit's install steps and the README have to ask for it.
+    # ruff or mypy; here the unit's install steps and the manual's Deploy page have to ask for it.
     steps = [line for line in UNIT.read_text().splitlines() if "scripts/bootstrap" in line]
     assert steps, "the unit's install steps do not say how to make the environment"
     assert all("scripts/bootstrap --runtime" in line for line in steps), steps
-    readme = (ROOT / "README.md").read_text()
-    systemd = readme[readme.index("**systemd.**") :]
+    page = (ROOT / "docs" / "deploy.md").read_text()
+    systemd = page[page.index("**systemd.**") :]
     systemd = systemd[: systemd.index("\n\n")]
     assert "scripts/bootstrap --runtime" in systemd
     script = (ROOT / "scripts" / "bootstrap").read_text()
@@ -216,3 +216,54 @@ def test_systemd_install_uses_the_runtime_lock_not_the_development_one():
     )
     assert wrong.returncode == 64
     assert "usage: scripts/bootstrap [--runtime]" in wrong.stderr
+
+
+STUB_PYTHON = """#!/usr/bin/env bash
+# Stands in for python3 (and the .venv's python): venv makes a .venv of stubs, pip records how
+# it was called and prints a line as pip does; anything else runs the real Python.
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+  mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && exit 0
+fi
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+  echo "$*" >> "$PIP_CALLS"
+  echo "Collecting aiohttp==3.0 (from -r requirements.lock (line 1))"
+  exit 0
+fi
+exec {real} "$@"
+"""
+
+
+def test_the_first_install_shows_each_step_and_pips_progress(tmp_path):
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    for name in ("scripts/bootstrap", "requirements.lock", "pyproject.toml"):
+        shutil.copy(ROOT / name, checkout / name)
+    stub = tmp_path / "python3"
+    stub.write_text(STUB_PYTHON.replace("{real}", sys.executable))
+    stub.chmod(0o755)
+    calls = tmp_path / "pip-calls"
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(stub), "PIP_CALLS": str(calls)}
+
+    def bootstrap() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(checkout / "scripts" / "bootstrap")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+
+    first = bootstrap()
+    assert first.returncode == 0, first.stderr
+    steps = [line for line in first.stderr.splitlines() if line.startswith("[")]
+    assert [line[:5] for line in steps] == ["[1/3]", "[2/3]", "[3/3]"]
+    pinned = re.findall(r"^[A-Za-z0-9][^=\s]*==", (ROOT / "requirements.lock").read_text(), re.M)
+    assert f"Installing {len(pinned)} locked packages from requirements.lock" in steps[1]
+    assert first.stderr.strip().splitlines()[-1].startswith("Done in ")
+    assert "Collecting aiohttp" in first.stdout  # pip's own lines reach the owner
+    lock_install = next(c for c in calls.read_text().splitlines() if "requirements.lock" in c)
+    assert "--quiet" not in lock_install.split()
+    assert "--require-hashes" in lock_install.split()
+    again = bootstrap()  # nothing changed: nothing to say
+    assert again.returncode == 0
+    assert again.stderr == again.stdout == ""

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.programme.jingles import SkipRules
 from bot.render import embeds, station_embeds
 from bot.station import StationInfo
 from bot.ui.streams import with_more_streams
@@ -46,9 +47,17 @@ HOSTILE_BITS = [
     "Ω",
     "🎵",
 ]
-hostile = st.lists(st.sampled_from(HOSTILE_BITS) | st.text(max_size=50), max_size=40).map(
-    "".join
-) | st.just("@everyone " * 1000)
+
+
+def pieced(bits: list[str], *, text: int, pieces: int, extreme: str) -> st.SearchStrategy[str]:
+    """Strings of up to ``pieces`` pieces, each one of ``bits`` or any text up to ``text``
+    long; or the one ``extreme`` string."""
+    return st.lists(st.sampled_from(bits) | st.text(max_size=text), max_size=pieces).map(
+        "".join
+    ) | st.just(extreme)
+
+
+hostile = pieced(HOSTILE_BITS, text=50, pieces=40, extreme="@everyone " * 1000)
 
 
 def _no_ping(text: str) -> None:
@@ -124,8 +133,9 @@ def test_every_station_embed_stays_within_limits(title, artist, extra):
     _check_view(view)
     _check(station_embeds.recent(info, extra, 20))
     _check(station_embeds.station_embed(info, extra))
-    embed, view = station_embeds.listen_embed(info, extra)
-    _check(embed)
+    _, listen, view = station_embeds.listen_embed(info, extra)
+    if listen is not None:
+        _check(listen)
     _check_view(view)
     play = info.current_play()
     if play is not None:
@@ -186,11 +196,14 @@ def test_title_links_to_a_search_for_the_track():
 
 
 def _listen_view(info: StationInfo):
-    embed, view = station_embeds.listen_embed(info, "S")
+    content, embed, view = station_embeds.listen_embed(info, "S")
     view = with_more_streams(view, "s", station_embeds.more_streams(info.links))
     assert view is not None
     errors = rules.FormErrors()
-    rules.check_message({"embeds": [embed.to_dict()], "components": view.to_components()}, errors)
+    body = {"content": content or "", "components": view.to_components()}
+    if embed is not None:
+        body["embeds"] = [embed.to_dict()]
+    rules.check_message(body, errors)
     assert not errors, errors.body()  # within Discord's rules (select menus included)
     return embed, view
 
@@ -206,7 +219,7 @@ def test_listen_overflow_goes_to_masked_links_never_twice():
     button, menu = view.children
     assert button.label == "Listen"
     assert len(menu.item.options) == 15
-    assert not embed.description
+    assert embed is None  # nothing past the menu: one line of text, no near-empty box
     # 40 distinct links: the first button, 25 in the menu, the other 14 as masked links.
     many = [{"name": f"/m{i}", "ssl": f"https://s.example/m{i}(x)"} for i in range(40)]
     info = StationInfo.parse(
@@ -216,6 +229,7 @@ def test_listen_overflow_goes_to_masked_links_never_twice():
     button, menu = view.children
     assert len(menu.item.options) == 25
     assert len({o.value for o in menu.item.options}) == 25
+    assert embed is not None
     masked = re.findall(r"\[([^\]]+)\]\((https://[^)\s]+)\)", embed.description or "")
     assert len(masked) == 14
     assert all("%28x%29" in url for _, url in masked)
@@ -250,15 +264,39 @@ def test_recent_dates_plays_not_from_today_in_the_station_zone():
     lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
     assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[0])
     # One day line where the day changes, not the date on every row.
-    assert lines[1] == "-# ── Yesterday, 22 November ──"
+    # The station's date, said to be the station's: no "Yesterday" that is wrong a day later.
+    assert lines[1] == "-# ── Sunday 22 November, station time ──"
     assert re.fullmatch(r"<t:\d+:t> B - Before midnight", lines[2])
     # All from yesterday: the day line comes first.
     info = StationInfo.parse(raw, berlin, datetime(2026, 11, 25, 10, tzinfo=UTC))
     lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
-    assert lines[0] == "-# ── Monday, 23 November ──"
+    assert lines[0] == "-# ── Monday 23 November, station time ──"
     assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[1])
-    assert lines[2] == "-# ── Sunday, 22 November ──"
+    assert lines[2] == "-# ── Sunday 22 November, station time ──"
     assert len(lines) == 4
+
+
+def test_recent_leaves_jingles_out_as_next_and_the_playlist_do():
+    raw = {
+        "nowplaying": "A - Now",
+        "recent": [
+            {"title": "A - Now", "started": "2026-11-23 10:10:00"},
+            {"title": "Station ID", "started": "2026-11-23 10:09:52"},  # 8 s: a jingle
+            {"title": "B - Before", "started": "2026-11-23 10:06:00"},
+            {"title": "Sweeper 2", "started": "2026-11-23 10:02:00"},  # a skip pattern's
+            {"title": "C - Earlier", "started": "2026-11-23 10:01:00"},
+        ],
+    }
+    info = StationInfo.parse(raw, UTC, datetime(2026, 11, 23, 10, 11, tzinfo=UTC))
+    skip = SkipRules(patterns=("(?i)^sweeper",))
+    embed = station_embeds.recent(info, "S", 10, UTC, skip=skip)
+    lines = (embed.description or "").splitlines()
+    assert [line.split("> ", 1)[1] for line in lines] == [
+        "**▶ A - Now**",
+        "B - Before",
+        "C - Earlier",
+    ]
+    assert embed.footer.text == "3 of 3 recent tracks · ▶ on air now"
 
 
 def test_stats_chart_is_dark_and_untitled():
@@ -276,6 +314,10 @@ def test_stats_chart_is_dark_and_untitled():
     assert corner == tuple(int(BACKGROUND[i : i + 2], 16) for i in (1, 3, 5))
     bright = (pixels[..., :3].mean(axis=2) > 0.9).mean()
     assert bright < 0.02  # no white canvas: only text and lines are light
+    # Today, so far: its last stretch drawn otherwise (dashed, named), not as a plain drop.
+    partial = imread(BytesIO(render_stats_chart(days, today_last=True)), format="png")
+    assert partial.shape == pixels.shape
+    assert (abs(partial - pixels).max(axis=2) > 0.1).mean() > 0.001
 
 
 def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_parts():
@@ -284,13 +326,13 @@ def test_nowplaying_bar_fits_a_phone_and_a_stale_card_is_grey_without_the_live_p
     bar_line = next(line for line in fresh.description.splitlines() if "▰" in line)
     assert set(bar_line) <= {"▰", "▱"}  # the bar alone: the times go on the meta line
     assert len(bar_line) == station_embeds.BAR_WIDTH
-    assert "`0:01 / 0:05`" in fresh.description
+    assert "`0:01\u00a0/\u00a00:05`" in fresh.description  # never broken on a phone
     assert fresh.colour == embeds.BRAND
     stale, _ = station_embeds.nowplaying(info, "S", stale=True)
     assert stale.colour == embeds.STALE
     assert "▰" not in stale.description
     assert "▱" not in stale.description
-    assert " / " not in stale.description
+    assert "\u00a0/\u00a0" not in stale.description
     assert "started" not in stale.description
     assert "Next" not in stale.description
     assert "The station is not answering" in stale.description

@@ -63,10 +63,26 @@ def test_the_environment_wins_over_the_file(tmp_path):
     assert loaded.warnings() == []
 
 
-def test_no_file_and_an_empty_onair_env_file_read_nothing(tmp_path):
-    environ = {"ONAIR_ENV_FILE": str(tmp_path / "missing.env")}
-    assert load_env_file(environ).names == ()
-    assert environ == {"ONAIR_ENV_FILE": str(tmp_path / "missing.env")}
+def test_no_dotenv_reads_nothing_and_a_named_missing_file_is_an_error(tmp_path):
+    environ: dict[str, str] = {}
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # no .env here: it is optional
+    try:
+        loaded = load_env_file(environ)
+    finally:
+        os.chdir(cwd)
+    assert loaded.names == ()
+    assert loaded.error() is None
+    assert environ == {}
+    missing = str(tmp_path / "missing.env")
+    environ = {"ONAIR_ENV_FILE": missing}
+    loaded = load_env_file(environ)
+    assert loaded.names == ()
+    assert loaded.error() == (
+        f"ONAIR_ENV_FILE names {missing}, which does not exist (fix the path; unset "
+        'ONAIR_ENV_FILE to read .env in the working directory, or set it to "" to read none)'
+    )
+    assert environ == {"ONAIR_ENV_FILE": missing}
     (tmp_path / "off.env").write_text("A=1\n")
     environ = {"ONAIR_ENV_FILE": ""}
     assert load_env_file(environ).names == ()
@@ -123,6 +139,7 @@ def test_run_takes_its_secrets_from_dotenv_without_printing_them(tmp_path):
     # from .env was checked: the one line is about it, with none of the values
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
+    lines = [line for line in lines if "config.example.toml's example id" not in line]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("onair: ONAIR_SECRET_KEY is not a valid Fernet key")
     for value in ("token-secret-part", "station-key-secret", "fernet-secret-but-not-valid"):
@@ -140,3 +157,44 @@ def test_a_byte_order_mark_and_a_nul_byte_are_handled(tmp_path):
     assert "ONAIR_OTHER" not in environ
     assert environ["ONAIR_THIRD"] == "c"
     assert loaded.bad_lines == (2,)
+
+
+@pytest.mark.e2e
+def test_a_named_env_file_that_does_not_exist_stops_every_secret_reading_command(tmp_path):
+    (tmp_path / "config.toml").write_text(EXAMPLE)
+    env = {"ONAIR_ENV_FILE": str(tmp_path / "typo.env"), "ONAIR_APPLICATION_ID": str(APP_ID)}
+    for command in (["invite"], ["run", "--config", "config.toml"]):
+        result = _onair(tmp_path, *command, env=env)
+        assert result.returncode == 78, result.stderr
+        assert result.stdout == ""
+        assert result.stderr.strip().splitlines() == [
+            f"onair: ONAIR_ENV_FILE names {tmp_path / 'typo.env'}, which does not exist (fix the "
+            'path; unset ONAIR_ENV_FILE to read .env in the working directory, or set it to "" '
+            "to read none)"
+        ]
+
+
+@pytest.mark.e2e
+def test_the_placeholder_token_of_env_example_is_named_by_invite_and_run(tmp_path):
+    example = (ROOT / ".env.example").read_text()
+    placeholder = next(
+        line.split("=", 1)[1]
+        for line in example.splitlines()
+        if line.startswith("ONAIR_DISCORD_TOKEN=")
+    )
+    (tmp_path / ".env").write_text(f"ONAIR_DISCORD_TOKEN={placeholder}\n")
+    result = _onair(tmp_path, "invite")
+    assert result.returncode == 78
+    assert result.stderr.strip().splitlines() == [
+        "onair: ONAIR_DISCORD_TOKEN is still the placeholder from .env.example: put the bot's "
+        "token (Developer Portal -> your application -> Bot -> Reset Token) there, or pass "
+        "--client-id"
+    ]
+    (tmp_path / "config.toml").write_text(EXAMPLE)
+    result = _onair(tmp_path, "run", "--config", "config.toml", env={"ONAIR_KEY_MAIN": "k"})
+    assert result.returncode == 78
+    assert result.stderr.strip().splitlines() == [
+        "onair: ONAIR_DISCORD_TOKEN is still the placeholder from .env.example: put the bot "
+        "token there (Developer Portal -> your application -> Bot -> Reset Token)"
+    ]
+    assert placeholder not in result.stderr

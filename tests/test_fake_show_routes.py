@@ -5,15 +5,14 @@ as Discord does: documented shapes and limits (400, 50035 at the field's path), 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import aiohttp
 import pytest
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture
+from .support.discord_http import call, fake_http_fixture
 from .support.fakediscord import (
     CONNECT,
     MANAGE_CHANNELS,
@@ -28,18 +27,7 @@ pytestmark = pytest.mark.e2e
 fake = fake_discord_fixture()
 
 
-@pytest.fixture
-async def http(fake: FakeDiscord) -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(connector=fake.connector()) as session:
-        yield session
-
-
-async def call(
-    http: aiohttp.ClientSession, method: str, path: str, body: Any = None
-) -> tuple[int, Any]:
-    async with http.request(method, f"https://discord.com/api/v10{path}", json=body) as response:
-        raw = await response.read()
-        return response.status, json.loads(raw) if raw else None
+http = fake_http_fixture()
 
 
 def error_at(body: dict[str, Any], *path: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -17,6 +17,7 @@ import pytest
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture
+from .support.discord_http import call, fake_http_fixture
 from .support.fakediscord import RECORD_ENV, FakeDiscord
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
@@ -29,17 +30,7 @@ JSON_TYPE = "application/json"
 fake = fake_discord_fixture()
 
 
-@pytest.fixture
-async def http(fake: FakeDiscord) -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(connector=fake.connector()) as session:
-        yield session
-
-
-async def call(
-    http: aiohttp.ClientSession, method: str, path: str, body: Any = None
-) -> tuple[int, Any]:
-    async with http.request(method, f"https://discord.com/api/v10{path}", json=body) as response:
-        return response.status, await response.json()
+http = fake_http_fixture()
 
 
 def at(errors: dict[str, Any], path: str) -> str:
@@ -907,6 +898,17 @@ async def test_update_message_edits_the_message_the_component_is_on(fake, http):
     assert stored["components"][0]["components"][0]["label"] == "❤ 1"
     assert stored["embeds"][0]["title"] == "Song"  # the parts the response does not name stay
     assert len(fake.channel_messages[int(message["channel_id"])]) == 1  # no new message
+
+
+async def test_ephemeral_replies_are_not_in_the_channels_history(fake, http):
+    message = _button_message(fake)
+    iid = await fake.click(message, "x", user_id=5)
+    path = f"/interactions/{iid}/itoken-{iid}/callback"
+    reply = {"type": rules.CHANNEL_MESSAGE, "data": {"content": "Liked", "flags": 64}}
+    assert (await call(http, "POST", path, reply))[0] == 200
+    status, history = await call(http, "GET", f"/channels/{message['channel_id']}/messages")
+    assert status == 200
+    assert [m["id"] for m in history] == [message["id"]]  # only the message clicked on
 
 
 async def test_a_first_response_after_3_seconds_is_an_unknown_interaction(fake, http):

@@ -6,16 +6,15 @@ the field's path."""
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-import aiohttp
 import pytest
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture
+from .support.discord_http import call, fake_http_fixture
 from .support.discord_uri import uri_scheme
-from .support.fakediscord import FakeDiscord
 
 fake = fake_discord_fixture()
 
@@ -101,17 +100,7 @@ def test_malformed_or_relative_uris(value):
 # Every route, every URL field ------------------------------------------------------------------
 
 
-@pytest.fixture
-async def http(fake: FakeDiscord) -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(connector=fake.connector()) as session:
-        yield session
-
-
-async def call(
-    http: aiohttp.ClientSession, method: str, path: str, body: Any = None
-) -> tuple[int, Any]:
-    async with http.request(method, f"https://discord.com/api/v10{path}", json=body) as response:
-        return response.status, await response.json()
+http = fake_http_fixture()
 
 
 def link_button(url: str) -> Body:

@@ -16,7 +16,8 @@ from bot.simulator import TRACKS, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
 from tests.support.botenv import STATION_KEY, config_text, fake_discord_fixture, subscription_config
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
-from tests.support.storage_backends import reset_postgres
+from tests.support.fleet import fleet
+from tests.support.storage_backends import admin_connection, reset_postgres
 from tests.support.waiting import wait_for
 
 from .support.stations import serving
@@ -74,16 +75,11 @@ def titles(fake: FakeDiscord, channel: int) -> list[str]:
 
 
 async def lease_owner(url: str) -> str | None:
-    import asyncpg
-
-    connection = await asyncpg.connect(url, timeout=5)
-    try:
+    async with admin_connection(url) as connection:
         row = await connection.fetchrow(
             "SELECT owner FROM watch_leases WHERE lease_until >= "
             "EXTRACT(EPOCH FROM clock_timestamp())"
         )
-    finally:
-        await connection.close()
     return str(row[0]) if row else None
 
 
@@ -197,22 +193,9 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
     """Service A (shard 0) takes the watch lease and polls; service B (shard 1) never polls, gets
     each play through NOTIFY for its own channels, answers /nowplaying from A's stored info, and
     takes the station over when A stops."""
-    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    from bot.simulator import JINGLES
+    from bot.storage import Subscription
 
-    from bot.announcer import WatchScheduler
-    from bot.announcer.service import AnnouncerService
-    from bot.catalog.registry import StationRegistry
-    from bot.config import Settings, StationConfig
-    from bot.simulator import JINGLES, ManualClock
-    from bot.storage import PostgresStorage, Subscription
-
-    await reset_postgres(postgres_url)
-    clock = ManualClock()
-    sim = StationSimulator(clock=clock)
-    slots = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
-    sim.add_station(1, key=STATION_KEY, programme=Programme(slots, epoch=clock() - 1.0), seed=3)
-    await sim.start()
-    station = StationConfig("main", "Main FM", sim.base_url, 1, key=STATION_KEY)
     guilds = {0: shard_guild(0, 2, 1), 1: shard_guild(1, 2, 2)}
     channels = {shard: [guild * 10 + i for i in range(2)] for shard, guild in guilds.items()}
     subs = tuple(
@@ -221,29 +204,11 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
         for channel in channels[shard]
     )
     sent: list[tuple[str, int, str]] = []
-    services: dict[str, AnnouncerService] = {}
-    schedulers = []
-    try:
+    slots = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
+    async with fleet(postgres_url, session, slots) as rig:
+        clock, sim, station, services = rig.clock, rig.sim, rig.station, rig.services
         for name, shard in (("A", 0), ("B", 1)):
-            settings = Settings(
-                stations=(station,),
-                subscriptions=subs,
-                shard_count=2,
-                shard_ids=(shard,),
-                watch_lease=1.0,
-            )
-            storage = await PostgresStorage(postgres_url).open()
-            scheduler = AsyncIOScheduler()
-            scheduler.start()
-            schedulers.append(scheduler)
-            services[name] = AnnouncerService(
-                settings,
-                StationRegistry(settings, session),
-                storage,
-                WatchScheduler(scheduler),
-                Recording(name, sent),
-            )
-            await services[name].start()
+            await (await rig.service(name, shard, Recording(name, sent), subs)).start()
         a, b = services["A"], services["B"]
         (watch_a,) = a.watched()
         (watch_b,) = b.watched()
@@ -287,13 +252,6 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
             (f"%{JINGLES[0].title.casefold()}%",),
         )
         assert dict(states) == {"pending": 2, "sent": 2}, states
-    finally:
-        for service in services.values():
-            await service.stop()
-            await service.storage.close()
-        for scheduler in schedulers:
-            scheduler.shutdown(wait=False)
-        await sim.stop()
 
 
 async def test_watch_leases_have_one_holder_run_out_and_notifications_survive_a_reconnect(

@@ -45,11 +45,11 @@ def _info(next_title: str, next_length: str) -> StationInfo:
 def test_next_leaves_jingles_out_of_nowplaying_and_announcements():
     for info, named in ((_info("Station ID", "00:05"), False), (_info("Song", "03:10"), True)):
         embed, _ = station_embeds.nowplaying(info, "S", stale=False)
-        assert ("Next at" in (embed.description or "")) is named
+        assert ("Next\u00a0at" in (embed.description or "")) is named
         play = info.current_play()
         assert play is not None
         embed, _ = station_embeds.announcement(info, play, "S")
-        assert ("Next at" in (embed.description or "")) is named
+        assert ("Next\u00a0at" in (embed.description or "")) is named
     promo = _info("Promo: win tickets", "03:10")
     rules = SkipRules.of([Subscription(1, 1, 10, "main", skip_pattern="^promo")])
     embed, _ = station_embeds.nowplaying(promo, "S", stale=False, skip=rules)

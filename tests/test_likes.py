@@ -159,7 +159,7 @@ async def test_the_weekly_recap_reads_the_likes_of_its_week(storage):
     await storage.toggle_like(song, 1, now=(T0 + timedelta(days=2)).timestamp())
     await storage.toggle_like(song, 2, now=(T0 + timedelta(days=9)).timestamp())  # next week
     week = await storage.most_liked("main", T0, T0 + timedelta(days=7))
-    assert week == [("Band - Hit", 3), ("Band - Song", 1)]
+    assert week == [("Hit", "Band", 3), ("Song", "Band", 1)]
     assert await storage.most_liked("main", T0 + timedelta(days=7), T0 + timedelta(days=14)) == [
-        ("Band - Song", 1)
+        ("Song", "Band", 1)
     ]

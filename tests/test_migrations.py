@@ -5,12 +5,16 @@ done, instead of failing with "table ... already exists"."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
 
+from bot.storage import SchemaTooNew, SqliteStorage
 from bot.storage.migrations import MIGRATIONS
 
 from .support.storage_backends import POSTGRES_ENV, reset_postgres
@@ -84,3 +88,49 @@ async def test_processes_opening_a_fresh_database_together_all_come_up(kind, tmp
         for code, out, err in await _open_together(target):
             assert code == 0, err
             assert out.strip() == expected, (out, err)
+
+
+def _database_at(path: Path, version: int) -> None:
+    """A SQLite file as OnAir ``version`` left it (its first ``version`` migrations)."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for number, script in enumerate(MIGRATIONS[:version], start=1):
+            db.executescript(script.format(**SqliteStorage.dialect))
+            db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+        db.commit()
+
+
+async def test_an_upgrade_says_from_which_schema_to_which(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="onair.storage")
+    path = tmp_path / "old.sqlite3"
+    old = len(MIGRATIONS) - 2
+    _database_at(path, old)
+    storage = await SqliteStorage(str(path)).open()
+    await storage.close()
+    fresh = await SqliteStorage(str(tmp_path / "new.sqlite3")).open()
+    await fresh.close()
+    again = await SqliteStorage(str(path)).open()  # nothing to do: nothing said
+    await again.close()
+    assert [r.getMessage() for r in caplog.records if r.name == "onair.storage"] == [
+        f"database upgraded from schema {old} to {len(MIGRATIONS)}",
+        f"database created (schema {len(MIGRATIONS)})",
+    ]
+
+
+async def test_a_database_a_newer_onair_upgraded_is_refused_untouched(tmp_path):
+    path = tmp_path / "newer.sqlite3"
+    _database_at(path, len(MIGRATIONS))
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("INSERT INTO schema_version (version) VALUES (?)", (len(MIGRATIONS) + 1,))
+        db.commit()
+    storage = SqliteStorage(str(path))
+    with pytest.raises(SchemaTooNew) as raised:
+        await storage.open()
+    await storage.close()
+    assert str(raised.value).startswith(
+        f"the database is at schema {len(MIGRATIONS) + 1}, newer than this OnAir knows "
+        f"({len(MIGRATIONS)}): a newer OnAir upgraded it"
+    )
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        versions = [row[0] for row in db.execute("SELECT version FROM schema_version")]
+    assert versions == list(range(1, len(MIGRATIONS) + 2))

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import socket
+from datetime import UTC, datetime
 
 import aiohttp
 import pytest
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from bot.config import Settings
+from bot.announcer.pollreport import station_label
+from bot.announcer.watcher import StationWatch
+from bot.config import Settings, StationConfig
 from bot.runtime.logs import RedactingFilter, setup_logging
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.fakediscord import MANAGE_EVENTS, FakeDiscord
+from .support.stations import KEY, make_client
+from .support.waiting import wait_for
 
 fake = fake_discord_fixture()
 
@@ -88,3 +96,134 @@ async def test_process_polls_only_stations_of_its_own_shards(fake, live_simulato
     ) as env:
         assert env.bot.shard_count == 2
         assert env.bot.announcer.watched() == []  # this guild belongs to the other shard
+
+
+async def test_a_failing_station_is_one_warning_per_cause_naming_it_and_its_key_variable(
+    simulator, session, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    station = StationConfig(
+        "main", "My Radio", simulator.base_url, 1, key=KEY, key_env="ONAIR_KEY_MAIN"
+    )
+    watch = StationWatch(
+        make_client(simulator, session),
+        job_id="watch:0123abcd",
+        label=lambda: station_label([station]),
+    )
+
+    def said(level: int) -> list[str]:
+        return [
+            r.getMessage() for r in caplog.records if r.name == "onair.watch" and r.levelno == level
+        ]
+
+    simulator.inject("status", status=401, times=2)  # two polls: the key is refused
+    simulator.inject("status", status=503, times=6)  # two polls of three attempts: no answer
+    for _ in range(4):
+        await watch.poll()
+    await watch.poll()  # answers again
+    await watch.poll()
+    warnings = said(logging.WARNING)
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith(
+        "station main (key from ONAIR_KEY_MAIN) refused the API key: check the key in that "
+        "variable; polling again in"
+    )
+    assert warnings[1].startswith(
+        "station main (key from ONAIR_KEY_MAIN) is not answering (HTTP 503); polling again in"
+    )
+    assert said(logging.INFO) == [
+        "station main (key from ONAIR_KEY_MAIN) answers again (after 4 failed polls)"
+    ]
+    assert len(said(logging.DEBUG)) == 2  # the same cause again
+    # nothing else at INFO or above: not the station client's line for each failed request
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO and r.name.startswith("onair")]
+    assert len(loud) == 3, [r.getMessage() for r in loud]
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "watch:" not in text
+    assert KEY not in text
+
+
+@pytest.mark.e2e
+async def test_the_bot_names_each_watched_station_as_configured(fake, live_simulator):
+    guild = fake.guilds[0]
+    config = subscription_config(guild.id, guild.channels[0])
+    async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
+        await wait_for(lambda: bool(env.bot.announcer.watched()))
+        labels = [w.label() for w in env.bot.announcer.watched()]
+    assert labels == ["station main (key from ONAIR_TEST_STATION_KEY)"]
+
+
+@pytest.mark.parametrize(("level", "shown"), [("INFO", False), ("DEBUG", True)])
+async def test_apschedulers_lines_per_poll_are_debug_only(level, shown):
+    stream = io.StringIO()
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level, logging.getLogger("apscheduler").level)
+    setup_logging(level)
+    root.handlers[0].stream = stream  # type: ignore[attr-defined]
+    scheduler = AsyncIOScheduler()
+    ran = asyncio.Event()
+
+    async def poll() -> None:
+        ran.set()
+
+    try:
+        scheduler.start()
+        scheduler.add_job(poll, "date", run_date=datetime.now(UTC))
+        await asyncio.wait_for(ran.wait(), timeout=10)
+        await wait_for(lambda: not scheduler.get_jobs())  # "executed successfully" was logged
+    finally:
+        scheduler.shutdown(wait=False)
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        logging.getLogger("apscheduler").setLevel(saved[2])
+    text = stream.getvalue()
+    assert ("Running job" in text) is shown, text
+    assert ("Added job" in text) is shown, text
+
+
+@pytest.mark.e2e
+async def test_an_example_channel_id_is_named_as_such_not_as_a_deleted_channel(
+    fake, live_simulator, caplog
+):
+    guild = fake.guilds[0]
+    example = 222222222222222222  # config.example.toml's channel
+    config = subscription_config(guild.id, example)
+    async with running_bot(live_simulator, fake=fake, extra_config=config) as env:
+        await fake.wait_request("GET", rf"^/channels/{example}$")
+        await wait_for(lambda: env.bot.announcer.failed >= 1, within=30)
+        (sub,) = await env.bot.storage.subscriptions()
+    assert sub.paused_reason is not None
+    assert sub.paused_reason.startswith(
+        f"channel {example} is config.example.toml's example id: put your own in config.toml"
+    )
+    assert len(sub.paused_reason) <= 150  # /onair status shows 150 characters
+    assert "no longer exists" not in caplog.text
+
+
+def _prepare_events(fake: FakeDiscord) -> None:
+    fake.guilds[1].bot_role_permissions = MANAGE_EVENTS  # the second guild may make events
+
+
+events_fake = fake_discord_fixture("events_fake", prepare=_prepare_events, guild_count=2)
+
+
+@pytest.mark.e2e
+async def test_live_events_without_manage_events_are_reported_at_start_up(
+    events_fake, live_simulator, caplog
+):
+    caplog.set_level(logging.INFO, logger="onair.shows")
+    without, allowed = events_fake.guilds
+    config = "".join(
+        f'\n[[guilds]]\nid = {g.id}\nlive_events = ["main"]\n' for g in (without, allowed)
+    )
+    async with running_bot(live_simulator, fake=events_fake, extra_config=config):
+        await wait_for(lambda: "Manage Events" in caplog.text)
+    lines = [r.getMessage() for r in caplog.records if "Manage Events" in r.getMessage()]
+    assert lines == [
+        f"guild {without.id} ({without.name}): live-show events are on for main (live_events or "
+        "/onair events) but OnAir lacks the Manage Events permission there; no event is made "
+        "until a server admin grants it"
+    ]
+    assert all(
+        r.levelno == logging.WARNING for r in caplog.records if "Manage Events" in r.getMessage()
+    )

@@ -402,3 +402,50 @@ def test_nexttrack_appearing_during_a_live_show_speeds_up_polling():
     steady = PollPolicy(rng=random.Random(1))
     for at in (0, 10, 20):
         assert steady.after_success(info(at, SHOW, None, None, nexttrack="A - Next")) >= 9.0
+
+
+def _show_then(later: list[dict[str, Any]], at: float, current: StationInfo) -> PollPolicy:
+    """A policy that saw a track, then SHOW begin at 0.4 s (the station's clock an hour off),
+    and now finds ``current`` (``later``: its recent list, newest first)."""
+    policy = PollPolicy(rng=random.Random(1))
+    policy.latency = 0.0
+    recent = [{"title": SHOW, "started": "2026-11-20 13:00:00"}]
+    for moment, answer in (
+        (0.0, info(0.0, "A - Before", 100, 110)),
+        (0.4, info(0.4, SHOW, None, None, recent=recent)),
+        (10.4, info(10.4, SHOW, None, None, recent=recent)),
+        (at, current),
+    ):
+        play = answer.current_play()
+        assert play is not None
+        if moment != 10.4:
+            policy.learn_play(play, answer)
+        policy.after_success(answer, play)
+    return policy
+
+
+def test_a_short_play_after_a_show_does_not_stretch_its_learned_length():
+    """Issue 27: the show ran 12 s, a 7-s track followed it and ended before the next poll,
+    which found the track after that (2 s in, so it began at 19 s). The show's length is 12 s
+    (the start times in `recent` say what aired in between), not 19 s."""
+    recent = [
+        {"title": "A - Later", "started": "2026-11-20 13:00:19"},
+        {"title": "A - Short", "started": "2026-11-20 13:00:12"},
+        {"title": SHOW, "started": "2026-11-20 13:00:00"},
+    ]
+    policy = _show_then(recent, 21.4, info(21.4, "A - Later", 2.0, 9.0, recent=recent))
+    assert list(policy.lengths[SHOW.lower()]) == [pytest.approx(12.0, abs=1.0)]
+    # A play in between without a start: nothing is learned rather than a length too long.
+    blind = [dict(entry) for entry in recent]
+    del blind[1]["started"]
+    policy = _show_then(blind, 21.4, info(21.4, "A - Later", 2.0, 9.0, recent=blind))
+    assert SHOW.lower() not in policy.lengths
+
+
+def test_the_steady_cadence_never_exceeds_steady_interval():
+    """An end with nothing learned is found within steady_interval (10 s): the jitter only
+    shortens the gap."""
+    policy = PollPolicy(rng=random.Random(3))
+    gaps = [policy.after_success(info(t * 10.0, SHOW, None, None)) for t in range(200)]
+    assert max(gaps) <= policy.settings.steady_interval
+    assert min(gaps) >= 0.9 * policy.settings.steady_interval

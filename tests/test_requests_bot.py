@@ -5,16 +5,17 @@ ping only for who opted in), /requests."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
 
 import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.ui.choices import LANES
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import AUTOCOMPLETE_RESULT, EPHEMERAL
-from .support.fakediscord import FakeDiscord
-from .support.stations import programme_simulator
+from .support.fakediscord import FakeDiscord, Recorded
+from .support.stations import programme_sim_fixture
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -26,12 +27,9 @@ REQUESTS_ON = "requests = true"
 RATE = "[requests]\nsearches_per_second = 100\n"
 
 
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    async with programme_simulator(
-        SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
-    ) as simulator:
-        yield simulator
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
 
 
 fake = fake_discord_fixture(channels_per_guild=2)
@@ -165,3 +163,34 @@ async def test_hostile_titles_are_harmless_choices(programme_sim, fake):
         [choice] = callback.json["data"]["choices"]
         assert len(choice["name"]) == 100
         assert "\u202e" not in choice["name"]
+
+
+async def test_a_burst_of_keystrokes_answers_through_a_few_warm_connections(programme_sim, fake):
+    """100 listeners at once: the callbacks go through LANES connections kept alive, not one
+    new TLS connection each (held by the fake until every choice is ready: without the lanes
+    all 100 would be in flight, each on a connection of its own)."""
+    async with running(programme_sim, fake) as env:
+        await fake.response(await fake.autocomplete("request", "song", "harb"))  # cached now
+        answered = sum(env.bot.requests.desk.answered.values())
+        connections = len(fake.connections)
+        release = asyncio.Event()
+        held: list[str] = []
+        most = 0
+
+        async def hold(record: Recorded) -> None:
+            nonlocal most
+            if record.route.endswith("/callback"):
+                held.append(record.route)
+                most = max(most, len(held))
+                await release.wait()
+                held.remove(record.route)
+
+        fake.hold = hold
+        ids = [await fake.autocomplete("request", "song", "harb", user_id=u) for u in range(100)]
+        every_choice_ready = lambda: sum(env.bot.requests.desk.answered.values()) == answered + 100  # noqa: E731
+        await wait_for(lambda: every_choice_ready() and len(held) >= LANES, within=20)
+        release.set()
+        callbacks = [await fake.response(iid, within=20) for iid in ids]
+        assert all(c.json["data"]["choices"][0]["value"] == "1001" for c in callbacks)
+        assert most == LANES
+        assert len(fake.connections) - connections <= LANES

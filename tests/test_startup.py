@@ -9,6 +9,7 @@ import contextlib
 import gc
 import logging
 import socket
+import sqlite3
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,12 +21,13 @@ import pytest
 from aiohttp.abc import AbstractResolver
 from discord import voice_client
 
-from bot.app import run_bot, sync_once
+from bot.run import run_bot, sync_once
 from bot.runtime.invite import permissions
 from bot.runtime.startup import Backoff
 
 from .support.botenv import STATION_KEY, config_text
 from .support.fakediscord import FakeDiscord, FakeResolver
+from .support.onair_child import OnAirChild
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
@@ -285,13 +287,119 @@ async def test_a_start_up_failure_that_is_not_the_network_is_one_line_and_exit_7
     async with FakeDiscord() as fake:
         monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
         path = tmp_path / "config.toml"
-        unusable = tmp_path / "missing-directory" / "onair.sqlite3"
-        path.write_text(config_text(live_simulator, fake, db_path=str(unusable)))
+        corrupt = tmp_path / "onair.sqlite3"
+        corrupt.write_bytes(b"not a database, " * 512)
+        path.write_text(config_text(live_simulator, fake, db_path=str(corrupt)))
         assert await _run_until_ready(str(path), fake.connector, records) == 70
     gc.collect()
     errors = records.lines(logging.ERROR)
     assert len(errors) == 1
-    assert errors[0].startswith("start-up failed: OperationalError:")
+    assert errors[0].startswith("start-up failed: DatabaseError:")
     assert not any(r.exc_info for r in records.records if r.levelno > logging.DEBUG)
     assert "Traceback" not in capsys.readouterr().err
+    assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("missing-directory/onair.sqlite3", "the directory {tmp}/missing-directory does not exist"),
+        ("a-file/onair.sqlite3", "the directory {tmp}/a-file does not exist"),
+        ("a-directory", "is a directory; name a file in it"),
+        ("", "[database] path is empty"),
+    ],
+)
+async def test_an_unusable_database_path_is_named_before_login_and_exit_78(
+    where, says, live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    (tmp_path / "a-file").write_text("a file, not a directory")
+    (tmp_path / "a-directory").mkdir()
+    db = str(tmp_path / where) if where else ""
+    async with FakeDiscord() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        path = tmp_path / "config.toml"
+        path.write_text(config_text(live_simulator, fake, db_path=db))
+        assert await _run_until_ready(str(path), fake.connector, records) == 78
+        assert not fake.sent()  # before login
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("onair: ")
+    assert "[database] path" in err[0]
+    assert says.format(tmp=tmp_path) in err[0]
+    assert "Traceback" not in "\n".join(err)
+    assert fake.expected_token not in "\n".join(err)
+
+
+async def test_a_busy_metrics_port_names_the_setting_and_exits_78(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        async with FakeDiscord() as fake:
+            monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+            path = tmp_path / "config.toml"
+            extra = f"\n[metrics]\nport = {port}\n"
+            path.write_text(
+                config_text(live_simulator, fake, db_path=str(tmp_path / "db"), extra=extra)
+            )
+            assert await _run_until_ready(str(path), fake.connector, records) == 78
+            assert not fake.sent()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"onair: cannot serve /metrics and /healthz on 127.0.0.1:{port} (another program "
+        "listens there): change [metrics] port (or ONAIR_METRICS_PORT), or 0 to turn them off"
+    ]
+
+
+async def test_a_second_run_on_one_sqlite_file_refuses_and_the_lock_dies_with_kill_9(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with FakeDiscord() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        first = OnAirChild(tmp_path, fake, Path(config))
+        await first.start()
+        try:
+            await first.wait_output("logged in as")
+            logins = len(fake.sent("GET", r"^/users/@me$"))
+            assert await _run_until_ready(config, fake.connector, records) == 78
+            assert len(fake.sent("GET", r"^/users/@me$")) == logins  # refused before login
+            err = capsys.readouterr().err.strip().splitlines()
+            assert first.process is not None
+            db = tmp_path / "onair.sqlite3"
+            assert err == [
+                f"onair: another onair run (pid {first.process.pid}) already uses the database "
+                f'[database] path = "{db}" (it holds {db}.lock); two processes on one SQLite '
+                "file would each post every play: stop the other one, or give this one its own "
+                "path (several processes share a PostgreSQL database, [database] url)"
+            ]
+            first.process.kill()  # kill -9: no clean-up runs, the kernel drops the lock
+            assert await first.exit_code() == -9
+        finally:
+            await first.kill_quietly()
+        records.ready.clear()
+        assert await _run_until_ready(config, fake.connector, records) is None
+
+
+async def test_a_database_of_a_newer_onair_is_refused_with_exit_78(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    db = tmp_path / "onair.sqlite3"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO schema_version (version) VALUES (999)")
+        conn.commit()
+    async with FakeDiscord() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        assert await _run_until_ready(config, fake.connector, records) == 78
+    gc.collect()
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("onair:")]
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        "onair: [database] path: the database is at schema 999, newer than this OnAir knows ("
+    )
+    assert not records.lines(logging.ERROR)
     assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)

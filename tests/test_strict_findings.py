@@ -10,7 +10,7 @@ import pytest
 from bot.simulator import StationSimulator
 from bot.util.links import BUTTON_URL, safe_url
 
-from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.botenv import channel_subscription, command_reply, fake_discord_fixture, running_bot
 from .support.stations import serving
 
 fake = fake_discord_fixture()
@@ -34,9 +34,7 @@ async def hostless_sim():
 @pytest.mark.e2e
 @pytest.mark.parametrize("command", ["nowplaying", "listen", "station", "recent"])
 async def test_links_without_a_host_are_left_out_not_sent(hostless_sim, command):
-    async with running_bot(hostless_sim) as env:
-        iid = await env.fake.slash(command)
-        message = await env.fake.final_message(iid)
+    async with command_reply(hostless_sim, command) as (env, message):
         rejected = [r for r in env.fake.requests if r.status == 400]
         assert rejected == [], [r.response for r in rejected]
         assert message.get("embeds"), message
@@ -44,10 +42,8 @@ async def test_links_without_a_host_are_left_out_not_sent(hostless_sim, command)
 
 @pytest.mark.e2e
 async def test_announcement_with_hostless_links_is_posted_not_lost(fake, hostless_sim):
-    guild = fake.guilds[0]
-    channel = guild.channels[0]
-    subscription = subscription_config(guild.id, channel)
-    async with running_bot(hostless_sim, fake=fake, extra_config=subscription):
+    channel = fake.guilds[0].channels[0]
+    async with running_bot(hostless_sim, fake=fake, extra_config=channel_subscription(fake)):
         posts = await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
         await fake.wait_for(lambda: posts[0].status != 0)
         assert posts[0].status == 200, posts[0].response
@@ -136,9 +132,7 @@ def _refused(fake) -> list[object]:
 @pytest.mark.e2e
 @pytest.mark.parametrize("command", ["nowplaying", "listen", "station", "recent"])
 async def test_station_links_discord_refuses_are_left_out_of_every_command(typed_sim, command):
-    async with running_bot(typed_sim) as env:
-        iid = await env.fake.slash(command)
-        message = await env.fake.final_message(iid)
+    async with command_reply(typed_sim, command) as (env, message):
         assert _refused(env.fake) == []  # the reply is one Discord takes
         assert message.get("embeds"), message
         sent = [u for r in env.fake.requests for u in _urls(r.json)]
@@ -153,9 +147,8 @@ async def test_station_links_discord_refuses_are_left_out_of_every_command(typed
 @pytest.mark.e2e
 @pytest.mark.parametrize(("mode", "style"), [("post", "compact"), ("card", "full")])
 async def test_an_announcement_with_links_discord_refuses_is_posted(fake, typed_sim, mode, style):
-    guild = fake.guilds[0]
-    channel = guild.channels[0]
-    subscription = subscription_config(guild.id, channel, mode=mode, style=style)
+    channel = fake.guilds[0].channels[0]
+    subscription = channel_subscription(fake, mode=mode, style=style)
     async with running_bot(typed_sim, fake=fake, extra_config=subscription):
         posts = await fake.wait_request("POST", rf"^/channels/{channel}/messages$")
         await fake.wait_for(lambda: posts[0].status != 0)

@@ -110,6 +110,7 @@ async def test_onair_voice_refuses_a_text_channel_as_home(dev_bot):
 
 LISTENER = 700000000000000001
 SECOND = 700000000000000002
+MANAGE_GUILD = 1 << 5  # Discord's Manage Server permission
 
 
 @pytest.fixture(scope="session")
@@ -450,7 +451,7 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
         (play,) = first["components"]
         assert play["custom_id"] == "onair:play:main"
         assert play["label"] == "🔊 Play in voice"
-        assert [b["label"] for b in second["components"]] == ["Listen", "Web player", "❤"]
+        assert [b["label"] for b in second["components"]] == ["Listen", "Web player", "Like"]
         # The rendered answer is shared by everyone asking about the same snapshot: adding the
         # button for one listener changes nothing for the next.
         for _ in range(5):  # (more than the five rows a message has)
@@ -464,7 +465,7 @@ async def test_nowplaying_offers_play_in_channel_and_the_button_joins(live_simul
         assert [item.row for item in shared.children] == [0, 0]  # left as rendered
         elsewhere = await voice.fake.final_message(await voice.fake.slash("nowplaying"))
         (row,) = elsewhere["components"]  # someone in no voice channel: no button
-        assert [b["label"] for b in row["components"]] == ["Listen", "Web player", "❤"]
+        assert [b["label"] for b in row["components"]] == ["Listen", "Web player", "Like"]
         target = voice.fake.original(iid)
         click = await voice.fake.click(target, play["custom_id"], user_id=LISTENER)
         reply = await voice.fake.final_message(click)
@@ -643,7 +644,7 @@ async def test_presence_on_the_wire_follows_the_track_at_most_once_per_15_s(icec
 async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_clears_it(
     live_simulator, icecast, tmp_path
 ):
-    """/leave stops now and says the home channel stays set (and how to clear it); no READY of
+    """/leave stops now and says OnAir comes back to the home channel; no READY of
     this run brings OnAir back; the next start does while the admin keeps the home channel,
     and does not once it is cleared."""
     db = str(tmp_path / "voice.sqlite3")
@@ -656,11 +657,11 @@ async def test_leave_in_the_home_channel_holds_until_a_restart_unless_the_admin_
             iid = await fake.slash("onair", {"channel": str(home)}, sub=["voice"])
             assert "▶ Playing **Main FM**" in (await reply_of(voice.env, iid))["content"]
             await voice.playing(frames=20)
-            left = await reply_of(voice.env, await fake.slash("leave", {}, user_id=LISTENER))
-            assert left["content"].startswith("⏹ Stopped and left the voice channel.")
-            assert f"<#{home}> is still this server's home channel" in left["content"]
-            assert "after my next restart" in left["content"]
-            assert "`/onair voice channel:none`" in left["content"]
+            # A listener (no Manage Server) reads one sentence: OnAir comes back there.
+            listener = 0x6FFFFFFFF & ~MANAGE_GUILD
+            iid = await fake.slash("leave", {}, user_id=LISTENER, permissions=listener)
+            left = await reply_of(voice.env, iid)
+            assert left["content"] == f"⏹ Stopped; I'll be back in <#{home}> after my next restart."
             assert fake.bot_voice == {}
             assert await voice.env.bot.storage.voice_sessions() == []
             # A new gateway session in this run (the same pass READY runs) keeps it out.

@@ -203,3 +203,14 @@ def test_labelled_gauges_render_one_line_per_station():
     assert 'onair_voice_listeners{station="main"} 3' in text
     assert 'onair_voice_listeners{station="g1-x"} 0' in text
     assert text.count("# TYPE onair_voice_listeners gauge") == 1
+
+
+def test_leave_is_one_sentence_and_an_admin_also_reads_how_to_clear_the_home():
+    from bot.render.voice_text import left_text
+
+    assert left_text(0, admin=False) == "⏹ Stopped and left the voice channel."
+    listener = left_text(42, admin=False)
+    assert listener == "⏹ Stopped; I'll be back in <#42> after my next restart."
+    admin = left_text(42, admin=True)
+    assert admin.count(".") == 1  # one sentence
+    assert "`/onair voice channel:none`" in admin

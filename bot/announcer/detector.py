@@ -47,6 +47,15 @@ class PlayDetector:
             return None
         return self.observe_play(play)
 
+    def remember(self, play: Play, now: float | None = None) -> bool:
+        """A play that aired before the one on air (recovered from ``recent``): True when it is
+        new; it is remembered, and stays off air."""
+        now = time.monotonic() if now is None else now
+        if any(play.same_as(seen.play) for seen in self._seen):
+            return False
+        self._seen.append(_Seen(play, now))
+        return True
+
     def observe_play(self, play: Play, now: float | None = None) -> Play | None:
         now = time.monotonic() if now is None else now
         for seen in self._seen:

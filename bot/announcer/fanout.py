@@ -17,6 +17,7 @@ from typing import Any
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
+from ..history.playlog import PlayRecorder
 from ..station import Play, StationError
 from ..storage import RequestCredit, Storage, Subscription
 from . import snapshot
@@ -55,6 +56,8 @@ class FanOut:
         # Who requested a play (bot.requests), decided here, the one place plays are fanned
         # out, and recorded with the play: every process of a fleet credits the same way.
         self.credit: Credit | None = None
+        # Used when the registry records no plays itself (the service without the bot).
+        self._own_recorder = PlayRecorder(storage)
 
     async def _item_type(
         self, station: StationConfig, play: Play, subs: Iterable[Subscription]
@@ -79,7 +82,8 @@ class FanOut:
         play = announcement.play
         until = expires_at(play, announcement.detected_at, self.settings.max_delivery_age)
         async with self._station_locks[slug]:
-            await self._record_history(slug, announcement)
+            detected = datetime.fromtimestamp(announcement.detected_at, UTC)
+            await self.history.record(slug, play, announcement.info.listener_count, detected)
             stored = await self.outbox.retrying(
                 f"reading the channels of station {slug}",
                 lambda: self.storage.subscriptions(slug),
@@ -143,6 +147,7 @@ class FanOut:
             paused = await self.outbox.drain(
                 announcement_id, play_key, station, announcement, targets, until
             )
+        await self.catch_up_history()  # after the sends: the history never holds them up
         if paused:
             await self.refresh()  # a paused channel may have been the station's last one
 
@@ -153,9 +158,9 @@ class FanOut:
         try:
             return await self.credit(slug, play, play_key)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("could not credit requests of %s (%s)", slug, describe(error))
+            self.storage.outlive(
+                error, _LOGGER, "could not credit requests of %s (%s)", slug, describe(error)
+            )
             return ()
 
     async def _known_key(self, slug: str, play: Play, until: float) -> str:
@@ -174,24 +179,17 @@ class FanOut:
                 continue
         return play.claim_key
 
-    async def _record_history(self, slug: str, announcement: Announcement) -> None:
-        """Best effort: /history misses a play rather than holding the announcement up."""
-        try:
-            await self.storage.record_play(
-                slug,
-                announcement.play,
-                announcement.info.listener_count,
-                datetime.fromtimestamp(announcement.detected_at, UTC),
-            )
-        except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
-                "could not record %r in the history of %s (%s)",
-                announcement.play.display,
-                slug,
-                describe(error),
-            )
+    @property
+    def history(self) -> PlayRecorder:
+        """Who writes plays into the history: the registry's recorder (every poll's play goes
+        through it), else this fan-out's own. Best effort: it never holds an announcement up,
+        and keeps a play storage failed for later."""
+        return self.registry.recorder or self._own_recorder
+
+    async def catch_up_history(self) -> None:
+        """Write the plays storage failed into the history (the sweep calls it)."""
+        if self.history.pending:
+            await self.history.catch_up()
 
     async def resume(self, work: Resumable) -> None:
         """Send deliveries a sweep found pending, under the station's lock."""

@@ -26,10 +26,12 @@ from datetime import datetime
 from ..station import StationInfo
 from ..storage import Storage
 from ..storage.fleet import PlayListener
+from ..util.tasks import stop_task
 from . import snapshot
 from .watcher import WatchScheduler
 
 _LOGGER = logging.getLogger("onair.fleet")
+RETRY_FIRST = 0.2  # seconds to the first retry of a tick storage failed (then doubling)
 
 
 def describe(error: BaseException) -> str:
@@ -70,11 +72,8 @@ class FleetCoordinator:
 
     async def stop(self) -> None:
         """Stop polling and give every lease back, so another process polls at once."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
@@ -83,9 +82,9 @@ class FleetCoordinator:
         try:
             await self.storage.release_watches(self.owner)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
+            self.storage.outlive(
+                error,
+                _LOGGER,
                 "could not give the watch leases back (%s); they run out in %.0fs",
                 describe(error),
                 self.lease,
@@ -100,18 +99,18 @@ class FleetCoordinator:
         try:
             await self.storage.release_watches(self.owner, job_ids)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("could not give watch leases back (%s)", describe(error))
+            self.storage.outlive(
+                error, _LOGGER, "could not give watch leases back (%s)", describe(error)
+            )
 
     async def publish(self, announcement_id: int) -> None:
         """Best effort: a process that misses it finds the play in its next sweep."""
         try:
             await self.storage.publish_play(announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
+            self.storage.outlive(
+                error,
+                _LOGGER,
                 "could not publish announcement %d (%s); the other processes' sweeps find it",
                 announcement_id,
                 describe(error),
@@ -133,20 +132,30 @@ class FleetCoordinator:
 
     async def _run(self) -> None:
         interval = self.lease / 3
+        retry = RETRY_FIRST
+        wait = interval
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), interval)
+                await asyncio.wait_for(self._wake.wait(), wait)
             self._wake.clear()
             try:
-                await self.tick()
+                renewed = await self.tick()
             except Exception:
                 _LOGGER.exception("the watch lease tick failed")
+                renewed = False
+            # A tick storage failed is tried again soon (0.2 s doubling), not a third of a
+            # lease later: the leases are renewed while they are still ours.
+            if renewed:
+                wait, retry = interval, RETRY_FIRST
+            else:
+                wait, retry = min(retry, interval), retry * 2
 
-    async def tick(self) -> None:
+    async def tick(self) -> bool:
         """Renew the leases held, try to take the others, start or stop polling accordingly,
-        and store the polled stations' latest info."""
+        and store the polled stations' latest info. False when storage failed the renewal."""
         started = time.monotonic()
         wanted = self.watches.job_ids()
+        renewed = True
         try:
             owned = await self.storage.renew_watches(self.owner, self.lease)
             candidates = [j for j in wanted if j not in owned]
@@ -161,15 +170,17 @@ class FleetCoordinator:
             if not self.storage.is_storage_error(error):
                 raise
             if time.monotonic() < self._valid_until:
-                _LOGGER.warning("could not renew the watch leases (%s)", describe(error))
-                return
+                self.storage.health.warn(
+                    _LOGGER, "could not renew the watch leases (%s)", describe(error)
+                )
+                return False
             _LOGGER.warning(
                 "could not renew the watch leases for %.0fs (%s): polling stops until they "
                 "are renewed (another process may poll meanwhile)",
                 self.lease,
                 describe(error),
             )
-            owned, taken = set(), set()
+            owned, taken, renewed = set(), set(), False
         gained = lost = 0
         for job_id in wanted:
             if self.watches.set_owned(job_id, job_id in owned):
@@ -187,6 +198,7 @@ class FleetCoordinator:
                 self.watches.count(),
             )
         await self._save_states()
+        return renewed
 
     async def _save_states(self) -> None:
         """Best effort: commands elsewhere fall back to asking the station."""
@@ -205,9 +217,9 @@ class FleetCoordinator:
                 [(job_id, payload, at.timestamp()) for job_id, payload, at in states]
             )
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("could not store the stations' latest info (%s)", describe(error))
+            self.storage.outlive(
+                error, _LOGGER, "could not store the stations' latest info (%s)", describe(error)
+            )
             return
         for job_id, _payload, at in states:
             self._saved[job_id] = at

@@ -232,12 +232,12 @@ class DeliveryOutbox:
                     MAX_ATTEMPTS,
                     error.reason,
                 )
-                await self._release(announcement_id, sub.id)
+                await self._give_back(announcement_id, sub.id)
             return False
         except Exception:
             self.failed += 1
             _LOGGER.exception("announcement to %s failed", sub.channel_id)
-            await self._release(announcement_id, sub.id)
+            await self._give_back(announcement_id, sub.id)
             return False
         self.delivered += 1
         if self.metrics is not None:
@@ -258,16 +258,28 @@ class DeliveryOutbox:
         await self.storage.finish_delivery(announcement_id, sub.id, FAILED, now=time.time())
         await self.storage.pause(sub.id, reason)
 
+    async def _give_back(self, announcement_id: int, sub_id: int) -> None:
+        """Give a failed send's lease back, retried while storage fails and the lease holds:
+        the sweep then tries the send again at once rather than when the lease runs out."""
+        lease_end = time.time() + self.settings.delivery_lease
+        await self.retrying(
+            f"giving back the lease of the delivery to subscription {sub_id}",
+            lambda: self.storage.release_delivery(
+                announcement_id, sub_id, self.owner, now=time.time()
+            ),
+            until=lease_end,
+        )
+
     async def _release(self, announcement_id: int, sub_id: int) -> None:
-        """Best effort: a lease not given back simply runs out."""
+        """Best effort (when cancelled): a lease not given back simply runs out."""
         try:
             await self.storage.release_delivery(
                 announcement_id, sub_id, self.owner, now=time.time()
             )
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
+            self.storage.outlive(
+                error,
+                _LOGGER,
                 "could not release the delivery to subscription %d (%s); it is retried when "
                 "its lease runs out",
                 sub_id,
@@ -304,7 +316,8 @@ class DeliveryOutbox:
                         "storage failed %s %d times, giving up: %s", what, tries, describe(error)
                     )
                     return None
-                _LOGGER.warning(
+                self.storage.health.warn(
+                    _LOGGER,
                     "storage failed %s (%s); try %d, again in %.1fs",
                     what,
                     describe(error),

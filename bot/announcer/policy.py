@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..config import PollSettings as PollSettings  # re-exported: where the policy is read
-from ..station import Play, StationInfo
+from ..station import Play, RecentItem, StationInfo
 from ..station.play import normalise_title
 from .detector import PLACEHOLDER_TITLES
+
+SCANNED_RECENT = 10  # entries of ``recent`` looked at for plays between two polls
 
 
 @dataclass(slots=True)
@@ -113,7 +115,9 @@ class PollPolicy:
                 at = min(at, stamped)
         unknown = self._unknown
         if unknown is not None and unknown.start_known and unknown.key != key:
-            self._learn_length(unknown.key, (at - unknown.started).total_seconds())
+            gap = _aired_after(unknown.key, key, info)
+            if gap is not None:
+                self._learn_length(unknown.key, (at - unknown.started).total_seconds() - gap)
         self._unknown = None
         self._last_switch = (key, at, exact)
 
@@ -346,7 +350,8 @@ class PollPolicy:
             # Longer than it has ever run: back to the steady cadence (or the cue) for it.
         elif unknown.cued:
             return fast
-        return self._clamp(s.steady_interval * self._rng.uniform(0.9, 1.1))
+        # Never longer than steady_interval: an end is found within it.
+        return self._clamp(s.steady_interval * self._rng.uniform(0.9, 1.0))
 
     def _end_catch(self) -> float:
         """How long before a poll reaches the station an item of unknown length may end and
@@ -370,3 +375,33 @@ class PollPolicy:
 
 def _key(title: str | None) -> str:
     return normalise_title(title)
+
+
+def _entry_is(entry: RecentItem, key: str) -> bool:
+    artist, title = entry.artist_and_title
+    return key in (_key(entry.title), _key(f"{artist} - {title}" if artist else title))
+
+
+def _aired_after(show: str, key: str, info: StationInfo) -> float | None:
+    """Seconds between the end of the item ``show`` and the start of the play ``key`` on air
+    in ``info``: 0 when nothing aired in between (or ``recent`` does not say), else what the
+    plays ``recent`` lists in between ran, by the difference of the station's start times (its
+    clock and zone cancel out). None when something aired in between and its start is not
+    known: a length measured up to this play would be too long, so none is learned.
+
+    Without it, a short play after a show (shorter than the cadence the show's end is polled
+    at) made the show's learned length run to the start of the play after it, and its next
+    airing's end was then expected (and polled for) seconds too late."""
+    recent = info.recent[:SCANNED_RECENT]
+    if not recent or not _entry_is(recent[0], key):
+        return 0.0
+    for index in range(1, len(recent)):
+        if _entry_is(recent[index], show):
+            if index == 1:
+                return 0.0
+            now, after = recent[0].started, recent[index - 1].started
+            if now is None or after is None:
+                return None
+            gap = (now - after).total_seconds()
+            return gap if 0 <= gap < 86_400 else None
+    return 0.0

@@ -10,7 +10,6 @@ channel get it once across crashes (leases, nonces, the sweep) is ``outbox.py``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import secrets
@@ -24,11 +23,12 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
-from ..util.tasks import BackgroundTasks
+from ..util.tasks import BackgroundTasks, stop_task
 from . import snapshot
 from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
 from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
+from .pollreport import station_label
 from .watcher import (
     ELSEWHERE,
     Announcement,
@@ -161,11 +161,8 @@ class AnnouncerService:
         run. In a fleet the watch leases are given back first, so another process polls on."""
         if self.fleet is not None:
             await self.fleet.stop()
-        if self._sweeper_task is not None:
-            self._sweeper_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper_task
-            self._sweeper_task = None
+        await stop_task(self._sweeper_task)
+        self._sweeper_task = None
         self.stop_watching()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
@@ -227,7 +224,10 @@ class AnnouncerService:
             station = self.registry.station(slugs[0])
             assert station is not None
             watch = StationWatch(
-                self.registry.client(station), settings=self.settings.poll, job_id=job_id
+                self.registry.client(station),
+                settings=self.settings.poll,
+                job_id=job_id,
+                label=self._label(job_id),
             )
             watch.listeners.append(self._listener(job_id))
             watch.poll_listeners.append(self._poll_listener(job_id))
@@ -251,6 +251,15 @@ class AnnouncerService:
         """The id of the watch that polls ``client``'s station (the same in every process of a
         fleet)."""
         return job_id_for(client, secret=self._job_secret)
+
+    def _label(self, job_id: str) -> Callable[[], str]:
+        """The watch's stations as the owner configured them (for its log lines)."""
+
+        def label() -> str:
+            slugs = self._slugs_by_job.get(job_id, [])
+            return station_label([s for s in map(self.registry.station, slugs) if s is not None])
+
+        return label
 
     def _listener(self, job_id: str) -> Callable[[Announcement], Awaitable[None]]:
         async def on_play(announcement: Announcement) -> None:
@@ -280,16 +289,19 @@ class AnnouncerService:
     # Recovery ---------------------------------------------------------------------------
 
     async def _sweeper(self) -> None:
-        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones."""
+        """Renew this process's leases; take up deliveries whose lease ran out; drop stale ones;
+        write the plays storage failed into the history."""
         interval = self.settings.delivery_lease / 3
         while True:
             try:
                 await self.sweep()
+                await self.fan_out.catch_up_history()
             except Exception as error:
                 if not self.storage.is_storage_error(error):
                     _LOGGER.exception("looking for pending announcements failed")
                 else:
-                    _LOGGER.warning(
+                    self.storage.health.warn(
+                        _LOGGER,
                         "could not look for pending announcements (%s); again in %.0fs",
                         describe(error),
                         interval,
@@ -310,9 +322,13 @@ class AnnouncerService:
         try:
             found = await self.storage.announcement_of(announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("could not read announcement %d (%s)", announcement_id, describe(error))
+            self.storage.outlive(
+                error,
+                _LOGGER,
+                "could not read announcement %d (%s)",
+                announcement_id,
+                describe(error),
+            )
             return
         station = self.registry.station(found[0]) if found is not None else None
         if found is None or station is None:
@@ -337,9 +353,9 @@ class AnnouncerService:
         try:
             await self.sweep(announcement_id=announcement_id)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning(
+            self.storage.outlive(
+                error,
+                _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
                 announcement_id,
                 describe(error),
@@ -349,9 +365,9 @@ class AnnouncerService:
         try:
             await self.sweep()
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("could not look for pending announcements (%s)", describe(error))
+            self.storage.outlive(
+                error, _LOGGER, "could not look for pending announcements (%s)", describe(error)
+            )
 
     async def sweep(self, *, announcement_id: int | None = None) -> int:
         """One pass (over one published announcement, or all); returns how many deliveries it

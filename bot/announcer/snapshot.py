@@ -23,6 +23,7 @@ def dump(announcement: Announcement) -> str:
             "play": to_jsonable(announcement.play),
             "info": to_jsonable(announcement.info),
             "detected_at": announcement.detected_at,
+            "on_air": announcement.on_air,
             "requested_by": to_jsonable(announcement.requested_by),
         },
         ensure_ascii=False,
@@ -38,6 +39,7 @@ def load(payload: str) -> Announcement:
             play=_build(Play, data["play"]),
             info=_build(StationInfo, data["info"]),
             detected_at=float(data["detected_at"]),
+            on_air=bool(data.get("on_air", True)),  # (payloads written before it was kept)
             requested_by=tuple(_build(RequestCredit, c) for c in data.get("requested_by") or ()),
         )
     except (KeyError, TypeError, AttributeError) as error:

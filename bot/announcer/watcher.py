@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -16,10 +17,13 @@ from datetime import UTC, datetime, timedelta
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from ..station import Play, StationClient, StationError, StationInfo
+from ..station import Play, StationClient, StationError, StationInfo, redact_url
+from ..station.errors import Failure
 from ..storage.models import RequestCredit
+from .catchup import aired_between
 from .detector import PlayDetector
 from .policy import PollPolicy, PollSettings
+from .pollreport import PollReport
 
 _LOGGER = logging.getLogger("onair.watch")
 ELSEWHERE = "polled by another process"  # the state of a fleet's idle watch (/onair status)
@@ -32,6 +36,9 @@ class Announcement:
     play: Play
     info: StationInfo
     detected_at: float  # unix seconds
+    # False for a play that aired between two polls, found in ``recent`` once it had ended
+    # (see ``catchup``): recorded and announced, but nothing shows it as on air now.
+    on_air: bool = True
     # Who requested the play, decided once where plays are fanned out (every guild's; each
     # channel shows its own guild's only).
     requested_by: tuple[RequestCredit, ...] = ()
@@ -49,6 +56,8 @@ class StationStatus:
     last_poll: datetime | None = None
     next_poll: datetime | None = None
     last_error: str | None = None
+    failure: Failure | None = None  # the last failed poll, as staff read it
+    failed_at: datetime | None = None  # and when it failed
     unreachable_since: datetime | None = None
     polls: int = 0
     errors: int = 0
@@ -87,10 +96,15 @@ class StationWatch:
         settings: PollSettings | None = None,
         job_id: str | None = None,
         last_play: Play | None = None,
+        label: Callable[[], str] | None = None,
+        rng: random.Random | None = None,
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.detector = PlayDetector(last_play)
-        self.policy = PollPolicy(settings)
+        self.policy = PollPolicy(settings, rng=rng)
+        self.timer = timer  # times each request's round trip (a test passes its manual clock)
+        self._answered = False  # whether a poll of this watch got an answer yet
         self.status = StationStatus()
         self.listeners: list[AnnouncementListener] = []
         self.error_listeners: list[ErrorListener] = []
@@ -100,8 +114,28 @@ class StationWatch:
         self.poll_again = False  # a poll was asked for while one was running
         # In a fleet (PostgreSQL) only the process holding the station's watch lease polls;
         # the others keep the watch registered but idle (see WatchScheduler.set_owned).
-        self.owned = True
+        self._owned = True
         self.last_info: StationInfo | None = None  # of the last successful poll
+        # The owner's log (the bot): a failing station named by its configured id and key
+        # variable, once per cause. Without a label (`onair watch`, which prints its own error
+        # lines) failures are DEBUG.
+        self.label = label or self._address
+        self.report = PollReport(label) if label is not None else None
+
+    def _address(self) -> str:
+        return f"station {self.client.station_id} of {redact_url(self.client.base_url)}"
+
+    @property
+    def owned(self) -> bool:
+        return self._owned
+
+    @owned.setter
+    def owned(self, value: bool) -> None:
+        if value != self._owned:
+            # Polled by another process meanwhile: the play this watch saw last is stale, and
+            # the plays since were that process's to announce (none is recovered from them).
+            self._answered = False
+        self._owned = value
 
     async def poll(self) -> float:
         """Poll once; return the delay in seconds before the next poll."""
@@ -116,28 +150,55 @@ class StationWatch:
         now = datetime.now(UTC)
         status.last_poll = now
         status.polls += 1
-        started = time.monotonic()
+        started = self.timer()
         try:
             info = await self.client.info(max_age=0)
         except StationError as error:
             return await self._failed(error, now)
-        self.policy.learn_latency(time.monotonic() - started)
+        self.policy.learn_latency(self.timer() - started)
         status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
+        if self.report is not None:
+            self.report.succeeded()
         self.last_info = info
+        previous = self.detector.current
         play = self.detector.observe(info)
         if play is not None:
             self.policy.learn_play(play, info)
-            status.announcements += 1
-            announcement = Announcement(play, info, time.time())
-            for listener in list(self.listeners):
-                try:
-                    await listener(announcement)
-                except Exception:
-                    _LOGGER.exception("announcement listener failed for %s", play.display)
+            detected = time.time()
+            for announcement in [
+                *self._aired_between(info, previous, play, detected),
+                Announcement(play, info, detected),
+            ]:
+                await self._announce(announcement)
+        self._answered = True
         self._polled(info, None)
         return self.policy.after_success(info, self.detector.current)
+
+    def _aired_between(
+        self, info: StationInfo, previous: Play | None, play: Play, detected: float
+    ) -> list[Announcement]:
+        """Plays that aired after ``previous`` and ended before this answer (a short item
+        after a live show), recovered from ``recent``: only once this watch has had an answer
+        since it last began polling (``previous`` then was seen on air by it: a restart, or a
+        station taken over from another process, recovers nothing), and only back to
+        ``previous`` (see ``catchup.aired_between``)."""
+        if previous is None or not self._answered:
+            return []
+        return [
+            Announcement(past, view, detected, on_air=False)
+            for past, view in aired_between(info, previous, play)
+            if self.detector.remember(past)
+        ]
+
+    async def _announce(self, announcement: Announcement) -> None:
+        self.status.announcements += 1
+        for listener in list(self.listeners):
+            try:
+                await listener(announcement)
+            except Exception:
+                _LOGGER.exception("announcement listener failed for %s", announcement.play.display)
 
     def _polled(self, info: StationInfo | None, error: StationError | None) -> None:
         for listener in list(self.poll_listeners):
@@ -150,6 +211,8 @@ class StationWatch:
         status = self.status
         status.errors += 1
         status.last_error = error.message
+        status.failure = Failure.of(error)
+        status.failed_at = now
         delay = self.policy.after_failure()
         if self.policy.unreachable:
             if status.unreachable_since is None:
@@ -157,7 +220,10 @@ class StationWatch:
             status.state = "unreachable"
         else:
             status.state = "failing"
-        _LOGGER.info("poll of %s failed (%s); next in %.0fs", self.job_id, error.message, delay)
+        if self.report is not None:
+            self.report.failed(error, delay)
+        else:
+            _LOGGER.debug("%s failed (%s); next poll in %.0f s", self.label(), error.message, delay)
         self._polled(None, error)
         for listener in list(self.error_listeners):
             try:
@@ -265,7 +331,7 @@ class WatchScheduler:
         except asyncio.CancelledError:
             return  # the scheduler is shutting down
         except Exception:  # never let one station's bug stop its watch
-            _LOGGER.exception("watch %s crashed; retrying", job_id)
+            _LOGGER.exception("polling %s crashed; retrying", watch.label())
             delay = watch.policy.after_failure()
         if watch.poll_again:
             watch.poll_again, delay = False, 0.0

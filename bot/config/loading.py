@@ -223,6 +223,11 @@ def parse_settings(
             "[database] url or ONAIR_DATABASE_URL)"
         )
     env_url = env.get("ONAIR_DATABASE_URL") or ""
+    if not database["path"].strip() and not (env_url or database["url"]):
+        problems.append(
+            "[database] path is empty: name the SQLite file OnAir keeps its data in (like "
+            '"onair.sqlite3"), or set [database] url for PostgreSQL'
+        )
     _database_url(env_url, "ONAIR_DATABASE_URL", problems)
     _database_url(database["url"], "[database] url", problems)
     metrics = tables["metrics"]

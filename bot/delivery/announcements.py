@@ -13,6 +13,7 @@ import discord
 from ..announcer.outbox import DeliveryError
 from ..announcer.watcher import Announcement
 from ..config import StationConfig
+from ..config.examples import EXAMPLE_IDS, example_id_note
 from ..history.likes import LikeService
 from ..programme.jingles import SkipRules
 from ..render import station_embeds
@@ -47,6 +48,16 @@ PERMANENT = {
     403: "OnAir may not post there (Missing Permissions)",
     404: "the channel no longer exists",
 }
+
+
+def gone(status: int, channel_id: int) -> str:
+    """Why Discord refused a channel for good; a 404 on an example id of config.example.toml
+    says that, not that the channel was deleted."""
+    if status == 404 and channel_id in EXAMPLE_IDS:
+        return f"channel {example_id_note(channel_id)}"
+    return PERMANENT[status]
+
+
 # A resumed delivery looks this far back for its own unrecorded post: the messages since its
 # detection (less CLOCK_SLACK seconds of clock difference with Discord), at most LOOKBACK.
 LOOKBACK = 50
@@ -78,7 +89,7 @@ class DiscordDeliverer:
             try:
                 channel = await self.client.fetch_channel(channel_id)
             except discord.NotFound:
-                raise DeliveryError(PERMANENT[404], permanent=True) from None
+                raise DeliveryError(gone(404, channel_id), permanent=True) from None
             except discord.Forbidden:
                 raise DeliveryError(PERMANENT[403], permanent=True) from None
         if not isinstance(channel, discord.abc.Messageable):
@@ -132,7 +143,8 @@ class DiscordDeliverer:
                 )
             except discord.HTTPException as error:
                 if error.status in PERMANENT:
-                    raise DeliveryError(PERMANENT[error.status], permanent=True) from None
+                    reason = gone(error.status, sub.channel_id)
+                    raise DeliveryError(reason, permanent=True) from None
                 if error.status in REFUSED:
                     reason = refused(error)
                     raise DeliveryError(reason, permanent=False, final=True) from None
@@ -151,7 +163,7 @@ class DiscordDeliverer:
             announcement.info,
             announcement.play,
             station.name,
-            style=station_embeds.effective_style(sub.style, sub.mode),
+            style=station_embeds.effective_style(sub.style),
             mention_role=sub.mention_role,
             likes=count,
             skip=SkipRules.of([sub]),
@@ -159,7 +171,7 @@ class DiscordDeliverer:
             requested_by=tuple(c.name for c in credits_in(sub, announcement)),
             ping_users=pinged(sub, announcement),
         )
-        return rendered.embed, with_like_button(rendered.view, play_id, count), rendered.content
+        return rendered.embed, with_like_button(rendered.view, play_id), rendered.content
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
         if self.likes is None:

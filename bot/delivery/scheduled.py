@@ -16,6 +16,7 @@ from .announcements import (
     REFUSED,
     RateGate,
     earlier_post,
+    gone,
     post_message,
     refused,
 )
@@ -63,7 +64,7 @@ class DiscordPostSender:
             )
         except discord.HTTPException as error:
             if error.status in PERMANENT:
-                raise PostError(PERMANENT[error.status], final=True) from None
+                raise PostError(gone(error.status, post.channel_id), final=True) from None
             if error.status in REFUSED:
                 raise PostError(refused(error), final=True) from None
             raise PostError(f"Discord failed ({error.status})", final=False) from None

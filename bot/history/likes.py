@@ -98,6 +98,9 @@ class LikeService:
     async def count(self, play_id: int) -> int:
         return await self.storage.like_count(play_id)
 
+    async def title(self, play_id: int) -> str | None:
+        return await self.storage.play_title(play_id)
+
     async def toggle(self, play_id: int, user_id: int) -> tuple[bool, int]:
         """(liked now, count); BadInput when the user clicks faster than the limit."""
         if not self.limiter.allow(user_id):

@@ -23,6 +23,7 @@ from ..storage import (
 from ..util.text import plain, safe, timestamp
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
+from .problems import staff_reason
 from .station_embeds import effective_style
 
 if TYPE_CHECKING:
@@ -87,8 +88,16 @@ def status(
         ]
         if st.unreachable_since:
             lines.append(f"unreachable since {timestamp(st.unreachable_since)}")
-        if st.last_error:
-            lines.append(f"last error: {safe(st.last_error, limit=200)}")
+        if st.failure is not None and st.failed_at is not None:
+            # For staff: the cause, the server and when; a green marker never stands beside
+            # an error without its time.
+            lines.append(
+                "last error: {reason}, {time}, {ago}".format(
+                    reason=safe(staff_reason(st.failure), limit=200),
+                    time=timestamp(st.failed_at, "t"),
+                    ago=timestamp(st.failed_at),
+                )
+            )
         builder.field(plain(station.name, limit=200), "\n".join(lines), inline=False)
     quiet = [plain(station.name, limit=80) for station in stations if status_for(station) is None]
     if quiet and watched:
@@ -97,11 +106,19 @@ def status(
         f"🔴 <#{s.channel_id}>: {safe(s.paused_reason, limit=150)}" for s in subs if s.paused_reason
     ]
     active = [f"🟢 <#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
-    builder.field(
-        "Announcing in", "\n".join(active) or "nowhere: every channel is paused", inline=False
-    )
-    if paused:
-        builder.field("Paused (fix the cause, then /onair resume)", "\n".join(paused), inline=False)
+    if active:
+        where = "\n".join(active)
+    elif subs:
+        where = (
+            "Nowhere: every channel is paused. Fix the cause below, then run "
+            "`/onair resume channel:` for each channel."
+        )
+    else:
+        where = "Nowhere yet: run `/onair announce` in the channel that should get new tracks."
+    builder.field("Announcing in", where, inline=False)
+    if paused:  # how to resume, said once: here, or above when every channel is paused
+        heading = "Paused (fix the cause, then /onair resume)" if active else "Paused"
+        builder.field(heading, "\n".join(paused), inline=False)
     if subs:
         builder.field("Announcements, last 24 hours", delivery_line(deliveries), inline=False)
     scheduled = [
@@ -166,7 +183,7 @@ def announcing(station: StationConfig, channel: str, mode: str, style: str | Non
     """The reply to /onair announce: which station, where, in which mode and style."""
     return (
         f"New tracks of **{safe(station.name, limit=80)}** will be announced in "
-        f"{channel} ({mode}, {effective_style(style, mode)})."
+        f"{channel} ({mode}, {effective_style(style)})."
     )
 
 

@@ -9,8 +9,11 @@ from typing import Any
 
 import discord
 
+from ..scheduled.alerts import NOT_PLAYING
+from ..station.errors import Failure
 from ..util.text import safe, timestamp
 from .embeds import LIVE, EmbedBuilder, link_view
+from .problems import staff_reason
 
 DOWN = discord.Colour(0xF0B232)  # amber: staff, not listeners
 BACK = discord.Colour(0x23A55A)
@@ -65,12 +68,21 @@ def alert_message(payload: dict[str, Any]) -> AlertMessage:
             colour=ENDED,
         )
     elif kind == "down":
-        reason = safe(str(payload.get("reason") or ""), limit=200)
-        what = "is not playing" if reason == "nothing is playing" else "is not answering"
-        lines = [f"**{station}** {what} since {timestamp(since, 't')} ({timestamp(since)})."]
-        if reason and reason != "nothing is playing":
-            lines.append(f"Last error: {reason}")
-        lines.append("OnAir posts here again when it is back.")
+        # For staff: the cause and the server (bot.render.problems), never a listener's advice.
+        stored = str(payload.get("reason") or "")
+        failure = Failure.loads(stored)
+        said = staff_reason(failure) if failure is not None else stored  # older: as stored
+        reason = safe(said, limit=200).rstrip(".")
+        values = {"station": station, "time": timestamp(since, "t"), "ago": timestamp(since)}
+        if reason == NOT_PLAYING:
+            first = "**{station}** is not playing since {time} ({ago}).".format(**values)
+        elif reason:
+            first = "**{station}** is not answering since {time} ({ago}): {reason}.".format(
+                reason=reason, **values
+            )
+        else:
+            first = "**{station}** is not answering since {time} ({ago}).".format(**values)
+        lines = [first, "OnAir posts here again when it is back."]
         builder = EmbedBuilder(f"⚠️ {station} is down", "\n".join(lines), colour=DOWN)
     else:  # back
         down = spoken((at - since).total_seconds()) if at and since else "a while"
@@ -79,6 +91,6 @@ def alert_message(payload: dict[str, Any]) -> AlertMessage:
             f"It was down for **{down}** (from {timestamp(since, 't')} to {timestamp(at, 't')}).",
             colour=BACK,
         )
-    builder.footer("OnAir alerts", when=at)
+    # No footer: the message's own time says when, and the author says who posted it.
     content = f"<@&{role}>" if role else None
     return AlertMessage(content, builder.build(), view, role)

@@ -21,13 +21,15 @@ UNIQUE = "#00a8fc"
 LABEL_SIZE = 22  # px in the 800 px image: 11 px or more as Discord shows it
 
 
-def render_stats_chart(days: Sequence[DayStats]) -> bytes:
+def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> bytes:
     """Sessions and unique listeners per day, drawn for Discord's dark client.
 
     Discord shows an embed image at most 400 px wide (less on a phone), so it is drawn at
     800 x 360 px with type at 22 px: 11 px or more as shown, readable, where 17 px became
     8.5 px. The embed's title says what it is, so the chart has none; the y axis says "per
-    day" and the busiest day is marked and named. Pure CPU work: run it through ChartRenderer.
+    day" and the busiest day is marked and named. ``today_last``: the last day is today, so
+    far: its line is dashed and named, not drawn as a collapse. Pure CPU work: run it through
+    ChartRenderer.
     """
     from matplotlib.dates import AutoDateLocator, num2date
     from matplotlib.figure import Figure  # Figure without pyplot: thread-safe, Agg by default
@@ -40,8 +42,22 @@ def render_stats_chart(days: Sequence[DayStats]) -> bytes:
     sessions = [d.sessions for d in days]
     unique = [d.unique for d in days]
     axes.fill_between(x, sessions, color=SESSIONS, alpha=0.12, linewidth=0)
-    axes.plot(x, sessions, label="sessions", color=SESSIONS, linewidth=3.5)
-    axes.plot(x, unique, label="unique listeners", color=UNIQUE, linewidth=3.5)
+    partial = today_last and len(days) > 1
+    whole = slice(None, -1) if partial else slice(None)
+    axes.plot(x[whole], sessions[whole], label="sessions", color=SESSIONS, linewidth=3.5)
+    axes.plot(x[whole], unique[whole], label="unique listeners", color=UNIQUE, linewidth=3.5)
+    if partial:  # today so far: dashed, and said
+        for values, colour in ((sessions, SESSIONS), (unique, UNIQUE)):
+            axes.plot(x[-2:], values[-2:], color=colour, linewidth=3.5, linestyle=(0, (1.5, 1.5)))
+        axes.annotate(  # at the top, above today: clear of the lines it names
+            "today, so far",
+            (x[-1], 0.97),
+            xycoords=("data", "axes fraction"),
+            ha="right",
+            va="top",
+            color=MUTED,
+            fontsize=LABEL_SIZE,
+        )
     if len(days) <= 14:
         size = 40 if len(days) > 1 else 160
         axes.scatter(x, sessions, color=SESSIONS, s=size, zorder=3)
@@ -129,16 +145,18 @@ class ChartRenderer:
             self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context)
         return self._pool
 
-    async def render(self, days: Sequence[DayStats]) -> bytes:
+    async def render(self, days: Sequence[DayStats], today_last: bool = False) -> bytes:
         loop = asyncio.get_running_loop()
         for attempt in range(2):
             try:
-                return await loop.run_in_executor(self._executor(), render_stats_chart, list(days))
+                return await loop.run_in_executor(
+                    self._executor(), render_stats_chart, list(days), today_last
+                )
             except (concurrent.futures.process.BrokenProcessPool, OSError):
                 self.close()
                 if attempt:
                     break
-        return await asyncio.to_thread(render_stats_chart, days)
+        return await asyncio.to_thread(render_stats_chart, days, today_last)
 
     def close(self) -> None:
         if self._pool is not None:

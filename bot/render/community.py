@@ -9,7 +9,8 @@ import discord
 
 from ..templates.model import PARTS, VARIANTS, TemplateSet
 from ..util.text import clip, safe, timestamp
-from .embeds import FIELD_VALUE, EmbedBuilder
+from .embeds import EmbedBuilder
+from .ranking import ranked
 
 PERIODS: dict[str, tuple[str, float]] = {
     "day": ("the last 24 hours", 86400.0),
@@ -17,20 +18,6 @@ PERIODS: dict[str, tuple[str, float]] = {
     "month": ("the last 30 days", 30 * 86400.0),
 }
 TOP_ROWS = 10
-_MEDALS = ("🥇", "🥈", "🥉")
-
-
-def _track(title: str, artist: str | None) -> str:
-    name = f"**{safe(title, limit=70, fallback='?')}**"
-    return f"{name} · {safe(artist, limit=50)}" if artist else name
-
-
-def _rows(rows: Sequence[tuple[str, str | None, int]], unit: str) -> str:
-    lines = []
-    for index, (title, artist, count) in enumerate(rows[:TOP_ROWS]):
-        rank = _MEDALS[index] if index < len(_MEDALS) else f"`{index + 1}.`"
-        lines.append(f"{rank} {_track(title, artist)} — {unit.format(count=count)}")
-    return clip("\n".join(lines), FIELD_VALUE)
 
 
 def top_embed(
@@ -40,20 +27,21 @@ def top_embed(
     liked: Sequence[tuple[str, str | None, int]],
     played: Sequence[tuple[str, str | None, int]],
 ) -> discord.Embed:
+    """The rows are the weekly recap's (``ranking.py``)."""
     label = PERIODS[period][0]
     builder = EmbedBuilder(
         f"Top tracks · {safe(station_name, limit=200)}",
         f"Listeners' favourites of {label} (since {timestamp(since, 'f')})",
     )
     builder.field(
-        "❤ Most liked",
-        _rows(liked, "❤ {count}")
-        or "No likes yet: click ❤ under an announcement or `/nowplaying`.",
+        "Most liked",
+        ranked(liked, "likes", limit=TOP_ROWS)
+        or "No likes yet: click ❤️ under an announcement or `/nowplaying`.",
         inline=False,
     )
     builder.field(
-        "▶ Most played",
-        _rows(played, "{count}×") or "Nothing played yet in this period.",
+        "Most played",
+        ranked(played, "plays", limit=TOP_ROWS) or "Nothing played yet in this period.",
         inline=False,
     )
     builder.footer("Likes count across every server that posted the play")
@@ -77,13 +65,48 @@ def template_saved(templates: TemplateSet | None, channel: str) -> str:
     return f"Saved the announcement wording for {channel}.\n{template_summary(templates)}"
 
 
-def template_preview(budget: Mapping[str, tuple[int, int]], played: str, *, recorded: bool) -> str:
-    """The preview's heading: which play, and the characters used of each limit."""
-    source = "the station's last announced play" if recorded else "the play on air now"
+NEAR_LIMIT = 0.8  # a part's share of its limit from which the preview counts it
+
+
+def template_preview(
+    budget: Mapping[str, tuple[int, int]], played: str, *, recorded: bool, live: bool
+) -> str:
+    """The preview's heading: which wording (live show or AutoDJ) with which play, and the
+    characters of the parts that come near their limit (none: nothing to watch)."""
+    if live and recorded:
+        first = (
+            f"-# Preview of the live show wording with the station's last announced play: {played}"
+        )
+    elif live:
+        first = f"-# Preview of the live show wording with the play on air now: {played}"
+    elif recorded:
+        first = f"-# Preview of the AutoDJ wording with the station's last announced play: {played}"
+    else:
+        first = f"-# Preview of the AutoDJ wording with the play on air now: {played}"
     order = ("embed", "title", "description", "footer", "content")
-    used = " · ".join(
+    near = " · ".join(
         f"{name} {budget[name][0]:,} of {budget[name][1]:,}"
         for name in order
-        if name in budget and budget[name][0]
+        if name in budget and budget[name][0] >= NEAR_LIMIT * budget[name][1]
     )
-    return f"-# Preview with {source}: {played}\n-# Characters used: {used}"
+    if not near:
+        return first
+    return f"{first}\n-# Near a limit: {near} characters"
+
+
+def like_answer(liked: bool, title: str | None, count: int) -> str:
+    """The private answer to a click on ❤️: what it did, and how to undo it. The count is
+    said here, to the one who clicked, because it cannot be kept current on every message
+    that shows the play (each server's announcement, every /nowplaying)."""
+    shown = safe(title, limit=200)
+    if not liked:
+        if shown:
+            return f"Like removed from *{shown}*."
+        return "Like removed."
+    if not shown:
+        return "Liked: click again to undo."
+    if count <= 1:
+        return f"Liked *{shown}*: click again to undo. You are the first to like it."
+    return "Liked *{title}*: click again to undo. {count} listeners like it now.".format(
+        title=shown, count=f"{count:,}"
+    )

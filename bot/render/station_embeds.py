@@ -10,14 +10,14 @@ the "Next" line) are ``station_parts.py``; ``/stats`` is ``stats_embeds.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from typing import Literal
 
 import discord
 
-from ..programme.jingles import NO_RULES, SkipRules
+from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..programme.timeline import Slot, timeline
-from ..station import Links, Play, Playlist, StationInfo
+from ..station import Links, Play, Playlist, RecentItem, StationInfo
 from ..util.links import BUTTON_URL, EMBED_URL, safe_url
 from ..util.text import (
     clip,
@@ -33,6 +33,7 @@ from . import station_parts
 from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
 
 NO_RECENT = "No recent plays reported."
+NBSP = "\u00a0"
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
 BAR_WIDTH = 12
 Style = Literal["compact", "full"]
@@ -86,7 +87,8 @@ def _render_nowplaying(
         if position is not None and length:
             # The bar alone on its line: with the times beside it, it wraps on a phone.
             lines.append(progress_bar(position, length, width=BAR_WIDTH))
-            meta.append(f"`{duration(position)} / {duration(length)}`")
+            # No-break spaces: "1:54 / 3:33" stays on one line on a phone.
+            meta.append(f"`{duration(position)}{NBSP}/{NBSP}{duration(length)}`")
         elif play.started and not stale:
             meta.append(f"started {timestamp(play.started)}")
         lines.append(" · ".join(meta))
@@ -102,9 +104,10 @@ def _render_nowplaying(
 
 
 def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
-    """Rows of "<t:…:t> text" (newest first) with one day line where the day changes (and
-    above the first row when it is not from today), instead of the date on every row: the
-    day in the station's zone, the time a Discord timestamp in each reader's own."""
+    """Rows of "<t:…:t> text" (newest first) with one day line where the station's day
+    changes (and above the first row when it is not the station's today), instead of the date
+    on every row. The line names the station's day and says so: the times are each reader's
+    own (Discord timestamps), and no reader's zone is known to draw a line at their midnight."""
     lines: list[str] = []
     shown: date | None = today
     for moment, text in rows:
@@ -113,15 +116,38 @@ def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -
             continue
         day = moment.astimezone(zone).date()
         if day != shown:
-            lines.append(f"-# {_day_heading(day, today)}")
+            lines.append(f"-# {day_heading(day)}")
             shown = day
         lines.append(f"{timestamp(moment, 't')} {text}")
     return lines
 
 
-def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC) -> discord.Embed:
+def recent_tracks(info: StationInfo, skip: SkipRules = NO_RULES) -> list[RecentItem]:
+    """The recent plays without jingles (as "Next" and /playlist leave them out): an item
+    that played for under 30 s (up to the start of the one after it) or that the guild's
+    skip patterns match. The item on air is always kept."""
+    kept: list[RecentItem] = []
+    newer: datetime | None = None
+    for index, item in enumerate(info.recent):
+        played = newer - item.started if item.started and newer else None
+        texts = (item.title, item.track_title)
+        if index == 0 or not is_jingle(played, texts, rules=skip):
+            kept.append(item)
+        newer = item.started
+    return kept
+
+
+def recent(
+    info: StationInfo,
+    station_name: str,
+    count: int,
+    zone: tzinfo = UTC,
+    *,
+    skip: SkipRules = NO_RULES,
+) -> discord.Embed:
     name = station_parts.station_name(info, station_name)
-    items = info.recent[:count]
+    tracks = recent_tracks(info, skip)
+    items = tracks[:count]
     today = info.fetched_at.astimezone(zone).date()
     rows: list[tuple[datetime | None, str]] = []
     for index, item in enumerate(items):
@@ -133,7 +159,8 @@ def recent(info: StationInfo, station_name: str, count: int, zone: tzinfo = UTC)
         f"Recently played on {name}", "\n".join(_dated(rows, today, zone)) or NO_RECENT
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
-    builder.footer(f"{len(items)} of {len(info.recent)} recent plays · ▶ on air now")
+    values = {"shown": len(items), "total": len(tracks)}
+    builder.footer("{shown} of {total} recent tracks · ▶ on air now".format(**values))
     return builder.build()
 
 
@@ -147,16 +174,12 @@ def playlist_rows(
 _SECTION = {"played": "Played", "playing": "On air", "upcoming": "Up next"}
 
 
-def _day_heading(day: date, today: date) -> str:
-    if day == today:
-        label = "Today"
-    elif day == today + timedelta(days=1):
-        label = "Tomorrow"
-    elif day == today - timedelta(days=1):
-        label = "Yesterday"
-    else:
-        label = f"{day:%A}"
-    return f"── {label}, {day:%d %B} ──"
+def day_heading(day: date) -> str:
+    """``── Tuesday 25 November, station time ──``: the date itself (a "Yesterday" is wrong
+    once the message is a day old), on the station's clock."""
+    return "── {weekday} {day} {month}, station time ──".format(
+        weekday=f"{day:%A}", day=day.day, month=f"{day:%B}"
+    )
 
 
 def playlist_page(
@@ -188,7 +211,7 @@ def playlist_page(
         # A day line at each midnight, and at the top of a page that is not about today.
         changed = day != before if not top else day != today or before not in (None, day)
         if day is not None and changed:
-            lines.append(f"-# {_day_heading(day, today)}")
+            lines.append(f"-# {day_heading(day)}")
         if top or previous is None or previous.state != row.state:
             lines.append(f"**{_SECTION[row.state]}**")
         start = timestamp(row.at, "t") if row.at else "`--:--`"
@@ -253,7 +276,12 @@ def more_streams(links: Links) -> list[StreamChoice]:
         ),
         ("pls", "Open in Winamp or a similar player", "A playlist file (.pls)", links.pls),
     ]
+    # The mount the station's own stream links play (often named "/stream") is that stream
+    # again: "Stream: stream" told a listener nothing new.
+    main = {links.ssl, links.http, links.port443, links.port80} - {None}
     for index, mount in enumerate(links.mounts):
+        if (mount.ssl or mount.http) in main:
+            continue
         name = plain((mount.name or "").strip("/ "), limit=60) or f"stream {index + 1}"
         entries.append(
             (
@@ -283,9 +311,11 @@ def more_streams(links: Links) -> list[StreamChoice]:
 
 def listen_embed(
     info: StationInfo, station_name: str
-) -> tuple[discord.Embed, discord.ui.View | None]:
-    """Two buttons (Listen, Web player); the other links go in the "More streams" menu that
-    ``bot.ui.streams`` adds (:func:`more_streams`); past its 25 options, masked links."""
+) -> tuple[str | None, discord.Embed | None, discord.ui.View | None]:
+    """(content, embed, view): two buttons (Listen, Web player); the other links go in the
+    "More streams" menu that ``bot.ui.streams`` adds (:func:`more_streams`). An embed only when
+    it has something to say (links past the menu's 25 options, or none at all); else one line
+    of text, not a near-empty box."""
     links = info.links
     name = station_parts.station_name(info, station_name)
     view = station_parts.listen_buttons(links)
@@ -297,9 +327,11 @@ def listen_embed(
     ]
     if view is None and not choices:
         lines.append("This station publishes no tune-in links.")
+    if not lines:
+        return f"Tune in to **{name}**:", None, view
     builder = EmbedBuilder(f"Tune in to {name}", "\n".join(lines))
     builder.thumbnail(links.station_logo)
-    return builder.build(), view
+    return None, builder.build(), view
 
 
 def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
@@ -324,13 +356,10 @@ def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
     return builder.build()
 
 
-def effective_style(style: str | None, mode: str) -> Style:
-    """The admin's choice, else by mode: a post per track is compact, the one card is full."""
-    if style == "compact":
-        return "compact"
-    if style == "full":
-        return "full"
-    return "full" if mode == "card" else "compact"
+def effective_style(style: str | None) -> Style:
+    """The admin's choice, else compact for both modes: the full card's big artwork made it
+    the tallest message in a channel (495 px at desktop width) for one track's facts."""
+    return "full" if style == "full" else "compact"
 
 
 def announcement(

@@ -108,13 +108,16 @@ def next_is_jingle(info: StationInfo, skip: SkipRules = NO_RULES) -> bool:
 def next_line(
     info: StationInfo, play: Play | None, *, limit: int = 200, skip: SkipRules = NO_RULES
 ) -> str | None:
-    """ "Next at 22:15: …", left out when what follows is a jingle ("Next: Station ID" tells
-    a listener nothing)."""
+    """ "Next at 22:15: …" (no-break spaces), left out when what follows is a jingle
+    ("Next: Station ID" tells a listener nothing)."""
     if not info.next_display or next_is_jingle(info, skip):
         return None
     at = next_at(info, play)
-    when = f" at {timestamp(at, 't')}" if at else ""
-    return f"Next{when}: {isolate(safe(info.next_display, limit=limit))}"
+    title = isolate(safe(info.next_display, limit=limit))
+    if at is None:
+        return f"Next: {title}"
+    # No-break spaces: "Next at 23:21:" stays together on a phone, the title wraps after it.
+    return f"Next\u00a0at\u00a0{timestamp(at, 't')}: {title}"
 
 
 def titled(play: Play, colour: discord.Colour | None = None) -> EmbedBuilder:

@@ -22,9 +22,11 @@ def stats_embed(
     *,
     chart_name: str | None,
     listening_now: tuple[int | None, int] | None = None,
+    today: date | None = None,
 ) -> discord.Embed:
     """``listening_now``: (the station's own listener count, Discord voice listeners) when
-    OnAir plays the station in voice somewhere."""
+    OnAir plays the station in voice somewhere. ``today`` (the station's): a range that
+    holds it says that day is counted so far (the chart draws it dashed)."""
     days = stats.days_between(first, last)
     sessions = (
         stats.total_sessions if stats.total_sessions is not None else sum(d.sessions for d in days)
@@ -36,6 +38,8 @@ def stats_embed(
         else f"{first:%d %b} – {last:%d %b %Y} ({len(days)} days)"
     )
     lines = [span, f"**{sessions:,}** sessions · **{unique:,}** unique listeners"]
+    if today is not None and first <= today <= last:
+        lines.append("-# Today so far (station time): lower than a whole day.")
     if listening_now is not None:
         station_count, discord_count = listening_now
         at_station = "" if station_count is None else f"**{station_count:,}** at the station · "

@@ -2,10 +2,13 @@
 the same thing.
 
 Per station and normalised query an answer is cached (about a minute); identical searches in
-flight share one request; at most N searches a second go to one station (a token bucket). An
-autocomplete must answer within Discord's 3 s: past the rate, or past its wait, it answers from
-the cache (the query itself, or a shorter query's answer filtered here) or with nothing, and a
-search already sent still fills the cache for the next keystroke.
+flight share one request; at most N searches a second go to one station (a token bucket). A
+keystroke is first answered from a broader cached answer filtered here (a query each of whose
+words lies inside a word typed: "harb" or "lanterns" for "harbour lights by the lanterns"):
+without an upstream search at all when that answer is known complete (fewer tracks than the
+station has answered at once, so no cap cut it), else when the rate is spent. An autocomplete
+must answer within Discord's 3 s: past the rate, or past its wait, it answers from such an
+answer or with nothing, and a search already sent still fills the cache for the next keystroke.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from ..station.errors import RequestsUnavailable
 
 MIN_QUERY = 3  # characters before a search is worth sending (what public clients do)
 MAX_KEY = 100
+# Characters of titles and ids the cache holds, all stations: an answer may hold 100 tracks of
+# 300 characters (a guild's own station can answer every search so), so a bound on answers
+# alone let one station's answers take ~350 MB. Ordinary answers (20 tracks of ~50) fill the
+# answer bound first.
+MAX_CHARS = 8_000_000
 FAILURE_TTL = 5.0  # a failed search is not asked again for this long (a failing station)
 Clock = Callable[[], float]
 Fetch = Callable[[], Awaitable[SearchAnswer]]
@@ -39,7 +47,7 @@ def query_key(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """Tracks for a query; ``source``: upstream, cache, prefix (a shorter query's answer
+    """Tracks for a query; ``source``: upstream, cache, prefix (a broader query's answer
     filtered), limited (rate or wait exceeded, nothing cached) or failed."""
 
     tracks: tuple[RequestTrack, ...]
@@ -81,11 +89,14 @@ class SearchDesk:
         *,
         ttl: float = 60.0,
         max_entries: int = 5000,
+        max_chars: int = MAX_CHARS,
         clock: Clock = time.monotonic,
     ) -> None:
         self.rate = rate
         self.ttl = ttl
         self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._chars = 0  # what the cached answers hold (see MAX_CHARS)
         self.clock = clock
         self._answers: OrderedDict[tuple[str, str], tuple[float, tuple[RequestTrack, ...]]] = (
             OrderedDict()
@@ -93,6 +104,9 @@ class SearchDesk:
         self._inflight: dict[tuple[str, str], asyncio.Task[tuple[RequestTrack, ...]]] = {}
         self._buckets: dict[str, TokenBucket] = {}
         self._failed_until: dict[tuple[str, str], float] = {}
+        # Per station, the most tracks one answer has held: an answer with fewer was not cut
+        # by a cap of the station's (whatever it is), so filtering it loses nothing.
+        self._most: dict[str, int] = {}
         self.upstream = 0  # searches sent, all stations (the benchmark reports it)
         self.failed = 0
         self.answered: Counter[str] = Counter()  # answers by source (the benchmark reports it)
@@ -111,20 +125,36 @@ class SearchDesk:
         return entry[1]
 
     def _store(self, station: str, key: str, tracks: tuple[RequestTrack, ...], ttl: float) -> None:
+        replaced = self._answers.pop((station, key), None)
+        if replaced is not None:
+            self._chars -= _size(replaced[1])
         self._answers[(station, key)] = (self.clock() + ttl, tracks)
-        self._answers.move_to_end((station, key))
-        while len(self._answers) > self.max_entries:
-            self._answers.popitem(last=False)
+        self._chars += _size(tracks)
+        while len(self._answers) > self.max_entries or (
+            self._chars > self.max_chars and len(self._answers) > 1
+        ):
+            self._chars -= _size(self._answers.popitem(last=False)[1][1])
 
     def from_prefix(self, station: str, key: str) -> tuple[RequestTrack, ...] | None:
-        """A shorter query's cached answer, filtered to the titles holding every word typed:
-        what a search-as-you-type station would mostly answer anyway."""
+        """The best broader cached answer, filtered to the titles holding every word typed
+        (what a search-as-you-type station answers anyway); None when none is cached."""
+        found = self._broader(station, key)
+        return None if found is None else found[0]
+
+    def _broader(self, station: str, key: str) -> tuple[tuple[RequestTrack, ...], bool] | None:
+        """(filtered tracks, complete) of the most specific cached query every title matching
+        ``key`` also matches: a shorter prefix of ``key``, or a start of one of its words.
+        Complete: that answer held fewer tracks than the station's biggest, so no cap cut it."""
+        best: tuple[RequestTrack, ...] | None = None
+        for broader in _broader_keys(key):
+            tracks = self.cached(station, broader)
+            if tracks is not None and (best is None or len(tracks) < len(best)):
+                best = tracks
+        if best is None:
+            return None
         words = key.split()
-        for end in range(len(key) - 1, MIN_QUERY - 1, -1):
-            tracks = self.cached(station, key[:end].rstrip())
-            if tracks is not None:
-                return tuple(t for t in tracks if all(w in normalise_title(t.title) for w in words))
-        return None
+        kept = tuple(t for t in best if all(w in normalise_title(t.title) for w in words))
+        return kept, len(best) < self._most.get(station, 0)
 
     async def search(
         self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
@@ -146,6 +176,10 @@ class SearchDesk:
         if cached is not None:
             return Found(cached, "cache")
         task = self._inflight.get((station, key))
+        if task is None and not patient:
+            broader = self._broader(station, key)
+            if broader is not None and broader[1]:
+                return Found(broader[0], "prefix")  # complete: no search needed
         if (
             task is None
             and not patient
@@ -216,12 +250,27 @@ class SearchDesk:
             finally:
                 self._inflight.pop((station, key), None)
             self._store(station, key, answer.tracks, self.ttl)
+            self._most[station] = max(self._most.get(station, 0), len(answer.tracks))
             return answer.tracks
 
         task = asyncio.get_running_loop().create_task(run())
         task.add_done_callback(_consume)
         self._inflight[(station, key)] = task
         return task
+
+
+def _size(tracks: tuple[RequestTrack, ...]) -> int:
+    return sum(len(track.id) + len(track.title) for track in tracks)
+
+
+def _broader_keys(key: str) -> list[str]:
+    """Queries whose answers hold every answer to ``key``, if the station matches each word
+    of a query inside a title: ``key``'s shorter prefixes, and the starts (3+ characters) of
+    its other words, the longest first."""
+    found = [key[:end].rstrip() for end in range(len(key) - 1, MIN_QUERY - 1, -1)]
+    for word in key.split()[1:]:
+        found += [word[:end] for end in range(len(word), MIN_QUERY - 1, -1)]
+    return list(dict.fromkeys(k for k in found if len(k) >= MIN_QUERY))
 
 
 def _consume(task: asyncio.Task[tuple[RequestTrack, ...]]) -> None:

@@ -44,6 +44,9 @@ CHOICE_NAME = 100  # Discord's longest choice name and string value
 QUEUE_TTL = 10.0  # seconds a station's queue is reused (public clients poll it every 15 s)
 OFFERED = 20_000  # (station, id) of suggestions remembered to resolve a picked choice
 NAME_LIMIT = 80  # characters of a display name kept
+SWITCH_TTL = 30.0  # seconds autocomplete reuses a guild's on/off for a station (another
+# process of a fleet sees a change within this; /request itself always reads storage)
+SWITCHES = 10_000  # (guild, station) switches remembered
 
 Lister = Callable[[int, str], Awaitable[None]]
 
@@ -98,6 +101,8 @@ class RequestService:
         self.lister: Lister | None = None  # posts to a guild's request channel (set by the app)
         self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
+        self._switches: dict[tuple[int, str], tuple[float, bool]] = {}
+        self._switch_reads: dict[tuple[int, str], asyncio.Future[bool]] = {}
 
     def client(self, station: StationConfig) -> RequestsClient:
         return self.registry.requests_client(station)
@@ -124,10 +129,36 @@ class RequestService:
 
     # Autocomplete -----------------------------------------------------------------------
 
+    async def _enabled_for_keystrokes(self, guild_id: int, station: StationConfig) -> bool:
+        """:meth:`enabled`, read once per guild and station every ``SWITCH_TTL`` (a burst of
+        keystrokes shares one read): a keystroke costs no storage round trip."""
+        if not self.offered(station, guild_id):
+            return False
+        key = (guild_id, station.slug)
+        known = self._switches.get(key)
+        if known is not None and known[0] > self.clock():
+            return known[1]
+        reading = self._switch_reads.get(key)
+        if reading is not None:
+            return await asyncio.shield(reading)
+        reading = asyncio.ensure_future(self.enabled(guild_id, station))
+        reading.add_done_callback(_retrieved)
+        self._switch_reads[key] = reading
+        try:
+            on = await asyncio.shield(reading)
+            if self._switch_reads.get(key) is reading:  # not changed by /onair meanwhile
+                if len(self._switches) >= SWITCHES:
+                    self._switches.clear()
+                self._switches[key] = (self.clock() + SWITCH_TTL, on)
+            return on
+        finally:
+            if self._switch_reads.get(key) is reading:
+                del self._switch_reads[key]
+
     async def suggestions(self, guild_id: int, station: StationConfig, typed: str) -> list[Choice]:
         """At most 25 choices for what was typed; never raises, answers within ~1.5 s."""
         try:
-            if not await self.enabled(guild_id, station):
+            if not await self._enabled_for_keystrokes(guild_id, station):
                 return []
         except Exception as error:
             if not self.storage.is_storage_error(error):
@@ -334,6 +365,9 @@ class RequestService:
             raise BadInput(errors.REQUESTS_OWN_STATION.format(station=safe(station.name)))
         if enabled is not None:
             await self.storage.set_requests_enabled(guild_id, station.slug, enabled)
+            # This process sees the change at once (a read under way is not remembered).
+            self._switches.pop((guild_id, station.slug), None)
+            self._switch_reads.pop((guild_id, station.slug), None)
         rules = await self.storage.request_settings(guild_id)
         changed = RequestSettings(
             guild_id,
@@ -357,3 +391,9 @@ class RequestService:
             slug, title_keys(play), play_key, since=now - self.window, now=now
         )
         return tuple(credits)
+
+
+def _retrieved(future: asyncio.Future[bool]) -> None:
+    """A storage failure of a shared read is the waiters' to handle, never "not retrieved"."""
+    if not future.cancelled():
+        future.exception()

@@ -147,6 +147,7 @@ class OnAirBot(commands.AutoShardedBot):
         # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
         self.commands_only = commands_only
         self.synced: list[app_commands.AppCommand] = []
+        self._stage = "login"  # what start-up is doing (a signal's stop line names it)
 
     async def setup_hook(self) -> None:
         if self.commands_only:
@@ -154,7 +155,9 @@ class OnAirBot(commands.AutoShardedBot):
                 if extension not in SERVICE_EXTENSIONS:
                     await self.load_extension(extension)
             return
+        self._stage = "opening the database"
         await self.storage.open()
+        self._stage = "loading"
         await self.registry.load(self.storage, self.keybox)
         self.shows.follow_gateway()
         await self.shows.load()  # (the config file's guild choices first: voice reads them)
@@ -172,6 +175,7 @@ class OnAirBot(commands.AutoShardedBot):
         for extension in self.initial_extensions:
             await self.load_extension(extension)
         if self.settings.sync_commands:
+            self._stage = "command sync"
             synced = await sync_commands(
                 self, self.tree, self.settings.dev_guild, state=state_path(self.settings)
             )
@@ -181,6 +185,12 @@ class OnAirBot(commands.AutoShardedBot):
                 self.synced = synced
                 _LOGGER.info("synced %d application commands", len(self.synced))
         freeze_startup_heap()
+        self._stage = "gateway"
+
+    def stage(self) -> str:
+        """Where start-up is: login, opening the database, loading, command sync, gateway; then
+        ready (every shard)."""
+        return "ready" if self.is_ready() else self._stage
 
     def healthy(self) -> bool:
         """Connected to Discord (every shard ready) and not closing: /healthz answers 200."""

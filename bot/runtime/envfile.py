@@ -19,8 +19,19 @@ from pathlib import Path
 
 ENV_FILE_ENV = "ONAIR_ENV_FILE"  # another file to read; "" reads none
 DEFAULT_ENV_FILE = ".env"
+PLACEHOLDER = "replace-with-"  # how every value of .env.example begins
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n"}
+
+
+def is_placeholder(value: str) -> bool:
+    """A value copied from .env.example and never filled in."""
+    return value.strip().lower().startswith(PLACEHOLDER)
+
+
+def placeholder_line(name: str, what: str) -> str:
+    """The one line for a variable still holding .env.example's placeholder (not its value)."""
+    return f"{name} is still the placeholder from .env.example: put {what} there"
 
 
 class _BadValue(ValueError):
@@ -91,9 +102,22 @@ class Loaded:
     names: tuple[str, ...] = ()
     bad_lines: tuple[int, ...] = ()
     problem: str | None = None
+    missing: bool = False  # ONAIR_ENV_FILE named a file that does not exist
+
+    def error(self) -> str | None:
+        """The line that stops the command: a file the owner named on purpose is not there
+        (its secrets would silently be missing, or be taken from elsewhere)."""
+        if not self.missing:
+            return None
+        return (
+            f"{ENV_FILE_ENV} names {self.path}, which does not exist (fix the path; unset "
+            f'{ENV_FILE_ENV} to read .env in the working directory, or set it to "" to read none)'
+        )
 
     def warnings(self) -> list[str]:
         """One line per problem, for stderr; never a value."""
+        if self.missing:
+            return []
         if self.problem is not None:
             return [f"cannot read {self.path}: {self.problem}; its variables are not used"]
         return [f"{self.path} line {n}: expected NAME=value; ignored" for n in self.bad_lines]
@@ -101,7 +125,8 @@ class Loaded:
 
 def load_env_file(environ: MutableMapping[str, str] | None = None) -> Loaded:
     """Add the variables of ``$ONAIR_ENV_FILE`` (default ``.env`` in the working directory) that
-    ``environ`` does not have yet. A missing file is no problem: it is optional."""
+    ``environ`` does not have yet. A missing ``.env`` is no problem: it is optional; a missing
+    file that ``ONAIR_ENV_FILE`` names is (``Loaded.error``)."""
     environ = os.environ if environ is None else environ
     name = environ.get(ENV_FILE_ENV, DEFAULT_ENV_FILE)
     if not name:
@@ -110,7 +135,8 @@ def load_env_file(environ: MutableMapping[str, str] | None = None) -> Loaded:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad) is not a name
     except FileNotFoundError:
-        return Loaded()
+        # .env is optional; a file ONAIR_ENV_FILE names is not
+        return Loaded(name, missing=True) if ENV_FILE_ENV in environ else Loaded()
     except UnicodeDecodeError:
         return Loaded(name, problem="not UTF-8 text")
     except OSError as error:

@@ -1,7 +1,7 @@
 """The bot's invite URL: the OAuth2 scopes and the channel permissions OnAir really uses.
 
-Each permission is listed with what it is for, so the README, ``onair invite`` and the start-up
-line agree; the integer is computed from the flags, never typed by hand.
+Each permission is listed with what it is for, so the manual (docs/setup.md), ``onair invite``
+and the start-up line agree; the integer is computed from the flags, never typed by hand.
 """
 
 from __future__ import annotations

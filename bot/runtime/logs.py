@@ -43,6 +43,10 @@ def setup_logging(level: str = "INFO", *, secrets: Iterable[str | None] = ()) ->
     # aiosqlite logs every statement with its parameters at DEBUG: a guild's stream address
     # (it may carry a listener token) among them.
     logging.getLogger("aiosqlite").setLevel(max(logging.INFO, logging.getLevelName(level)))
+    # APScheduler says "Added job", "Running job" and "executed successfully" at INFO for every
+    # station poll (three lines each, all day): nothing an owner acts on. Shown at DEBUG only.
+    debug = logging.getLevelName(level) <= logging.DEBUG
+    logging.getLogger("apscheduler").setLevel(logging.DEBUG if debug else logging.WARNING)
     return redacting
 
 

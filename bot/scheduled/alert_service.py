@@ -9,15 +9,14 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-from ..catalog.registry import StationRegistry
-from ..config import Settings
 from ..station import StationError, StationInfo
-from ..storage import AlertSubscription, ScheduledPost, Storage
+from ..station.errors import Failure
+from ..storage import AlertSubscription, ScheduledPost
 from .alerts import AlertEvent, Observation, evaluate
-from .outbox import PostOutbox
+from .posting import GuildPosts
 
 _LOGGER = logging.getLogger("onair.alerts")
 ALERT = "alert"  # the outbox kind
@@ -31,24 +30,11 @@ def alert_key(sub: AlertSubscription, event: AlertEvent) -> str:
     return f"alert|{sub.guild_id}|{sub.station}|{event.key}"
 
 
-class AlertService:
+class AlertService(GuildPosts):
     """What ``/onair alerts`` sets up, and the evaluation of each poll of the stations it
     follows (called by the announcer's watches: only the process polling a station evaluates)."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        registry: StationRegistry,
-        storage: Storage,
-        outbox: PostOutbox,
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.storage = storage
-        self.outbox = outbox
-        self.clock = clock
+    def __post_init__(self) -> None:
         self._followed: set[str] = set()
         self._followed_at = float("-inf")  # monotonic time of the last read
         self.followed_ttl = FOLLOWED_TTL
@@ -63,9 +49,6 @@ class AlertService:
         self._followed = {s.station for s in subs if self._handles(s.guild_id)}
         self._followed_at = time.monotonic()
         return set(self._followed)
-
-    def _handles(self, guild_id: int) -> bool:
-        return self.storage.fleet or self.settings.handles_guild(guild_id)
 
     async def load(self) -> None:
         """At start-up: the config file's ``[[alerts]]`` are stored (each start: the file is
@@ -92,7 +75,9 @@ class AlertService:
         for each of them, which the announcer runs in the background (polls of a station in
         the order they came)."""
         now = self.clock()
-        seen = Observation(info, error.message if error is not None else "")
+        # Staff read the alert: the failure's kind, server and cause are kept (the render words
+        # them), not the listener's "try again".
+        seen = Observation(info, Failure.of(error).dumps() if error is not None else "")
         return self._evaluate(slugs, seen, now)
 
     async def _evaluate(self, slugs: list[str], seen: Observation, now: float) -> None:
@@ -120,7 +105,9 @@ class AlertService:
                     if not self.storage.is_storage_error(error):
                         raise
                     # The state is unchanged: the next poll decides again (same keys, once).
-                    _LOGGER.warning("could not evaluate the alerts of %s (%s)", name, error)
+                    self.storage.health.warn(
+                        _LOGGER, "could not evaluate the alerts of %s (%s)", name, error
+                    )
 
     async def _decide(self, name: str, seen: Observation, now: float) -> None:
         for _ in range(SAVE_TRIES):

@@ -67,7 +67,14 @@ def evaluate(
 ) -> tuple[AlertState, list[AlertEvent]]:
     """The next state and the alerts due. Down: only once the outage has lasted
     ``offline_after``; back: only for an outage that lasted that long (flapping posts nothing).
-    Live shows are followed while the station answers."""
+
+    Live shows are followed while the station plays. A poll that finds nothing playing, or no
+    answer, is part of an outage and changes nothing of the show until the outage has lasted
+    ``offline_after`` (one-poll blips mid-show neither end it nor start it again); then the
+    show has ended when the outage began, posted with the down alert. The same airing coming
+    back afterwards (the same start by the station's clock) is not announced again, as its
+    Scheduled Event is not made again; a show the station does not date cannot be told from a
+    new airing, and is one."""
     events: list[AlertEvent] = []
     problem = seen.problem
     if problem:
@@ -75,6 +82,9 @@ def evaluate(
             state = replace(state, down_since=now, down_reason=problem, down_posted=False)
         assert state.down_since is not None
         if not state.down_posted and now - state.down_since >= offline_after:
+            if state.live_key and not state.live_ended:
+                events.append(_ended(state, state.down_since))
+                state = replace(state, live_ended=True)
             events.append(
                 AlertEvent(
                     "down",
@@ -85,9 +95,8 @@ def evaluate(
                 )
             )
             state = replace(state, down_posted=True)
-        if seen.info is None:
-            return state, events  # no answer: nothing known of live shows
-    elif state.down_since is not None:
+        return state, events  # nothing on air (or no answer): the show goes on meanwhile
+    if state.down_since is not None:
         if now - state.down_since >= offline_after:
             events.append(
                 AlertEvent("back", f"back|{state.down_since:.3f}", now, since=state.down_since)
@@ -96,25 +105,36 @@ def evaluate(
     assert seen.info is not None
     show = live_show(seen.info)
     key, title, dated = show if show else ("", "", False)
-    if key != state.live_key:
-        if state.live_key:
-            events.append(
-                AlertEvent(
-                    "live_end",
-                    f"live_end|{_airing(state.live_since)}|{state.live_key}",
-                    now,
-                    title=state.live_title,
-                    since=state.live_since,
-                )
-            )
-        if key:
-            # Dated by the station: the key alone names this airing, alike in every process
-            # (two evaluating it during a watch handover record one post). Undated: the same
-            # show next week has the same key, so the airing is named by when it was first seen.
-            name = f"live_start|{key}" if dated else f"live_start|{_airing(now)}|{key}"
-            events.append(AlertEvent("live_start", name, now, title=title))
-        state = replace(state, live_key=key, live_title=title, live_since=now if key else None)
+    if key == state.live_key and (dated or not state.live_ended):
+        return state, events  # the same airing (one whose end was posted stays ended)
+    if state.live_key and not state.live_ended:
+        events.append(_ended(state, now))
+    if key:
+        # Dated by the station: the key alone names this airing, alike in every process
+        # (two evaluating it during a watch handover record one post). Undated: the same
+        # show next week has the same key, so the airing is named by when it was first seen.
+        name = f"live_start|{key}" if dated else f"live_start|{_airing(now)}|{key}"
+        events.append(AlertEvent("live_start", name, now, title=title))
+    state = replace(
+        state,
+        live_key=key,
+        live_title=title,
+        live_since=now if key else None,
+        live_ended=False,
+    )
     return state, events
+
+
+def _ended(state: AlertState, at: float) -> AlertEvent:
+    """The end of the show ``state`` follows, at ``at``: when another play came on, or when
+    the outage that lasted ``offline_after`` began."""
+    return AlertEvent(
+        "live_end",
+        f"live_end|{_airing(state.live_since)}|{state.live_key}",
+        at,
+        title=state.live_title,
+        since=state.live_since,
+    )
 
 
 def _airing(since: float | None) -> str:

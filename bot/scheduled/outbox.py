@@ -14,15 +14,14 @@ dropped, never sent, whichever path (the sweep, or ``send_soon`` right after rec
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from typing import NamedTuple, Protocol
 
 from ..storage import DROPPED, FAILED, SENT, ScheduledPost, Storage
-from ..util.tasks import BackgroundTasks
+from ..util.tasks import BackgroundTasks, stop_task
 
 _LOGGER = logging.getLogger("onair.posts")
 MAX_ATTEMPTS = 5  # sends of one post (each already retried inside the sender)
@@ -40,6 +39,36 @@ class PostError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.final = final
+
+
+class LoopWords(NamedTuple):
+    """What a background loop logs when a round fails."""
+
+    failed: str  # anything but a storage fault, logged with its traceback
+    unavailable: str  # a storage fault (as the storage's health decides), given the error
+
+
+async def repeat(
+    interval: float,
+    work: Callable[[], Awaitable[object]],
+    storage: Storage,
+    logger: logging.Logger,
+    words: LoopWords,
+) -> None:
+    """Run ``work`` every ``interval`` seconds (the first after one) until cancelled; the next
+    round runs whatever this one did."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await work()
+        except Exception as error:
+            if not storage.is_storage_error(error):
+                logger.exception(words.failed)
+            else:
+                storage.health.warn(logger, words.unavailable, error)
+
+
+SWEEP_WORDS = LoopWords("looking for pending posts failed", "could not look for pending posts (%s)")
 
 
 class PostSender(Protocol):
@@ -79,18 +108,17 @@ class PostOutbox:
             if released:
                 _LOGGER.info("%d post(s) left in flight by the last run are pending", released)
         await self.sweep()
-        self._sweeper = asyncio.create_task(self._sweep_forever(sweep_every or self.lease / 3))
+        interval = sweep_every or self.lease / 3
+        sweeping = repeat(interval, self.sweep, self.storage, _LOGGER, SWEEP_WORDS)
+        self._sweeper = asyncio.create_task(sweeping)
 
     async def stop(self, grace: float = 3.0) -> None:
         """Stop sweeping; let sends in flight finish (up to ``grace``), cancel the rest: a
         cancelled send gives its lease back and stays pending for the next run; a post recorded
         after this stays pending too."""
         self._stopped = True
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await stop_task(self._sweeper)
+        self._sweeper = None
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
         for task in list(self._tasks):
@@ -128,17 +156,6 @@ class PostOutbox:
         self.send_soon(taken)
         return len(taken)
 
-    async def _sweep_forever(self, interval: float) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.sweep()
-            except Exception as error:
-                if not self.storage.is_storage_error(error):
-                    _LOGGER.exception("looking for pending posts failed")
-                else:
-                    _LOGGER.warning("could not look for pending posts (%s)", error)
-
     async def _send(self, key: str) -> None:
         try:
             now = self.clock()
@@ -152,9 +169,13 @@ class PostOutbox:
                 return
             await self._deliver(post)
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("storage failed sending post %s (%s); the sweep retries it", key, error)
+            self.storage.outlive(
+                error,
+                _LOGGER,
+                "storage failed sending post %s (%s); the sweep retries it",
+                key,
+                error,
+            )
         finally:
             self._inflight.discard(key)
 
@@ -202,6 +223,6 @@ class PostOutbox:
         try:
             await self.storage.release_post(key, self.owner, now=self.clock())
         except Exception as error:
-            if not self.storage.is_storage_error(error):
-                raise
-            _LOGGER.warning("could not release post %s (%s); its lease runs out", key, error)
+            self.storage.outlive(
+                error, _LOGGER, "could not release post %s (%s); its lease runs out", key, error
+            )

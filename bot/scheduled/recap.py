@@ -33,7 +33,7 @@ def week_before(slot: datetime) -> tuple[datetime, datetime]:
 
 def summarise(
     plays: Sequence[WeekPlay],
-    liked: Sequence[tuple[str, int]],
+    liked: Sequence[tuple[str, str | None, int]],
     *,
     station_name: str,
     start: datetime,
@@ -45,9 +45,9 @@ def summarise(
     when, the live shows, and the busiest hour (highest mean listener count at play starts,
     on the guild's wall clock)."""
     played: Counter[str] = Counter()
-    names: dict[str, str] = {}
+    names: dict[str, tuple[str, str | None]] = {}  # (title, artist) as first seen
     shows: Counter[str] = Counter()
-    show_names: dict[str, str] = {}
+    show_names: dict[str, tuple[str, str | None]] = {}
     hours: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
     peak: tuple[int, float] | None = None
     keys: dict[str, str] = {}  # a week repeats its tracks: each title is normalised once
@@ -58,10 +58,10 @@ def summarise(
             key = keys[display] = normalise_title(display)
         if play.live:
             shows[key] += 1
-            show_names.setdefault(key, display)
+            show_names.setdefault(key, (play.title, play.artist))
         else:
             played[key] += 1
-            names.setdefault(key, display)
+            names.setdefault(key, (play.title, play.artist))
         if play.listeners is not None:
             if peak is None or play.listeners > peak[0]:
                 peak = (play.listeners, play.started.timestamp())
@@ -78,10 +78,11 @@ def summarise(
         "start": start.timestamp(),
         "end": end.timestamp(),
         "plays": len(plays),
-        "played": [[names[k], n] for k, n in _top(played)],
-        "liked": [[title, count] for title, count in list(liked)[:TOP]],
+        # Rows of [title, artist, count] (one stored by an older OnAir holds [display, count]).
+        "played": [[*names[k], n] for k, n in _top(played)],
+        "liked": [[title, artist, count] for title, artist, count in list(liked)[:TOP]],
         "peak": list(peak) if peak else None,
-        "live": [[show_names[k], n] for k, n in _top(shows)],
+        "live": [[*show_names[k], n] for k, n in _top(shows)],
         "busiest": busiest,
         "zone": str(zone),
     }

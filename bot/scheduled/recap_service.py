@@ -7,24 +7,22 @@ late, once."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..catalog.registry import StationRegistry
-from ..config import Settings
-from ..storage import Recap, ScheduledPost, Storage
-from .outbox import PostOutbox
+from ..storage import Recap, ScheduledPost
+from ..util.tasks import stop_task
+from .outbox import LoopWords, repeat
+from .posting import GuildPosts
 from .recap import last_slot, summarise, week_before
 
 _LOGGER = logging.getLogger("onair.recap")
 RECAP = "recap"  # the outbox kind
 TICK = 60.0  # seconds between looks at the slots
+TICK_WORDS = LoopWords("the recap tick failed", "could not look at the recaps (%s)")
 STALE_AFTER = timedelta(days=6)  # a recap not sent by then gives way to the next one
 
 
@@ -44,41 +42,25 @@ def legacy_recap_key(guild_id: int, slot: datetime) -> str:
     return f"recap|{guild_id}|{slot.astimezone(UTC).strftime('%Y-%m-%dT%H:%M')}"
 
 
-class RecapService:
-    def __init__(
-        self,
-        settings: Settings,
-        registry: StationRegistry,
-        storage: Storage,
-        outbox: PostOutbox,
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.settings = settings
-        self.registry = registry
-        self.storage = storage
-        self.outbox = outbox
-        self.clock = clock
+class RecapService(GuildPosts):
+    """What ``/onair recap`` sets up, and the minute tick that posts each guild's week."""
+
+    def __post_init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
         self.summaries = 0  # weeks summed up (one per station, week and zone in a tick)
 
     async def start(self, *, every: float = TICK) -> None:
         await self.tick()  # a slot passed while OnAir was down: posted now, late, once
-        self._task = asyncio.create_task(self._run(every))
+        ticking = repeat(every, self.tick, self.storage, _LOGGER, TICK_WORDS)
+        self._task = asyncio.create_task(ticking)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_task(self._task)
+        self._task = None
 
     async def stations(self) -> set[str]:
         """The stations recaps sum up (watched, so their plays reach the history)."""
         return {r.station for r in await self.storage.recaps() if self._handles(r.guild_id)}
-
-    def _handles(self, guild_id: int) -> bool:
-        return self.storage.fleet or self.settings.handles_guild(guild_id)
 
     async def load(self) -> None:
         """At start-up: the config file's ``[[recaps]]`` are stored. A recap stored as the file
@@ -103,17 +85,6 @@ class RecapService:
         recap = Recap(guild_id, channel_id, station, weekday, hour, self.clock())
         await self.storage.save_recap(recap)
         return recap
-
-    async def _run(self, every: float) -> None:
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await self.tick()
-            except Exception as error:
-                if not self.storage.is_storage_error(error):
-                    _LOGGER.exception("the recap tick failed")
-                else:
-                    _LOGGER.warning("could not look at the recaps (%s)", error)
 
     async def tick(self) -> list[str]:
         """Record and send every recap whose latest slot has passed and is not recorded yet;

@@ -69,6 +69,7 @@ class ShowsService:
         self._down_since: dict[str, float] = {}  # station → its outage's first poll
         self._down: set[str] = set()  # stations down longer than offline_after (handled)
         self._poll_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._reported = False  # the missing-permission lines are said once per start
 
     def follow_gateway(self) -> None:
         """Before the client connects: read voice channel statuses off the gateway."""
@@ -94,6 +95,30 @@ class ShowsService:
         pairs = await self.storage.show_event_guilds()
         self._event_stations = {station for guild, station in pairs if self.handles_guild(guild)}
 
+    async def report_missing_permissions(self) -> None:
+        """Once ready (the guilds known): a WARNING per guild whose live-show events are on but
+        where OnAir may not make events, so the owner learns it at start-up, not at the next
+        live show."""
+        if self._reported:
+            return
+        self._reported = True
+        stations: defaultdict[int, list[str]] = defaultdict(list)
+        for guild_id, station in await self.storage.show_event_guilds():
+            if self.handles_guild(guild_id):
+                stations[guild_id].append(station)
+        for guild_id, names in sorted(stations.items()):
+            guild = self.client.get_guild(guild_id)
+            if guild is None or guild.me.guild_permissions.manage_events:
+                continue
+            _LOGGER.warning(
+                "guild %s (%s): live-show events are on for %s (live_events or /onair events) "
+                "but OnAir lacks the Manage Events permission there; no event is made until a "
+                "server admin grants it",
+                guild_id,
+                guild.name[:100],
+                ", ".join(sorted(names)),
+            )
+
     def wanted_stations(self) -> set[str]:
         """Stations the announcer watches for shows (besides the announced ones)."""
         return self._event_stations | self._playing
@@ -101,6 +126,8 @@ class ShowsService:
     # The one hook -------------------------------------------------------------------------
 
     async def station_changed(self, station: str, announcement: Announcement) -> None:
+        if not announcement.on_air:
+            return  # a play recovered once it had ended: what is on air comes right after
         play = announcement.play
         try:
             await self.status.station_changed(station, play)

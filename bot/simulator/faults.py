@@ -18,8 +18,14 @@ FAULT_KINDS = frozenset(
         "drop",  # close the connection without an answer
         "error_json",  # 200 with {"error": "Invalid API key"}
         "redirect",  # 302 to `body` (a URL)
+        # Blips of the play-out, on `info` only (the station answers, its body says so):
+        "stopped",  # play-out stopped: no title, playback state "stop" (the quirk, per answer)
+        "nothing",  # nothing on air: no title anywhere, not even in `recent`
     }
 )
+# Faults that shape the station's own answer instead of replacing it: they apply to `info`
+# alone (``times=1`` makes a one-poll blip), and the key is still checked.
+BLIPS = frozenset({"stopped", "nothing"})
 
 
 @dataclass
@@ -58,6 +64,8 @@ class FaultPlan:
 
     def take(self, endpoint: str) -> Fault | None:
         for fault in self._faults:
+            if fault.kind in BLIPS and endpoint != "info":
+                continue
             if fault.endpoint in (None, endpoint):
                 if fault.times is not None:
                     fault.times -= 1

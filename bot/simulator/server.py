@@ -20,12 +20,14 @@ from typing import Any
 
 from aiohttp import web
 
-from .faults import Fault, FaultPlan
+from ..util.tasks import StartStop
+from .faults import BLIPS, Fault, FaultPlan
 from .programme import Programme
 from .requests import REQUEST_SHAPES
 from .station import QUIRKS, SimStation, _stable
 
 Clock = Callable[[], float]
+BLIP = web.RequestKey("blip", str)  # a blip fault taken for this request: how to shape it
 
 
 class ManualClock:
@@ -66,7 +68,7 @@ def _json(body: Any, status: int = 200) -> web.Response:
     )
 
 
-class StationSimulator:
+class StationSimulator(StartStop):
     """Any number of simulated stations behind one loopback HTTP server."""
 
     def __init__(self, *, clock: Clock = time.time) -> None:
@@ -161,13 +163,6 @@ class StationSimulator:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> StationSimulator:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
-
     # Request handling -------------------------------------------------------------------
 
     async def _prepare(
@@ -184,7 +179,9 @@ class StationSimulator:
         if self.latency:
             await asyncio.sleep(self.latency)
         fault = self.faults.take(endpoint)
-        if fault is not None:
+        if fault is not None and fault.kind in BLIPS:
+            request[BLIP] = fault.kind  # the station answers, this answer shaped by it
+        elif fault is not None:
             return await self._fault_response(request, fault)
         station = self.stations.get(request.match_info["sid"])
         if station is None:
@@ -244,7 +241,7 @@ class StationSimulator:
         station = await self._prepare(request, "info")
         if not isinstance(station, SimStation):
             return station
-        return _json(station.info(self.clock()))
+        return _json(station.info(self.clock(), request.get(BLIP)))
 
     async def _playlist(self, request: web.Request, path: str) -> web.StreamResponse:
         if path not in self.playlist_paths:

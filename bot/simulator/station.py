@@ -175,8 +175,10 @@ class SimStation:
 
     # Bodies -----------------------------------------------------------------------------
 
-    def info(self, moment: float) -> dict[str, Any]:
-        quirks = self.quirks
+    def info(self, moment: float, blip: str | None = None) -> dict[str, Any]:
+        """The ``info`` body at ``moment``; ``blip`` (a fault: "stopped" or "nothing") shapes
+        this one answer as a play-out that stopped, or has nothing on air at all."""
+        quirks = self.quirks | ({blip} if blip else set())
         now = self.programme.at(moment)
         following = self.programme.airing(now.number + 1)
         previous = self.programme.airing(now.number - 1)
@@ -244,6 +246,11 @@ class SimStation:
             body.update(nowplaying="", autodj_title="", autodj=False, live=False, listeners=0)
             body["playback"] = {"pos": 0, "len": 0, "state": "stop"}
             body["currenttrack_info"] = []
+        if "nothing" in quirks:
+            # Nothing on air (an encoder between sources): no title anywhere, playback "play".
+            body.update(nowplaying="", autodj_title="", autodj=False, live=False, listeners=0)
+            body.update(currenttrack_info=[], nexttrack="", nexttrack_info=[], recent=[])
+            body["playback"] = {"pos": 0, "len": 0, "state": "play"}
         if "minimal" in quirks:
             body = {
                 "nowplaying": body["nowplaying"],

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, TypeVar
 import aiohttp
 from yarl import URL
 
+from .bodies import read_at_most
 from .cache import SharedAnswers
 from .errors import (
     AddressRefused,
@@ -95,8 +96,12 @@ class StationClient:
         user_agent: str = "OnAir/0.1 (+https://github.com/onair-bot)",
         redirect_guard: Callable[[URL], None] | None = None,
         url_guard: Callable[[URL], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # When an answer was fetched (``StationInfo.fetched_at``): unix seconds; a test on a
+        # simulator's manual clock passes that clock, so positions and fetch times agree.
+        self.clock = clock
         self.station_id = str(station_id).strip()
         self._key = key or None
         self._session = session
@@ -192,7 +197,8 @@ class StationClient:
         started = time.monotonic()
 
         def build(payload: dict[str, Any]) -> StationInfo:
-            return StationInfo.parse(payload, self.zone, datetime.now(UTC), memo=self._parse_memo)
+            fetched = datetime.fromtimestamp(self.clock(), UTC)
+            return StationInfo.parse(payload, self.zone, fetched, memo=self._parse_memo)
 
         info = await self._request(f"api/info/{self.station_id}", build=build)
         self.last_latency = time.monotonic() - started
@@ -233,7 +239,24 @@ class StationClient:
         *,
         build: Callable[[dict[str, Any]], T],
     ) -> T:
-        """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`."""
+        """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`
+        that names the server and the cause for staff (``server``, ``cause``)."""
+        try:
+            return await self._get(path, params, build=build)
+        except StationError as error:
+            if not error.server:
+                error.server = server_of(URL(self.base_url))
+            if not error.cause and isinstance(error.__cause__, SanitisedCause):
+                error.cause = str(error.__cause__)
+            raise
+
+    async def _get(
+        self,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        build: Callable[[dict[str, Any]], T],
+    ) -> T:
         if self._session is None:
             self._session = aiohttp.ClientSession()
             self._own_session = True
@@ -262,7 +285,9 @@ class StationClient:
                 delay = min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1))
                 delay *= random.uniform(0.5, 1.5)
             if attempt >= policy.tries or delay >= remaining:
-                _LOGGER.info("GET %s failed: %s", self._describe(url), failure.cause)
+                # DEBUG: the watch says a failing station once per cause (WARNING), and a
+                # command's user is told; this line would repeat at every poll.
+                _LOGGER.debug("GET %s failed: %s", self._describe(url), failure.cause)
                 error = failure.error
                 if isinstance(error, StationUnavailable) and error.retry_after is None:
                     error.retry_after = failure.retry_after
@@ -360,12 +385,10 @@ class StationClient:
         """Read at most ``max_bytes``: a larger body is refused as it streams in."""
         if response.content_length is not None and response.content_length > self.max_bytes:
             raise StationResponseError("The station's answer is too large to be station data.")
-        buffer = bytearray()
-        async for chunk in response.content.iter_chunked(64 * 1024):
-            buffer += chunk
-            if len(buffer) > self.max_bytes:
-                raise StationResponseError("The station's answer is too large to be station data.")
-        return bytes(buffer)
+        body = await read_at_most(response, self.max_bytes)
+        if body is None:
+            raise StationResponseError("The station's answer is too large to be station data.")
+        return body
 
     async def _parse(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
         """Decode and build models: inline for small answers, in a worker thread for large."""

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from .bodies import read_at_most
 from .errors import (
     RequestRefused,
     RequestsOff,
@@ -268,12 +269,10 @@ class RequestsClient:
         raise RequestsUnavailable()
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
-        buffer = bytearray()
-        async for chunk in response.content.iter_chunked(64 * 1024):
-            buffer += chunk
-            if len(buffer) > self.max_bytes:
-                raise ValueError("too large")
-        return bytes(buffer)
+        body = await read_at_most(response, self.max_bytes)
+        if body is None:
+            raise ValueError("too large")
+        return body
 
 
 def _fail(why: str) -> Any:

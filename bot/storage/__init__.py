@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Storage
+from .base import SchemaTooNew, Storage
 from .models import (
     AlertState,
     AlertSubscription,
@@ -59,6 +59,7 @@ __all__ = [
     "RequestCredit",
     "RequestSettings",
     "ScheduledPost",
+    "SchemaTooNew",
     "SqliteStorage",
     "Storage",
     "Subscription",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .models import GuildSettings, GuildStation
-from .primitives import StoragePrimitives
+from .primitives import StoragePrimitives, and_equal
 
 
 class GuildStore(StoragePrimitives):
@@ -35,9 +35,7 @@ class GuildStore(StoragePrimitives):
             "stream_url FROM guild_stations"
         )
         params: list[Any] = []
-        if guild_id is not None:
-            query += " WHERE guild_id = ?"
-            params.append(guild_id)
+        query = and_equal(query + " WHERE 1 = 1", params, guild_id=guild_id)
         rows = await self.fetch(query + " ORDER BY guild_id, slug", params)
         return [
             GuildStation(

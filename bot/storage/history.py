@@ -12,6 +12,24 @@ from .primitives import Row, StoragePrimitives
 from .shows import EVENT_COMPLETED, EVENT_FAILED
 
 
+async def recorded_play(
+    store: StoragePrimitives, station: str, play: Play, *, newest: int
+) -> int | None:
+    """The history row (id) of ``play``: the same play (the same-play rule) among the station's
+    ``newest`` plays; None when it is not among them."""
+    rows = await store.fetch(
+        "SELECT id, started, title, artist FROM plays WHERE station = ? "
+        f"ORDER BY started DESC LIMIT {int(newest)}",
+        (station,),
+    )
+    seen = Play(play.title, play.artist, started=play.started)
+    for row in rows:
+        recorded = Play(row[2], row[3], started=datetime.fromtimestamp(row[1], UTC))
+        if seen.same_as(recorded):
+            return int(row[0])
+    return None
+
+
 class HistoryStore(StoragePrimitives):
     """The plays table, and the retention of everything that grows with plays."""
 
@@ -22,15 +40,8 @@ class HistoryStore(StoragePrimitives):
         (the same-play rule): every poll of a station may offer it, whoever polled. True when
         it was added."""
         started = play.started or detected
-        newest = await self.fetch(
-            "SELECT started, title, artist FROM plays WHERE station = ? "
-            "ORDER BY started DESC LIMIT 3",
-            (station,),
-        )
-        seen = Play(play.title, play.artist, started=play.started)
-        for row in newest:
-            if seen.same_as(Play(row[1], row[2], started=datetime.fromtimestamp(row[0], UTC))):
-                return False
+        if await recorded_play(self, station, play, newest=3) is not None:
+            return False
         await self.execute(
             "INSERT INTO plays (station, started, title, artist, album, duration, listeners, live) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

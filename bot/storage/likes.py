@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from ..station import Play
+from .history import recorded_play
 from .primitives import StoragePrimitives
 
 
@@ -14,17 +15,7 @@ class LikeStore(StoragePrimitives):
     async def play_id(self, station: str, play: Play) -> int | None:
         """The history row of ``play`` (the same-play rule among the station's newest plays),
         which likes attach to; None when it was not recorded."""
-        rows = await self.fetch(
-            "SELECT id, started, title, artist FROM plays WHERE station = ? "
-            "ORDER BY started DESC LIMIT 10",
-            (station,),
-        )
-        seen = Play(play.title, play.artist, started=play.started)
-        for row in rows:
-            recorded = Play(row[2], row[3], started=datetime.fromtimestamp(row[1], UTC))
-            if seen.same_as(recorded):
-                return int(row[0])
-        return None
+        return await recorded_play(self, station, play, newest=10)
 
     async def toggle_like(self, play_id: int, user_id: int, *, now: float) -> tuple[bool, int]:
         """Like the play, or take the like back when the user has one: (liked now, count).
@@ -46,6 +37,11 @@ class LikeStore(StoragePrimitives):
             ]
         )
         return not marked, await self.like_count(play_id)
+
+    async def play_title(self, play_id: int) -> str | None:
+        """The title of a recorded play (what a like's private answer names)."""
+        row = await self.fetchone("SELECT title FROM plays WHERE id = ?", (play_id,))
+        return str(row[0]) if row and row[0] else None
 
     async def like_count(self, play_id: int) -> int:
         row = await self.fetchone("SELECT COUNT(*) FROM likes WHERE play_id = ?", (play_id,))
@@ -86,8 +82,7 @@ class LikeStore(StoragePrimitives):
 
     async def most_liked(
         self, station: str, start: datetime, end: datetime, count: int = 5
-    ) -> list[tuple[str, int]]:
-        """(track, likes) of the station's most liked tracks, by the likes given in
-        [start, end) (the recap): "artist - title" as the recap names its plays."""
-        rows = await self._liked(station, start.timestamp(), end.timestamp(), count)
-        return [(f"{artist} - {title}" if artist else title, n) for title, artist, n in rows]
+    ) -> list[tuple[str, str | None, int]]:
+        """(title, artist, likes) of the station's most liked tracks, by the likes given in
+        [start, end) (the recap)."""
+        return await self._liked(station, start.timestamp(), end.timestamp(), count)

@@ -178,6 +178,9 @@ class AlertState:
     live_key: str = ""  # the live show on air ('' = none)
     live_title: str = ""
     live_since: float | None = None
+    # The show's end was posted when the station went down during it (offline_after): the
+    # same airing coming back is not announced again, nor ended twice.
+    live_ended: bool = False
     down_since: float | None = None  # first poll of the current outage (None = up)
     down_reason: str = ""
     down_posted: bool = False

@@ -15,7 +15,7 @@ PENDING, SENT, FAILED, DROPPED = "pending", "sent", "failed", "dropped"
 
 
 class OutboxStore(StoragePrimitives):
-    """Announcements and their deliveries (see the README's "exactly once")."""
+    """Announcements and their deliveries (see docs/architecture.md, "exactly once")."""
 
     async def enqueue_announcement(
         self,

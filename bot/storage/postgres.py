@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
-from .base import Storage
+from .base import Storage, check_schema, log_upgrade
+from .health import StorageHealth
 from .primitives import Row, Statement
 
 _PLACEHOLDER = re.compile(r"\?")
@@ -18,6 +20,7 @@ PLAYS_CHANNEL = "onair_plays"
 # Watch leases run on the database's clock, so processes on hosts whose clocks disagree still
 # agree on when a lease ran out.
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+CLOSE_TIMEOUT = 3.0  # seconds a pool gets to close gracefully before it is terminated
 
 
 def to_dollar(sql: str) -> str:
@@ -43,6 +46,8 @@ class PostgresStorage(Storage):
         # queries in the main pool, or the lease runs out while its holder is alive and busy.
         self._leases: Any = None
         self._leases_lock = asyncio.Lock()
+        self._listeners: set[PgListener] = set()
+        self.health = StorageHealth()
 
     async def open(self) -> PostgresStorage:
         import asyncpg  # imported here: SQLite-only deployments never load it
@@ -57,35 +62,66 @@ class PostgresStorage(Storage):
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
             )
             current = await connection.fetchval("SELECT MAX(version) FROM schema_version") or 0
-            for version, script in enumerate(self.migration_scripts(), start=1):
+            scripts = self.migration_scripts()
+            check_schema(current, len(scripts))
+            for version, script in enumerate(scripts, start=1):
                 if version > current:
                     await connection.execute(script)
                     await connection.execute(
                         "INSERT INTO schema_version (version) VALUES ($1)", version
                     )
+        log_upgrade(current, len(scripts))
         return self
 
     async def close(self) -> None:
-        if self._leases is not None:
-            await self._leases.close()
-            self._leases = None
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        for pool in (self._leases, self._pool):
+            if pool is None:
+                continue
+            # A graceful close waits for the server to see each connection go; a connection the
+            # server already cut may never answer, so it is dropped after a few seconds.
+            try:
+                await asyncio.wait_for(pool.close(), CLOSE_TIMEOUT)
+            except Exception as error:
+                if not self.is_storage_error(error):
+                    raise
+                pool.terminate()
+        self._leases = self._pool = None
+
+    async def _after_failure(self, error: BaseException) -> None:
+        """A dead connection makes every connection to that server suspect (a restart or a
+        failover cut them all, and the pool may not have seen their close yet): the pools
+        replace theirs at their next use and the play listener reconnects, so one outage fails
+        a handful of operations, not one per pooled connection for minutes."""
+        from . import pgerrors  # imported here: SQLite-only deployments never load asyncpg
+
+        if pgerrors.connection_lost(error):
+            await self._expire_connections()
+
+    async def _expire_connections(self) -> None:
+        for pool in (self._pool, self._leases):
+            if pool is not None:
+                await pool.expire_connections()
+        for listener in self._listeners:
+            listener.reconnect()
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        status: str = await self._pool.execute(to_dollar(sql), *params)
+        status: str = await self._noted(
+            lambda: self._pool.execute(to_dollar(sql), *params), write=True
+        )
         # asyncpg returns e.g. "INSERT 0 1", "UPDATE 3", "DELETE 0"
         tail = status.rsplit(" ", 1)[-1]
         return int(tail) if tail.isdigit() else 0
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        records = await self._pool.fetch(to_dollar(sql), *params)
+        records = await self._noted(lambda: self._pool.fetch(to_dollar(sql), *params))
         return [tuple(record) for record in records]
 
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
+        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
+
+    async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         counts: list[int] = []
         async with self._pool.acquire() as connection, connection.transaction():
             for sql, params in statements:
@@ -98,14 +134,14 @@ class PostgresStorage(Storage):
         return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self.fetch(sql, params)  # each pool call is its own transaction
+        # Each pool call is its own transaction.
+        records = await self._noted(lambda: self._pool.fetch(to_dollar(sql), *params), write=True)
+        return [tuple(record) for record in records]
 
     def is_storage_error(self, error: BaseException) -> bool:
-        import asyncpg
+        from . import pgerrors  # imported here: SQLite-only deployments never load asyncpg
 
-        return isinstance(
-            error, asyncpg.PostgresError | asyncpg.InterfaceError | OSError | TimeoutError
-        )
+        return pgerrors.is_storage_error(error)
 
     # Fleet coordination ------------------------------------------------------------------
 
@@ -119,8 +155,17 @@ class PostgresStorage(Storage):
                 )
         return self._leases
 
+    async def _on_leases(self, method: str, sql: str, *args: Any) -> Any:
+        """``method`` (fetch, execute) of the watch leases' own pool, noted in ``health``."""
+
+        async def run() -> Any:
+            return await getattr(await self._lease_pool(), method)(sql, *args)
+
+        return await self._noted(run, write=True)
+
     async def renew_watches(self, owner: str, lease: float) -> set[str]:
-        rows = await (await self._lease_pool()).fetch(
+        rows = await self._on_leases(
+            "fetch",
             f"UPDATE watch_leases SET lease_until = {_NOW} + $2 WHERE owner = $1 RETURNING job_id",
             owner,
             lease,
@@ -131,7 +176,8 @@ class PostgresStorage(Storage):
         if not job_ids:
             return set()
         # A read first: in the steady state every lease is held and nothing is written.
-        free = await (await self._lease_pool()).fetch(
+        free = await self._on_leases(
+            "fetch",
             "SELECT j FROM unnest($1::text[]) AS j WHERE NOT EXISTS (SELECT 1 FROM watch_leases "
             f"w WHERE w.job_id = j AND w.lease_until >= {_NOW} AND w.owner <> $2)",
             list(job_ids),
@@ -139,7 +185,8 @@ class PostgresStorage(Storage):
         )
         if not free:
             return set()
-        rows = await (await self._lease_pool()).fetch(
+        rows = await self._on_leases(
+            "fetch",
             "INSERT INTO watch_leases (job_id, owner, lease_until) "
             f"SELECT j, $2, {_NOW} + $3 FROM unnest($1::text[]) AS j "
             "ON CONFLICT (job_id) DO UPDATE SET owner = excluded.owner, "
@@ -153,11 +200,13 @@ class PostgresStorage(Storage):
         return {str(r[0]) for r in rows}
 
     async def release_watches(self, owner: str, job_ids: Sequence[str] | None = None) -> int:
-        pool = await self._lease_pool()
         if job_ids is None:
-            status: str = await pool.execute("DELETE FROM watch_leases WHERE owner = $1", owner)
+            status: str = await self._on_leases(
+                "execute", "DELETE FROM watch_leases WHERE owner = $1", owner
+            )
         else:
-            status = await pool.execute(
+            status = await self._on_leases(
+                "execute",
                 "DELETE FROM watch_leases WHERE owner = $1 AND job_id = ANY($2::text[])",
                 owner,
                 list(job_ids),
@@ -166,15 +215,16 @@ class PostgresStorage(Storage):
         return int(tail) if tail.isdigit() else 0
 
     async def watch_owners(self) -> dict[str, str]:
-        rows = await (await self._lease_pool()).fetch(
-            f"SELECT job_id, owner FROM watch_leases WHERE lease_until >= {_NOW}"
+        rows = await self._on_leases(
+            "fetch", f"SELECT job_id, owner FROM watch_leases WHERE lease_until >= {_NOW}"
         )
         return {str(r[0]): str(r[1]) for r in rows}
 
     async def save_station_states(self, states: Sequence[tuple[str, str, float]]) -> None:
         if not states:
             return
-        await (await self._lease_pool()).execute(
+        await self._on_leases(
+            "execute",
             "INSERT INTO station_state (job_id, payload, fetched_at) "
             "SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) "
             "ON CONFLICT (job_id) DO UPDATE SET payload = excluded.payload, "
@@ -185,23 +235,41 @@ class PostgresStorage(Storage):
         )
 
     async def station_state(self, job_id: str) -> tuple[str, float] | None:
-        row = await self._pool.fetchrow(
-            "SELECT payload, fetched_at FROM station_state WHERE job_id = $1", job_id
+        row = await self._noted(
+            lambda: self._pool.fetchrow(
+                "SELECT payload, fetched_at FROM station_state WHERE job_id = $1", job_id
+            )
         )
         return (str(row[0]), float(row[1])) if row else None
 
     async def publish_play(self, announcement_id: int) -> None:
-        await self._pool.execute("SELECT pg_notify($1, $2)", PLAYS_CHANNEL, str(announcement_id))
+        await self._noted(
+            lambda: self._pool.execute(
+                "SELECT pg_notify($1, $2)", PLAYS_CHANNEL, str(announcement_id)
+            )
+        )
 
     def listen_plays(
         self, callback: Callable[[int], None], on_connect: Callable[[], None]
     ) -> PgListener:
-        return PgListener(self.url, PLAYS_CHANNEL, callback, on_connect, self.is_storage_error)
+        listener = PgListener(
+            self.url,
+            PLAYS_CHANNEL,
+            callback,
+            on_connect,
+            self.is_storage_error,
+            self.health,
+            noted=self._noted,
+            on_close=self._listeners.discard,
+        )
+        self._listeners.add(listener)
+        return listener
 
 
 class PgListener:
     """``LISTEN`` on a dedicated connection (a pooled one would be handed to other queries),
-    re-opened with backoff when it drops; a 10-s ``SELECT 1`` notices a silently dead server."""
+    re-opened with backoff when it drops; a 10-s ``SELECT 1`` notices a silently dead server,
+    and :meth:`reconnect` re-opens it at once when another connection was found dead."""
 
     def __init__(
         self,
@@ -210,17 +278,32 @@ class PgListener:
         callback: Callable[[int], None],
         on_connect: Callable[[], None],
         is_storage_error: Callable[[BaseException], bool],
+        health: StorageHealth,
         *,
+        noted: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = None,
         check_every: float = 10.0,
+        on_close: Callable[[PgListener], None] | None = None,
     ) -> None:
         self.url = url
         self.channel = channel
         self.callback = callback
         self.on_connect = on_connect
         self.is_storage_error = is_storage_error
+        self.health = health
+        # The storage's own way to run an operation: a dead listening connection makes the
+        # pools' connections suspect too.
+        self.noted = noted or _plain
         self.check_every = check_every
+        self.on_close = on_close
         self.connected = asyncio.Event()
+        self._suspect = asyncio.Event()  # another connection died: this one may have too
         self._task = asyncio.create_task(self._run())
+
+    def reconnect(self) -> None:
+        """Re-open the listening connection now (plays published meanwhile: a sweep finds
+        them after the reconnection)."""
+        if self.connected.is_set():
+            self._suspect.set()
 
     def _notified(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         try:
@@ -230,31 +313,45 @@ class PgListener:
             return
         self.callback(announcement_id)
 
-    async def _run(self) -> None:
+    async def _connect(self) -> Any:
         import asyncpg  # imported here: SQLite-only deployments never load it
 
+        return await self.noted(lambda: asyncpg.connect(self.url, timeout=10))
+
+    async def _run(self) -> None:
         delay = 0.2
         while True:
             connection: Any = None
             try:
-                connection = await asyncpg.connect(self.url, timeout=10)
+                connection = await self._connect()
                 lost = asyncio.Event()
                 connection.add_termination_listener(lambda _c, lost=lost: lost.set())
                 await connection.add_listener(self.channel, self._notified)
+                self._suspect.clear()
                 self.connected.set()
                 delay = 0.2
                 self.on_connect()
-                while not lost.is_set():
+                while not lost.is_set() and not self._suspect.is_set():
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(lost.wait(), self.check_every)
-                    if not lost.is_set():
-                        await connection.execute("SELECT 1", timeout=10)
-                _LOGGER.warning("the %s listener lost its connection; reconnecting", self.channel)
+                        await asyncio.wait_for(self._lost_or_suspect(lost), self.check_every)
+                    if not lost.is_set() and not self._suspect.is_set():
+                        await self.noted(
+                            functools.partial(connection.execute, "SELECT 1", timeout=10)
+                        )
+                if self._suspect.is_set():
+                    _LOGGER.debug("the %s listener reconnects: a connection died", self.channel)
+                    delay = 0.0
+                else:
+                    self.health.failed(self.health.begin())
+                    self.health.warn(
+                        _LOGGER, "the %s listener lost its connection; reconnecting", self.channel
+                    )
             except Exception as error:
                 if not self.is_storage_error(error):
                     _LOGGER.exception("the %s listener failed; restarting it", self.channel)
                 else:
-                    _LOGGER.warning(
+                    self.health.warn(
+                        _LOGGER,
                         "the %s listener cannot reach PostgreSQL (%s); again in %.1fs",
                         self.channel,
                         type(error).__name__,
@@ -265,9 +362,23 @@ class PgListener:
                 if connection is not None:
                     connection.terminate()
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 30.0)
+            delay = min(max(delay, 0.1) * 2, 30.0)
+
+    async def _lost_or_suspect(self, lost: asyncio.Event) -> None:
+        waits = [asyncio.ensure_future(lost.wait()), asyncio.ensure_future(self._suspect.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
 
     async def close(self) -> None:
+        if self.on_close is not None:
+            self.on_close(self)
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+
+
+async def _plain(operation: Callable[[], Awaitable[Any]]) -> Any:
+    return await operation()

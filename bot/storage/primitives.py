@@ -10,6 +10,16 @@ Row = Sequence[Any]
 Statement = tuple[str, Sequence[Any]]
 
 
+def and_equal(sql: str, params: list[Any], **columns: object) -> str:
+    """``sql`` narrowed by `` AND <column> = ?`` for each column given a value (None: any), in
+    the order given; the values are added to ``params``. Column names come from our code."""
+    for column, value in columns.items():
+        if value is not None:
+            sql += f" AND {column} = ?"
+            params.append(value)
+    return sql
+
+
 class StoragePrimitives(ABC):
     """Portable SQL (``?`` placeholders) in, rows out: the per-domain stores build on these."""
 

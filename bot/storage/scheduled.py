@@ -8,7 +8,7 @@ from typing import Any
 
 from .models import AlertState, AlertSubscription, Recap, ScheduledPost
 from .outbox import PENDING
-from .primitives import Row, Statement, StoragePrimitives
+from .primitives import Row, Statement, StoragePrimitives, and_equal
 
 _POST_COLUMNS = "post_key, guild_id, channel_id, kind, payload, attempts, created_at, expires_at"
 
@@ -65,6 +65,7 @@ class ScheduledStore(StoragePrimitives):
                 "live_key": state.live_key,
                 "live_title": state.live_title,
                 "live_since": state.live_since,
+                "live_ended": state.live_ended,
                 "down_since": state.down_since,
                 "down_reason": state.down_reason,
                 "down_posted": state.down_posted,
@@ -161,11 +162,10 @@ class ScheduledStore(StoragePrimitives):
         )
 
     async def remove_alert_subscription(self, guild_id: int, station: str | None) -> int:
-        query = "DELETE FROM alert_subscriptions WHERE guild_id = ?"
         params: list[Any] = [guild_id]
-        if station is not None:
-            query += " AND station = ?"
-            params.append(station)
+        query = and_equal(
+            "DELETE FROM alert_subscriptions WHERE guild_id = ?", params, station=station
+        )
         return await self.execute(query, params)
 
     async def alert_subscriptions(
@@ -173,12 +173,7 @@ class ScheduledStore(StoragePrimitives):
     ) -> list[AlertSubscription]:
         query = "SELECT guild_id, station, channel_id, role_id FROM alert_subscriptions WHERE 1 = 1"
         params: list[Any] = []
-        if station is not None:
-            query += " AND station = ?"
-            params.append(station)
-        if guild_id is not None:
-            query += " AND guild_id = ?"
-            params.append(guild_id)
+        query = and_equal(query, params, station=station, guild_id=guild_id)
         rows = await self.fetch(query + " ORDER BY guild_id, station", params)
         return [AlertSubscription(int(r[0]), str(r[1]), int(r[2]), int(r[3])) for r in rows]
 
@@ -194,6 +189,7 @@ class ScheduledStore(StoragePrimitives):
                 live_key=str(raw.get("live_key") or ""),
                 live_title=str(raw.get("live_title") or ""),
                 live_since=_float_or_none(raw.get("live_since")),
+                live_ended=bool(raw.get("live_ended")),
                 down_since=_float_or_none(raw.get("down_since")),
                 down_reason=str(raw.get("down_reason") or ""),
                 down_posted=bool(raw.get("down_posted")),
@@ -227,11 +223,9 @@ class ScheduledStore(StoragePrimitives):
         return await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,)) > 0
 
     async def recaps(self, guild_id: int | None = None) -> list[Recap]:
-        query = "SELECT guild_id, channel_id, station, weekday, hour, since FROM recaps"
+        query = "SELECT guild_id, channel_id, station, weekday, hour, since FROM recaps WHERE 1 = 1"
         params: list[Any] = []
-        if guild_id is not None:
-            query += " WHERE guild_id = ?"
-            params.append(guild_id)
+        query = and_equal(query, params, guild_id=guild_id)
         rows = await self.fetch(query + " ORDER BY guild_id", params)
         return [
             Recap(int(r[0]), int(r[1]), str(r[2]), int(r[3]), int(r[4]), float(r[5])) for r in rows

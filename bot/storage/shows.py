@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .primitives import StoragePrimitives
+from .primitives import StoragePrimitives, and_equal
 
 # Show event states: claimed (a process is creating it), active (live now), completed, failed
 # (Discord refused it: the claim stays so no second event is made for that airing).
@@ -107,11 +107,6 @@ class ShowStore(StoragePrimitives):
             "WHERE state IN (?, ?)"
         )
         params: list[Any] = [EVENT_CLAIMED, EVENT_ACTIVE]
-        if guild_id is not None:
-            sql += " AND guild_id = ?"
-            params.append(guild_id)
-        if station is not None:
-            sql += " AND station = ?"
-            params.append(station)
+        sql = and_equal(sql, params, guild_id=guild_id, station=station)
         rows = await self.fetch(sql + " ORDER BY created_at", params)
         return [(int(r[0]), str(r[1]), str(r[2]), int(r[3]), str(r[4])) for r in rows]

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 import aiosqlite
 
-from .base import Storage
+from .base import Storage, check_schema, log_upgrade
+from .health import StorageHealth
 from .primitives import Row, Statement
 
 
@@ -33,6 +34,7 @@ class SqliteStorage(Storage):
         self._db: aiosqlite.Connection | None = None
         # One connection: a transaction must not interleave with other coroutines' writes.
         self._write = asyncio.Lock()
+        self.health = StorageHealth()
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -69,7 +71,9 @@ class SqliteStorage(Storage):
             async with self.db.execute("SELECT MAX(version) FROM schema_version") as cursor:
                 row = await cursor.fetchone()
             current = (row[0] if row else None) or 0
-            for version, script in enumerate(self.migration_scripts(), start=1):
+            scripts = self.migration_scripts()
+            check_schema(current, len(scripts))
+            for version, script in enumerate(scripts, start=1):
                 if version > current:
                     for statement in _statements(script):
                         await self.db.execute(statement)
@@ -80,6 +84,7 @@ class SqliteStorage(Storage):
         except BaseException:
             await asyncio.shield(self._rollback())
             raise
+        log_upgrade(current, len(scripts))
 
     async def _set_wal(self) -> None:
         """WAL mode, so readers never wait for the writer. The switch needs the file to itself,
@@ -106,6 +111,9 @@ class SqliteStorage(Storage):
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
+        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
+
+    async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         async with self._transaction():
             counts: list[int] = []
             for sql, params in statements:
@@ -117,6 +125,9 @@ class SqliteStorage(Storage):
         return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await self._noted(lambda: self._write_fetch(sql, params), write=True)
+
+    async def _write_fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self._transaction(), self.db.execute(sql, tuple(params)) as cursor:
             rows: list[Row] = list(await cursor.fetchall())
         return rows
@@ -142,6 +153,9 @@ class SqliteStorage(Storage):
         return isinstance(error, sqlite3.Error | OSError)
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return await self._noted(lambda: self._fetch(sql, params))
+
+    async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self.db.execute(sql, tuple(params)) as cursor:
             return list(await cursor.fetchall())
 

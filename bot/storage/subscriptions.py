@@ -9,7 +9,7 @@ from typing import Any
 from ..station import Play
 from ..templates.model import TemplateSet
 from .models import SUB_COLUMNS, Subscription, play_to_json, subscription_from_row
-from .primitives import StoragePrimitives
+from .primitives import StoragePrimitives, and_equal
 
 
 class SubscriptionStore(StoragePrimitives):
@@ -53,23 +53,16 @@ class SubscriptionStore(StoragePrimitives):
     async def subscriptions(
         self, station: str | None = None, *, guild_id: int | None = None
     ) -> list[Subscription]:
-        query = f"SELECT {SUB_COLUMNS} FROM subscriptions WHERE 1 = 1"
         params: list[Any] = []
-        if station is not None:
-            query += " AND station = ?"
-            params.append(station)
-        if guild_id is not None:
-            query += " AND guild_id = ?"
-            params.append(guild_id)
+        query = f"SELECT {SUB_COLUMNS} FROM subscriptions WHERE 1 = 1"
+        query = and_equal(query, params, station=station, guild_id=guild_id)
         rows = await self.fetch(query + " ORDER BY id", params)
         return [subscription_from_row(row) for row in rows]
 
     async def remove_subscription(self, guild_id: int, channel_id: int, station: str | None) -> int:
-        query = "DELETE FROM subscriptions WHERE guild_id = ? AND channel_id = ?"
         params: list[Any] = [guild_id, channel_id]
-        if station is not None:
-            query += " AND station = ?"
-            params.append(station)
+        query = "DELETE FROM subscriptions WHERE guild_id = ? AND channel_id = ?"
+        query = and_equal(query, params, station=station)
         return await self.execute(query, params)
 
     async def remove_subscriptions_not_in(self, keep: Sequence[tuple[int, str]]) -> None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from .. import errors
 
-# The names a template may use, in the order the README and the error messages list them.
+# The names a template may use, in the order the manual (docs/features/templates.md) and the
+# error messages list them.
 NAMES: tuple[str, ...] = (
     "artist",
     "title",

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import discord
+from discord import app_commands
 
-from ..errors import CANNOT_POST, NO_EVERYONE, BadInput
+from ..errors import CANNOT_POST, NEED_MANAGE, NO_EVERYONE, BadInput
 
 
 def can_manage(interaction: discord.Interaction[Any]) -> bool:
@@ -15,6 +16,14 @@ def can_manage(interaction: discord.Interaction[Any]) -> bool:
     return interaction.guild_id is not None and bool(
         permissions.manage_guild or permissions.administrator
     )
+
+
+def require_manage(interaction: discord.Interaction[Any]) -> bool:
+    """The setup commands' check: True, or the polite refusal (a CheckFailure) without Manage
+    Server. Checked in code too: a guild may have changed the commands' default permissions."""
+    if not can_manage(interaction):
+        raise app_commands.CheckFailure(NEED_MANAGE)
+    return True
 
 
 def check_announce_target(

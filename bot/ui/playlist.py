@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,7 +24,8 @@ def slot_is_jingle(slot: Slot, skip: SkipRules = NO_RULES) -> bool:
 
 
 class PlaylistPages(Paginator):
-    """The paginator plus a "Show jingles" toggle; either way it opens on the item on air."""
+    """The paginator plus a "Show jingles" toggle. It opens on the item on air; the toggle
+    keeps the reader on the rows they were reading."""
 
     def __init__(
         self,
@@ -40,6 +42,7 @@ class PlaylistPages(Paginator):
         self.page_of = page_of
         self.per_page = per_page
         self.show_jingles = False
+        self._reading: int | None = None  # the row the last toggle kept in view
         super().__init__(self._render, self._page_count(), owner_id=owner_id, timeout=timeout)
         if not any(self.jingles):
             self.remove_item(self.toggle)
@@ -50,9 +53,24 @@ class PlaylistPages(Paginator):
         return 0 if self.show_jingles else sum(self.jingles)
 
     def shown(self) -> list[Slot]:
-        if self.show_jingles:
-            return self.rows
-        return [row for row, jingle in zip(self.rows, self.jingles, strict=True) if not jingle]
+        return [self.rows[index] for index in self._shown_indices()]
+
+    def _shown_indices(self) -> list[int]:
+        return [i for i, jingle in enumerate(self.jingles) if self.show_jingles or not jingle]
+
+    def _anchor(self) -> int:
+        """The row the reader is looking at (the first track of the page shown, else its first
+        row): the page that holds it stays open when jingles are shown or hidden."""
+        indices = self._shown_indices()
+        page = indices[self.page * self.per_page : (self.page + 1) * self.per_page]
+        if self._reading in page:  # toggled back and forth: the same row, not the page's first
+            return self._reading
+        return next((i for i in page if not self.jingles[i]), page[0] if page else 0)
+
+    def _page_of_row(self, anchor: int) -> int:
+        indices = self._shown_indices()
+        position = bisect.bisect_left(indices, anchor)
+        return min(position, max(0, len(indices) - 1)) // self.per_page
 
     def _page_count(self) -> int:
         return max(1, -(-len(self.shown()) // self.per_page))
@@ -80,7 +98,8 @@ class PlaylistPages(Paginator):
     async def toggle(
         self, interaction: discord.Interaction[Any], _: discord.ui.Button[Any]
     ) -> None:
+        anchor = self._reading = self._anchor()
         self.show_jingles = not self.show_jingles
         self.page_count = self._page_count()
         self._label()
-        await self._show(interaction, self.playing_page())
+        await self._show(interaction, self._page_of_row(anchor))

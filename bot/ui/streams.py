@@ -17,6 +17,7 @@ from ..errors import OnAirError
 from ..render.embeds import link_view
 from ..render.station_embeds import MORE_STREAMS, StreamChoice, more_streams
 from ..util.text import bare_link, safe
+from .dynamic import Persistent
 from .reply import Reply, answer
 from .stations import registry_of, resolve_station
 
@@ -29,6 +30,7 @@ MENU_ROW = 1  # under the Listen and Web player buttons
 
 
 class MoreStreams(
+    Persistent,
     discord.ui.DynamicItem[discord.ui.Select[Any]],
     template=re.compile(re.escape(STREAMS_PREFIX) + r"(?P<station>[a-z0-9_-]{1,80})"),
 ):
@@ -51,21 +53,11 @@ class MoreStreams(
         self.station = station
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> MoreStreams:
+    def rebuild(cls, match: re.Match[str], item: Any) -> MoreStreams:
         return cls(match["station"])
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from ..runtime.core import report_error  # the command layer's one error reply
-
-        try:
-            await give_stream(interaction, self.station, self.item.values)
-        except Exception as error:
-            await report_error(interaction, error)
+    async def act(self, interaction: discord.Interaction[Any]) -> None:
+        await give_stream(interaction, self.station, self.item.values)
 
 
 async def give_stream(

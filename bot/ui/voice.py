@@ -15,10 +15,12 @@ from .. import errors
 from ..catalog.registry import short_slug
 from ..errors import BadInput, OnAirError, VoiceRefused
 from ..guard.netguard import HostPolicy, UrlRefused
+from ..render import voice_text
 from ..storage import GuildVoice
 from ..util.text import safe
 from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
 from ..voice.streams import check_stream
+from .dynamic import Persistent
 from .reply import Reply, answer
 from .stations import resolve_station
 
@@ -72,20 +74,8 @@ async def join_here(interaction: discord.Interaction[OnAirBot], station: str | N
     await answer(interaction, work(), ephemeral=True)
 
 
-def left_text(home_channel: int) -> str:
-    """/leave's answer. A 24/7 home channel stays set (an admin's setting, not the caller's):
-    say so, when OnAir comes back to it and how to clear it."""
-    text = "⏹ Stopped and left the voice channel."
-    if home_channel:
-        text += (
-            f"\n<#{home_channel}> is still this server's home channel, so I will be back "
-            "there after my next restart (or now, if you run `/join` in it). To stop that, an "
-            "admin runs `/onair voice channel:none`."
-        )
-    return text
-
-
 class PlayHereButton(
+    Persistent,
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=re.compile(re.escape(PLAY_PREFIX) + r"(?P<station>[a-z0-9_-]{1,80})"),
 ):
@@ -103,21 +93,11 @@ class PlayHereButton(
         self.station = station
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> PlayHereButton:
+    def rebuild(cls, match: re.Match[str], item: Any) -> PlayHereButton:
         return cls(match["station"], getattr(item, "label", None) or "▶ Play here")
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        from ..runtime.core import report_error  # the command layer's one error reply
-
-        try:
-            await join_here(interaction, self.station)
-        except Exception as error:
-            await report_error(interaction, error)
+    async def act(self, interaction: discord.Interaction[Any]) -> None:
+        await join_here(interaction, self.station)
 
 
 def with_play_button(
@@ -316,12 +296,11 @@ async def _apply_voice(
         current.channel_status if status is None else status,
     )
     await voice.save_guild_voice(updated)
-    lines.insert(0, settings_line(guild, updated, bot))
     if status is not None:
-        lines.append(status_line(guild, updated, bot))
         player = voice.players.get(guild.id)
         if player is not None:
             await bot.shows.voice_settings_changed(guild.id, player.channel_id)
+    lines.insert(0, settings_reply(guild, updated, bot))
     if channel is not None and home and voice.available:
         lines.append(await _join_home(interaction, guild, updated))
     return "\n".join(lines)
@@ -340,63 +319,28 @@ def stream_line(station: StationConfig, switched: bool) -> str:
     return f"Stream for **{name}**: {where}.{now}"
 
 
-def settings_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
-    """The guild's voice settings in plain words: the home channel OnAir never leaves, and
-    when it leaves any other channel nobody listens in (the two never contradict)."""
+def settings_reply(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+    """The settings as stored, with the channel status OnAir shows now where it plays and the
+    permission it lacks there (:func:`bot.render.voice_text.settings_text`)."""
     home = guild.get_channel(voice.home_channel) if voice.home_channel else None
     station = bot.registry.station(voice.station) if voice.station else None
-    name = f"**{safe(station.name, limit=80)}**" if station else "this server's default station"
-    lines = ["🔊 **Voice settings**"]
-    if home is not None:
-        lines.append(
-            f"• Home channel: {home.mention}. I stay there around the clock, even when nobody "
-            "listens, and come back to it after a restart."
-        )
-    else:
-        lines.append("• No home channel: I only play where someone runs `/join`.")
-    other = "any other channel" if home is not None else "a channel"
-    if voice.leave_when_empty > 0:
-        lines.append(
-            f"• I leave {other} once nobody has listened there for "
-            f"{spoken_seconds(voice.leave_when_empty)}."
-        )
-    else:
-        lines.append(f"• I stay in {other} until someone runs `/leave`.")
-    lines.append(f"• Station: {name}.")
-    if voice.channel_status:
-        lines.append("• The voice channel's status shows what I play.")
-    else:
-        lines.append("• The voice channel's status is left alone (`/onair voice status:True`).")
-    return "\n".join(lines)
-
-
-def spoken_seconds(seconds: float) -> str:
-    """300 → "5 minutes", 90 → "1 minute 30 seconds", 45 → "45 seconds"."""
-    total = round(seconds)
-    minutes, rest = divmod(total, 60)
-    parts = []
-    if minutes:
-        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
-    if rest or not minutes:
-        parts.append(f"{rest} second{'s' if rest != 1 else ''}")
-    return " ".join(parts)
-
-
-def status_line(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
-    """What turning the channel status on or off does, and whether OnAir may set it where it
-    plays now (the permission it lacks, by name)."""
-    if not voice.channel_status:
-        return "I won't show what plays as the voice channel's status (mine is cleared)."
-    text = (
-        "I show what plays as the status of the voice channel I play in (a stage's topic "
-        "when I'm a stage moderator there); a status someone else set stays."
-    )
     channel = _playing_channel(guild, bot)
-    if isinstance(channel, discord.VoiceChannel):
-        allowed = channel.permissions_for(guild.me)
-        if not allowed.set_voice_channel_status:
-            text += " " + errors.NO_STATUS_PERMISSION.format(channel=channel.mention)
-    return text
+    missing = None
+    status_now = None
+    if voice.channel_status and isinstance(channel, discord.VoiceChannel):
+        if not channel.permissions_for(guild.me).set_voice_channel_status:
+            missing = channel.mention
+        mine = bot.shows.status.written(channel.id)
+        if mine and bot.shows.status.current(channel.id) in (None, mine):
+            status_now = mine
+    return voice_text.settings_text(
+        home=home.mention if home is not None else None,
+        leave_when_empty=voice.leave_when_empty,
+        station=f"**{safe(station.name, limit=80)}**" if station else None,
+        status_on=voice.channel_status,
+        status_now=status_now,
+        missing_permission_in=missing,
+    )
 
 
 def _playing_channel(guild: discord.Guild, bot: OnAirBot) -> discord.abc.GuildChannel | None:

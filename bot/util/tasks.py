@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, Self
 
 
 class BackgroundTasks:
@@ -32,3 +33,29 @@ class BackgroundTasks:
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    """Cancel ``task`` (none: nothing to do) and wait until it has ended."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+class StartStop:
+    """``async with`` for a local server that has ``start()`` and ``stop()`` (the simulator, the
+    tests' fake Icecast): started on entry, stopped however the block ends."""
+
+    async def start(self) -> Any:
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()

@@ -206,6 +206,7 @@ class StationBroadcast:
             return
         self.stream_url = stream_url
         self.final_url = None
+        self._probe_format = False  # a new stream: its own Content-Type is trusted again
         if self._proc is not None or self._response is not None:
             self._retarget = True
             if self._response is not None:
@@ -317,9 +318,11 @@ class StationBroadcast:
         self.pacer.new_run()
         try:
             proc = await decoder.start_ffmpeg(self.ffmpeg, fmt)
-        except OSError as error:
+        except BaseException as error:  # cancelled while FFmpeg starts: the stream closes too
             response.close()
             self._response = None
+            if not isinstance(error, OSError):
+                raise
             return f"FFmpeg could not start: {error.strerror or type(error).__name__}"
         self._proc = proc
         assert proc.stdin is not None

@@ -23,8 +23,13 @@ from collections import deque
 from collections.abc import Callable
 
 FRAME_SECONDS = 0.02
-CATCH_UP_SECONDS = 0.4  # at most this much goes out at once after a late wake-up (a guild
-# queue holds 0.5 s); the rest stays in the backlog, on schedule from then on
+# Each guild's queue is kept this far ahead of its player (4 frames), so the jitter between the
+# event loop and a player thread does not run it dry; after a late wake-up at most CATCH_UP more
+# go at once (the rest stay in the backlog, on schedule from then on). A guild queue holds 0.5 s:
+# the lead and a catch-up together (23 frames) fit in it, so a guild whose player stalled with
+# the loop drops nothing.
+LEAD_SECONDS = 0.08
+CATCH_UP_SECONDS = 0.3
 
 
 class Pacer:
@@ -77,9 +82,10 @@ class Pacer:
         self._backlog.clear()
 
     async def run(self) -> None:
-        """Let packets out one per ``frame_seconds`` until cancelled. After running dry the
-        next packet goes at once (its guilds were already sending silence); after a late
-        wake-up the due packets go together (each guild's queue absorbs them)."""
+        """Let packets out one per ``frame_seconds``, ``LEAD_SECONDS`` ahead, until cancelled.
+        After running dry the next packets go at once (its guilds were already sending
+        silence); after a late wake-up the due packets go together (each guild's queue absorbs
+        them)."""
         loop = asyncio.get_running_loop()
         due = loop.time()
         while True:
@@ -87,12 +93,12 @@ class Pacer:
                 self._ready.clear()
                 await self._ready.wait()
                 due = max(due, loop.time())
-            wait = due - loop.time()
+            wait = due - LEAD_SECONDS - loop.time()
             if wait > 0:
                 await asyncio.sleep(wait)
             now = loop.time()
             due = max(due, now - CATCH_UP_SECONDS)
-            while self._backlog and due <= now:
+            while self._backlog and due <= now + LEAD_SECONDS:
                 self.emitted += 1
                 self._emit(self._backlog.popleft())
                 due += self.frame_seconds

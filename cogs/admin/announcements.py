@@ -14,7 +14,7 @@ from bot.ui import Reply, answer
 from bot.ui.checks import check_announce_target
 from bot.ui.stations import resolve_station, station_autocomplete
 
-from ..shapes import Channel, Interaction
+from ..shapes import Channel, Interaction, station_option
 from .base import AdminCommands
 
 
@@ -22,7 +22,6 @@ class AnnouncementCommands(AdminCommands):
     @app_commands.command(name="announce", description="Announce every new track in a channel")
     @app_commands.describe(
         channel="Text channel or thread",
-        station="Which station",
         mode="post: a message per track; card: one message kept up to date",
         style=(
             "compact: small artwork (a smaller card); full: big artwork "
@@ -33,7 +32,7 @@ class AnnouncementCommands(AdminCommands):
         skip_pattern="Skip titles or files matching this regular expression",
         announce_live="Announce live shows",
     )
-    @app_commands.autocomplete(station=station_autocomplete)
+    @station_option("Which station")
     async def announce(
         self,
         interaction: Interaction,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from discord import app_commands
@@ -107,16 +108,23 @@ class TemplateCommands(AdminCommands):
                 if current is None:
                     return Reply(content="Nothing is on air right now.", ephemeral=True)
                 play = current
+            if live is not None and play.live != live:
+                # None of that kind recorded (a track asked for during a show): this play,
+                # worded as the kind asked for, so every variant can be previewed any time.
+                play = replace(play, live=live)
             shown = templated(
                 sub.templates,
                 info,
                 play,
                 chosen.name,
-                style=station_embeds.effective_style(sub.style, sub.mode),
+                style=station_embeds.effective_style(sub.style),
                 mention_role=sub.mention_role,
             )
             heading = community.template_preview(
-                shown.budget, safe(play.display, limit=80), recorded=recorded is not None
+                shown.budget,
+                safe(play.display, limit=80),
+                recorded=recorded is not None,
+                live=play.live,
             )
             body = clip("\n".join(p for p in (heading, shown.content) if p), 2000)
             return Reply(content=body, embed=shown.embed, view=shown.view, ephemeral=True)

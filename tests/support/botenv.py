@@ -62,6 +62,12 @@ def subscription_config(guild: int, channel: int, station: str = "main", **optio
     return "\n".join(lines) + "\n"
 
 
+def channel_subscription(fake: FakeDiscord, channel_index: int = 0, **options: Any) -> str:
+    """The subscription of channel ``channel_index`` of the fake's first guild."""
+    guild = fake.guilds[0]
+    return subscription_config(guild.id, guild.channels[channel_index], **options)
+
+
 def config_text(
     sim: StationSimulator,
     fake: FakeDiscord,
@@ -165,3 +171,12 @@ async def running_bot(
                 await asyncio.wait_for(task, timeout=10)
         if own_fake:
             await fake.stop()
+
+
+@contextlib.asynccontextmanager
+async def command_reply(
+    sim: StationSimulator, command: str
+) -> AsyncIterator[tuple[BotEnv, dict[str, Any]]]:
+    """OnAir running (its own fake Discord) and its final reply to ``/command``: (env, message)."""
+    async with running_bot(sim) as env:
+        yield env, await env.fake.final_message(await env.fake.slash(command))

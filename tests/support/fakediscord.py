@@ -789,18 +789,23 @@ class FakeDiscord:
         channel = self._find_voice_channel(guild, channel_id)
         if state is None or channel is None:
             raise AssertionError("the bot is not in voice, or that is not a voice channel")
-        moved = self._voice_state(
+        await self._place_bot(guild, channel, state)
+
+    async def _place_bot(self, guild: Guild, channel: VoiceChannel, flags: dict[str, Any]) -> None:
+        """The bot is in ``channel`` now (muted and deafened as ``flags`` say): its
+        VOICE_STATE_UPDATE and a VOICE_SERVER_UPDATE with a new token, as Discord sends them."""
+        state = self._voice_state(
             guild,
             self.bot_id,
             channel,
             self.session_id,
-            self_mute=state["self_mute"],
-            self_deaf=state["self_deaf"],
+            self_mute=flags["self_mute"],
+            self_deaf=flags["self_deaf"],
         )
-        guild.voice_states[self.bot_id] = moved
+        guild.voice_states[self.bot_id] = state
         token = self.voice.expect(guild.id, self.bot_id, self.session_id, channel.id)
         await self.dispatch(
-            "VOICE_STATE_UPDATE", {**moved, "member": self._member(guild, self.bot_id)}
+            "VOICE_STATE_UPDATE", {**state, "member": self._member(guild, self.bot_id)}
         )
         await self.dispatch(
             "VOICE_SERVER_UPDATE",
@@ -922,23 +927,7 @@ class FakeDiscord:
             await self.voice.start()
         previous = guild.voice_states.get(self.bot_id)
         moved = previous is not None and previous["channel_id"] != str(channel.id)
-        state = self._voice_state(
-            guild,
-            self.bot_id,
-            channel,
-            self.session_id,
-            self_mute=data["self_mute"],
-            self_deaf=data["self_deaf"],
-        )
-        guild.voice_states[self.bot_id] = state
-        token = self.voice.expect(guild.id, self.bot_id, self.session_id, channel.id)
-        await self.dispatch(
-            "VOICE_STATE_UPDATE", {**state, "member": self._member(guild, self.bot_id)}
-        )
-        await self.dispatch(
-            "VOICE_SERVER_UPDATE",
-            {"token": token, "guild_id": str(guild.id), "endpoint": self.voice.endpoint},
-        )
+        await self._place_bot(guild, channel, data)
         if moved and self.voice.connected(guild.id):
             # A move ends the old voice connection with 4014; discord.py then reconnects.
             await self.voice.close(guild.id, 4014)
@@ -1108,6 +1097,17 @@ class FakeDiscord:
         guild: Guild | None = None,
     ) -> str:
         data = {"custom_id": custom_id, "component_type": 2}
+        return await self._component_used(message, data, user_id=user_id, guild=guild)
+
+    async def _component_used(
+        self,
+        message: dict[str, Any],
+        data: dict[str, Any],
+        *,
+        user_id: int | None,
+        guild: Guild | None,
+    ) -> str:
+        """A component interaction (type 3) on ``message``, dispatched; its id."""
         payload = self._interaction(
             3,
             data,
@@ -1145,17 +1145,7 @@ class FakeDiscord:
         low, high = menu.get("min_values", 1), menu.get("max_values", 1)
         assert low <= len(values) <= high, f"{len(values)} values; the menu takes {low}-{high}"
         data = {"custom_id": custom_id, "component_type": rules.STRING_SELECT, "values": values}
-        payload = self._interaction(
-            3,
-            data,
-            guild=guild,
-            channel_id=int(message["channel_id"]),
-            user_id=user_id,
-            permissions=0,
-            message=message,
-        )
-        await self.dispatch("INTERACTION_CREATE", payload)
-        return str(payload["id"])
+        return await self._component_used(message, data, user_id=user_id, guild=guild)
 
     async def submit_modal(
         self,
@@ -1813,9 +1803,9 @@ class FakeDiscord:
         return _json({"message": "405", "code": 0}, 405)
 
     def _history(self, channel_id: int, query: dict[str, str]) -> web.Response:
-        """GET a channel's messages as Discord answers it: newest first; ``limit`` 1-100
-        (default 50); ``after`` takes the oldest ``limit`` newer than it, ``before`` (or
-        nothing) the newest older than it."""
+        """GET a channel's messages as Discord answers it: newest first, without ephemeral
+        replies; ``limit`` 1-100 (default 50); ``after`` takes the oldest ``limit`` newer than
+        it, ``before`` (or nothing) the newest older than it."""
         try:
             limit = int(query.get("limit", "50"))
             after = int(query["after"]) if "after" in query else None
@@ -1824,7 +1814,13 @@ class FakeDiscord:
             limit = 0
         if not 1 <= limit <= 100:
             return _form_error("limit", "NUMBER_TYPE_MAX", "Must be between 1 and 100.")
-        ids = self.channel_messages[channel_id]
+        # Ephemeral replies belong to the one user who got them: Discord never lists them in
+        # the channel (a card that is still the newest message stays so after one).
+        ids = [
+            i
+            for i in self.channel_messages[channel_id]
+            if not int(self.messages.get(i, {}).get("flags") or 0) & 64
+        ]
         if after is not None:
             chosen = [i for i in ids if i > after][:limit]
         else:

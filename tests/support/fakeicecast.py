@@ -34,6 +34,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.util.tasks import StartStop
+
 from .icecast_media import FORMATS, Media, make_media, media_of
 
 BURST_BYTES = 65536  # Icecast 2's default burst-size
@@ -67,7 +69,7 @@ class Listener:
     open: bool = True
 
 
-class FakeIcecast:
+class FakeIcecast(StartStop):
     """Serves ``media`` (a :class:`Media`, or MP3 bytes) on every path as an endless mount."""
 
     def __init__(
@@ -135,13 +137,6 @@ class FakeIcecast:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def __aenter__(self) -> FakeIcecast:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
 
     # Faults ---------------------------------------------------------------------------
 

@@ -167,7 +167,9 @@ def _ogg_units(data: bytes) -> tuple[bytes, bytes, tuple[Unit, ...]]:
         size = 27 + count + sum(data[at + 27 : at + 27 + count])
         pages.append((at, at + size, struct.unpack_from("<q", data, at + OGG_GRANULE_AT)[0]))
         at += size
-    body_pages = [page for page in pages if page[2] > 0]
+    # The header pages are the leading ones at granule 0; after them every page is the body's
+    # (one on which no packet ends has granule -1 and no sound of its own).
+    body_pages = pages[next(i for i, page in enumerate(pages) if page[2] != 0) :]
     header_end = body_pages[0][0]
     identification = data[pages[0][0] + 27 + data[pages[0][0] + 26] :]
     if identification.startswith(b"\x01vorbis"):
@@ -177,6 +179,7 @@ def _ogg_units(data: bytes) -> tuple[bytes, bytes, tuple[Unit, ...]]:
     units = []
     previous = 0
     for start, end, granule in body_pages:
-        units.append(Unit(start - header_end, end - header_end, (granule - previous) / rate))
-        previous = granule
+        seconds = (granule - previous) / rate if granule >= 0 else 0.0
+        units.append(Unit(start - header_end, end - header_end, seconds))
+        previous = max(previous, granule)
     return data[:header_end], data[header_end:], tuple(units)

@@ -24,11 +24,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.announcer.watcher import StationWatch
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.delivery.announcements import gone
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.storage import Subscription
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
-from .screens_community import community
+from .screens_community import community, screen_station
 from .screens_links import links
 from .screens_requests import requests
 
@@ -107,6 +109,26 @@ def write_scene(
     return len(fake.requests)
 
 
+STATUS = "/onair status"
+
+
+async def _scene(
+    fake: FakeDiscord,
+    path: Path,
+    label: str,
+    command: str,
+    options: dict[str, Any] | None = None,
+    **how: Any,
+) -> str:
+    """One slash command's scene: run it, wait for its final message, write what it sent
+    (labelled ``label``); the interaction's id."""
+    since = len(fake.requests)
+    iid = await fake.slash(command, options or {}, **how)
+    await fake.final_message(iid, within=30)
+    write_scene(fake, path, since, {iid: label})
+    return iid
+
+
 async def _listener_commands(out: Path) -> None:
     sim = StationSimulator()
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
@@ -183,10 +205,7 @@ async def _listener_commands(out: Path) -> None:
                 ("admin-preview", "/onair preview", ["preview"]),
             ]
             for scene, label, sub in admin:
-                since = len(fake.requests)
-                iid = await fake.slash("onair", {}, sub=sub)
-                await fake.final_message(iid, within=30)
-                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
+                await _scene(fake, out / f"{scene}.jsonl", label, "onair", sub=sub)
     finally:
         await sim.stop()
 
@@ -204,25 +223,17 @@ async def _page_to_midnight(fake: FakeDiscord, iid: str) -> None:
 
 
 async def _announcements(out: Path) -> None:
-    clock = ManualClock()
-    sim = StationSimulator(clock=clock)
     slots = [(TRACKS[0], 200.0), (JINGLES[0], 5.0), (TRACKS[1], 200.0), (TRACKS[2], 200.0)]
-    sim.add_station(
-        1,
-        key=STATION_KEY,
-        programme=Programme(slots, epoch=clock() - 30.0),
-        public_url="https://c9.radioboss.fm",
-        zone=BERLIN,
-    )
+    clock, sim = screen_station(slots, zone=BERLIN)
     await sim.start()
     fake = FakeDiscord(channels_per_guild=3)
     await fake.start()
     guild = fake.guilds[0]
-    # post, card (full: big artwork) and card with style compact (the smaller card).
+    # post, card (compact by default: the small artwork) and card with style full (big artwork).
     kinds: tuple[tuple[str, str, dict[str, str]], ...] = (
         ("post", "post", {}),
         ("card", "card", {}),
-        ("card-compact", "card", {"style": "compact"}),
+        ("card-full", "card", {"style": "full"}),
     )
     config = "".join(
         subscription_config(guild.id, channel, mode=mode, **options)
@@ -244,10 +255,24 @@ async def _announcements(out: Path) -> None:
                 await fake.wait_for(settled(watch, after=before))
                 await announcer.idle()
             # /onair status of a guild that announces: where, and what became of the posts.
-            since = len(fake.requests)
-            iid = await fake.slash("onair", {}, sub=["status"])
-            await fake.final_message(iid, within=30)
-            write_scene(fake, out / "admin-status-announcing.jsonl", since, {iid: "/onair status"})
+            await _scene(
+                fake, out / "admin-status-announcing.jsonl", STATUS, "onair", sub=["status"]
+            )
+            # Every channel paused (as after Discord refused them): what status says to do.
+            for sub in await env.bot.storage.subscriptions(guild_id=guild.id):
+                await env.bot.storage.pause(sub.id, "Missing Access: OnAir cannot see the channel")
+            await _scene(fake, out / "admin-status-paused.jsonl", STATUS, "onair", sub=["status"])
+            # A config copied with config.example.toml's channel id: paused, and said so (issue 25).
+            example = 222222222222222222
+            await env.bot.storage.upsert_subscription(Subscription(0, guild.id, example, "main"))
+            (copied,) = [
+                s
+                for s in await env.bot.storage.subscriptions(guild_id=guild.id)
+                if s.channel_id == example
+            ]
+            await env.bot.storage.pause(copied.id, gone(404, example))
+            path = out / "admin-status-example-id.jsonl"
+            await _scene(fake, path, STATUS, "onair", sub=["status"])
             for channel, (kind, _, _) in zip(guild.channels, kinds, strict=True):
                 path = out / f"announce-{kind}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
@@ -268,22 +293,32 @@ def settled(watch: StationWatch, *, after: int = -1) -> Callable[[], bool]:
     return lambda: watch.status.polls > after and not watch.busy
 
 
-async def _voice(out: Path) -> None:
-    """/nowplaying with the "Play in" button for a listener in a voice channel, /join, and
-    /join by someone in no voice channel."""
+async def _voice_station(scenes: str) -> tuple[Any, StationSimulator] | None:
+    """A fake Icecast playing a sine and station 1 (random programme, c9 URL, Berlin) for the
+    voice and shows scenes; None (said on stderr) where there is no FFmpeg to make the sine."""
     from bot.voice import find_ffmpeg
 
     from .fakeicecast import FakeIcecast, make_mp3
 
     binary = find_ffmpeg()
     if binary is None:
-        print("no FFmpeg: the voice scenes are left out", file=sys.stderr)
-        return
+        print(f"no FFmpeg: the {scenes} scenes are left out", file=sys.stderr)
+        return None
     with tempfile.TemporaryDirectory() as folder:
         mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(folder) / "sine.mp3")
         icecast = FakeIcecast(mp3.read_bytes())
     sim = StationSimulator()
     sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    return icecast, sim
+
+
+async def _voice(out: Path) -> None:
+    """/nowplaying with the "Play in" button for a listener in a voice channel, /join, and
+    /join by someone in no voice channel."""
+    rig = await _voice_station("voice")
+    if rig is None:
+        return
+    icecast, sim = rig
     fake = FakeDiscord(channels_per_guild=2)
     guild = fake.guilds[0]
     lounge = fake.add_voice_channel(guild, "Lounge")
@@ -301,10 +336,7 @@ async def _voice(out: Path) -> None:
                 ("join-not-in-voice", "join", None),  # someone in no voice channel
             )
             for scene, name, user in scenes:
-                since = len(fake.requests)
-                iid = await fake.slash(name, {}, user_id=user)
-                await fake.final_message(iid, within=30)
-                write_scene(fake, out / f"{scene}.jsonl", since, {iid: f"/{name}"})
+                await _scene(fake, out / f"{scene}.jsonl", f"/{name}", name, user_id=user)
             # An admin makes the Lounge the 24/7 home channel; /leave then says it stays set; a
             # stream address for a config-file station is the owner's, said politely.
             admin: tuple[tuple[str, str, dict[str, Any], list[str]], ...] = (
@@ -323,11 +355,9 @@ async def _voice(out: Path) -> None:
                 ),
             )
             for scene, label, options, sub in admin:
-                since = len(fake.requests)
                 command = "onair" if sub else "leave"
-                iid = await fake.slash(command, options, sub=sub or None, user_id=listener)
-                await fake.final_message(iid, within=30)
-                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
+                path = out / f"{scene}.jsonl"
+                await _scene(fake, path, label, command, options, sub=sub or None, user_id=listener)
     finally:
         await fake.stop()
         await icecast.stop()
@@ -337,16 +367,8 @@ async def _voice(out: Path) -> None:
 async def _scheduled(out: Path) -> None:
     """/onair alerts and its posts (a live show starting and ending, the station down and back),
     a role OnAir cannot ping, /onair recap and a week's recap."""
-    clock = ManualClock()
-    sim = StationSimulator(clock=clock)
     slots = [(TRACKS[0], 200.0), (LIVE_SHOW, 3000.0), (TRACKS[1], 7200.0)]
-    sim.add_station(
-        1,
-        key=STATION_KEY,
-        programme=Programme(slots, epoch=clock() - 30.0),
-        public_url="https://c9.radioboss.fm",
-        zone=BERLIN,
-    )
+    clock, sim = screen_station(slots, zone=BERLIN)
     await sim.start()
     fake = FakeDiscord(channels_per_guild=2)
     guild = fake.guilds[0]
@@ -408,10 +430,7 @@ async def _scheduled(out: Path) -> None:
             )
             await fake.final_message(iid, within=30)
             write_scene(fake, out / "recap-setup.jsonl", since, {iid: label})
-            since = len(fake.requests)
-            iid = await fake.slash("onair", {}, sub=["status"])
-            await fake.final_message(iid, within=30)
-            write_scene(fake, out / "admin-status-alerts.jsonl", since, {iid: "/onair status"})
+            await _scene(fake, out / "admin-status-alerts.jsonl", STATUS, "onair", sub=["status"])
             since = len(fake.requests)
             clock.now = slot.replace(minute=0, second=0, microsecond=0).timestamp() + 60
             await env.bot.recaps.tick()
@@ -485,20 +504,12 @@ async def _shows(out: Path) -> None:
     """/onair voice status:on|off while OnAir plays (the channel status itself is in Discord's
     sidebar, which discord-look does not draw), /onair events, and /onair events without
     Manage Events."""
-    from bot.voice import find_ffmpeg
-
     from .fakediscord import MANAGE_EVENTS, SET_VOICE_CHANNEL_STATUS
-    from .fakeicecast import FakeIcecast, make_mp3
 
-    binary = find_ffmpeg()
-    if binary is None:
-        print("no FFmpeg: the shows scenes are left out", file=sys.stderr)
+    rig = await _voice_station("shows")
+    if rig is None:
         return
-    with tempfile.TemporaryDirectory() as folder:
-        mp3 = await asyncio.to_thread(make_mp3, binary.path, Path(folder) / "sine.mp3")
-        icecast = FakeIcecast(mp3.read_bytes())
-    sim = StationSimulator()
-    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm", zone=BERLIN)
+    icecast, sim = rig
     fake = FakeDiscord(guild_count=2, channels_per_guild=2)
     guild, other = fake.guilds
     guild.bot_role_permissions = MANAGE_EVENTS
@@ -524,11 +535,11 @@ async def _shows(out: Path) -> None:
                 ("voice-status-no-permission", "/onair voice status:True", {"status": True}, other),
             )
             for scene, label, options, where in scenes:
-                since = len(fake.requests)
                 sub = ["events"] if "enabled" in options else ["voice"]
-                iid = await fake.slash("onair", options, sub=sub, guild=where, user_id=listener)
-                await fake.final_message(iid, within=30)
-                write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
+                path = out / f"{scene}.jsonl"
+                await _scene(
+                    fake, path, label, "onair", options, sub=sub, guild=where, user_id=listener
+                )
     finally:
         await fake.stop()
         await icecast.stop()

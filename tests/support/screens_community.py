@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator.library import LibraryItem
 from bot.station import Play
 from bot.storage import Storage
 
@@ -55,17 +56,37 @@ def _write(path: Path, lines: list[dict[str, Any]]) -> None:
             out.write(json.dumps(line) + "\n")
 
 
-async def community(out: Path) -> None:
+def _write_since(fake: FakeDiscord, path: Path, since: int, offset: float, label: str) -> None:
+    """The scene a command ``label`` made: what OnAir sent since request ``since`` (no GETs)."""
+    records = fake.requests[since:]
+    lines = [
+        _line(r, offset, label) for r in records if r.method != "GET" and "/commands" not in r.path
+    ]
+    _write(path, lines)
+
+
+def screen_station(
+    slots: list[tuple[LibraryItem, float]], *, ago: float = 30.0, zone: ZoneInfo | None = None
+) -> tuple[ManualClock, StationSimulator]:
+    """Station 1 playing ``slots`` since ``ago`` seconds, with the public URL the scenes show
+    (not started yet)."""
     clock = ManualClock()
     sim = StationSimulator(clock=clock)
-    slots = [(TRACKS[3], 200.0), (LIVE_SHOW, 600.0), (TRACKS[4], 200.0)]
+    options: dict[str, Any] = {"zone": zone} if zone else {}
     sim.add_station(
         1,
         key=STATION_KEY,
-        programme=Programme(slots, epoch=clock() - 30.0),
+        programme=Programme(slots, epoch=clock() - ago),
         public_url="https://c9.radioboss.fm",
-        zone=ZoneInfo("Europe/Berlin"),  # the zone the bot's config gives the station
+        **options,
     )
+    return clock, sim
+
+
+async def community(out: Path) -> None:
+    slots = [(TRACKS[3], 200.0), (LIVE_SHOW, 600.0), (TRACKS[4], 200.0)]
+    # the zone the bot's config gives the station
+    clock, sim = screen_station(slots, zone=ZoneInfo("Europe/Berlin"))
     await sim.start()
     fake = FakeDiscord(channels_per_guild=2)
     await fake.start()
@@ -125,6 +146,13 @@ async def community(out: Path) -> None:
                     {"channel": str(templated)},
                     ["template", "preview"],
                 ),
+                (  # during the live show: the AutoDJ wording can still be previewed
+                    "template-preview-autodj",
+                    "/onair template preview channel:#announcements variant:autodj",
+                    "onair",
+                    {"channel": str(templated), "variant": "autodj"},
+                    ["template", "preview"],
+                ),
                 (
                     "template-refused",
                     "/onair template set channel:#announcements title:{title:>50000000}",
@@ -137,12 +165,7 @@ async def community(out: Path) -> None:
                 resolved = fake.resolved_channel(templated) if sub else None
                 iid = await fake.slash(name, options, sub=sub, resolved=resolved)
                 await fake.final_message(iid, within=30)
-                lines = [
-                    _line(r, offset, label)
-                    for r in fake.requests[since:]
-                    if r.method != "GET" and "/commands" not in r.path
-                ]
-                _write(out / f"{scene}.jsonl", lines)
+                _write_since(fake, out / f"{scene}.jsonl", since, offset, label)
     finally:
         await fake.stop()
         await sim.stop()

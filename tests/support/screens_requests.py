@@ -7,25 +7,18 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, TRACKS
 
-from .botenv import STATION_KEY, running_bot, subscription_config
+from .botenv import running_bot, subscription_config
 from .fakediscord import FakeDiscord
-from .screens_community import _line, _write
+from .screens_community import _line, _write, _write_since, screen_station
 
 NEON = TRACKS[3]
 
 
 async def requests(out: Path) -> None:
-    clock = ManualClock()
-    sim = StationSimulator(clock=clock)
     slots = [(TRACKS[0], 200.0), (JINGLES[0], 200.0), (TRACKS[1], 200.0)]
-    sim.add_station(
-        1,
-        key=STATION_KEY,
-        programme=Programme(slots, epoch=clock() - 60.0),
-        public_url="https://c9.radioboss.fm",
-    )
+    clock, sim = screen_station(slots, ago=60.0)
     await sim.start()
     fake = FakeDiscord()
     await fake.start()
@@ -45,12 +38,7 @@ async def requests(out: Path) -> None:
                 command = kw.pop("command", "request")
                 iid = await fake.slash(command, options, **kw)
                 await fake.final_message(iid, within=30)
-                lines = [
-                    _line(r, offset, label)
-                    for r in fake.requests[since:]
-                    if r.method != "GET" and "/commands" not in r.path
-                ]
-                _write(out / f"{name}.jsonl", lines)
+                _write_since(fake, out / f"{name}.jsonl", since, offset, label)
 
             await fake.response(await fake.autocomplete("request", "song", "neon"))
             await scene(

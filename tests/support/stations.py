@@ -8,12 +8,21 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import aiohttp
+import pytest
 
-from bot.simulator import ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
 from bot.station import RetryPolicy, StationClient
 
 KEY = "sekrit-KEY-0123456789"  # the ``simulator`` fixture's station 1 (manual clock)
+# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
+ONE_OF_EACH: list[tuple[LibraryItem, float]] = [
+    (TRACKS[0], 20.0),
+    (JINGLES[0], 5.0),
+    (TRACKS[1], 20.0),
+    (LIVE_SHOW, 60.0),
+    (TRACKS[2], 20.0),
+]
 
 
 def make_client(sim: StationSimulator, session: aiohttp.ClientSession, **kw: Any) -> StationClient:
@@ -25,16 +34,39 @@ def make_client(sim: StationSimulator, session: aiohttp.ClientSession, **kw: Any
 
 @contextlib.asynccontextmanager
 async def programme_simulator(
-    slots: Sequence[tuple[LibraryItem, float]], *, key: str, public_url: str | None = None
+    slots: Sequence[tuple[LibraryItem, float]],
+    *,
+    key: str,
+    public_url: str | None = None,
+    clock: ManualClock | None = None,
 ) -> AsyncIterator[StationSimulator]:
     """Station 1 playing ``slots`` (item, seconds) from a second ago, on a clock the test moves
-    (``sim.clock``): what the bot-level tests of announcements, alerts and shows run against."""
-    clock = ManualClock()
+    (``sim.clock``; ``clock`` when the test has one): what the bot-level tests of announcements,
+    alerts and shows run against."""
+    clock = clock or ManualClock()
     simulator = StationSimulator(clock=clock)
     options: dict[str, Any] = {"public_url": public_url} if public_url else {}
     simulator.add_station(1, key=key, programme=Programme(slots, epoch=clock() - 1.0), **options)
     async with serving(simulator):
         yield simulator
+
+
+def programme_sim_fixture(
+    name: str,
+    slots: Sequence[tuple[LibraryItem, float]],
+    *,
+    key: str,
+    public_url: str | None = None,
+) -> Any:
+    """A pytest fixture called ``name`` that yields :func:`programme_simulator` for the test.
+    A test module assigns it: ``sim = programme_sim_fixture("sim", SLOTS, key=KEY)``."""
+
+    @pytest.fixture(name=name)
+    async def fixture() -> AsyncIterator[StationSimulator]:
+        async with programme_simulator(slots, key=key, public_url=public_url) as simulator:
+            yield simulator
+
+    return fixture
 
 
 @contextlib.asynccontextmanager

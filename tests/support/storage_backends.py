@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -37,15 +40,22 @@ TABLES = (
 )
 
 
-async def reset_postgres(url: str) -> None:
+@contextlib.asynccontextmanager
+async def admin_connection(url: str) -> AsyncIterator[Any]:
+    """A connection of the test's own, beside OnAir's pool (as an administrator has one)."""
     import asyncpg
 
     connection = await asyncpg.connect(url, timeout=5)
     try:
-        for table in TABLES:
-            await connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+        yield connection
     finally:
         await connection.close()
+
+
+async def reset_postgres(url: str) -> None:
+    async with admin_connection(url) as connection:
+        for table in TABLES:
+            await connection.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
 
 
 async def open_backend(kind: str, tmp_path) -> Storage:  # type: ignore[no-untyped-def]

@@ -20,8 +20,8 @@ from discord.player import AudioPlayer
 from bot.voice import OPUS_SILENCE, Broadcasts, VoiceSender
 from tests.support.waiting import wait_for
 
-from .common import LoopLag
-from .voice import make_source, measure, stream_session
+from ..common import LoopLag
+from ..voice import make_source, measure, stream_session
 
 
 class _Speaker:

@@ -21,8 +21,8 @@ from bot.voice import Broadcasts, VoiceSender, find_ffmpeg
 from bot.voice.client import OnAirVoiceClient
 from bot.voice.turns import GatewayTurns
 
-from .common import LoopLag
-from .voice import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
+from ..common import LoopLag
+from ..voice import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
 
 
 def _fake_connector() -> aiohttp.TCPConnector:

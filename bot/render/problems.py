@@ -1,0 +1,83 @@
+"""A failed station call as staff read it: the cause and the server, never a listener's advice.
+
+Listeners read ``StationError.message`` ("not answering right now; try again in a little
+while"). Staff (``/onair status``, the down alert) need what failed and where: "no answer from
+c9.radioboss.fm (timeout)". The server is the host and port only: never a URL with its query,
+which holds the key.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..station.errors import (
+    Failure,
+    StationAuthError,
+    StationError,
+    StationNotFound,
+    StationRefused,
+    StationResponseError,
+    StationUnavailable,
+)
+
+# Low-level causes (aiohttp's and the OS's exception names) in plain words.
+_CAUSES = {
+    "ClientConnectorError": "could not connect",
+    "ClientConnectorDNSError": "host name not found",
+    "ClientConnectorCertificateError": "TLS certificate not trusted",
+    "ClientSSLError": "TLS error",
+    "ClientConnectorSSLError": "TLS error",
+    "SSLError": "TLS error",
+    "ServerDisconnectedError": "connection closed",
+    "ConnectionResetError": "connection reset",
+    "ConnectionRefusedError": "connection refused",
+    "ClientOSError": "connection error",
+    "ClientPayloadError": "answer cut short",
+    "address refused": "internal address",
+}
+_PLAIN_CAUSE = re.compile(r"^[A-Za-z0-9 .:-]{1,40}$")
+
+
+def cause_words(cause: str) -> str:
+    """``timeout`` and ``HTTP 503`` as they are; exception names in plain words."""
+    if cause in _CAUSES:
+        return _CAUSES[cause]
+    if cause.endswith("Error") or not _PLAIN_CAUSE.match(cause):
+        return "connection error"
+    return cause
+
+
+# Per kind of failure: the line with a cause, and without one (whole sentences, for gettext).
+_REASONS: tuple[tuple[type[StationError], str, str], ...] = (
+    (StationUnavailable, "no answer from {server} ({cause})", "no answer from {server}"),
+    (StationAuthError, "{server} refused the API key ({cause})", "{server} refused the API key"),
+    (
+        StationNotFound,
+        "{server} does not know this station id ({cause})",
+        "{server} does not know this station id",
+    ),
+    (
+        StationRefused,
+        "{server} is at an address OnAir does not contact",
+        "{server} is at an address OnAir does not contact",
+    ),
+    (
+        StationResponseError,
+        "an answer from {server} that OnAir cannot read ({cause})",
+        "an answer from {server} that OnAir cannot read",
+    ),
+    (StationError, "{server} could not be reached ({cause})", "{server} could not be reached"),
+)
+
+
+def staff_reason(failure: Failure | StationError) -> str:
+    """One line for staff: what failed, at which server, and the low-level cause (plain text:
+    escape it with ``text.safe`` where it is shown)."""
+    if isinstance(failure, StationError):
+        failure = Failure.of(failure)
+    server = failure.server[:120] or "the station server"
+    cause = cause_words(failure.cause)[:60] if failure.cause else ""
+    for kind, with_cause, without in _REASONS:
+        if issubclass(failure.kind, kind):
+            return (with_cause if cause else without).format(server=server, cause=cause)
+    return failure.message

@@ -1,0 +1,47 @@
+"""The one row format of ranked tracks, shared by ``/top`` and the weekly recap.
+
+``🥇 **Harbour Lights** · The Lanterns · 517 plays``: a medal for the first three tracks, then
+``4\\.`` (escaped, so Discord's markdown does not turn rows 4 and 5 into a numbered list that
+restarts at 1). Live shows are not a contest: they get no medal and no rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..util.text import clip, isolate, safe
+from .embeds import FIELD_VALUE
+
+MEDALS = ("🥇", "🥈", "🥉")
+# (one, many) of each count, as whole phrases with a named placeholder (for gettext later).
+UNITS = {
+    "plays": ("{count} play", "{count} plays"),
+    "likes": ("{count} like", "{count} likes"),
+    "airings": ("on air once", "on air {count} times"),
+}
+
+Row = tuple[str, str | None, int]  # (title, artist, count)
+
+
+def counted(unit: str, count: int) -> str:
+    one, many = UNITS[unit]
+    return (one if count == 1 else many).format(count=f"{count:,}")
+
+
+def track(title: str, artist: str | None) -> str:
+    name = f"**{isolate(safe(title, limit=70, fallback='?'))}**"
+    if not artist:
+        return name
+    return f"{name} · {isolate(safe(artist, limit=50))}"
+
+
+def ranked(rows: Sequence[Row], unit: str, *, medals: bool = True, limit: int = 10) -> str:
+    """Rows of ``rank track · count`` (``medals``: ranks for a contest; live shows have none)."""
+    lines = []
+    for index, (title, artist, count) in enumerate(rows[:limit]):
+        entry = f"{track(title, artist)} · {counted(unit, count)}"
+        if medals:
+            rank = MEDALS[index] if index < len(MEDALS) else f"{index + 1}\\."
+            entry = f"{rank} {entry}"
+        lines.append(entry)
+    return clip("\n".join(lines), FIELD_VALUE)

@@ -1,0 +1,89 @@
+"""What the voice commands answer: /leave and the voice settings (/onair voice), in words.
+
+Said once each: the settings as bullets, the channel status among them with the status text
+itself, and a missing permission first (it is what the admin has to act on).
+"""
+
+from __future__ import annotations
+
+from .. import errors
+
+
+def spoken_seconds(seconds: float) -> str:
+    """300 → "5 minutes", 90 → "1 minute 30 seconds", 45 → "45 seconds"."""
+    total = round(seconds)
+    minutes, rest = divmod(total, 60)
+    parts = []
+    if minutes:
+        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+    if rest or not minutes:
+        parts.append(f"{rest} second{'s' if rest != 1 else ''}")
+    return " ".join(parts)
+
+
+def left_text(home_channel: int, *, admin: bool) -> str:
+    """/leave's answer: one sentence. A 24/7 home channel stays set (an admin's setting, not
+    the caller's): OnAir says it comes back there; an admin also reads how to clear it."""
+    if not home_channel:
+        return "⏹ Stopped and left the voice channel."
+    if admin:
+        return (
+            f"⏹ Stopped; <#{home_channel}> is still this server's home channel, so I'll be back "
+            "there after my next restart (`/onair voice channel:none` clears it)."
+        )
+    return f"⏹ Stopped; I'll be back in <#{home_channel}> after my next restart."
+
+
+def settings_text(
+    *,
+    home: str | None,
+    leave_when_empty: float,
+    station: str | None,
+    status_on: bool,
+    status_now: str | None = None,
+    missing_permission_in: str | None = None,
+) -> str:
+    """The guild's voice settings in plain words: the home channel OnAir never leaves, when it
+    leaves any other channel nobody listens in (the two never contradict), the station, and
+    the channel status (``status_now``: the status OnAir shows now, already escaped).
+    ``missing_permission_in``: the channel where OnAir may not set the status, said first."""
+    lines = []
+    if missing_permission_in is not None:
+        lines.append("⚠️ " + errors.NO_STATUS_PERMISSION.format(channel=missing_permission_in))
+    lines.append("🔊 **Voice settings**")
+    if home is not None:
+        lines.append(
+            f"• Home channel: {home}. I stay there around the clock, even when nobody "
+            "listens, and come back to it after a restart."
+        )
+    else:
+        lines.append("• No home channel: I only play where someone runs `/join`.")
+    if leave_when_empty > 0:
+        after = spoken_seconds(leave_when_empty)
+        if home is not None:
+            lines.append(f"• I leave any other channel once nobody has listened there for {after}.")
+        else:
+            lines.append(f"• I leave a channel once nobody has listened there for {after}.")
+    elif home is not None:
+        lines.append("• I stay in any other channel until someone runs `/leave`.")
+    else:
+        lines.append("• I stay in a channel until someone runs `/leave`.")
+    if station is not None:
+        lines.append(f"• Station: {station}.")
+    else:
+        lines.append("• Station: this server's default station.")
+    if not status_on:
+        lines.append(
+            "• The voice channel's status is left alone (mine is cleared; "
+            "`/onair voice status:True` shows what I play there)."
+        )
+    elif status_now:
+        lines.append(
+            f"• The voice channel's status shows what I play (a status someone else set "
+            f"stays); now: {status_now}"
+        )
+    else:
+        lines.append(
+            "• The voice channel's status shows what I play (a status someone else set stays)."
+        )
+    return "\n".join(lines)
