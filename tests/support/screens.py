@@ -31,6 +31,7 @@ from bot.storage import Subscription
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community, screen_station
+from .screens_i18n import i18n
 from .screens_links import links
 from .screens_requests import requests
 
@@ -574,6 +575,7 @@ SCENES = {
     "community": community,
     "requests": requests,
     "links": links,
+    "i18n": i18n,
 }
 
 
