@@ -48,6 +48,7 @@ from bot.voice.ogg import OggOpusParser, ogg_crc
 from bot.voice.stream import MAX_REDIRECTS, check_stream_url, open_probed
 from bot.voice.streams import stream_guard
 
+from .support.broadcasting import broadcasting
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.waiting import wait_for
 
@@ -55,13 +56,6 @@ TOKEN = "listener-token-SECRET-77"
 
 
 # Fixtures and helpers -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def ffmpeg() -> str:
-    binary = find_ffmpeg()
-    assert binary is not None, "no FFmpeg: install the imageio-ffmpeg wheel (pip install -e .)"
-    return binary.path
 
 
 @pytest.fixture(scope="session")
@@ -529,17 +523,12 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="bot.voice")
-    broadcast = StationBroadcast(
-        "test-station", icecast.url, failing_ffmpeg, session=session, min_backoff=0.05
-    )
-    try:
+    async with broadcasting(icecast.url, failing_ffmpeg, session, min_backoff=0.05) as broadcast:
         audio = broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 2, within=10)
         assert icecast.connections >= 2  # each try opened the stream again...
         await wait_for(lambda: icecast.open_connections == 0, within=5)  # ...and closed it
         assert audio.queue.received == 0
-    finally:
-        await broadcast.close()
     line = next(r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage())
     assert "FFmpeg exited (3): pipe:0: Invalid data found" in line
 
@@ -560,17 +549,14 @@ async def test_a_stuck_ffmpeg_holds_the_stream_back(
     then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
     watchdog then restarts it."""
     caplog.set_level(logging.WARNING, logger="bot.voice")
-    async with FakeIcecast(mp3, speed=1250) as fast:  # 20 MB/s on offer
-        broadcast = StationBroadcast(
-            "test-station", fast.url, stuck_ffmpeg, session=session, watchdog=1.0
-        )
-        try:
-            broadcast.audio()
-            await wait_for(lambda: broadcast.restarts >= 1, within=10)
-            assert broadcast.bytes_received < 1_000_000  # a pipe and a chunk, not 20 MB
-            assert broadcast.bytes_received > 0
-        finally:
-            await broadcast.close()
+    async with (
+        FakeIcecast(mp3, speed=1250) as fast,  # 20 MB/s on offer
+        broadcasting(fast.url, stuck_ffmpeg, session, watchdog=1.0) as broadcast,
+    ):
+        broadcast.audio()
+        await wait_for(lambda: broadcast.restarts >= 1, within=10)
+        assert broadcast.bytes_received < 1_000_000  # a pipe and a chunk, not 20 MB
+        assert broadcast.bytes_received > 0
     line = next(r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage())
     assert "no audio for 1 s" in line
 

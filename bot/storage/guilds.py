@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .models import GuildSettings, GuildStation
-from .primitives import StoragePrimitives, and_equal
+from .primitives import StoragePrimitives, and_equal, upsert
 
 
 class GuildStore(StoragePrimitives):
@@ -13,11 +13,11 @@ class GuildStore(StoragePrimitives):
 
     async def save_guild_station(self, station: GuildStation) -> None:
         await self.execute(
-            "INSERT INTO guild_stations (guild_id, slug, name, base_url, station_id, key_cipher, "
-            "timezone) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, slug) DO UPDATE SET "
-            "name = excluded.name, base_url = excluded.base_url, "
-            "station_id = excluded.station_id, key_cipher = excluded.key_cipher, "
-            "timezone = excluded.timezone",
+            upsert(
+                "guild_stations",
+                "guild_id, slug",
+                "name, base_url, station_id, key_cipher, timezone",
+            ),
             (
                 station.guild_id,
                 station.slug,
@@ -79,10 +79,7 @@ class GuildStore(StoragePrimitives):
 
     async def save_guild_settings(self, settings: GuildSettings) -> None:
         await self.execute(
-            "INSERT INTO guild_settings (guild_id, timezone, default_station, language) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "timezone = excluded.timezone, default_station = excluded.default_station, "
-            "language = excluded.language",
+            upsert("guild_settings", "guild_id", "timezone, default_station, language"),
             (settings.guild_id, settings.timezone, settings.default_station, settings.language),
         )
 

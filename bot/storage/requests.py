@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Sequence
 
 from .models import NewRequest, PendingRequest, RequestCredit, RequestSettings
-from .primitives import StoragePrimitives
+from .primitives import StoragePrimitives, upsert
 
 ASKING, ACCEPTED = "asking", "accepted"
 _COUNTED = (ASKING, ACCEPTED)  # a request being asked counts, a refused one is deleted
@@ -35,10 +35,7 @@ class RequestStore(StoragePrimitives):
 
     async def save_request_settings(self, settings: RequestSettings) -> None:
         await self.execute(
-            "INSERT INTO guild_requests (guild_id, role_id, cooldown, hourly_cap, channel_id) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "role_id = excluded.role_id, cooldown = excluded.cooldown, "
-            "hourly_cap = excluded.hourly_cap, channel_id = excluded.channel_id",
+            upsert("guild_requests", "guild_id", "role_id, cooldown, hourly_cap, channel_id"),
             (
                 settings.guild_id,
                 settings.role_id,

@@ -8,7 +8,7 @@ from typing import Any
 
 from .models import AlertState, AlertSubscription, Recap, ScheduledPost
 from .outbox import PENDING
-from .primitives import Row, Statement, StoragePrimitives, and_equal
+from .primitives import Row, Statement, StoragePrimitives, and_equal, upsert
 
 _POST_COLUMNS = "post_key, guild_id, channel_id, kind, payload, attempts, created_at, expires_at"
 
@@ -155,9 +155,7 @@ class ScheduledStore(StoragePrimitives):
 
     async def save_alert_subscription(self, sub: AlertSubscription) -> None:
         await self.execute(
-            "INSERT INTO alert_subscriptions (guild_id, station, channel_id, role_id) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id, station) DO UPDATE SET "
-            "channel_id = excluded.channel_id, role_id = excluded.role_id",
+            upsert("alert_subscriptions", "guild_id, station", "channel_id, role_id"),
             (sub.guild_id, sub.station, sub.channel_id, sub.role_id),
         )
 
@@ -205,10 +203,7 @@ class ScheduledStore(StoragePrimitives):
 
     async def save_recap(self, recap: Recap) -> None:
         await self.execute(
-            "INSERT INTO recaps (guild_id, channel_id, station, weekday, hour, since) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "channel_id = excluded.channel_id, station = excluded.station, "
-            "weekday = excluded.weekday, hour = excluded.hour, since = excluded.since",
+            upsert("recaps", "guild_id", "channel_id, station, weekday, hour, since"),
             (
                 recap.guild_id,
                 recap.channel_id,
