@@ -34,6 +34,13 @@ def upsert(table: str, key: str, columns: str) -> str:
     )
 
 
+def upsert_row(table: str, key: str, columns: str, row: object) -> Statement:
+    """:func:`upsert` with its values read from ``row``: each column is the attribute of that
+    name (the stored models name their fields as their columns)."""
+    names = [n.strip() for n in f"{key}, {columns}".split(",")]
+    return upsert(table, key, columns), tuple(getattr(row, n) for n in names)
+
+
 class StoragePrimitives(ABC):
     """Portable SQL (``?`` placeholders) in, rows out: the per-domain stores build on these."""
 
