@@ -1,10 +1,23 @@
-"""Voice: N guilds playing one station, one shared FFmpeg against one FFmpeg per guild (issue 12).
+"""Voice: N guilds playing one station: the process's one sender against a player per guild
+(issues 12 and 26).
 
-For each N (``--guilds``, default 10,50,100) two runs of ``--seconds`` (default 30), the baseline
-in the same run:
+For each N (``--guilds``, default 100,300; 1,000 when the machine allows) one run of
+``--seconds`` (default 30) per mode, the baselines in the same run:
 
-- ``shared``: one StationBroadcast (one FFmpeg, one upstream connection) feeding N StationAudio;
+- ``sender``: one StationBroadcast (one FFmpeg, one upstream connection) and the process's one
+  ``VoiceSender`` (one thread, one 20 ms clock) sending each frame to every guild's
+  ``OnAirVoiceClient`` (issue 26);
+- ``players`` (``shared`` is the same): the same decoder feeding one discord.py ``AudioPlayer``
+  thread per guild through its own StationAudio (OnAir before issue 26);
 - ``per-guild``: N ``discord.FFmpegOpusAudio`` (N FFmpeg processes, N upstream connections).
+
+Shards: as many as it takes to join every guild in one window of Discord's gateway limit (120
+sends per 60 s per shard, which the fake enforces; discord.py paces itself at 110): ``--shards``
+or one per 100 guilds. The join time (all shards identified, then every guild connected and
+playing) is reported. The fake voice server counts every packet and sequence gap and decrypts
+one packet in 50 per guild (``decrypt_every``); the p99 gap between a guild's frames is read from
+the kernel's arrival stamps. The 1-min load average is printed beside each run: the machine may
+be shared.
 
 Two harnesses (``--through``; the output names the one used):
 
@@ -23,14 +36,15 @@ bot process and of its FFmpeg children, RSS of both, frames/s per guild (min and
 frames and audio frames only; count over the measured wall time), sequence gaps (fake only),
 upstream connections opened, the bot's event-loop worst lag, decoder restarts.
 
-    .venv/bin/python -m bench.voice [--guilds 10,50,100] [--seconds 30] [--quick]
-        [--modes shared,per-guild] [--through auto|fake|engine]
+    .venv/bin/python -m bench.voice [--guilds 100,300] [--seconds 30] [--quick]
+        [--modes sender,players] [--shards N] [--through auto|fake|engine]
     .venv/bin/python -m bench.voice --formats [mp3-128,mp3-320,aac-128,vorbis,opus] [--seconds 10]
 
 ``--formats`` measures each mount format of issue 27 instead (``bench/voice_formats.py``).
 
-Goal (issue 12): 100 guilds on one station at >= 49.5 frames/s for every guild, <= 0.6 of a core
-for the bot plus FFmpeg, one upstream connection.
+Goals (issue 26): 1,000 guilds at >= 49.5 frames/s for every guild, 0 sequence gaps, p99 gap
+between frames <= 25 ms; <= 1.0 core for the bot plus FFmpeg (100 guilds <= 0.15); the bot's
+event-loop worst lag <= 20 ms.
 """
 
 from __future__ import annotations
@@ -40,39 +54,36 @@ import asyncio
 import contextlib
 import functools
 import importlib.util
+import itertools
 import json
 import os
 import signal
-import socket
 import statistics
-import struct
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import aiohttp
 import discord
-import nacl.secret
-from discord.player import AudioPlayer
 
 from bot.guard.netguard import GuardedResolver, HostPolicy
-from bot.voice import OPUS_SILENCE, Broadcasts, find_ffmpeg
+from bot.voice import Broadcasts, find_ffmpeg
 from tests.support.fakeicecast import make_mp3
 from tests.support.icecast_media import FORMATS
 from tests.support.waiting import wait_for
 
 from . import voice_formats
-from .common import LoopLag, emit
+from .common import emit
 
 THROUGH = {
     "fake": "the fake Discord: a discord.py client process, one real VoiceClient per guild",
     "engine": "engine + discord.py AudioPlayer + PyNaCl transport stand-in (NOT the fake Discord)",
 }
 TOKEN_ENV = "ONAIR_BENCH_VOICE_TOKEN"
+JOIN_DEADLINE = 240.0  # seconds for every guild to join and play
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -91,64 +102,6 @@ def proc_rss_mb(pid: int) -> float:
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE / 1e6
     except OSError:
         return 0.0
-
-
-class _Speaker:
-    async def speak(self, state: Any) -> None:
-        return None
-
-
-@dataclass
-class _Loop:
-    loop: asyncio.AbstractEventLoop
-
-
-@dataclass
-class BenchVoiceClient:
-    """What ``AudioPlayer`` needs of a VoiceClient, sending as VoiceClient does per packet."""
-
-    loop: asyncio.AbstractEventLoop
-    sink: tuple[str, int]
-    ssrc: int
-    timeout: float = 30.0
-    frames: int = 0
-    audio: int = 0
-    sequence: int = 0
-    timestamp: int = 0
-    ws: _Speaker = field(default_factory=_Speaker)
-
-    def __post_init__(self) -> None:
-        self.client = _Loop(self.loop)
-        self._box = nacl.secret.Aead(os.urandom(32))
-        self._nonce = 0
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._socket.setblocking(False)
-
-    def is_connected(self) -> bool:
-        return True
-
-    def wait_until_connected(self, timeout: float | None = 30.0) -> bool:
-        return True
-
-    def send_audio_packet(self, data: bytes, *, encode: bool = True) -> None:
-        self.sequence = (self.sequence + 1) & 0xFFFF
-        header = bytearray(12)
-        header[0], header[1] = 0x80, 0x78
-        struct.pack_into(">HII", header, 2, self.sequence, self.timestamp, self.ssrc)
-        nonce = bytearray(24)
-        nonce[:4] = struct.pack(">I", self._nonce)
-        self._nonce = (self._nonce + 1) & 0xFFFFFFFF
-        sealed = self._box.encrypt(bytes(data), bytes(header), bytes(nonce)).ciphertext
-        # A full loopback buffer drops the datagram, as a congested network would.
-        with contextlib.suppress(OSError):
-            self._socket.sendto(bytes(header) + sealed + nonce[:4], self.sink)
-        self.timestamp = (self.timestamp + 960) & 0xFFFFFFFF
-        self.frames += 1
-        if data != OPUS_SILENCE:
-            self.audio += 1
-
-    def close(self) -> None:
-        self._socket.close()
 
 
 class Icecast:
@@ -218,7 +171,7 @@ def stream_session() -> aiohttp.ClientSession:
 
 
 def make_source(mode: str, broadcasts: Broadcasts, url: str, ffmpeg: str) -> discord.AudioSource:
-    if mode == "shared":
+    if mode in ("sender", "players"):
         return broadcasts.audio_for("bench", url)
     return discord.FFmpegOpusAudio(
         url,
@@ -231,15 +184,46 @@ def make_source(mode: str, broadcasts: Broadcasts, url: str, ffmpeg: str) -> dis
 
 
 Counts = Callable[[], list[tuple[int, int, int]]]  # per guild: (frames, audio frames, gaps)
+# Per guild, the arrival times of its frames (time.monotonic) between two moments.
+Arrivals = Callable[[float, float], list[list[float]]]
 
 
-async def measure(bot_pid: int, counts: Counts, seconds: float) -> dict[str, Any]:
+def load_1min() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def frame_gaps(arrivals: list[list[float]]) -> dict[str, float]:
+    """The gaps between consecutive frames of each guild: p99 of all, the worst guild's p99 and
+    the longest, in ms."""
+    every: list[float] = []
+    worst_p99 = 0.0
+    for times in arrivals:
+        gaps = sorted(b - a for a, b in itertools.pairwise(times))
+        if gaps:
+            worst_p99 = max(worst_p99, gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))])
+            every += gaps
+    every.sort()
+    if not every:
+        return {"p99_ms": 0.0, "worst_guild_p99_ms": 0.0, "max_ms": 0.0}
+    return {
+        "p99_ms": round(every[min(len(every) - 1, int(len(every) * 0.99))] * 1000, 1),
+        "worst_guild_p99_ms": round(worst_p99 * 1000, 1),
+        "max_ms": round(every[-1] * 1000, 1),
+    }
+
+
+async def measure(
+    bot_pid: int, counts: Counts, seconds: float, arrivals: Arrivals | None = None
+) -> dict[str, Any]:
     """CPU, RSS and per-guild frame rates over ``seconds`` of wall time."""
     pids = ffmpeg_children(bot_pid)
+    load0 = load_1min()
     before = counts()
     bot0, ff0, wall0 = proc_cpu(bot_pid), {p: proc_cpu(p) for p in pids}, time.perf_counter()
+    mono0 = time.monotonic()
     await asyncio.sleep(seconds)
     after = counts()
+    mono1 = time.monotonic()
     wall = time.perf_counter() - wall0
     bot = proc_cpu(bot_pid) - bot0
     ff = sum(proc_cpu(pid) - start for pid, start in ff0.items())
@@ -257,88 +241,72 @@ async def measure(bot_pid: int, counts: Counts, seconds: float) -> dict[str, Any
         "audio_fps": _fps(audio),
         "guilds_below_49_5": sum(1 for value in frames if value < 49.5),
         "sequence_gaps": sum(b[2] - a[2] for a, b in zip(before, after, strict=True)),
+        "frame_gaps": (
+            await asyncio.to_thread(frame_gaps, arrivals(mono0, mono1)) if arrivals else None
+        ),
+        "load_1min": [load0, load_1min()],
     }
 
 
-async def run_engine(
-    mode: str, guilds: int, *, ffmpeg: str, url: str, seconds: float
-) -> dict[str, Any]:
-    """N discord.py AudioPlayer threads in this process, each into a transport stand-in."""
-    loop = asyncio.get_running_loop()
-    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # never read: datagrams just drop
-    sink.bind(("127.0.0.1", 0))
-    clients = [BenchVoiceClient(loop, sink.getsockname(), ssrc=1000 + n) for n in range(guilds)]
-    session = stream_session()
-    broadcasts = Broadcasts(ffmpeg, session=session)
-    sources = [make_source(mode, broadcasts, url, ffmpeg) for _ in clients]
-    players = [
-        AudioPlayer(source, client)  # type: ignore[arg-type]
-        for source, client in zip(sources, clients, strict=True)
-    ]
-    start = loop.time()
-    for index, player in enumerate(players):
-        # Spread the players' 20-ms phases as voice connections made one after another would
-        # (started all at once, every thread wakes in the same millisecond and they queue for
-        # the GIL: a cost no real bot has).
-        await asyncio.sleep(max(0.0, start + index * 0.02 / guilds - loop.time()))
-        player.start()
-    with contextlib.suppress(AssertionError):  # measured anyway: the figures will show it
-        await wait_for(lambda: all(client.audio for client in clients), within=20, step=0.1)
-    await asyncio.sleep(1.0)  # past the start-up burst
-    lag = LoopLag().start()
-    result = await measure(os.getpid(), lambda: [(c.frames, c.audio, 0) for c in clients], seconds)
-    await lag.stop()
-    result["decoder_restarts"] = sum(s.restarts for s in broadcasts.stats().values())
-    result["loop_worst_lag_ms"] = round(lag.worst * 1000, 1)
-    for player in players:
-        player.stop()
-    for player in players:
-        await asyncio.to_thread(player.join, 5)
-    await broadcasts.close()
-    await session.close()
-    for source in sources:
-        source.cleanup()
-    for client in clients:
-        client.close()
-    sink.close()
-    return result
+def shards_for(guilds: int) -> int:
+    """Shards to join every guild within one window of the gateway limit (100 joins a shard)."""
+    return max(1, -(-guilds // 100))
 
 
 async def run_fake(
-    mode: str, guilds: int, *, ffmpeg: str, url: str, seconds: float, tmp: Path
+    mode: str, guilds: int, *, ffmpeg: str, url: str, seconds: float, tmp: Path, shards: int
 ) -> dict[str, Any]:
-    """A discord.py client in a child process (the bot process) with N guilds, each VoiceClient
-    connected to the fake Discord's voice server, which decrypts and counts every packet."""
+    """A discord.py client in a child process (the bot process) with N guilds on ``shards``
+    shards, each VoiceClient connected to the fake Discord's voice server, which counts every
+    packet and sequence gap (and decrypts a sample)."""
     from tests.support.fakediscord import FakeDiscord
+    from tests.support.fakevoice import FrameStats
     from tests.support.run_against_fake import CA_ENV, PORT_ENV
 
     fake = FakeDiscord(guild_count=guilds, channels_per_guild=1)
-    for guild in fake.guilds:
+    for index, guild in enumerate(fake.guilds):
+        # Ids spread over the shards by Discord's formula (id >> 22) % shards (the fake's own
+        # are made in one millisecond: one shard's).
+        guild.id = ((1 << 20) + index) << 22 | 1
+        guild.roles[0] = guild.id
         fake.add_voice_channel(guild, "Radio")
+    fake.voice.decrypt_every = 50
     await fake.start()
     ca = tmp / "fake-ca.pem"
     fake.ca.cert_pem.write_to_path(str(ca))
     env = {**os.environ, CA_ENV: str(ca), PORT_ENV: str(fake.port), TOKEN_ENV: fake.expected_token}
     child = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "bench.voice", "--child", mode, "--url", url),
+        *("--shards", str(shards)),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         env=env,
     )
     assert child.stdout is not None
     try:
-        line = await asyncio.wait_for(child.stdout.readline(), timeout=180)
-        if line.strip() != b"ready":
+        line = await asyncio.wait_for(child.stdout.readline(), timeout=900)
+        if not line.startswith(b"ready"):
             raise RuntimeError(f"the bench's bot process did not play: {line.decode()[:300]}")
+        joined = json.loads(line[len(b"ready") :] or b"{}")
+        ids = [guild.id for guild in fake.guilds]
+        empty = FrameStats()
 
         def counts() -> list[tuple[int, int, int]]:
-            stats = [fake.voice.stats(guild.id) for guild in fake.guilds]
+            every = fake.voice.all_stats(arrivals=False)
+            stats = [every.get(guild_id, empty) for guild_id in ids]
             return [(s.frames, s.audio, s.gaps) for s in stats]
 
+        def arrivals(start: float, end: float) -> list[list[float]]:
+            every = fake.voice.all_stats()
+            got = [every.get(guild_id, empty).arrivals for guild_id in ids]
+            return [[t for t in times if start <= t <= end] for times in got]
+
         with contextlib.suppress(AssertionError):
-            await wait_for(lambda: all(c[1] for c in counts()), within=30, step=0.1)
-        await asyncio.sleep(1.0)
-        result = await measure(child.pid, counts, seconds)
+            await wait_for(lambda: all(c[1] for c in counts()), within=60, step=0.5)
+        await asyncio.sleep(2.0)
+        result = await measure(child.pid, counts, seconds, arrivals)
+        result.update(joined)
+        result["gateway_rate_limited"] = fake.gateway_rate_limited
         child.send_signal(signal.SIGTERM)
         report = json.loads(await asyncio.wait_for(child.stdout.readline(), timeout=60) or "{}")
         result.update(report)
@@ -351,86 +319,30 @@ async def run_fake(
     return result
 
 
-def _fake_connector() -> aiohttp.TCPConnector:
-    """The fake's connector as ``tests.support.run_against_fake`` builds it (no connection
-    limit, as discord.py's own)."""
-    from tests.support.run_against_fake import connector
-
-    return connector()
-
-
-async def child_main(mode: str, url: str) -> None:
-    """The bench's bot process: join every guild's voice channel and play the station."""
-    binary = find_ffmpeg()
-    assert binary is not None
-    intents = discord.Intents.none()
-    intents.guilds = True
-    intents.voice_states = True
-    client = discord.Client(intents=intents, connector=_fake_connector(), guild_ready_timeout=0.5)
-    session = stream_session()
-    broadcasts = Broadcasts(binary.path, session=session)
-    lag = LoopLag()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    sources: list[discord.AudioSource] = []
-
-    async def join(guild: discord.Guild, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            voice = await guild.voice_channels[0].connect(
-                cls=discord.VoiceClient, self_deaf=True, timeout=60
-            )
-        sources.append(make_source(mode, broadcasts, url, binary.path))
-        voice.play(sources[-1])
-
-    async def play() -> None:
-        try:
-            await client.wait_until_ready()
-            gate = asyncio.Semaphore(10)
-            await asyncio.gather(*(join(guild, gate) for guild in client.guilds))
-        except Exception as error:
-            print(f"failed: {type(error).__name__}: {error}", flush=True)
-            stop.set()
-            return
-        lag.start()
-        print("ready", flush=True)
-
-    runner = asyncio.create_task(client.start(os.environ[TOKEN_ENV]))
-    player = asyncio.create_task(play())
-    await stop.wait()
-    await lag.stop()
-    report = {
-        "decoder_restarts": sum(s.restarts for s in broadcasts.stats().values()),
-        "loop_worst_lag_ms": round(lag.worst * 1000, 1),
-    }
-    for voice in list(client.voice_clients):
-        voice.stop()  # type: ignore[attr-defined]
-    for source in sources:
-        source.cleanup()  # kills the per-guild FFmpegs; the player threads would too, later
-    await broadcasts.close()
-    await session.close()
-    player.cancel()
-    print(json.dumps(report), flush=True)
-    # No voice disconnects: 100 leaves after 100 joins exceed discord.py's gateway limit of
-    # 110 commands a minute and would take a minute; nothing of the measurement is left.
-    runner.cancel()
-    sys.stdout.flush()
-    os._exit(0)
-
-
 def _table(results: list[dict[str, Any]]) -> str:
     head = (
         f"{'guilds':>6} {'mode':<9} {'bot':>6} {'ffmpeg':>7} {'total':>6} {'fps min':>8} "
-        f"{'fps med':>8} {'audio min':>9} {'<49.5':>6} {'gaps':>5} {'conns':>5} "
-        f"{'RSS bot':>8} {'RSS ff':>7}"
+        f"{'fps med':>8} {'audio min':>9} {'<49.5':>6} {'gaps':>5} {'p99 gap':>8} "
+        f"{'max gap':>8} {'lag':>6} {'conns':>5} {'shards':>6} {'join s':>7} "
+        f"{'RSS bot':>8} {'load':>10}"
     )
-    lines = ["cores = CPU s per wall s; RSS in MB; conns = upstream stream connections", head]
+    lines = [
+        "cores = CPU s per wall s; RSS in MB; conns = upstream stream connections; gaps in ms "
+        "(p99 and longest between a guild's frames); lag = the bot's worst event-loop lag, ms; "
+        "load = 1-min load average at the start and end of the run",
+        head,
+    ]
     for r in results:
+        gaps = r.get("frame_gaps") or {}
+        load = r.get("load_1min") or [0.0, 0.0]
         lines.append(
             f"{r['guilds']:>6} {r['mode']:<9} {r['bot_cores']:>6.3f} {r['ffmpeg_cores']:>7.3f} "
             f"{r['total_cores']:>6.3f} {r['fps']['min']:>8.2f} {r['fps']['median']:>8.2f} "
             f"{r['audio_fps']['min']:>9.2f} {r['guilds_below_49_5']:>6} {r['sequence_gaps']:>5} "
-            f"{r['upstream_connections']:>5} {r['bot_rss_mb']:>8.1f} {r['ffmpeg_rss_mb']:>7.1f}"
+            f"{gaps.get('p99_ms', 0):>8.1f} {gaps.get('max_ms', 0):>8.1f} "
+            f"{r.get('loop_worst_lag_ms', 0):>6.1f} {r['upstream_connections']:>5} "
+            f"{r.get('shards', 1):>6} {r.get('join_seconds', 0):>7.1f} {r['bot_rss_mb']:>8.1f} "
+            f"{load[0]:>4.1f}-{load[1]:<5.1f}"
         )
     return "\n".join(lines)
 
@@ -441,12 +353,15 @@ def fake_available() -> bool:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--guilds", default="10,50,100", help="comma-separated guild counts")
+    parser.add_argument("--guilds", default="100,300", help="comma-separated guild counts")
     parser.add_argument(
         "--seconds", type=float, help="measured seconds per run (30; 10 with --formats)"
     )
     parser.add_argument("--quick", action="store_true", help="5 and 10 guilds, 5 s each")
-    parser.add_argument("--modes", default="shared,per-guild", help="shared, per-guild or both")
+    parser.add_argument(
+        "--modes", default="sender,players", help="sender, players (= shared), per-guild"
+    )
+    parser.add_argument("--shards", type=int, default=0, help="0: one per 100 guilds")
     parser.add_argument(
         "--through",
         choices=("auto", "fake", "engine"),
@@ -460,15 +375,23 @@ async def main() -> None:
         help="per mount format against the fake Icecast 2 (issue 27): first audio, silence "
         "after a drop, frames/s; all formats, or a comma-separated list of " + ", ".join(FORMATS),
     )
-    parser.add_argument("--child", choices=("shared", "per-guild"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=("sender", "players", "per-guild"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        await child_main(args.child, args.url)
+        from .voice_parts.child import child_main
+
+        await child_main(args.child, args.url, max(1, args.shards))
         return
     counts = [5, 10] if args.quick else [int(n) for n in args.guilds.split(",") if n.strip()]
     seconds = 5.0 if args.quick else args.seconds or 30.0
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    modes = [
+        "players" if m.strip() == "shared" else m.strip()
+        for m in args.modes.split(",")
+        if m.strip()
+    ]
     through = args.through
     if through == "auto":
         through = "fake" if fake_available() else "engine"
@@ -501,8 +424,11 @@ async def main() -> None:
                                 url=url,
                                 seconds=seconds,
                                 tmp=Path(tmp),
+                                shards=args.shards or shards_for(guilds),
                             )
                         else:
+                            from .voice_parts.engine import run_engine
+
                             result = await run_engine(
                                 mode, guilds, ffmpeg=binary.path, url=url, seconds=seconds
                             )

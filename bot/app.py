@@ -32,7 +32,7 @@ from .shows.service import ShowsService
 from .station import StationError, StationInfo
 from .storage import create_storage
 from .util.metrics import Metrics
-from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, find_ffmpeg
+from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, VoiceSender, find_ffmpeg
 from .voice.players import Probe, StreamDown
 from .voice.service import VoiceService
 from .voice.stream import OpenedStream, StreamGuard, open_probed
@@ -122,7 +122,15 @@ def create_bot(
     bot.alerts = AlertService(settings, registry, storage, bot.posts, clock=clock)
     bot.recaps = RecapService(settings, registry, storage, bot.posts, clock=clock)
     hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session, said)
-    bot.voice = VoiceService(bot, settings, registry, storage, hub=hub, probe=probe)
+    bot.voice = VoiceService(
+        bot,
+        settings,
+        registry,
+        storage,
+        hub=hub,
+        probe=probe,
+        sender=VoiceSender() if hub is not None else None,
+    )
     # Voice channel status and live-show events: told of each station's new plays by the
     # announcer's watch (once per station), and where players start and stop by voice.
     bot.shows = ShowsService(

@@ -29,6 +29,7 @@ from .station_embeds import effective_style
 
 if TYPE_CHECKING:
     from ..announcer import StationStatus
+    from ..voice.players import VoiceStatus
 
 
 def station_list(stations: Sequence[StationConfig]) -> discord.Embed:
@@ -66,11 +67,14 @@ def status(
     deliveries: Mapping[str, int],
     alerts: Sequence[AlertSubscription] = (),
     recap: Recap | None = None,
+    voice: VoiceStatus | None = None,
 ) -> discord.Embed:
     """Per watched station: state, last and next poll, last error; then where it announces
     and what became of the last day's announcements. With nothing set up, that is said once,
     with the command that sets it up."""
     builder = EmbedBuilder("OnAir status")
+    if voice is not None:
+        builder.field("Voice", voice_line(voice), inline=False)
     watched = [(station, st) for station in stations if (st := status_for(station)) is not None]
     if not watched and not subs:
         builder.description = (
@@ -132,6 +136,20 @@ def status(
     if scheduled:
         builder.field("Alerts and recap", "\n".join(scheduled), inline=False)
     return builder.build()
+
+
+def voice_line(voice: VoiceStatus) -> str:
+    """``🔊 playing `main` in #radio`` or ``🟡 rejoining #radio``, with why it waits."""
+    station = safe(voice.station, limit=60)
+    if voice.state == "playing":
+        return f"🔊 playing `{station}` in <#{voice.channel_id}>"
+    line = f"🟡 rejoining <#{voice.channel_id}> (`{station}`) after a restart or a voice failure"
+    if voice.ahead > 1:
+        line += (
+            f": {voice.ahead} channels wait for Discord's gateway limit (about 100 voice "
+            "joins a minute per shard)"
+        )
+    return line
 
 
 # What each delivery state means to an admin, in the order shown.

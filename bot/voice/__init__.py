@@ -4,6 +4,7 @@ from .broadcast import BroadcastStats, StationBroadcast
 from .broadcasts import Broadcasts
 from .ffmpeg import FFMPEG_ENV, FFmpegBinary, decode_args, find_ffmpeg
 from .ogg import OggOpusParser
+from .sender import Lane, VoiceSender
 from .source import FRAME_SECONDS, OPUS_SILENCE, PacketQueue, StationAudio
 from .stream import StreamUnreachable, UnsafeStreamUrl, probe_stream
 
@@ -14,12 +15,14 @@ __all__ = [
     "BroadcastStats",
     "Broadcasts",
     "FFmpegBinary",
+    "Lane",
     "OggOpusParser",
     "PacketQueue",
     "StationAudio",
     "StationBroadcast",
     "StreamUnreachable",
     "UnsafeStreamUrl",
+    "VoiceSender",
     "decode_args",
     "find_ffmpeg",
     "probe_stream",

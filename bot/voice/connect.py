@@ -19,6 +19,7 @@ from ..errors import VoiceRefused
 from ..storage import VoiceSession
 from .client import OnAirVoiceClient
 from .players import AudioHub, Player, VoiceChannel, station_name
+from .sender import Lane, VoiceSender
 from .stream import OpenedStream
 from .streams import StationStreams
 
@@ -40,9 +41,11 @@ class PlayerConnector:
         leaving: Callable[[int, int], Awaitable[None]],
         move_failed: Callable[[VoiceSession], None],
         retire: Callable[[Player | None], object],
+        sender: VoiceSender | None = None,
     ) -> None:
         self.players = players
         self.hub = hub
+        self.sender = sender  # the process's one audio clock; None: a player thread per guild
         self.streams = streams
         self._client_class = client_class
         self._leaving = leaving
@@ -137,10 +140,16 @@ class PlayerConnector:
             except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
                 _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
                 raise VoiceRefused(errors.NO_STREAM.format(station=station_name(station))) from None
-            voice_client.play(audio, after=self._after_play(guild.id))
+            playing: discord.AudioSource | Lane = audio
+            if self.sender is not None:
+                playing = voice_client.play_on(
+                    self.sender, station.slug, audio, after=self._after_play(guild.id)
+                )
+            else:
+                voice_client.play(audio, after=self._after_play(guild.id))
             self._retire(player)
             self.streams.started(station.slug, stream_url)
-            player = Player(guild.id, channel.id, station.slug, voice_client, audio)
+            player = Player(guild.id, channel.id, station.slug, voice_client, playing)
             self.players[guild.id] = player
         player.channel_id = channel.id
         return note

@@ -15,7 +15,7 @@ from ..catalog.registry import StationRegistry
 from ..config import StationConfig
 from ..errors import VoiceRefused
 from ..storage import GuildVoice, Storage, VoiceSession
-from .players import Player, VoiceChannel
+from .players import Player, VoiceChannel, listeners_in
 from .rejoins import REJOIN_DELAYS, Rejoins
 
 _LOGGER = logging.getLogger("onair.voice")
@@ -56,7 +56,7 @@ class HomeChannels:
         self._check_channel = check_channel
         self._play = play
         self._played = played
-        self.rejoins = Rejoins(self.rejoin_once, delays)
+        self.rejoins = Rejoins(self.rejoin_once, delays, shard_of=self._shard_of)
         # Guilds where someone stopped voice in this run (/leave, a moderator's disconnect): no
         # home channel rejoin until a /join, /onair voice or the next start.
         self.held: set[int] = set()
@@ -75,6 +75,8 @@ class HomeChannels:
                     "could not read the stored voice sessions: %s", type(error).__name__
                 )
             return
+        # Listeners waiting first: the shard's turns go to them before the empty channels.
+        sessions = sorted(sessions, key=lambda s: -self._listeners(s.guild_id, s.channel_id))
         for session in sessions:
             if self.client.get_guild(session.guild_id) is None:
                 continue  # another shard's or process's guild, or the bot left it
@@ -96,6 +98,16 @@ class HomeChannels:
                 self.rejoins.schedule(
                     VoiceSession(guild_id, voice.home_channel, station.slug), first_delay=0.0
                 )
+
+    def _shard_of(self, guild_id: int) -> int:
+        guild = self.client.get_guild(guild_id)
+        return guild.shard_id if guild is not None else 0
+
+    def _listeners(self, guild_id: int, channel_id: int) -> int:
+        guild = self.client.get_guild(guild_id)
+        channel = guild.get_channel(channel_id) if guild is not None else None
+        me = self.client.user
+        return listeners_in(channel, me.id if me is not None else 0)
 
     def go_home(self, guild_id: int, left: int) -> bool:
         """After leaving ``left`` (nobody listened): back to the guild's home channel at once,

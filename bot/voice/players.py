@@ -15,6 +15,7 @@ from ..config import StationConfig
 from ..errors import VoiceRefused
 from ..util.text import safe
 from .client import OnAirVoiceClient
+from .sender import Lane
 from .stream import OpenedStream, StreamGuard
 
 VoiceChannel = discord.VoiceChannel | discord.StageChannel
@@ -68,7 +69,19 @@ class Player:
     channel_id: int
     station: str
     client: OnAirVoiceClient | None = None
-    audio: discord.AudioSource | None = None
+    audio: discord.AudioSource | Lane | None = None  # a Lane on the process's sender
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceStatus:
+    """Where voice is in a guild, for ``/onair status``: ``playing``, or ``rejoining`` (a
+    restart's or a failure's rejoin waiting for its turn at the shard's gateway limit, or
+    connecting); ``ahead`` rejoins of its shard wait for a turn too."""
+
+    state: str
+    channel_id: int
+    station: str
+    ahead: int = 0
 
 
 @dataclass(frozen=True, slots=True)

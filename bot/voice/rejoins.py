@@ -9,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from ..storage import VoiceSession
+from .turns import GatewayTurns
 
 _LOGGER = logging.getLogger("onair.voice")
 
@@ -26,15 +27,26 @@ class Rejoins:
         self,
         attempt: Callable[[VoiceSession], Awaitable[bool | None]],
         delays: tuple[float, ...] = REJOIN_DELAYS,
+        *,
+        shard_of: Callable[[int], int] = lambda guild_id: 0,
+        turns: GatewayTurns | None = None,
     ) -> None:
         self.attempt = attempt
         self.delays = delays
+        self.shard_of = shard_of
+        self.turns = turns or GatewayTurns()  # each attempt's op 4 waits for the shard's turn
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._sessions: dict[int, VoiceSession] = {}
+        self.order: list[int] = []  # guilds in the order their attempts got a turn (tests)
         self.rejoined = 0  # sessions rejoined after a restart, reconnect or failure (tests, logs)
 
     def __contains__(self, guild_id: object) -> bool:
         """Whether a rejoin of the guild is under way."""
         return guild_id in self._tasks
+
+    def session(self, guild_id: int) -> VoiceSession | None:
+        """What the guild's rejoin under way goes back to."""
+        return self._sessions.get(guild_id) if guild_id in self._tasks else None
 
     def cancel(self, guild_id: int) -> None:
         """Stop the guild's rejoin, if any (an explicit join or leave wins)."""
@@ -50,6 +62,7 @@ class Rejoins:
         """Rejoin ``session`` (replacing the guild's rejoin under way), the first try after
         ``first_delay`` (None: the first of the delays)."""
         self.cancel(session.guild_id)
+        self._sessions[session.guild_id] = session
         task = asyncio.create_task(
             self._rejoin(session, first_delay), name=f"voice rejoin {session.guild_id}"
         )
@@ -62,6 +75,8 @@ class Rejoins:
                 if attempt == 0 and first_delay is not None:
                     delay = first_delay
                 await asyncio.sleep(delay)
+                await self.turns.turn(self.shard_of(session.guild_id))
+                self.order.append(session.guild_id)
                 outcome = await self.attempt(session)
                 if outcome is not None:
                     if outcome:
@@ -73,3 +88,4 @@ class Rejoins:
         finally:
             if self._tasks.get(session.guild_id) is asyncio.current_task():
                 self._tasks.pop(session.guild_id, None)
+                self._sessions.pop(session.guild_id, None)

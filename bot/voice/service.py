@@ -42,11 +42,13 @@ from .players import (
     PlayerListener,
     Probe,
     VoiceChannel,
+    VoiceStatus,
     check_channel,
     station_name,
 )
 from .presence import PresenceGate, PresenceUpdater
 from .rejoins import REJOIN_DELAYS
+from .sender import VoiceSender
 from .stream import StreamGuard
 from .streams import StationStreams
 from .timers import LoopTimers, Timers
@@ -72,6 +74,7 @@ class VoiceService:
         timers: Timers | None = None,
         connect_timeout: float = 10.0,
         rejoin_delays: tuple[float, ...] = REJOIN_DELAYS,
+        sender: VoiceSender | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -79,6 +82,7 @@ class VoiceService:
         self.storage = storage
         self.hub = hub
         self.probe = probe
+        self.sender = sender  # one audio clock for every guild (None: a player thread each)
         self.timers: Timers = timers or LoopTimers()
         self.connect_timeout = connect_timeout
         self.players: dict[int, Player] = {}
@@ -119,6 +123,7 @@ class VoiceService:
             leaving=self.notices.leaving,
             move_failed=self._move_failed,
             retire=self.figures.retire,
+            sender=sender,
         )
 
     @property
@@ -219,6 +224,19 @@ class VoiceService:
 
     def status_enabled(self, guild_id: int) -> bool:
         return self.guild_voice(guild_id).channel_status
+
+    def status(self, guild_id: int) -> VoiceStatus | None:
+        """Playing, or rejoining (waiting for its shard's turn, or connecting), or None."""
+        player = self.players.get(guild_id)
+        if player is not None:
+            return VoiceStatus("playing", player.channel_id, player.station)
+        session = self.rejoins.session(guild_id)
+        if session is None:
+            return None
+        guild = self.client.get_guild(guild_id)
+        shard = guild.shard_id if guild is not None else 0
+        waiting = self.rejoins.turns.waiting(shard)
+        return VoiceStatus("rejoining", session.channel_id, session.station, waiting)
 
     def present(self, guild_id: int) -> bool:
         """Whether the guild has a player, a rejoin under way or a voice connection of OnAir's."""
@@ -431,5 +449,7 @@ class VoiceService:
                 with contextlib.suppress(Exception):
                     await player.client.disconnect(force=True)
         self.players.clear()
+        if self.sender is not None:
+            self.sender.close()
         if self.hub is not None:
             await self.hub.close()

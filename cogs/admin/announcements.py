@@ -108,5 +108,6 @@ class AnnouncementCommands(AdminCommands):
             await self.bot.announcer.recent_deliveries(guild_id or 0),
             await self.bot.storage.alert_subscriptions(guild_id=guild_id or 0),
             next(iter(await self.bot.storage.recaps(guild_id or 0)), None),
+            self.bot.voice.status(guild_id or 0),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)

@@ -245,6 +245,10 @@ class FakeDiscord:
         self, *, guild_count: int = 1, channels_per_guild: int = 2, strict: bool = True
     ) -> None:
         self.strict = strict  # only the tests of the rules themselves turn this off
+        # Discord's gateway limit: 120 sends per 60 s per connection, else close 4008.
+        self.gateway_limit = (120, 60.0)
+        self.gateway_rate_limited = 0  # connections closed with 4008
+        self.max_concurrency = 1  # shards that may IDENTIFY at once (/gateway/bot)
         # Discord answers 10062 Unknown interaction to a first response later than 3 s. Off
         # (None) unless a test turns it on: most tests do not measure how fast the bot answers,
         # and a loaded test machine must not fail them for it.
@@ -574,10 +578,15 @@ class FakeDiscord:
         await ws.prepare(request)
         self.sockets.append(ws)
         await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 45000}}))
+        sent: deque[float] = deque()
         try:
             async for msg in ws:
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     continue
+                if self._over_gateway_limit(sent):
+                    self.gateway_rate_limited += 1
+                    await ws.close(code=4008, message=b"Rate limited.")
+                    break
                 data = json.loads(msg.data)
                 op = data.get("op")
                 if op == 1:
@@ -608,6 +617,16 @@ class FakeDiscord:
             self._shard_of.pop(id(ws), None)
             self._shard_count_of.pop(id(ws), None)
         return ws
+
+    def _over_gateway_limit(self, sent: deque[float]) -> bool:
+        """One more send on a connection: over Discord's limit (120 per 60 s, heartbeats
+        included)?"""
+        count, per = self.gateway_limit
+        now = time.monotonic()
+        while sent and sent[0] <= now - per:
+            sent.popleft()
+        sent.append(now)
+        return len(sent) > count
 
     async def _presence_op(self, ws: web.WebSocketResponse, data: Any) -> None:
         """The bot's op 3: recorded when valid; a malformed one closes the gateway with 4002
@@ -1532,7 +1551,7 @@ class FakeDiscord:
                         "total": 1000,
                         "remaining": 999,
                         "reset_after": 0,
-                        "max_concurrency": 1,
+                        "max_concurrency": self.max_concurrency,
                     },
                 }
             )

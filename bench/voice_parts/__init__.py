@@ -1,0 +1,1 @@
+"""Parts of bench.voice: the bot process of the fake-Discord harness and the engine harness."""

@@ -1,0 +1,370 @@
+"""One sender per process: a steady 20 ms clock that sends each Opus frame of a station to every
+guild playing it (issue 26).
+
+discord.py's ``AudioPlayer`` is one thread per guild, each reading its own source and sleeping
+20 ms: at 200 guilds the threads queue for the GIL, sound stutters and the event loop stalls. The
+sender is one thread instead. Each tick it reads one packet per station (the station's one
+``StationAudio``: silence while its decoder restarts) and hands it to every guild's voice client
+through discord.py's public ``send_audio_packet(..., encode=False)``, which keeps what Discord
+needs per connection: the RTP sequence and timestamp, DAVE and the transport encryption. One UDP
+datagram per guild per frame (the socket is non-blocking: a full buffer drops the datagram, as
+discord.py does).
+
+What ``AudioPlayer`` does per guild, the sender does per :class:`Lane`: SPEAKING when playback
+starts and again when a reconnected connection is back; no packet (and no sequence number used)
+while the connection is not connected; five silence frames and "not speaking" when it stops.
+
+A guild never delays the others: a watchdog thread looks at the sender every ``stall_after``
+seconds; when one send has not returned since the last look, that guild's lane is set aside
+(``stalled``), a new sender thread takes over the clock where the stuck one stopped, and the stuck
+thread, once its send returns, frees the lane and ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import discord
+
+from .source import OPUS_SILENCE
+
+_LOGGER = logging.getLogger("onair.voice")
+
+FRAME_SECONDS = 0.02
+MAX_LATE_SECONDS = 0.2  # woken later than this: the clock restarts now instead of catching up
+STOP_SILENCE = 5  # silence frames after the last one (discord.py's AudioPlayer sends five)
+
+
+class VoiceLink(Protocol):
+    """What the sender needs of a guild's voice connection (``OnAirVoiceClient``)."""
+
+    def send_audio_packet(self, data: bytes, *, encode: bool = True) -> None: ...
+
+    def is_connected(self) -> bool: ...
+
+    def speaking(self, on: bool) -> None:
+        """Tell Discord (op 5) from any thread; returns at once."""
+
+
+After = Callable[[Exception | None], None]
+
+
+@dataclass(eq=False)
+class Lane:
+    """One guild on the sender: its connection and counters. Nothing else is kept per guild."""
+
+    link: VoiceLink
+    key: str
+    after: After | None = None
+    frames_sent: int = 0
+    audio_frames: int = 0
+    silence_frames: int = 0
+    stalls: int = 0  # sends that took over the watchdog's period (the lane was set aside)
+    stalled: bool = False  # a send of it is stuck in a retired sender thread
+    ending: bool = False  # stop() was called: silence, "not speaking", then it goes
+    ended: bool = False
+    connected: bool = False  # as of its last tick (False → True: SPEAKING again)
+    error: Exception | None = field(default=None, repr=False)
+    _sender: VoiceSender | None = field(default=None, repr=False)
+
+    @property
+    def playing(self) -> bool:
+        return not (self.ending or self.ended)
+
+    def stop(self) -> None:
+        """Stop playing (any thread): the sender sends the closing silence and lets it go."""
+        if self._sender is not None and self.playing:
+            self._sender.stop(self)
+
+
+@dataclass(eq=False)
+class _Feed:
+    """One station on the sender: its one source and the lanes playing it."""
+
+    key: str
+    source: discord.AudioSource
+    lanes: list[Lane] = field(default_factory=list)
+
+
+class VoiceSender:
+    """The process's one audio clock (see the module's docstring). ``play`` and ``stop`` from
+    the event loop or any thread; ``close`` ends every lane."""
+
+    def __init__(
+        self,
+        *,
+        frame_seconds: float = FRAME_SECONDS,
+        stall_after: float = 0.01,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.frame_seconds = frame_seconds
+        self.stall_after = stall_after
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._feeds: dict[str, _Feed] = {}
+        # What a tick sends, rebuilt on each change (copy on write: a tick reads it unlocked).
+        self._plan: tuple[tuple[_Feed, tuple[Lane, ...]], ...] = ()
+        self._ending: list[Lane] = []
+        self._wake = threading.Event()
+        self._closed = False
+        self._generation = 0  # a rescue starts a new one: older sender threads end
+        self._thread: threading.Thread | None = None
+        self._watchdog: threading.Thread | None = None
+        self._busy: Lane | None = None  # the lane whose send is under way
+        self._sends = 0  # sends begun (the watchdog compares it between looks)
+        self._due = 0.0
+        self._progress: tuple[int, int, list[bytes]] = (0, 0, [])
+        self.ticks = 0
+        self.late_ticks = 0  # ticks woken more than a frame late
+        self.rescues = 0  # sender threads replaced because a send stalled
+
+    # Lanes ----------------------------------------------------------------------------------
+
+    def play(
+        self, link: VoiceLink, key: str, source: discord.AudioSource, *, after: After | None = None
+    ) -> Lane:
+        """Play station ``key`` on ``link``. ``source`` is this guild's subscription to the
+        station: the first lane of a station keeps it as the station's feed (read once per tick
+        for every lane); a later lane's is released at once (the station plays already)."""
+        lane = Lane(link, key, after, _sender=self)
+        release: discord.AudioSource | None = source
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the voice sender is closed")
+            feed = self._feeds.get(key)
+            if feed is None or getattr(feed.source, "closed", False):
+                if feed is not None:
+                    release = feed.source  # a closed feed gives way to the new subscription
+                    feed.source = source
+                else:
+                    feed = self._feeds[key] = _Feed(key, source)
+                    release = None
+            feed.lanes.append(lane)
+            self._replan()
+        if release is not None:
+            release.cleanup()
+        link.speaking(True)
+        self._start()
+        self._wake.set()
+        return lane
+
+    def stop(self, lane: Lane) -> None:
+        """``lane`` stops: on its next tick it gets the closing silence and leaves the plan."""
+        with self._lock:
+            if lane.ending or lane.ended:
+                return
+            lane.ending = True
+            self._ending.append(lane)
+            released = self._drop(lane)
+        if released is not None:
+            released.cleanup()
+        self._wake.set()
+
+    def lanes(self) -> list[Lane]:
+        return [lane for _, lanes in self._plan for lane in lanes]
+
+    @property
+    def feeds(self) -> int:
+        return len(self._feeds)
+
+    def _drop(self, lane: Lane) -> discord.AudioSource | None:
+        """Take ``lane`` out of its feed (under the lock); the source to release (outside the
+        lock) when it was the feed's last lane."""
+        feed = self._feeds.get(lane.key)
+        if feed is None or lane not in feed.lanes:
+            return None
+        feed.lanes.remove(lane)
+        self._replan()
+        if feed.lanes:
+            return None
+        del self._feeds[lane.key]
+        return feed.source
+
+    def _replan(self) -> None:
+        self._plan = tuple((feed, tuple(feed.lanes)) for feed in self._feeds.values())
+
+    # The clock ------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is not None or self._closed:
+                return
+            self._due = self._clock()
+            self._spawn(resume=None)
+            self._watchdog = threading.Thread(
+                target=self._watch, name="voice-sender-watchdog", daemon=True
+            )
+            self._watchdog.start()
+
+    def _spawn(self, resume: tuple[int, int, list[bytes]] | None) -> None:
+        """A sender thread of the current generation (under the lock)."""
+        generation = self._generation
+        self._thread = threading.Thread(
+            target=self._run, args=(generation, resume), name="voice-sender", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, generation: int, resume: tuple[int, int, list[bytes]] | None) -> None:
+        if resume is not None:
+            self._tick(generation, *resume)
+        while generation == self._generation:
+            if self._closed or (not self._plan and not self._ending):
+                if self._closed:
+                    self._finish_ending(generation)
+                    return
+                self._wake.wait()  # nothing plays: sleep until something does
+                self._wake.clear()
+                self._due = max(self._due, self._clock())
+                continue
+            now = self._clock()
+            wait = self._due - now
+            if wait > 0:
+                self._wake.wait(wait)
+                self._wake.clear()
+                if self._ending:
+                    self._finish_ending(generation)
+                continue
+            if wait < -MAX_LATE_SECONDS:
+                self._due = now  # a long stall (the process was stopped): start the clock anew
+            elif wait < -self.frame_seconds:
+                self.late_ticks += 1
+            self._due += self.frame_seconds
+            self.ticks += 1
+            self._finish_ending(generation)
+            self._tick(generation, 0, 0, None)
+
+    def _tick(
+        self, generation: int, start_feed: int, start_lane: int, read: list[bytes] | None
+    ) -> None:
+        """Send one frame of every station to each of its lanes, from (``start_feed``,
+        ``start_lane``) on: a replacement thread goes on where a stuck one stopped, with the
+        packets it had read."""
+        plan = self._plan
+        packets = read if read is not None else [self._read(feed) for feed, _ in plan]
+        for index in range(start_feed, len(plan)):
+            lanes = plan[index][1]
+            packet = packets[index] if index < len(packets) else b""
+            if not packet:
+                continue  # the station's source closed: its lanes were ended by _read
+            audio = packet != OPUS_SILENCE
+            first = start_lane if index == start_feed else 0
+            for position in range(first, len(lanes)):
+                lane = lanes[position]
+                if lane.stalled or not lane.playing:
+                    continue
+                if not lane.link.is_connected():
+                    lane.connected = False  # reconnecting: no packet, no sequence number
+                    continue
+                if not lane.connected:
+                    lane.connected = True
+                    if lane.frames_sent:
+                        lane.link.speaking(True)  # back after a reconnect, as AudioPlayer does
+                self._progress = (index, position, packets)
+                self._busy = lane
+                self._sends += 1
+                try:
+                    lane.link.send_audio_packet(packet, encode=False)
+                except Exception as error:  # one guild's failure is its own
+                    if lane.error is None:
+                        lane.error = error
+                        _LOGGER.warning("voice send failed: %s", type(error).__name__)
+                finally:
+                    self._busy = None
+                lane.frames_sent += 1
+                if generation != self._generation:
+                    # This send stalled and another thread took over: free the lane, end here.
+                    lane.stalled = False
+                    return
+                if audio:
+                    lane.audio_frames += 1
+                else:
+                    lane.silence_frames += 1
+
+    def _read(self, feed: _Feed) -> bytes:
+        try:
+            packet = feed.source.read()
+        except Exception as error:
+            _LOGGER.warning("voice source of %s failed: %s", feed.key, type(error).__name__)
+            packet = b""
+        if not packet:  # the source ended: so does its playback, as AudioPlayer's does
+            for lane in list(feed.lanes):
+                self.stop(lane)
+        return packet
+
+    def _finish_ending(self, generation: int) -> None:
+        """Closing silence and "not speaking" for the lanes that stopped; then ``after``."""
+        with self._lock:
+            ending, self._ending = self._ending, []
+        for lane in ending:
+            if generation != self._generation:
+                with self._lock:
+                    self._ending.append(lane)
+                continue
+            if not lane.stalled and lane.link.is_connected():
+                for _ in range(STOP_SILENCE):
+                    try:
+                        lane.link.send_audio_packet(OPUS_SILENCE, encode=False)
+                    except Exception:  # as AudioPlayer: a failed goodbye is not worth a line
+                        break
+                lane.link.speaking(False)
+            lane.ended = True
+            if lane.after is not None:
+                try:
+                    lane.after(lane.error)
+                except Exception:
+                    _LOGGER.exception("a voice lane's after callback failed")
+
+    # Stalls ---------------------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Every ``stall_after`` s: a send that has not returned since the last look stalls its
+        lane; a new sender thread goes on with the others."""
+        seen = -1
+        while not self._closed:
+            time.sleep(self.stall_after if self._plan else 0.25)
+            busy, sends = self._busy, self._sends
+            if busy is not None and sends == seen:
+                self._rescue(busy)
+                seen = -1
+            else:
+                seen = sends if busy is not None else -1
+
+    def _rescue(self, lane: Lane) -> None:
+        with self._lock:
+            if self._busy is not lane or self._closed:
+                return
+            lane.stalled = True
+            lane.stalls += 1
+            self.rescues += 1
+            self._generation += 1
+            index, position, packets = self._progress
+            self._busy = None
+            self._spawn(resume=(index, position + 1, packets))
+        # (A loaded machine can pause the thread inside a send too: the first one is a warning.)
+        _LOGGER.log(
+            logging.WARNING if self.rescues == 1 else logging.DEBUG,
+            "voice: a guild's send stalled (%d so far); the sender goes on without it meanwhile",
+            self.rescues,
+        )
+
+    # Life -----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End every lane (the sender thread sends their closing silence and runs their
+        ``after``, then ends); returns at once."""
+        with self._lock:
+            lanes = [lane for feed in self._feeds.values() for lane in feed.lanes]
+        for lane in lanes:
+            self.stop(lane)
+        with self._lock:
+            self._closed = True
+            if self._thread is None:  # never started: nobody else will run the afters
+                ending, self._ending = self._ending, []
+                for lane in ending:
+                    lane.ended = True
+        self._wake.set()
