@@ -10,7 +10,6 @@ grouping shows.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -32,7 +31,7 @@ async def i18n(out: Path) -> None:
 
 
 async def _community(out: Path, locale: str, tag: str, code: str) -> None:
-    from .screens import _line, settled, write_scene  # screens imports this module
+    from .screens import _line, alert_steps, write_scene  # screens imports this module
 
     slots = [(TRACKS[0], 200.0), (LIVE_SHOW, 3000.0), (TRACKS[1], 7200.0)]
     clock, sim = screen_station(slots, zone=ZoneInfo("Europe/Berlin"))
@@ -65,22 +64,7 @@ async def _community(out: Path, locale: str, tag: str, code: str) -> None:
             await fake.wait_for(lambda: bool(announcer.watched()))
             # the first track; the live show starts; it ends; the station fails, is down after
             # 150 s, and is back.
-            faults = {3: True, 5: False}
-            for index, step in enumerate((0, 175, 3000, 600, 150, 30)):
-                clock.advance(step)
-                if index in faults:
-                    if faults[index]:
-                        sim.inject("status", status=503)
-                    else:
-                        sim.faults.clear()
-                marks.append((time.monotonic(), clock()))
-                watch = announcer.watched()[0]
-                await fake.wait_for(settled(watch), within=60)
-                before = watch.status.polls
-                announcer.poll_now(watch)
-                await fake.wait_for(settled(watch, after=before), within=60)
-                await announcer.idle()
-                await env.bot.posts.idle()
+            await alert_steps(env, fake, sim, clock, marks)
             for channel, scene in ((alerts, "alerts"), (posts, "announce")):
                 path = out / f"i18n-{tag}-{scene}.jsonl"
                 with path.open("w", encoding="utf-8") as handle:
