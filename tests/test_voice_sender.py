@@ -197,3 +197,20 @@ async def test_the_udp_reader_waits_after_a_closed_socket() -> None:
         reader.join(5)
     assert errors <= 4, errors  # one select() per SELECT_RETRY, not a spin
     assert SELECT_RETRY >= 0.05
+
+
+async def test_a_station_nobody_plays_is_read_no_more(sender: VoiceSender) -> None:
+    """Review of #26: the plan was made again before the station's last lane left it, so the
+    station stayed in it and its released source was read on every tick."""
+    gone, staying = Counting(), Counting()
+    lane = sender.play(Link("a"), "gone", gone)
+    other = Link("b")
+    sender.play(other, "staying", staying)
+    await wait_for(lambda: len(other.packets) >= 3, within=10)
+    lane.stop()
+    await wait_for(gone.cleaned.is_set, within=10)
+    reads = gone.reads
+    before = len(other.packets)
+    await wait_for(lambda: len(other.packets) >= before + 10, within=10)
+    assert gone.reads <= reads + 1  # (a tick may have been under way)
+    assert sender.feeds == 1

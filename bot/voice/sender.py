@@ -179,11 +179,10 @@ class VoiceSender:
         if feed is None or lane not in feed.lanes:
             return None
         feed.lanes.remove(lane)
+        if not feed.lanes:
+            del self._feeds[lane.key]  # before the plan is made again: its source is released
         self._replan()
-        if feed.lanes:
-            return None
-        del self._feeds[lane.key]
-        return feed.source
+        return None if feed.lanes else feed.source
 
     def _replan(self) -> None:
         self._plan = tuple((feed, tuple(feed.lanes)) for feed in self._feeds.values())
