@@ -116,3 +116,36 @@ async def test_a_token_storage_cannot_grant_in_time_means_no_search(simulator, t
             assert service.desk.upstream == 1
     finally:
         await store.close()
+
+
+async def test_two_processes_flooding_keystrokes_send_one_rate_between_them(simulator, tmp_path):
+    """Two request services on one PostgreSQL (two processes of a fleet), 40 listeners typing
+    40 different songs at once: together they send at most N searches in each second of the
+    database's clock the flood spanned (per-process rates would allow N each)."""
+    store = await open_backend("postgres", tmp_path)
+    assert isinstance(store, PostgresStorage)
+    other = await PostgresStorage(store.url).open()
+    clock_sql = "SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8"
+    try:
+        async with aiohttp.ClientSession() as session, admin_connection(store.url) as admin:
+            settings = settings_for(simulator)
+            services = [
+                RequestService(settings, StationRegistry(settings, session), storage)
+                for storage in (store, other)
+            ]
+            station = services[0].registry.station("main")
+            assert station is not None
+            began = float(await admin.fetchval(clock_sql))
+            await asyncio.gather(
+                *(
+                    services[n % 2].suggestions(GUILD, station, f"{chr(97 + n // 2) * 3} song {n}")
+                    for n in range(40)
+                )
+            )
+            ended = float(await admin.fetchval(clock_sql))
+            sent = sum(service.desk.upstream for service in services)
+            seconds = int(ended) - int(began) + 1
+            assert 1 <= sent <= settings.request_searches_per_second * seconds
+    finally:
+        await other.close()
+        await store.close()
