@@ -11,6 +11,7 @@ import pytest
 
 from bot.catalog.registry import StationRegistry
 from bot.requests.service import RequestService
+from bot.station.errors import RequestsUnavailable
 from bot.storage import PostgresStorage, SqliteStorage
 
 from .support.storage_backends import admin_connection, open_backend
@@ -148,4 +149,39 @@ async def test_two_processes_flooding_keystrokes_send_one_rate_between_them(simu
             assert 1 <= sent <= settings.request_searches_per_second * seconds
     finally:
         await other.close()
+        await store.close()
+
+
+async def test_a_request_storage_grants_no_token_for_is_unavailable_not_unmatched(
+    simulator, tmp_path
+):
+    """/request with typed text needs a search; storage granting no token for the whole wait
+    (the row held) makes it "unavailable right now", never "nothing matched", and no search."""
+    store = await open_backend("postgres", tmp_path)
+    assert isinstance(store, PostgresStorage)
+    try:
+        async with aiohttp.ClientSession() as session, admin_connection(store.url) as admin:
+            settings = settings_for(simulator)
+            service = RequestService(settings, StationRegistry(settings, session), store)
+            station = service.registry.station("main")
+            assert station is not None
+            await store.take_search_token("main", 2.0, at=1.0)
+            holding = admin.transaction()
+            await holding.start()
+            await admin.execute("SELECT * FROM search_tokens WHERE station = 'main' FOR UPDATE")
+            try:
+                with pytest.raises(RequestsUnavailable):
+                    await service.request(
+                        guild_id=GUILD,
+                        station=station,
+                        user_id=1,
+                        display_name="Ana",
+                        role_ids=(),
+                        typed="The Lanterns - Harbour Lights",
+                    )
+                assert service.desk.upstream == 0
+                assert not simulator.station(1).desk.accepted
+            finally:
+                await holding.rollback()
+    finally:
         await store.close()

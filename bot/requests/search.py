@@ -182,8 +182,10 @@ class SearchDesk:
             tracks = await asyncio.wait_for(asyncio.shield(task), timeout=wait)
         except _Limited:
             left = wait - (loop.time() - began)
-            if not patient or left <= RETRY_STEP:
+            if not patient:
                 return await self._shared_prefix(station, key, max(0.0, left))
+            if left <= RETRY_STEP:  # no token all along (storage down or slow): not "no match"
+                raise RequestsUnavailable() from None
             await asyncio.sleep(RETRY_STEP)  # a /request waits for the next window's token
             return await self._search(station, text, fetch, wait=left - RETRY_STEP, patient=True)
         except TimeoutError:
