@@ -1,0 +1,98 @@
+"""The listener commands past /nowplaying and /listen in a user's language (issue 24, second
+part), end to end: the real discord.py client against the fake Discord, a user whose Discord is
+in pt-BR or de, and the English-left detector of test_i18n_bot on every reply. English users
+keep the exact English (the commands' own tests assert it)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pytest
+
+from bot.render.station_embeds import day_heading
+from bot.util.i18n import ENGLISH, Translator, language_of
+
+from .support.discord_rules import EPHEMERAL
+from .test_i18n_bot import english_left, visible_text
+
+pytestmark = pytest.mark.e2e
+
+
+def station_words(onair: Any) -> tuple[str, ...]:
+    """The station's own text (titles, artists, albums, its name): never translated."""
+    info = onair.bot.registry.clients["main"].last_info
+    own: list[str] = ["Main FM"]
+    if info is not None:
+        for item in info.recent:
+            own += [item.title or "", item.track_title or "", *item.artist_and_title]
+        play = info.current_play()
+        if play is not None:
+            own += [play.title or "", play.artist or "", play.album or ""]
+    return tuple(sorted({w for w in own if w}, key=len, reverse=True))
+
+
+def test_day_lines_are_written_as_the_language_writes_a_date():
+    translator = Translator.load()
+    day = date(2026, 11, 24)
+    assert day_heading(day) == "── Tuesday 24 November, station time ──"
+    assert day_heading(day, ENGLISH) == day_heading(day)
+    assert day_heading(day, translator.lang("pt-BR")) == (
+        "── terça-feira, 24 de novembro de 2026, horário da rádio ──"
+    )
+    german = "── Dienstag, 24. November 2026, Senderzeit ──"
+    assert day_heading(day, translator.lang("de")) == german
+
+
+@pytest.mark.parametrize(
+    ("locale", "recent_title", "nothing", "bad_time"),
+    [
+        ("pt-BR", "Tocadas recentemente na Main FM", "Nada encontrado no histórico.", "horário"),
+        ("de", "Zuletzt gespielt auf Main FM", "Im Verlauf nichts gefunden.", "Uhrzeit"),
+    ],
+)
+async def test_recent_and_history_in_the_users_language(
+    onair, locale, recent_title, nothing, bad_time
+):
+    fake = onair.fake
+    code = language_of(locale)
+    fake.user_locales[fake.owner_id] = locale
+
+    message = await fake.final_message(await fake.slash("recent"))
+    embed = message["embeds"][0]
+    assert embed["title"] == recent_title
+    assert "▶" in embed["footer"]["text"]
+    assert "tracks" not in embed["footer"]["text"]
+    assert english_left(visible_text(message), code, station_words(onair)) == []
+
+    message = await fake.final_message(await fake.slash("history", {"search": "zzqqxx"}))
+    embed = message["embeds"][0]
+    assert nothing in embed["description"]
+    assert embed["title"].endswith(('"zzqqxx" (Main FM)', "„zzqqxx“ (Main FM)"))
+    assert english_left(visible_text(message), code, (*station_words(onair), "zzqqxx")) == []
+
+    message = await fake.final_message(await fake.slash("history"))
+    assert english_left(visible_text(message), code, station_words(onair)) == []
+
+    reply = await fake.final_message(await fake.slash("history", {"at": "25:99"}))
+    assert reply["flags"] & EPHEMERAL
+    assert bad_time in reply["content"]
+    assert english_left(reply["content"], code) == []
+
+    # An English user right after reads the English, byte for byte.
+    fake.user_locales[fake.owner_id] = "en-US"
+    message = await fake.final_message(await fake.slash("recent"))
+    assert message["embeds"][0]["title"] == "Recently played on Main FM"
+    assert message["embeds"][0]["footer"]["text"].endswith(" recent tracks · ▶ on air now")
+
+
+async def test_recent_and_history_descriptions_are_localised(onair):
+    for name in ("recent", "history"):
+        command = onair.fake._command(name)
+        assert set(command["description_localizations"]) == {"es-ES", "es-419", "pt-BR", "de", "fr"}
+        for option in command["options"]:
+            assert option["description_localizations"]["pt-BR"], (name, option["name"])
+    history = onair.fake._command("history")
+    assert history["description_localizations"]["de"] == (
+        "Was zu einer Uhrzeit lief, oder im Verlauf suchen"
+    )
