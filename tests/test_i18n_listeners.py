@@ -24,6 +24,7 @@ def station_words(onair: Any) -> tuple[str, ...]:
     info = onair.bot.registry.clients["main"].last_info
     own: list[str] = ["Main FM"]
     if info is not None:
+        own += [info.description or "", info.genre or "", info.name or ""]
         for item in info.recent:
             own += [item.title or "", item.track_title or "", *item.artist_and_title]
         play = info.current_play()
@@ -95,4 +96,45 @@ async def test_recent_and_history_descriptions_are_localised(onair):
     history = onair.fake._command("history")
     assert history["description_localizations"]["de"] == (
         "Was zu einer Uhrzeit lief, oder im Verlauf suchen"
+    )
+
+
+@pytest.mark.parametrize(
+    ("locale", "top_title", "most_played", "website", "month"),
+    [
+        ("pt-BR", "As mais da Main FM", "Mais tocadas", "Site", "mês"),
+        ("de", "Charts · Main FM", "Meistgespielt", "Website", "Monat"),
+    ],
+)
+async def test_station_and_top_in_the_users_language(
+    onair, locale, top_title, most_played, website, month
+):
+    fake = onair.fake
+    code = language_of(locale)
+    fake.user_locales[fake.owner_id] = locale
+
+    message = await fake.final_message(await fake.slash("station"))
+    description = message["embeds"][0]["description"]
+    assert f"[{website}](" in description
+    assert english_left(visible_text(message), code, station_words(onair)) == []
+
+    message = await fake.final_message(await fake.slash("top", {"period": "month"}))
+    embed = message["embeds"][0]
+    assert embed["title"] == top_title
+    assert [f["name"] for f in embed["fields"]][1] == most_played
+    fields = "\n".join(f["name"] + "\n" + f["value"] for f in embed["fields"])
+    text = visible_text(message) + "\n" + fields
+    assert english_left(text, code, station_words(onair)) == []
+
+    period = next(o for o in onair.fake._command("top")["options"] if o["name"] == "period")
+    assert [c["value"] for c in period["choices"]] == ["day", "week", "month"]
+    assert [c["name"] for c in period["choices"]] == ["day", "week", "month"]
+    assert period["choices"][2]["name_localizations"][locale] == month
+    assert onair.fake._command("station")["description_localizations"][locale]
+
+    fake.user_locales[fake.owner_id] = "en-US"
+    message = await fake.final_message(await fake.slash("top"))
+    assert message["embeds"][0]["title"] == "Top tracks · Main FM"
+    assert message["embeds"][0]["description"].startswith(
+        "Listeners' favourites of the last 7 days"
     )

@@ -281,18 +281,19 @@ def listen_embed(
     return None, builder.build(), view
 
 
-def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
+def station_embed(info: StationInfo, station_name: str, lang: Lang = ENGLISH) -> discord.Embed:
     name = station_parts.station_name(info, station_name)
     lines = []
     description = safe(info.description, limit=2000)
     if description:
         lines.append(description)
-    meta = [safe(info.genre, limit=200), station_parts.badge(info)]
+    meta = [safe(info.genre, limit=200), station_parts.badge(info, lang)]
     if info.listener_count is not None:
-        meta.append(f"{info.listener_count:,} listening")
+        count = info.listener_count
+        meta.append(lang.tn("{count} listening", "{count} listening", count))
     lines.append(" · ".join(part for part in meta if part))
-    website = masked_link("Website", info.url)
-    player = masked_link("Web player", info.links.page)
+    website = masked_link(lang.t("Website"), info.url)
+    player = masked_link(lang.t("Web player"), info.links.page)
     links = " · ".join(link for link in (website, player) if link)
     if links:
         lines.append(links)
