@@ -5,6 +5,7 @@ keep the exact English (the commands' own tests assert it)."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any
 
@@ -138,3 +139,35 @@ async def test_station_and_top_in_the_users_language(
     assert message["embeds"][0]["description"].startswith(
         "Listeners' favourites of the last 7 days"
     )
+
+
+async def test_playlist_pages_and_jingle_toggle_in_the_users_language(onair):
+    fake = onair.fake
+    onair.sim.playlist_size = 1000
+    fake.user_locales[fake.owner_id] = "de"
+    playlist = await onair.bot.registry.clients["main"].playlist()
+    own = (*station_words(onair), *(item.display for item in playlist.items))
+    iid = await fake.slash("playlist")
+    message = await fake.final_message(iid)
+    embed = message["embeds"][0]
+    assert embed["title"] == "Playlist von Main FM"
+    footer = embed["footer"]["text"]
+    assert re.fullmatch(r"Seite \d+/\d+ · \d+ Einträge · \d+ Jingles ausgeblendet", footer)
+    assert "**Auf Sendung**" in embed["description"]
+    (toggle,) = message["components"][1]["components"]
+    assert toggle["label"].startswith("Jingles zeigen (")
+    assert english_left(visible_text(message), "de", own) == []
+
+    target = fake.original(iid)
+    update = await fake.response(await fake.click(target, "pg:jingles"))
+    data = update.json["data"]
+    assert data["embeds"][0]["footer"]["text"].endswith(" · 1.000 Einträge")
+    assert data["components"][1]["components"][0]["label"] == "Jingles ausblenden"
+    assert english_left(visible_text(data), "de", own) == []
+
+    # Someone else, whose Discord is in Portuguese, is told in Portuguese.
+    stranger = 4242424242424242
+    fake.user_locales[stranger] = "pt-BR"
+    refused = await fake.response(await fake.click(target, "pg:last", user_id=stranger))
+    assert refused.json["data"]["flags"] & EPHEMERAL
+    assert refused.json["data"]["content"].startswith("Só quem usou o comando")

@@ -191,7 +191,7 @@ def playlist_rows(
     return timeline(playlist, info.current_play() if info else None, now, zone)
 
 
-_SECTION = {"played": "Played", "playing": "On air", "upcoming": "Up next"}
+_SECTION = {"played": N_("Played"), "playing": N_("On air"), "upcoming": N_("Up next")}
 
 
 def day_heading(day: date, lang: Lang = ENGLISH) -> str:
@@ -215,6 +215,7 @@ def playlist_page(
     today: date | None = None,
     *,
     hidden: int = 0,
+    lang: Lang = ENGLISH,
 ) -> discord.Embed:
     """One page: section headings (Played, On air, Up next) and a day line at each midnight,
     so no legend is needed and no list jumps backwards. ``hidden``: jingles left out."""
@@ -235,11 +236,11 @@ def playlist_page(
         # A day line at each midnight, and at the top of a page that is not about today.
         changed = day != before if not top else day != today or before not in (None, day)
         if day is not None and changed:
-            lines.append(f"-# {day_heading(day)}")
+            lines.append(f"-# {day_heading(day, lang)}")
         if top or previous is None or previous.state != row.state:
-            lines.append(f"**{_SECTION[row.state]}**")
+            lines.append(f"**{lang.t(_SECTION[row.state])}**")
         start = timestamp(row.at, "t") if row.at else "`--:--`"
-        text = isolate(safe(item.display, limit=200, fallback="(untitled)"))
+        text = isolate(safe(item.display, limit=200, fallback=lang.t("(untitled)")))
         line = f"{start} {text} ({duration(item.duration)})"
         if row.state == "playing":
             line = f"▶ **{line}**"
@@ -248,12 +249,29 @@ def playlist_page(
         lines.append(line)
         previous = row
     builder = EmbedBuilder(
-        f"Playlist of {station_parts.station_name(None, station_name)}",
-        "\n".join(lines) or "The playlist is empty.",
+        lang.t("Playlist of {name}", name=station_parts.station_name(None, station_name)),
+        "\n".join(lines) or lang.t("The playlist is empty."),
     )
-    left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
-    builder.footer(f"Page {page + 1}/{pages} · {len(rows)} items{left_out}")
+    # English as before: "items" for one too, and counts without a thousands separator.
+    footer = lang.tn(
+        "Page {page}/{pages} · {count} items",
+        "Page {page}/{pages} · {count} items",
+        len(rows),
+        page=page + 1,
+        pages=pages,
+        count=_count(len(rows), lang),
+    )
+    if hidden:
+        footer += " · " + lang.tn(
+            "{count} jingle hidden", "{count} jingles hidden", hidden, count=_count(hidden, lang)
+        )
+    builder.footer(footer)
     return builder.build()
+
+
+def _count(n: int, lang: Lang) -> str:
+    """``1000`` in English (as /playlist always wrote it), ``1.000`` / ``1 000`` elsewhere."""
+    return str(n) if lang.is_english else lang.number(n)
 
 
 def listen_embed(
