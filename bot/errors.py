@@ -87,28 +87,32 @@ CANNOT_POST = "I can't post embeds in {channel}; let me Send Messages and Embed 
 
 
 # Voice (/join, /leave, /onair voice, the "Play in" button).
-VOICE_UNAVAILABLE = (
+VOICE_UNAVAILABLE = N_(
     "Voice is not available on this bot: its owner has not set up FFmpeg. "
     "The other commands work as usual."
 )
-JOIN_NO_CHANNEL = "Join a voice or stage channel first, then run `/join` (I play where you are)."
-JOIN_NO_PERMISSION = (
+JOIN_NO_CHANNEL = N_(
+    "Join a voice or stage channel first, then run `/join` (I play where you are)."
+)
+JOIN_NO_PERMISSION = N_(
     "I can't play in {channel}: I am missing the {missing} there. "
     "Please ask a server admin to allow it."
 )
-STAGE_CANNOT_SPEAK = (
+STAGE_CANNOT_SPEAK = N_(
     "I can't speak on the stage {channel}: please make me a stage moderator "
     "(**Mute Members**) or allow me to **Request to Speak** there."
 )
-STATION_NO_VOICE = "**{station}** is not played in voice by this bot (its owner turned it off)."
-GUILD_STATION_NO_VOICE = (
+STATION_NO_VOICE = N_("**{station}** is not played in voice by this bot (its owner turned it off).")
+GUILD_STATION_NO_VOICE = N_(
     "**{station}** is not played in voice yet: a server admin can turn it on with "
     "`/onair voice station:`."
 )
-NO_STREAM = "**{station}** does not name a stream I may play. Please ask a server admin."
-STREAM_UNREACHABLE = "I can't reach **{station}**'s stream right now. Please try again in a minute."
-VOICE_CONNECT_FAILED = "I could not connect to {channel} in time. Please try again in a minute."
-NOT_IN_VOICE = "I'm not playing in a voice channel here."
+NO_STREAM = N_("**{station}** does not name a stream I may play. Please ask a server admin.")
+STREAM_UNREACHABLE = N_(
+    "I can't reach **{station}**'s stream right now. Please try again in a minute."
+)
+VOICE_CONNECT_FAILED = N_("I could not connect to {channel} in time. Please try again in a minute.")
+NOT_IN_VOICE = N_("I'm not playing in a voice channel here.")
 NOT_A_VOICE_CHANNEL = "Pick a voice or stage channel from the list (or none)."
 STREAM_URL_NEEDS_STATION = (
     "Pick the `station` this stream address is for (a station this server added)."

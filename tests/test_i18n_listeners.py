@@ -171,3 +171,20 @@ async def test_playlist_pages_and_jingle_toggle_in_the_users_language(onair):
     refused = await fake.response(await fake.click(target, "pg:last", user_id=stranger))
     assert refused.json["data"]["flags"] & EPHEMERAL
     assert refused.json["data"]["content"].startswith("Só quem usou o comando")
+
+
+async def test_join_and_leave_refusals_in_the_users_language(onair):
+    fake = onair.fake
+    fake.user_locales[fake.owner_id] = "pt-BR"
+    join = await fake.final_message(await fake.slash("join", {}))
+    assert join["flags"] & EPHEMERAL
+    assert join["content"] == (
+        "Entre em um canal de voz ou palco primeiro e depois use `/join` "
+        "(eu toco onde você estiver)."
+    )
+    leave = await fake.final_message(await fake.slash("leave", {}))
+    assert leave["content"] == "Não estou tocando em nenhum canal de voz aqui."
+    for message in (join, leave):
+        assert english_left(message["content"], "pt_BR") == []
+    for name in ("join", "leave"):
+        assert onair.fake._command(name)["description_localizations"]["de"]
