@@ -4,7 +4,7 @@ Fixture names mean one thing across the suite: ``simulator`` is one station on a
 ``live_simulator`` two stations on the real clock, ``onair`` the real bot against a fresh fake
 Discord and ``live_simulator``, ``guild_sim``/``guild_fake``/``dev_bot`` the setting of the
 guild-admin tests, ``sim_url`` an ``onair simulate`` child process, ``storage`` each backend
-in turn, ``postgres_url`` the fleet tests' database.
+in turn, ``postgres_url`` the fleet tests' database, ``ffmpeg`` the voice tests' decoder.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 
 from bot.simulator import ManualClock, StationSimulator
+from bot.voice import find_ffmpeg
 
 from .support.botenv import (
     DEV_OVERRIDE,
@@ -52,6 +53,14 @@ def no_dotenv_from_the_checkout() -> Iterator[None]:
         del os.environ["ONAIR_ENV_FILE"]
     else:
         os.environ["ONAIR_ENV_FILE"] = saved
+
+
+@pytest.fixture(scope="session")
+def ffmpeg() -> str:
+    """The FFmpeg the voice tests decode with (the bundled one, or the machine's)."""
+    binary = find_ffmpeg()
+    assert binary is not None, "no FFmpeg: install the imageio-ffmpeg wheel (pip install -e .)"
+    return binary.path
 
 
 @pytest.fixture

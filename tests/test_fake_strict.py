@@ -24,6 +24,7 @@ pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
 Body = dict[str, Any]
 Mutation = Callable[[Any], None]
+Case = tuple[str, Mutation, str, str]
 JSON_TYPE = "application/json"
 
 
@@ -221,6 +222,21 @@ def appending(path: str, factory: Callable[[], Any]) -> Mutation:
     return mutate
 
 
+def refused_at(what: str, path: str, value: Any, code: str) -> Case:
+    """A case that sets ``path`` to ``value`` and expects the error at that same path."""
+    return (what, setter(path, value), path, code)
+
+
+def localised(what: str, where: str, locale: str, text: str, code: str) -> Case:
+    """A case that sets one localisation of ``where`` and expects the error at that locale."""
+    return (what, setter(where, {locale: text}), f"{where}.{locale}", code)
+
+
+# Where a localisation goes (see localised), and the code for a key that is no Discord locale.
+DESC, NAME = "0.description_localizations", "0.name_localizations"
+OPTION_DESC = "0.options.0.description_localizations"
+CHOICE_NAME = "0.options.1.choices.0.name_localizations"
+LOCALE = "BASE_TYPE_CHOICES"
 MAX = "BASE_TYPE_MAX_LENGTH"
 MIN = "BASE_TYPE_MIN_LENGTH"
 E0 = "embeds.0"
@@ -284,10 +300,10 @@ MESSAGE_RULES = [
     ("button label 80", setter(f"{ROW0}.label", "b" * 81), f"{ROW0}.label", MAX),
     ("custom_id 100", setter(f"{ROW0}.custom_id", "i" * 101), f"{ROW0}.custom_id", MAX),
     ("custom_id empty", setter(f"{ROW0}.custom_id", ""), f"{ROW0}.custom_id", MIN),
-    (
+    refused_at(
         "custom_id unique",
-        setter("components.1.components.0.custom_id", "a0"),
         "components.1.components.0.custom_id",
+        "a0",
         "COMPONENT_CUSTOM_ID_DUPLICATED",
     ),
     (
@@ -296,10 +312,10 @@ MESSAGE_RULES = [
         "components.2.components.0.url",
         "BUTTON_COMPONENT_URL_REQUIRED",
     ),
-    (
+    refused_at(
         "link button has no custom_id",
-        setter("components.2.components.0.custom_id", "x"),
         "components.2.components.0.custom_id",
+        "x",
         "BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED",
     ),
     (
@@ -329,28 +345,17 @@ MESSAGE_RULES = [
         "components.3.components.0.options",
         MAX,
     ),
-    (
-        "select options 1",
-        setter("components.3.components.0.options", []),
-        "components.3.components.0.options",
-        MIN,
+    refused_at("select options 1", "components.3.components.0.options", [], MIN),
+    refused_at(
+        "select option label 100", "components.3.components.0.options.0.label", "l" * 101, MAX
     ),
-    (
-        "select option label 100",
-        setter("components.3.components.0.options.0.label", "l" * 101),
-        "components.3.components.0.options.0.label",
-        MAX,
+    refused_at(
+        "select option value 100", "components.3.components.0.options.0.value", "v" * 101, MAX
     ),
-    (
-        "select option value 100",
-        setter("components.3.components.0.options.0.value", "v" * 101),
-        "components.3.components.0.options.0.value",
-        MAX,
-    ),
-    (
+    refused_at(
         "select option description 100",
-        setter("components.3.components.0.options.0.description", "d" * 101),
         "components.3.components.0.options.0.description",
+        "d" * 101,
         MAX,
     ),
     (
@@ -359,28 +364,18 @@ MESSAGE_RULES = [
         "components.3.components.0.options.1",
         "SELECT_COMPONENT_OPTION_VALUE_DUPLICATED",
     ),
-    (
-        "select placeholder 150",
-        setter("components.3.components.0.placeholder", "p" * 151),
-        "components.3.components.0.placeholder",
-        MAX,
-    ),
-    (
-        "select custom_id 100",
-        setter("components.3.components.0.custom_id", "s" * 101),
-        "components.3.components.0.custom_id",
-        MAX,
-    ),
+    refused_at("select placeholder 150", "components.3.components.0.placeholder", "p" * 151, MAX),
+    refused_at("select custom_id 100", "components.3.components.0.custom_id", "s" * 101, MAX),
     (
         "allowed_mentions parse values",
         setter("allowed_mentions", {"parse": ["here"]}),
         "allowed_mentions.parse.0",
         "BASE_TYPE_CHOICES",
     ),
-    (
+    refused_at(
         "allowed_mentions roles exclusive with parse roles",
-        setter("allowed_mentions", {"parse": ["roles"], "roles": ["1"]}),
         "allowed_mentions",
+        {"parse": ["roles"], "roles": ["1"]},
         "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
     ),
     (
@@ -629,12 +624,7 @@ async def test_an_interaction_is_answered_once(fake, http):
 
 COMMAND_RULES = [
     ("name pattern", setter("0.name", "now playing"), "0.name", "APPLICATION_COMMAND_INVALID_NAME"),
-    (
-        "name lowercase",
-        setter("0.name", "NowPlaying"),
-        "0.name",
-        "APPLICATION_COMMAND_INVALID_NAME",
-    ),
+    refused_at("name lowercase", "0.name", "NowPlaying", "APPLICATION_COMMAND_INVALID_NAME"),
     ("name 32", setter("0.name", "n" * 33), "0.name", "APPLICATION_COMMAND_INVALID_NAME"),
     ("name empty", setter("0.name", ""), "0.name", "APPLICATION_COMMAND_INVALID_NAME"),
     ("description 100", setter("0.description", "d" * 101), "0.description", MAX),
@@ -656,36 +646,18 @@ COMMAND_RULES = [
         "0.options.1.required",
         "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
     ),
-    (
-        "option name lowercase",
-        setter("0.options.0.name", "Station"),
-        "0.options.0.name",
-        "APPLICATION_COMMAND_INVALID_NAME",
+    refused_at(
+        "option name lowercase", "0.options.0.name", "Station", "APPLICATION_COMMAND_INVALID_NAME"
     ),
-    (
-        "option description 100",
-        setter("0.options.0.description", "d" * 101),
-        "0.options.0.description",
-        MAX,
-    ),
-    (
-        "option description empty",
-        setter("0.options.0.description", ""),
-        "0.options.0.description",
-        MIN,
-    ),
+    refused_at("option description 100", "0.options.0.description", "d" * 101, MAX),
+    refused_at("option description empty", "0.options.0.description", "", MIN),
     (
         "25 choices",
         appending("0.options.1.choices", lambda: {"name": "x", "value": "y"}),
         "0.options.1.choices",
         MAX,
     ),
-    (
-        "choice value 100",
-        setter("0.options.1.choices.0.value", "v" * 101),
-        "0.options.1.choices.0.value",
-        MAX,
-    ),
+    refused_at("choice value 100", "0.options.1.choices.0.value", "v" * 101, MAX),
     ("100 chat-input commands", appending("", lambda: command("extra")), "", MAX),
     ("names unique", setter("1.name", "c0"), "1.name", "APPLICATION_COMMANDS_DUPLICATE_NAME"),
     (
@@ -714,58 +686,24 @@ COMMAND_RULES = [
         "99.options.0.options.1.type",
         "APPLICATION_COMMAND_OPTION_NESTING",
     ),
-    (
-        "localised description 100",
-        setter("0.description_localizations", {"de": "d" * 101}),
-        "0.description_localizations.de",
-        MAX,
-    ),
-    (
-        "localised description not empty",
-        setter("0.description_localizations", {"fr": ""}),
-        "0.description_localizations.fr",
-        MIN,
-    ),
-    (
-        "localisation keys are Discord's locales",
-        setter("0.description_localizations", {"pt": "Tocando agora"}),
-        "0.description_localizations.pt",
-        "BASE_TYPE_CHOICES",
-    ),
-    (
-        "localised option description 100",
-        setter("0.options.0.description_localizations", {"es-ES": "d" * 101}),
-        "0.options.0.description_localizations.es-ES",
-        MAX,
-    ),
-    (
-        "localised option description locale",
-        setter("0.options.0.description_localizations", {"es": "d"}),
-        "0.options.0.description_localizations.es",
-        "BASE_TYPE_CHOICES",
-    ),
-    (
-        "localised choice name 100",
-        setter("0.options.1.choices.0.name_localizations", {"pt-BR": "n" * 101}),
-        "0.options.1.choices.0.name_localizations.pt-BR",
-        MAX,
-    ),
-    (
-        "localised choice name locale",
-        setter("0.options.1.choices.0.name_localizations", {"en": "n"}),
-        "0.options.1.choices.0.name_localizations.en",
-        "BASE_TYPE_CHOICES",
-    ),
-    (
+    localised("localised description 100", DESC, "de", "d" * 101, MAX),
+    localised("localised description not empty", DESC, "fr", "", MIN),
+    localised("localisation keys are Discord's locales", DESC, "pt", "Tocando agora", LOCALE),
+    localised("localised option description 100", OPTION_DESC, "es-ES", "d" * 101, MAX),
+    localised("localised option description locale", OPTION_DESC, "es", "d", LOCALE),
+    localised("localised choice name 100", CHOICE_NAME, "pt-BR", "n" * 101, MAX),
+    localised("localised choice name locale", CHOICE_NAME, "en", "n", LOCALE),
+    localised(
         "localised command name is a valid name",
-        setter("0.name_localizations", {"de": "Jetzt Läuft"}),
-        "0.name_localizations.de",
+        NAME,
+        "de",
+        "Jetzt Läuft",
         "APPLICATION_COMMAND_INVALID_NAME",
     ),
-    (
+    refused_at(
         "context menu command has no description",
-        setter("100.description", "d"),
         "100.description",
+        "d",
         "APPLICATION_COMMAND_DESCRIPTION_NOT_ALLOWED",
     ),
     (

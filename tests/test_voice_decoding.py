@@ -12,20 +12,14 @@ import aiohttp
 import pytest
 
 from bot.guard.netguard import GuardedResolver, HostPolicy
-from bot.voice import StationBroadcast, decode_args, find_ffmpeg
+from bot.voice import decode_args
 from bot.voice.ffmpeg import input_format
 from bot.voice.pacer import Pacer
 
+from .support.broadcasting import broadcasting
 from .support.fakeicecast import FakeIcecast
 from .support.icecast_media import Media, make_media
 from .support.waiting import wait_for
-
-
-@pytest.fixture(scope="session")
-def ffmpeg() -> str:
-    binary = find_ffmpeg()
-    assert binary is not None, "no FFmpeg: install the imageio-ffmpeg wheel (pip install -e .)"
-    return binary.path
 
 
 @pytest.fixture(scope="session")
@@ -72,17 +66,14 @@ async def test_a_decoder_still_reading_its_input_is_not_killed_before_its_first_
     slow = tmp_path / "ffmpeg-reads-first"
     slow.write_text(f'#!/bin/sh\nhead -c 98304 > /dev/null\nexec "{ffmpeg}" "$@"\n')
     slow.chmod(0o755)
-    async with FakeIcecast(await media(ffmpeg, "mp3-128", folder)) as icecast:
-        broadcast = StationBroadcast(
-            "test-station", icecast.url, str(slow), session=session, watchdog=1.0
-        )
-        try:
-            audio = broadcast.audio()
-            await wait_for(lambda: audio.queue.received >= 10, within=30)
-            assert broadcast.restarts == 0
-            assert icecast.connections == 1
-        finally:
-            await broadcast.close()
+    async with (
+        FakeIcecast(await media(ffmpeg, "mp3-128", folder)) as icecast,
+        broadcasting(icecast.url, str(slow), session, watchdog=1.0) as broadcast,
+    ):
+        audio = broadcast.audio()
+        await wait_for(lambda: audio.queue.received >= 10, within=30)
+        assert broadcast.restarts == 0
+        assert icecast.connections == 1
 
 
 async def test_a_content_type_that_names_the_wrong_format_is_probed_next_time(
@@ -93,16 +84,12 @@ async def test_a_content_type_that_names_the_wrong_format_is_probed_next_time(
     run probes the bytes instead, and the station plays."""
     aac = dataclasses.replace(await media(ffmpeg, "aac-128", folder), content_type="audio/mpeg")
     async with FakeIcecast(aac) as icecast:
-        broadcast = StationBroadcast(
-            "test-station", icecast.url, ffmpeg, session=session, min_backoff=0.05, watchdog=1.0
-        )
-        try:
+        options = {"min_backoff": 0.05, "watchdog": 1.0}
+        async with broadcasting(icecast.url, ffmpeg, session, **options) as broadcast:
             audio = broadcast.audio()
             await wait_for(lambda: audio.queue.received >= 10, within=30)
             assert broadcast.restarts == 1
             assert icecast.connections == 2
-        finally:
-            await broadcast.close()
 
 
 def packets(start: int, count: int) -> list[bytes]:

@@ -48,6 +48,7 @@ from bot.voice.ogg import OggOpusParser, ogg_crc
 from bot.voice.stream import MAX_REDIRECTS, check_stream_url, open_probed
 from bot.voice.streams import stream_guard
 
+from .support.broadcasting import broadcasting
 from .support.fakeicecast import FakeIcecast, make_mp3
 from .support.waiting import wait_for
 
@@ -55,13 +56,6 @@ TOKEN = "listener-token-SECRET-77"
 
 
 # Fixtures and helpers -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def ffmpeg() -> str:
-    binary = find_ffmpeg()
-    assert binary is not None, "no FFmpeg: install the imageio-ffmpeg wheel (pip install -e .)"
-    return binary.path
 
 
 @pytest.fixture(scope="session")
@@ -508,6 +502,13 @@ async def test_ffmpeg_argv_names_no_url(
     assert broadcast.bytes_received > 0  # the bytes came through OnAir's session
 
 
+@pytest.fixture
+def restart_lines(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
+    """The engine's "decoder restart" warnings so far, as logged (they are captured from here)."""
+    caplog.set_level(logging.WARNING, logger="bot.voice")
+    return lambda: [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+
+
 def fake_ffmpeg(folder: Path, name: str, body: str) -> str:
     """A shell script standing in for FFmpeg (how a broken or stuck decoder behaves)."""
     script = folder / name
@@ -526,21 +527,15 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
     icecast: FakeIcecast,
     failing_ffmpeg: str,
     session: aiohttp.ClientSession,
-    caplog: pytest.LogCaptureFixture,
+    restart_lines: Callable[[], list[str]],
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.voice")
-    broadcast = StationBroadcast(
-        "test-station", icecast.url, failing_ffmpeg, session=session, min_backoff=0.05
-    )
-    try:
+    async with broadcasting(icecast.url, failing_ffmpeg, session, min_backoff=0.05) as broadcast:
         audio = broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 2, within=10)
         assert icecast.connections >= 2  # each try opened the stream again...
         await wait_for(lambda: icecast.open_connections == 0, within=5)  # ...and closed it
         assert audio.queue.received == 0
-    finally:
-        await broadcast.close()
-    line = next(r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage())
+    line = restart_lines()[0]
     assert "FFmpeg exited (3): pipe:0: Invalid data found" in line
 
 
@@ -554,24 +549,20 @@ async def test_a_stuck_ffmpeg_holds_the_stream_back(
     mp3: bytes,
     stuck_ffmpeg: str,
     session: aiohttp.ClientSession,
-    caplog: pytest.LogCaptureFixture,
+    restart_lines: Callable[[], list[str]],
 ) -> None:
     """Backpressure: while FFmpeg reads nothing, OnAir stops reading the stream (a full pipe,
     then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
     watchdog then restarts it."""
-    caplog.set_level(logging.WARNING, logger="bot.voice")
-    async with FakeIcecast(mp3, speed=1250) as fast:  # 20 MB/s on offer
-        broadcast = StationBroadcast(
-            "test-station", fast.url, stuck_ffmpeg, session=session, watchdog=1.0
-        )
-        try:
-            broadcast.audio()
-            await wait_for(lambda: broadcast.restarts >= 1, within=10)
-            assert broadcast.bytes_received < 1_000_000  # a pipe and a chunk, not 20 MB
-            assert broadcast.bytes_received > 0
-        finally:
-            await broadcast.close()
-    line = next(r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage())
+    async with (
+        FakeIcecast(mp3, speed=1250) as fast,  # 20 MB/s on offer
+        broadcasting(fast.url, stuck_ffmpeg, session, watchdog=1.0) as broadcast,
+    ):
+        broadcast.audio()
+        await wait_for(lambda: broadcast.restarts >= 1, within=10)
+        assert broadcast.bytes_received < 1_000_000  # a pipe and a chunk, not 20 MB
+        assert broadcast.bytes_received > 0
+    line = restart_lines()[0]
     assert "no audio for 1 s" in line
 
 
@@ -658,11 +649,10 @@ async def test_a_stream_on_a_private_address_is_refused(
     icecast: FakeIcecast,
     production_session: aiohttp.ClientSession,
     broadcasts: Callable[..., StationBroadcast],
-    caplog: pytest.LogCaptureFixture,
+    restart_lines: Callable[[], list[str]],
 ) -> None:
     """A guild station's stream URL naming a host that resolves into the bot's network, or an
     IP literal there, is never contacted: not by the probe, not by the decoder."""
-    caplog.set_level(logging.WARNING, logger="bot.voice")
     port = icecast.base_url.rsplit(":", 1)[1]
     for url in (f"http://internal.test:{port}/stream.mp3", f"http://127.0.0.1:{port}/s.mp3"):
         with pytest.raises(StreamUnreachable) as refused:
@@ -674,7 +664,7 @@ async def test_a_stream_on_a_private_address_is_refused(
         assert ffmpeg_children() == []
         audio.cleanup()
     assert icecast.requests == 0
-    lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+    lines = restart_lines()
     assert all("refused" in line for line in lines), lines
 
 
@@ -762,7 +752,7 @@ async def test_every_redirect_hop_passes_the_station_policy_like_the_first_url(
     icecast: FakeIcecast,
     hops: tuple[int, list[str], list[str]],
     broadcasts: Callable[..., StationBroadcast],
-    caplog: pytest.LogCaptureFixture,
+    restart_lines: Callable[[], list[str]],
 ) -> None:
     """A guild station's link on an allowed host redirects to a host or port its policy
     refuses: the hop is refused before anything connects to it (the probe and the decoder
@@ -770,7 +760,6 @@ async def test_every_redirect_hop_passes_the_station_policy_like_the_first_url(
     host, which the resolver trusts to reach internal addresses). A config station's guard
     trusts the owner's hosts, so the same hop plays there. Redirect loops end after
     ``MAX_REDIRECTS`` hops."""
-    caplog.set_level(logging.WARNING, logger="bot.voice")
     port, location, seen = hops
     icecast_port = int(icecast.base_url.rsplit(":", 1)[1])
     owner_hosts = frozenset({"radio.test", "owner.test"})
@@ -806,7 +795,7 @@ async def test_every_redirect_hop_passes_the_station_policy_like_the_first_url(
         await wait_for(lambda: broadcast.restarts >= 2, within=10)
         audio.cleanup()
         assert icecast.requests == 0
-        lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+        lines = restart_lines()
         assert "a redirect refused" in lines[0], lines
 
         # A first URL the policy refuses is not contacted either.
@@ -936,10 +925,9 @@ async def test_audio_content_types_and_none_are_played(
 async def test_the_decoder_refuses_a_web_page_and_says_so_in_its_restart_line(
     session: aiohttp.ClientSession,
     broadcasts: Callable[..., StationBroadcast],
-    caplog: pytest.LogCaptureFixture,
+    restart_lines: Callable[[], list[str]],
 ) -> None:
     """The decoder opens the stream with the same check: no FFmpeg starts on a web page."""
-    caplog.set_level(logging.WARNING, logger="bot.voice")
     async with answering("text/html") as url:
         broadcast = broadcasts(url, min_backoff=0.05, max_backoff=0.1)
         audio = broadcast.audio()
@@ -947,7 +935,7 @@ async def test_the_decoder_refuses_a_web_page_and_says_so_in_its_restart_line(
         assert ffmpeg_children() == []
         assert broadcast.frames_produced == 0
         audio.cleanup()
-    lines = [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
+    lines = restart_lines()
     assert lines
     assert "a web page (text/html), not an audio stream" in lines[0]
     assert TOKEN not in "\n".join(lines)

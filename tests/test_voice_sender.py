@@ -197,3 +197,104 @@ async def test_the_udp_reader_waits_after_a_closed_socket() -> None:
         reader.join(5)
     assert errors <= 4, errors  # one select() per SELECT_RETRY, not a spin
     assert SELECT_RETRY >= 0.05
+
+
+class SilenceGate(Link):
+    """A link whose closing silence hangs (its audio frames go out)."""
+
+    def send_audio_packet(self, data: bytes, *, encode: bool = True) -> None:
+        if data == OPUS_SILENCE and self.gate is not None:
+            self.blocked.set()
+            self.gate.wait()
+        self.packets.append(data)
+
+
+async def test_a_guild_whose_closing_silence_hangs_does_not_delay_the_others(
+    sender: VoiceSender,
+) -> None:
+    """Review of #26: the five closing silence frames were sent outside the watchdog's sight,
+    so one stopping guild whose send hung stopped the clock for every guild."""
+    source = Counting()
+    leaving, staying = SilenceGate("leaving"), Link("staying")
+    lane = sender.play(leaving, "s", source)
+    sender.play(staying, "s", Counting())
+    await wait_for(lambda: len(staying.packets) >= 3, within=10)
+    leaving.gate = threading.Event()
+    lane.stop()
+    try:
+        await wait_for(leaving.blocked.is_set, within=10)
+        before = len(staying.packets)
+        await wait_for(lambda: len(staying.packets) >= before + 30, within=10)
+    finally:
+        leaving.gate.set()
+    await wait_for(lambda: lane.ended, within=10)
+    assert leaving.speaking_states[-1] is False
+
+
+class Tagged(Counting):
+    """Packets that name their station."""
+
+    def __init__(self, tag: bytes) -> None:
+        super().__init__()
+        self.tag = tag
+
+    def read(self) -> bytes:
+        return self.tag + super().read()
+
+
+class StopsThenHangs(Link):
+    """On its first send, stops another guild's lane (the plan changes), then hangs."""
+
+    other: Lane | None = None
+
+    def send_audio_packet(self, data: bytes, *, encode: bool = True) -> None:
+        if self.gate is not None and self.other is not None:
+            self.other.stop()
+            self.other = None
+            self.blocked.set()
+            self.gate.wait()
+        self.packets.append(data)
+
+
+async def test_a_rescue_after_the_stations_changed_sends_each_guild_its_own_station(
+    sender: VoiceSender,
+) -> None:
+    """Review of #26: the thread taking over from a stuck one resumed at the stuck one's
+    (station, guild) position in the *current* plan with the packets read for the old one:
+    when a station had left meanwhile, another station's guilds got a frame of the wrong
+    station (and some guilds none)."""
+    first, hanging = Link("a"), StopsThenHangs("b")
+    c1, c2 = Link("c1"), Link("c2")
+    lane_a = sender.play(first, "A", Tagged(b"A"))
+    hanging.other = lane_a
+    sender.play(hanging, "B", Tagged(b"B"))
+    sender.play(c1, "C", Tagged(b"C"))
+    sender.play(c2, "C", Tagged(b"C"))
+    await wait_for(lambda: len(c2.packets) >= 3, within=10)
+    hanging.gate = threading.Event()
+    try:
+        await wait_for(hanging.blocked.is_set, within=10)
+        await wait_for(lambda: sender.rescues >= 1, within=10)
+        before = len(c1.packets)
+        await wait_for(lambda: len(c1.packets) >= before + 5, within=10)
+    finally:
+        hanging.gate.set()
+    for link in (c1, c2):
+        assert all(packet.startswith(b"C") for packet in link.packets), link.packets
+
+
+async def test_a_station_nobody_plays_is_read_no_more(sender: VoiceSender) -> None:
+    """Review of #26: the plan was made again before the station's last lane left it, so the
+    station stayed in it and its released source was read on every tick."""
+    gone, staying = Counting(), Counting()
+    lane = sender.play(Link("a"), "gone", gone)
+    other = Link("b")
+    sender.play(other, "staying", staying)
+    await wait_for(lambda: len(other.packets) >= 3, within=10)
+    lane.stop()
+    await wait_for(gone.cleaned.is_set, within=10)
+    reads = gone.reads
+    before = len(other.packets)
+    await wait_for(lambda: len(other.packets) >= before + 10, within=10)
+    assert gone.reads <= reads + 1  # (a tick may have been under way)
+    assert sender.feeds == 1

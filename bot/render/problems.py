@@ -10,15 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..station.errors import (
-    Failure,
-    StationAuthError,
-    StationError,
-    StationNotFound,
-    StationRefused,
-    StationResponseError,
-    StationUnavailable,
-)
+from ..station import errors
 from ..util.i18n import ENGLISH, N_, Lang
 
 # Low-level causes (aiohttp's and the OS's exception names) in plain words.
@@ -49,41 +41,45 @@ def cause_words(cause: str) -> str:
 
 
 # Per kind of failure: the line with a cause, and without one (whole sentences, for gettext).
-_REASONS: tuple[tuple[type[StationError], str, str], ...] = (
-    (StationUnavailable, N_("no answer from {server} ({cause})"), N_("no answer from {server}")),
+_REASONS: tuple[tuple[type[errors.StationError], str, str], ...] = (
     (
-        StationAuthError,
+        errors.StationUnavailable,
+        N_("no answer from {server} ({cause})"),
+        N_("no answer from {server}"),
+    ),
+    (
+        errors.StationAuthError,
         N_("{server} refused the API key ({cause})"),
         N_("{server} refused the API key"),
     ),
     (
-        StationNotFound,
+        errors.StationNotFound,
         N_("{server} does not know this station id ({cause})"),
         N_("{server} does not know this station id"),
     ),
     (
-        StationRefused,
+        errors.StationRefused,
         N_("{server} is at an address OnAir does not contact"),
         N_("{server} is at an address OnAir does not contact"),
     ),
     (
-        StationResponseError,
+        errors.StationResponseError,
         N_("an answer from {server} that OnAir cannot read ({cause})"),
         N_("an answer from {server} that OnAir cannot read"),
     ),
     (
-        StationError,
+        errors.StationError,
         N_("{server} could not be reached ({cause})"),
         N_("{server} could not be reached"),
     ),
 )
 
 
-def staff_reason(failure: Failure | StationError, lang: Lang = ENGLISH) -> str:
+def staff_reason(failure: errors.Failure | errors.StationError, lang: Lang = ENGLISH) -> str:
     """One line for staff: what failed, at which server, and the low-level cause (plain text:
     escape it with ``text.safe`` where it is shown)."""
-    if isinstance(failure, StationError):
-        failure = Failure.of(failure)
+    if isinstance(failure, errors.StationError):
+        failure = errors.Failure.of(failure)
     server = failure.server[:120] or lang.t("the station server")
     cause = cause_words(failure.cause)[:60] if failure.cause else ""
     for kind, with_cause, without in _REASONS:

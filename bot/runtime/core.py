@@ -53,7 +53,6 @@ EXTENSIONS = (
     "cogs.voice",
     "cogs.community",
     "cogs.requests",
-    "cogs.request_admin",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})

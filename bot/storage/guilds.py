@@ -5,29 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from .models import GuildSettings, GuildStation
-from .primitives import StoragePrimitives, and_equal
+from .primitives import StoragePrimitives, and_equal, upsert_row
 
 
 class GuildStore(StoragePrimitives):
     """The stations a guild added, its settings, and its purge."""
 
     async def save_guild_station(self, station: GuildStation) -> None:
-        await self.execute(
-            "INSERT INTO guild_stations (guild_id, slug, name, base_url, station_id, key_cipher, "
-            "timezone) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, slug) DO UPDATE SET "
-            "name = excluded.name, base_url = excluded.base_url, "
-            "station_id = excluded.station_id, key_cipher = excluded.key_cipher, "
-            "timezone = excluded.timezone",
-            (
-                station.guild_id,
-                station.slug,
-                station.name,
-                station.base_url,
-                station.station_id,
-                station.key_cipher,
-                station.timezone,
-            ),
-        )
+        columns = "name, base_url, station_id, key_cipher, timezone"
+        await self.execute(*upsert_row("guild_stations", "guild_id, slug", columns, station))
 
     async def guild_stations(self, guild_id: int | None = None) -> list[GuildStation]:
         query = (
@@ -78,13 +64,8 @@ class GuildStore(StoragePrimitives):
         return counts[-1] > 0
 
     async def save_guild_settings(self, settings: GuildSettings) -> None:
-        await self.execute(
-            "INSERT INTO guild_settings (guild_id, timezone, default_station, language) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "timezone = excluded.timezone, default_station = excluded.default_station, "
-            "language = excluded.language",
-            (settings.guild_id, settings.timezone, settings.default_station, settings.language),
-        )
+        columns = "timezone, default_station, language"
+        await self.execute(*upsert_row("guild_settings", "guild_id", columns, settings))
 
     async def guild_settings(self, guild_id: int) -> GuildSettings:
         row = await self.fetchone(

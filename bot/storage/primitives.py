@@ -20,6 +20,27 @@ def and_equal(sql: str, params: list[Any], **columns: object) -> str:
     return sql
 
 
+def upsert(table: str, key: str, columns: str) -> str:
+    """``INSERT`` of one row keyed by ``key`` that replaces the ``columns`` of the row already
+    there (each a list of names, comma separated); the values go in the order key, then
+    columns. Written once so each store names its columns once. Names come from our code."""
+    updated = [c.strip() for c in columns.split(",")]
+    names = [*(k.strip() for k in key.split(",")), *updated]
+    marks = ", ".join("?" * len(names))
+    sets = ", ".join(f"{c} = excluded.{c}" for c in updated)
+    return (
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks}) "
+        f"ON CONFLICT ({key}) DO UPDATE SET {sets}"
+    )
+
+
+def upsert_row(table: str, key: str, columns: str, row: object) -> Statement:
+    """:func:`upsert` with its values read from ``row``: each column is the attribute of that
+    name (the stored models name their fields as their columns)."""
+    names = [n.strip() for n in f"{key}, {columns}".split(",")]
+    return upsert(table, key, columns), tuple(getattr(row, n) for n in names)
+
+
 class StoragePrimitives(ABC):
     """Portable SQL (``?`` placeholders) in, rows out: the per-domain stores build on these."""
 

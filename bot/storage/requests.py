@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Sequence
 
 from .models import NewRequest, PendingRequest, RequestCredit, RequestSettings
-from .primitives import StoragePrimitives
+from .primitives import StoragePrimitives, upsert_row
 
 ASKING, ACCEPTED = "asking", "accepted"
 _COUNTED = (ASKING, ACCEPTED)  # a request being asked counts, a refused one is deleted
@@ -34,19 +34,8 @@ class RequestStore(StoragePrimitives):
         return RequestSettings(guild_id, int(row[0]), float(row[1]), int(row[2]), int(row[3]))
 
     async def save_request_settings(self, settings: RequestSettings) -> None:
-        await self.execute(
-            "INSERT INTO guild_requests (guild_id, role_id, cooldown, hourly_cap, channel_id) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "role_id = excluded.role_id, cooldown = excluded.cooldown, "
-            "hourly_cap = excluded.hourly_cap, channel_id = excluded.channel_id",
-            (
-                settings.guild_id,
-                settings.role_id,
-                settings.cooldown,
-                settings.hourly_cap,
-                settings.channel_id,
-            ),
-        )
+        columns = "role_id, cooldown, hourly_cap, channel_id"
+        await self.execute(*upsert_row("guild_requests", "guild_id", columns, settings))
 
     async def requests_enabled(self, guild_id: int, station: str) -> bool | None:
         """The guild's choice for the station; None when it made none (the default applies)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from .models import AlertState, AlertSubscription, Recap, ScheduledPost
 from .outbox import PENDING
-from .primitives import Row, Statement, StoragePrimitives, and_equal
+from .primitives import Row, Statement, StoragePrimitives, and_equal, upsert_row
 
 _POST_COLUMNS = "post_key, guild_id, channel_id, kind, payload, attempts, created_at, expires_at"
 
@@ -154,12 +154,8 @@ class ScheduledStore(StoragePrimitives):
         )
 
     async def save_alert_subscription(self, sub: AlertSubscription) -> None:
-        await self.execute(
-            "INSERT INTO alert_subscriptions (guild_id, station, channel_id, role_id) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id, station) DO UPDATE SET "
-            "channel_id = excluded.channel_id, role_id = excluded.role_id",
-            (sub.guild_id, sub.station, sub.channel_id, sub.role_id),
-        )
+        columns = "channel_id, role_id"
+        await self.execute(*upsert_row("alert_subscriptions", "guild_id, station", columns, sub))
 
     async def remove_alert_subscription(self, guild_id: int, station: str | None) -> int:
         params: list[Any] = [guild_id]
@@ -204,20 +200,8 @@ class ScheduledStore(StoragePrimitives):
         await self.execute("DELETE FROM station_alert_state WHERE station = ?", (station,))
 
     async def save_recap(self, recap: Recap) -> None:
-        await self.execute(
-            "INSERT INTO recaps (guild_id, channel_id, station, weekday, hour, since) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "channel_id = excluded.channel_id, station = excluded.station, "
-            "weekday = excluded.weekday, hour = excluded.hour, since = excluded.since",
-            (
-                recap.guild_id,
-                recap.channel_id,
-                recap.station,
-                recap.weekday,
-                recap.hour,
-                recap.since,
-            ),
-        )
+        columns = "channel_id, station, weekday, hour, since"
+        await self.execute(*upsert_row("recaps", "guild_id", columns, recap))
 
     async def remove_recap(self, guild_id: int) -> bool:
         return await self.execute("DELETE FROM recaps WHERE guild_id = ?", (guild_id,)) > 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .models import GuildVoice, VoiceSession
-from .primitives import Row, StoragePrimitives
+from .primitives import Row, StoragePrimitives, upsert
 
 _GUILD_VOICE = (
     "SELECT guild_id, home_channel, leave_when_empty, station, channel_status FROM guild_voice"
@@ -31,10 +31,7 @@ class VoiceStore(StoragePrimitives):
     async def save_voice_session(self, session: VoiceSession, *, now: float) -> None:
         """Where the guild's player is (one per guild): rejoined after a restart."""
         await self.execute(
-            "INSERT INTO voice_sessions (guild_id, channel_id, station, updated_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "channel_id = excluded.channel_id, station = excluded.station, "
-            "updated_at = excluded.updated_at",
+            upsert("voice_sessions", "guild_id", "channel_id, station, updated_at"),
             (session.guild_id, session.channel_id, session.station, now),
         )
 
@@ -49,11 +46,9 @@ class VoiceStore(StoragePrimitives):
 
     async def save_guild_voice(self, voice: GuildVoice) -> None:
         await self.execute(
-            "INSERT INTO guild_voice (guild_id, home_channel, leave_when_empty, station, "
-            "channel_status) VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id) DO UPDATE SET "
-            "home_channel = excluded.home_channel, "
-            "leave_when_empty = excluded.leave_when_empty, station = excluded.station, "
-            "channel_status = excluded.channel_status",
+            upsert(
+                "guild_voice", "guild_id", "home_channel, leave_when_empty, station, channel_status"
+            ),
             (
                 voice.guild_id,
                 voice.home_channel,

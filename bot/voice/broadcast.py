@@ -24,6 +24,7 @@ import random
 import threading
 from collections import deque
 from dataclasses import dataclass
+from typing import TypedDict
 
 import aiohttp
 
@@ -41,6 +42,19 @@ from .stream import (
 )
 
 log = logging.getLogger(__name__)
+
+WATCHDOG = 5.0  # seconds without audio before a decoder restarts (and a probe's read timeout)
+
+
+class Tuning(TypedDict, total=False):
+    """The decoder settings ``Broadcasts`` gives every station's :class:`StationBroadcast`
+    (what it leaves out takes the defaults there)."""
+
+    queue_frames: int
+    watchdog: float
+    max_backoff: float
+    linger: float
+
 
 LOG_REPEAT_SECONDS = 300.0  # an identical restart line is logged at WARNING once per this
 
@@ -67,7 +81,7 @@ class StationBroadcast:
         *,
         session: aiohttp.ClientSession,
         queue_frames: int = 25,
-        watchdog: float = 5.0,
+        watchdog: float = WATCHDOG,
         max_backoff: float = 30.0,
         min_backoff: float = 0.5,
         healthy_after: float = 30.0,

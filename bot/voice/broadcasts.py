@@ -4,10 +4,11 @@ station, however many guilds play it)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Unpack
 
 import aiohttp
 
-from .broadcast import BroadcastStats, StationBroadcast
+from .broadcast import WATCHDOG, BroadcastStats, StationBroadcast, Tuning
 from .source import StationAudio
 from .stream import OpenedStream, StreamGuard
 
@@ -16,24 +17,12 @@ class Broadcasts:
     """Station key → :class:`StationBroadcast`, shared by every guild."""
 
     def __init__(
-        self,
-        ffmpeg: str,
-        *,
-        session: aiohttp.ClientSession,
-        queue_frames: int = 25,
-        watchdog: float = 5.0,
-        max_backoff: float = 30.0,
-        linger: float = 0.0,
+        self, ffmpeg: str, *, session: aiohttp.ClientSession, **tuning: Unpack[Tuning]
     ) -> None:
         self.ffmpeg = ffmpeg
         self.session = session
-        self.watchdog = watchdog
-        self._options = {
-            "queue_frames": queue_frames,
-            "watchdog": watchdog,
-            "max_backoff": max_backoff,
-            "linger": linger,
-        }
+        self.watchdog = tuning.get("watchdog", WATCHDOG)
+        self._tuning = tuning
         self._broadcasts: dict[str, StationBroadcast] = {}
 
     def audio_for(
@@ -67,11 +56,8 @@ class Broadcasts:
                 stream_url,
                 self.ffmpeg,
                 session=self.session,
-                queue_frames=int(self._options["queue_frames"]),
-                watchdog=float(self._options["watchdog"]),
-                max_backoff=float(self._options["max_backoff"]),
-                linger=float(self._options["linger"]),
                 guard=guard,
+                **self._tuning,
             )
             self._broadcasts[key] = broadcast
         else:

@@ -17,7 +17,11 @@ while the connection is not connected; five silence frames and "not speaking" wh
 A guild never delays the others: a watchdog thread looks at the sender every ``stall_after``
 seconds; when one send has not returned since the last look, that guild's lane is set aside
 (``stalled``), a new sender thread takes over the clock where the stuck one stopped, and the stuck
-thread, once its send returns, frees the lane and ends.
+thread, once its send returns, frees the lane and ends. The closing silence is watched the same
+way; the thread taking over resumes on the plan and packets the stuck one had (a station that left
+meanwhile shifts nobody), and a send's end and a rescue agree under the lock, so a lane is never
+left set aside nor sent to by two threads at once (one client's nonce and sequence are not
+thread-safe).
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ class VoiceLink(Protocol):
 
 
 After = Callable[[Exception | None], None]
+_Plan = tuple[tuple["_Feed", tuple["Lane", ...]], ...]
+_Progress = tuple[int, int, list[bytes], _Plan]  # feed index, lane index, packets read, plan
 
 
 @dataclass(eq=False)
@@ -108,7 +114,7 @@ class VoiceSender:
         self._lock = threading.Lock()
         self._feeds: dict[str, _Feed] = {}
         # What a tick sends, rebuilt on each change (copy on write: a tick reads it unlocked).
-        self._plan: tuple[tuple[_Feed, tuple[Lane, ...]], ...] = ()
+        self._plan: _Plan = ()
         self._ending: list[Lane] = []
         self._wake = threading.Event()
         self._closed = False
@@ -118,7 +124,7 @@ class VoiceSender:
         self._busy: Lane | None = None  # the lane whose send is under way
         self._sends = 0  # sends begun (the watchdog compares it between looks)
         self._due = 0.0
-        self._progress: tuple[int, int, list[bytes]] = (0, 0, [])
+        self._progress: _Progress | None = None  # where a rescue resumes (None: next tick)
         self.ticks = 0
         self.late_ticks = 0  # ticks woken more than a frame late
         self.rescues = 0  # sender threads replaced because a send stalled
@@ -179,11 +185,10 @@ class VoiceSender:
         if feed is None or lane not in feed.lanes:
             return None
         feed.lanes.remove(lane)
+        if not feed.lanes:
+            del self._feeds[lane.key]  # before the plan is made again: its source is released
         self._replan()
-        if feed.lanes:
-            return None
-        del self._feeds[lane.key]
-        return feed.source
+        return None if feed.lanes else feed.source
 
     def _replan(self) -> None:
         self._plan = tuple((feed, tuple(feed.lanes)) for feed in self._feeds.values())
@@ -201,7 +206,7 @@ class VoiceSender:
             )
             self._watchdog.start()
 
-    def _spawn(self, resume: tuple[int, int, list[bytes]] | None) -> None:
+    def _spawn(self, resume: _Progress | None) -> None:
         """A sender thread of the current generation (under the lock)."""
         generation = self._generation
         self._thread = threading.Thread(
@@ -209,9 +214,11 @@ class VoiceSender:
         )
         self._thread.start()
 
-    def _run(self, generation: int, resume: tuple[int, int, list[bytes]] | None) -> None:
+    def _run(self, generation: int, resume: _Progress | None) -> None:
         if resume is not None:
             self._tick(generation, *resume)
+            if generation != self._generation:
+                return
         while generation == self._generation:
             if self._closed or (not self._plan and not self._ending):
                 if self._closed:
@@ -236,15 +243,21 @@ class VoiceSender:
             self._due += self.frame_seconds
             self.ticks += 1
             self._finish_ending(generation)
-            self._tick(generation, 0, 0, None)
+            if generation != self._generation:
+                return  # a closing silence stalled: a new sender thread has the clock
+            self._tick(generation, 0, 0, None, self._plan)
 
     def _tick(
-        self, generation: int, start_feed: int, start_lane: int, read: list[bytes] | None
+        self,
+        generation: int,
+        start_feed: int,
+        start_lane: int,
+        read: list[bytes] | None,
+        plan: _Plan,
     ) -> None:
         """Send one frame of every station to each of its lanes, from (``start_feed``,
         ``start_lane``) on: a replacement thread goes on where a stuck one stopped, with the
-        packets it had read."""
-        plan = self._plan
+        plan and packets it had."""
         packets = read if read is not None else [self._read(feed) for feed, _ in plan]
         for index in range(start_feed, len(plan)):
             lanes = plan[index][1]
@@ -264,26 +277,39 @@ class VoiceSender:
                     lane.connected = True
                     if lane.frames_sent:
                         lane.link.speaking(True)  # back after a reconnect, as AudioPlayer does
-                self._progress = (index, position, packets)
-                self._busy = lane
-                self._sends += 1
-                try:
-                    lane.link.send_audio_packet(packet, encode=False)
-                except Exception as error:  # one guild's failure is its own
-                    if lane.error is None:
-                        lane.error = error
-                        _LOGGER.warning("voice send failed: %s", type(error).__name__)
-                finally:
-                    self._busy = None
+                self._progress = (index, position, packets, plan)
+                current = self._send(generation, lane, packet)
                 lane.frames_sent += 1
-                if generation != self._generation:
-                    # This send stalled and another thread took over: free the lane, end here.
-                    lane.stalled = False
-                    return
+                if not current:
+                    return  # this send stalled and another thread took over: end here
                 if audio:
                     lane.audio_frames += 1
                 else:
                     lane.silence_frames += 1
+
+    def _send(self, generation: int, lane: Lane, packet: bytes, *, goodbye: bool = False) -> bool:
+        """One send the watchdog can see; False when it failed (a closing silence's failure is
+        no error, as in AudioPlayer) or stalled: then a newer thread has the clock and the lane
+        is freed. Its end and a rescue agree under the lock: either the rescue came first (this
+        thread ends) or the send's end (no rescue for it)."""
+        self._busy = lane
+        self._sends += 1
+        ok = True
+        try:
+            lane.link.send_audio_packet(packet, encode=False)
+        except Exception as error:  # one guild's failure is its own
+            ok = False
+            if lane.error is None and not goodbye:
+                lane.error = error
+                _LOGGER.warning("voice send failed: %s", type(error).__name__)
+        finally:
+            with self._lock:
+                if self._busy is lane:
+                    self._busy = None
+                current = generation == self._generation
+        if not current:
+            lane.stalled = False
+        return current and (ok or not goodbye)
 
     def _read(self, feed: _Feed) -> bytes:
         try:
@@ -300,16 +326,17 @@ class VoiceSender:
         """Closing silence and "not speaking" for the lanes that stopped; then ``after``."""
         with self._lock:
             ending, self._ending = self._ending, []
-        for lane in ending:
+        for done, lane in enumerate(ending):
             if generation != self._generation:
+                # A closing silence stalled: the newer sender thread sees to the rest.
                 with self._lock:
-                    self._ending.append(lane)
-                continue
+                    self._ending.extend(ending[done:])
+                self._wake.set()
+                return
             if not lane.stalled and lane.link.is_connected():
+                self._progress = None  # stalled here: the new thread starts with the next tick
                 for _ in range(STOP_SILENCE):
-                    try:
-                        lane.link.send_audio_packet(OPUS_SILENCE, encode=False)
-                    except Exception:  # as AudioPlayer: a failed goodbye is not worth a line
+                    if not self._send(generation, lane, OPUS_SILENCE, goodbye=True):
                         break
                 lane.link.speaking(False)
             lane.ended = True
@@ -342,9 +369,13 @@ class VoiceSender:
             lane.stalls += 1
             self.rescues += 1
             self._generation += 1
-            index, position, packets = self._progress
+            progress = self._progress
             self._busy = None
-            self._spawn(resume=(index, position + 1, packets))
+            if progress is None:
+                self._spawn(resume=None)
+            else:
+                index, position, packets, plan = progress
+                self._spawn(resume=(index, position + 1, packets, plan))
         # (A loaded machine can pause the thread inside a send too: the first one is a warning.)
         _LOGGER.log(
             logging.WARNING if self.rescues == 1 else logging.DEBUG,

@@ -15,6 +15,7 @@ from bot.runtime.core import OnAirBot
 
 from .alerts import AlertCommands
 from .announcements import AnnouncementCommands
+from .requests import RequestCommands
 from .settings import SettingsCommands
 from .stations import StationCommands
 from .templates import TemplateCommands
@@ -24,6 +25,7 @@ from .voice import VoiceCommands
 @app_commands.guild_only()
 @app_commands.default_permissions(manage_guild=True)
 class AdminCog(
+    RequestCommands,
     VoiceCommands,
     AlertCommands,
     AnnouncementCommands,

@@ -438,11 +438,8 @@ def check_components(value: Any, errors: FormErrors, path: Path) -> None:
     seen: set[str] = set()
     for index, row in enumerate(rows):
         where = (*path, index)
-        row = _object(errors, where, row)
+        row = _action_row(errors, where, row)
         if row is None:
-            continue
-        if row.get("type") != ACTION_ROW:
-            errors.add((*where, "type"), "UNION_TYPE_CHOICES", "Value must be an action row here.")
             continue
         children = _array(errors, (*where, "components"), row.get("components"), ROW_WIDTH_MAX, 1)
         if row.get("components") is None:
@@ -471,15 +468,33 @@ def check_components(value: Any, errors: FormErrors, path: Path) -> None:
                     'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).',
                 )
                 continue
-            custom_id = child.get("custom_id")
-            if isinstance(custom_id, str):
-                if custom_id in seen:
-                    errors.add(
-                        (*spot, "custom_id"),
-                        "COMPONENT_CUSTOM_ID_DUPLICATED",
-                        "Component custom id cannot be duplicated",
-                    )
-                seen.add(custom_id)
+            _unique_custom_id(child, seen, errors, spot)
+
+
+def _action_row(errors: FormErrors, where: Path, row: Any) -> dict[str, Any] | None:
+    """``row`` when it is an action row (a message's or a modal's); else None, the error added."""
+    found = _object(errors, where, row)
+    if found is None:
+        return None
+    if found.get("type") != ACTION_ROW:
+        errors.add((*where, "type"), "UNION_TYPE_CHOICES", "Value must be an action row here.")
+        return None
+    return found
+
+
+def _unique_custom_id(
+    component: dict[str, Any], seen: set[str], errors: FormErrors, where: Path
+) -> None:
+    """Custom ids are unique across one message's (or one modal's) components."""
+    custom_id = component.get("custom_id")
+    if isinstance(custom_id, str):
+        if custom_id in seen:
+            errors.add(
+                (*where, "custom_id"),
+                "COMPONENT_CUSTOM_ID_DUPLICATED",
+                "Component custom id cannot be duplicated",
+            )
+        seen.add(custom_id)
 
 
 def _button(button: dict[str, Any], errors: FormErrors, path: Path) -> None:
@@ -681,11 +696,8 @@ def check_modal(data: Any, errors: FormErrors, path: Path) -> None:
     seen: set[str] = set()
     for index, row in enumerate(rows):
         where = (*path, "components", index)
-        row = _object(errors, where, row)
+        row = _action_row(errors, where, row)
         if row is None:
-            continue
-        if row.get("type") != ACTION_ROW:
-            errors.add((*where, "type"), "UNION_TYPE_CHOICES", "Value must be an action row here.")
             continue
         inputs = _array(errors, (*where, "components"), row.get("components"), 1, 1)
         for position, text_input in enumerate(inputs):
@@ -694,15 +706,7 @@ def check_modal(data: Any, errors: FormErrors, path: Path) -> None:
             if text_input is None:
                 continue
             _text_input(text_input, errors, spot)
-            custom_id = text_input.get("custom_id")
-            if isinstance(custom_id, str):
-                if custom_id in seen:
-                    errors.add(
-                        (*spot, "custom_id"),
-                        "COMPONENT_CUSTOM_ID_DUPLICATED",
-                        "Component custom id cannot be duplicated",
-                    )
-                seen.add(custom_id)
+            _unique_custom_id(text_input, seen, errors, spot)
 
 
 def _text_input(text_input: dict[str, Any], errors: FormErrors, path: Path) -> None:

@@ -163,6 +163,20 @@ class FrameStats:
     # 20 ms of 48 kHz audio (50 frames to a second of sound, however the packets were paced).
     steps: set[int] = field(default_factory=set)
 
+    def add(self, other: FrameStats, *, arrivals: bool = True) -> None:
+        """Count ``other`` in (another SSRC of the same guild); without ``arrivals``, all but
+        the arrival times."""
+        self.frames += other.frames
+        self.audio += other.audio
+        self.silence += other.silence
+        self.gaps += other.gaps
+        self.dave_frames += other.dave_frames
+        self.rejected += other.rejected
+        self.steps |= other.steps
+        if arrivals:
+            self.arrivals += other.arrivals
+            self.audio_arrivals += other.audio_arrivals
+
     def rate(self, window: float = 2.0, *, audio_only: bool = False) -> float:
         """Frames per second the sender kept to over the last ``window`` seconds of arrivals.
 
@@ -362,16 +376,7 @@ class FakeVoiceServer:
             streams = [s for s in self._streams.values() if s.guild_id == guild_id]
             out = FrameStats()
             for stream in streams:
-                got = stream.stats
-                out.frames += got.frames
-                out.audio += got.audio
-                out.silence += got.silence
-                out.gaps += got.gaps
-                out.dave_frames += got.dave_frames
-                out.rejected += got.rejected
-                out.arrivals += got.arrivals
-                out.audio_arrivals += got.audio_arrivals
-                out.steps |= got.steps
+                out.add(stream.stats)
         out.arrivals.sort()
         out.audio_arrivals.sort()
         return out
@@ -382,17 +387,8 @@ class FakeVoiceServer:
         out: dict[int, FrameStats] = {}
         with self._lock:
             for stream in self._streams.values():
-                got = stream.stats
                 merged = out.setdefault(stream.guild_id, FrameStats())
-                merged.frames += got.frames
-                merged.audio += got.audio
-                merged.silence += got.silence
-                merged.gaps += got.gaps
-                merged.dave_frames += got.dave_frames
-                merged.rejected += got.rejected
-                if arrivals:
-                    merged.arrivals += got.arrivals
-                    merged.audio_arrivals += got.audio_arrivals
+                merged.add(stream.stats, arrivals=arrivals)
         for merged in out.values():
             merged.arrivals.sort()
             merged.audio_arrivals.sort()

@@ -31,6 +31,7 @@ from bot.storage import Subscription
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community, screen_station
+from .screens_i18n import i18n
 from .screens_links import links
 from .screens_requests import requests
 
@@ -288,6 +289,31 @@ async def _announcements(out: Path) -> None:
         await sim.stop()
 
 
+async def alert_steps(
+    env: Any, fake: FakeDiscord, sim: StationSimulator, clock: Any, marks: list[tuple[float, float]]
+) -> None:
+    """The alerts' story, one poll a step: the first track; the live show starts; it ends; the
+    station fails, is down after 150 s, and is back. ``marks`` gets (monotonic, station clock)
+    at each step, so the drawing can place each post at its station time."""
+    announcer = env.bot.announcer
+    faults = {3: True, 5: False}  # step index -> the station fails (True) or is back
+    for index, step in enumerate((0, 175, 3000, 600, 150, 30)):
+        clock.advance(step)
+        if index in faults:
+            if faults[index]:
+                sim.inject("status", status=503)
+            else:
+                sim.faults.clear()
+        marks.append((time.monotonic(), clock()))
+        watch = announcer.watched()[0]
+        await fake.wait_for(settled(watch), within=60)
+        before = watch.status.polls
+        announcer.poll_now(watch)
+        await fake.wait_for(settled(watch, after=before), within=60)
+        await announcer.idle()
+        await env.bot.posts.idle()
+
+
 def settled(watch: StationWatch, *, after: int = -1) -> Callable[[], bool]:
     """True once the watch has polled more than ``after`` times and is not polling now."""
     return lambda: watch.status.polls > after and not watch.busy
@@ -390,22 +416,7 @@ async def _scheduled(out: Path) -> None:
                 await fake.final_message(iid, within=30)
                 write_scene(fake, out / f"{scene}.jsonl", since, {iid: label})
             await fake.wait_for(lambda: bool(announcer.watched()))
-            faults = {3: True, 5: False}  # step index -> the station fails (True) or is back
-            for index, step in enumerate((0, 175, 3000, 600, 150, 30)):
-                clock.advance(step)
-                if index in faults:
-                    if faults[index]:
-                        sim.inject("status", status=503)
-                    else:
-                        sim.faults.clear()
-                marks.append((time.monotonic(), clock()))
-                watch = announcer.watched()[0]
-                await fake.wait_for(settled(watch), within=60)
-                before = watch.status.polls
-                announcer.poll_now(watch)
-                await fake.wait_for(settled(watch, after=before), within=60)
-                await announcer.idle()
-                await env.bot.posts.idle()
+            await alert_steps(env, fake, sim, clock, marks)
             path = out / "alerts.jsonl"
             with path.open("w", encoding="utf-8") as handle:
                 for record in fake.requests:
@@ -574,6 +585,7 @@ SCENES = {
     "community": community,
     "requests": requests,
     "links": links,
+    "i18n": i18n,
 }
 
 

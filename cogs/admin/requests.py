@@ -1,32 +1,21 @@
-"""/onair requests: a guild's song-request rules. A group of its own added to /onair (the
-setup commands' group), so each /onair group lives in its own module."""
+"""/onair requests set: a guild's song-request rules."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import discord
 from discord import app_commands
 
 from bot.render import request_embeds
-from bot.runtime.core import OnAirBot
-from bot.ui.checks import require_manage
 from bot.ui.stations import resolve_station
 
-from .shapes import Channel, Interaction, station_option
+from ..shapes import Channel, Interaction, station_option
+from .base import AdminCommands
 
 
-class RequestRules(app_commands.Group):
-    """/onair requests ..."""
+class RequestCommands(AdminCommands):
+    requests = app_commands.Group(name="requests", description="Song requests from this server")
 
-    def __init__(self, bot: OnAirBot) -> None:
-        super().__init__(name="requests", description="Song requests from this server")
-        self.bot = bot
-
-    async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
-        return require_manage(interaction)
-
-    @app_commands.command(name="set", description="Turn song requests on or off and set limits")
+    @requests.command(name="set", description="Turn song requests on or off and set limits")
     @app_commands.describe(
         enabled="Take requests for this station here",
         role="Only members with this role may request (optional)",
@@ -61,10 +50,3 @@ class RequestRules(app_commands.Group):
         )
         text = request_embeds.settings_saved(chosen.name, state, rules)
         await interaction.response.send_message(text, ephemeral=True)
-
-
-async def setup(bot: OnAirBot) -> None:
-    onair = bot.tree.get_command("onair")
-    if not isinstance(onair, app_commands.Group):
-        raise RuntimeError("cogs.request_admin adds to /onair: load cogs.admin first")
-    onair.add_command(RequestRules(bot))
