@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
 from .station.errors import RequestsUnavailable
-from .util.i18n import N_
+from .util.i18n import ENGLISH, N_, Lang
 
 
 class OnAirError(Exception):
-    """A problem with what the user asked for (not with OnAir or the station)."""
+    """A problem with what the user asked for (not with OnAir or the station). Raised as
+    ``BadInput(errors.TEXT, station=name)``: the English text and its values apart, so the
+    reply can be said in the user's language (:meth:`said_in`)."""
+
+    def __init__(self, *args: object, **values: object) -> None:
+        super().__init__(*args)
+        self.values = values
+
+    def __str__(self) -> str:
+        return self.message
 
     @property
     def message(self) -> str:
-        return str(self.args[0]) if self.args else "That did not work."
+        return self.said_in(ENGLISH)
+
+    def said_in(self, lang: Lang) -> str:
+        text = str(self.args[0]) if self.args else "That did not work."
+        return lang.t(text, **self.values) if self.values else lang.t(text)
 
 
 class UnknownStation(OnAirError):
@@ -74,28 +87,32 @@ CANNOT_POST = "I can't post embeds in {channel}; let me Send Messages and Embed 
 
 
 # Voice (/join, /leave, /onair voice, the "Play in" button).
-VOICE_UNAVAILABLE = (
+VOICE_UNAVAILABLE = N_(
     "Voice is not available on this bot: its owner has not set up FFmpeg. "
     "The other commands work as usual."
 )
-JOIN_NO_CHANNEL = "Join a voice or stage channel first, then run `/join` (I play where you are)."
-JOIN_NO_PERMISSION = (
+JOIN_NO_CHANNEL = N_(
+    "Join a voice or stage channel first, then run `/join` (I play where you are)."
+)
+JOIN_NO_PERMISSION = N_(
     "I can't play in {channel}: I am missing the {missing} there. "
     "Please ask a server admin to allow it."
 )
-STAGE_CANNOT_SPEAK = (
+STAGE_CANNOT_SPEAK = N_(
     "I can't speak on the stage {channel}: please make me a stage moderator "
     "(**Mute Members**) or allow me to **Request to Speak** there."
 )
-STATION_NO_VOICE = "**{station}** is not played in voice by this bot (its owner turned it off)."
-GUILD_STATION_NO_VOICE = (
+STATION_NO_VOICE = N_("**{station}** is not played in voice by this bot (its owner turned it off).")
+GUILD_STATION_NO_VOICE = N_(
     "**{station}** is not played in voice yet: a server admin can turn it on with "
     "`/onair voice station:`."
 )
-NO_STREAM = "**{station}** does not name a stream I may play. Please ask a server admin."
-STREAM_UNREACHABLE = "I can't reach **{station}**'s stream right now. Please try again in a minute."
-VOICE_CONNECT_FAILED = "I could not connect to {channel} in time. Please try again in a minute."
-NOT_IN_VOICE = "I'm not playing in a voice channel here."
+NO_STREAM = N_("**{station}** does not name a stream I may play. Please ask a server admin.")
+STREAM_UNREACHABLE = N_(
+    "I can't reach **{station}**'s stream right now. Please try again in a minute."
+)
+VOICE_CONNECT_FAILED = N_("I could not connect to {channel} in time. Please try again in a minute.")
+NOT_IN_VOICE = N_("I'm not playing in a voice channel here.")
 NOT_A_VOICE_CHANNEL = "Pick a voice or stage channel from the list (or none)."
 STREAM_URL_NEEDS_STATION = (
     "Pick the `station` this stream address is for (a station this server added)."
@@ -194,26 +211,27 @@ LIKE_TOO_FAST = "You're liking quickly! Please wait a few seconds and try again.
 
 
 # Song requests (/request, /requests, /onair requests). {station} and {text} arrive made safe.
-REQUESTS_NOT_OFFERED = (
+REQUESTS_NOT_OFFERED = N_(
     "**{station}** doesn't take song requests through OnAir. (The bot's owner turns them on "
     "with `requests = true` for the station.)"
 )
-REQUESTS_OFF_HERE = "Song requests for **{station}** are off in this server."
-REQUESTS_STATION_OFF = "**{station}** is not taking song requests right now."
-REQUEST_NEED_ROLE = "Only members with the {role} role can request songs here."
-REQUEST_COOLDOWN = "You've requested a song recently. You can ask again {when}."
-REQUEST_CAP = (
+REQUESTS_OFF_HERE = N_("Song requests for **{station}** are off in this server.")
+REQUESTS_STATION_OFF = N_("**{station}** is not taking song requests right now.")
+REQUEST_NEED_ROLE = N_("Only members with the {role} role can request songs here.")
+REQUEST_COOLDOWN = N_("You've requested a song recently. You can ask again {when}.")
+REQUEST_CAP = N_(
     "This server has had its {cap} song requests for this hour. Requests open again {when}."
 )
-REQUEST_NO_MATCH = (
+REQUEST_NO_MATCH = N_(
     "No song on **{station}** matches “{text}”, so nothing was requested. Type at least 3 "
     "characters and pick one of the suggestions."
 )
-REQUEST_PICK_ONE = (
+REQUEST_PICK_ONE = N_(
     "{count} songs on **{station}** match “{text}”, so nothing was requested yet: pick one of "
     "the suggestions."
 )
-REQUEST_REFUSED = "**{station}** didn't accept the request: {reason}"
+REQUEST_REFUSED = N_("**{station}** didn't accept the request: {reason}")
+REQUEST_REFUSED_NO_REASON = N_("**{station}** didn't accept the request: it gave no reason.")
 REQUESTS_OWN_STATION = (
     "Requests can only be turned on here for **{station}** by the bot's owner "
     "(`requests = true` in its config)."

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Literal
 
 from discord import app_commands
 
@@ -12,9 +11,17 @@ from bot.render import community
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import LikeButton
-from bot.ui.stations import resolve_station
+from bot.ui.stations import reader_lang, resolve_station
+from bot.util.i18n import N_
 
 from .shapes import BotCog, Interaction, station_option
+
+# The names Discord shows (translated per client language); the values stay the English words.
+PERIOD_CHOICES = [
+    app_commands.Choice(name=N_("day"), value="day"),
+    app_commands.Choice(name=N_("week"), value="week"),
+    app_commands.Choice(name=N_("month"), value="month"),
+]
 
 
 class CommunityCog(BotCog):
@@ -24,13 +31,16 @@ class CommunityCog(BotCog):
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(LikeButton)
 
-    @app_commands.command(name="top", description="The station's most liked and most played tracks")
-    @app_commands.describe(period="day, week or month (default: week)")
+    @app_commands.command(
+        name="top", description=N_("The station's most liked and most played tracks")
+    )
+    @app_commands.describe(period=N_("day, week or month (default: week)"))
+    @app_commands.choices(period=PERIOD_CHOICES)
     @station_option()
     async def top(
         self,
         interaction: Interaction,
-        period: Literal["day", "week", "month"] = "week",
+        period: str = "week",
         station: str | None = None,
     ) -> None:
         chosen = resolve_station(interaction, station)
@@ -39,7 +49,12 @@ class CommunityCog(BotCog):
         async def work() -> Reply:
             top = await self.bot.likes.top(chosen.slug, since)
             embed = community.top_embed(
-                chosen.name, period, datetime.fromtimestamp(since, UTC), top.liked, top.played
+                chosen.name,
+                period,
+                datetime.fromtimestamp(since, UTC),
+                top.liked,
+                top.played,
+                reader_lang(interaction),
             )
             return Reply(embed=embed)
 

@@ -11,7 +11,8 @@ from bot.inputs.moments import parse_moment
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
-from bot.ui.stations import resolve_station
+from bot.ui.stations import reader_lang, resolve_station
+from bot.util.i18n import N_
 from bot.util.text import safe
 
 from .shapes import BotCog, Interaction, station_option
@@ -19,13 +20,13 @@ from .shapes import BotCog, Interaction, station_option
 
 class HistoryCog(BotCog):
     @app_commands.command(
-        name="history", description="What played at a time, or search the history"
+        name="history", description=N_("What played at a time, or search the history")
     )
     @app_commands.describe(
-        at='A time like "14:32", "yesterday 22:10" or "2026-11-20 14:32" (station time)',
-        search="Words from a title, artist or album",
+        at=N_('A time like "14:32", "yesterday 22:10" or "2026-11-20 14:32" (station time)'),
+        search=N_("Words from a title, artist or album"),
     )
-    @station_option("Which station")
+    @station_option(N_("Which station"))
     async def history(
         self,
         interaction: Interaction,
@@ -38,8 +39,9 @@ class HistoryCog(BotCog):
         if moment is None and not search:
             moment = datetime.now(chosen.timezone)
         if moment is not None and search:
-            raise BadInput("Use either `at` or `search`, not both.")
+            raise BadInput(N_("Use either `at` or `search`, not both."))
         storage = self.bot.storage
+        lang = reader_lang(interaction)
 
         async def work() -> Reply:
             since = await storage.history_since(chosen.slug)
@@ -48,11 +50,13 @@ class HistoryCog(BotCog):
             if moment is not None:
                 entries = await storage.play_at(chosen.slug, moment)
                 # A title shows no Discord timestamp: the moment is the first line instead.
-                heading = f"What played on {name}"
-                lead = (station_embeds.moment_line(moment),)
+                heading = lang.t("What played on {name}", name=name)
+                lead = (station_embeds.moment_line(moment, lang),)
             else:
                 entries = await storage.search_plays(chosen.slug, search or "")
-                heading = f'Plays matching "{safe(search, limit=80)}" ({name})'
+                heading = lang.t(
+                    'Plays matching "{words}" ({name})', words=safe(search, limit=80), name=name
+                )
             rows = [(e.started, e.title, e.artist) for e in entries]
             embed = station_embeds.history_embed(
                 rows,
@@ -61,6 +65,7 @@ class HistoryCog(BotCog):
                 since=since,
                 mark_first=moment is not None,
                 lead=lead,
+                lang=lang,
             )
             return Reply(embed=embed)
 

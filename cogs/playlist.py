@@ -14,7 +14,8 @@ from bot.runtime.core import OnAirBot
 from bot.station import StationError, StationInfo
 from bot.ui import Reply, answer
 from bot.ui.playlist import PlaylistPages
-from bot.ui.stations import resolve_station, skip_rules
+from bot.ui.stations import reader_lang, resolve_station, skip_rules
+from bot.util.i18n import N_
 
 from .shapes import BotCog, Interaction, station_option
 
@@ -23,9 +24,9 @@ PER_PAGE = 10
 
 class PlaylistCog(BotCog):
     @app_commands.command(
-        name="playlist", description="The station's playlist: played, playing and upcoming"
+        name="playlist", description=N_("The station's playlist: played, playing and upcoming")
     )
-    @station_option("Which station")
+    @station_option(N_("Which station"))
     async def playlist(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
         client = self.bot.registry.client(chosen)
@@ -39,13 +40,22 @@ class PlaylistCog(BotCog):
                 info = client.last_info  # marking the playing item is a nicety, not a must
             rows = station_embeds.playlist_rows(playlist, info, datetime.now(UTC), chosen.timezone)
             skip = await skip_rules(interaction, chosen)
+            lang = reader_lang(interaction)
 
             def page_of(shown: Sequence[Slot], page: int, hidden: int) -> discord.Embed:
                 return station_embeds.playlist_page(
-                    list(shown), page, PER_PAGE, chosen.name, chosen.timezone, hidden=hidden
+                    list(shown),
+                    page,
+                    PER_PAGE,
+                    chosen.name,
+                    chosen.timezone,
+                    hidden=hidden,
+                    lang=lang,
                 )
 
-            pages = PlaylistPages(rows, page_of, PER_PAGE, owner_id=interaction.user.id, skip=skip)
+            pages = PlaylistPages(
+                rows, page_of, PER_PAGE, owner_id=interaction.user.id, skip=skip, lang=lang
+            )
             first = pages.start_at(pages.playing_page())  # open on the page that is playing
             reply = Reply(embed=first, view=pages if pages.needed else None)
             reply.on_sent.append(pages.attach)

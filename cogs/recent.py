@@ -9,14 +9,15 @@ from bot.config import StationConfig
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply
-from bot.ui.stations import answer_with_snapshot, skip_rules
+from bot.ui.stations import answer_with_snapshot, reader_lang, skip_rules
+from bot.util.i18n import N_
 
 from .shapes import BotCog, Interaction, station_option
 
 
 class RecentCog(BotCog):
-    @app_commands.command(name="recent", description="Recently played tracks")
-    @app_commands.describe(count="How many (1-20, default 10)")
+    @app_commands.command(name="recent", description=N_("Recently played tracks"))
+    @app_commands.describe(count=N_("How many (1-20, default 10)"))
     @station_option()
     async def recent(
         self,
@@ -27,9 +28,11 @@ class RecentCog(BotCog):
         async def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             skip = await skip_rules(interaction, chosen)  # jingles left out, as in "Next"
             info = snapshot.info
-            return Reply(
-                embed=station_embeds.recent(info, chosen.name, count, chosen.timezone, skip=skip)
+            lang = reader_lang(interaction)
+            embed = station_embeds.recent(
+                info, chosen.name, count, chosen.timezone, skip=skip, lang=lang
             )
+            return Reply(embed=embed)
 
         await answer_with_snapshot(interaction, station, render)
 

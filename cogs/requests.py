@@ -11,9 +11,10 @@ from bot.render import request_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.choices import ChoiceLanes
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
+from bot.util.i18n import N_
 
-from .shapes import station_option
+from .shapes import THIS_SERVERS, station_option
 
 
 class RequestsCog(commands.Cog):
@@ -35,11 +36,11 @@ class RequestsCog(commands.Cog):
         await self.lanes.send(interaction, choices)  # a burst reuses warm connections
         return choices
 
-    @app_commands.command(name="request", description="Ask the station to play a song")
+    @app_commands.command(name="request", description=N_("Ask the station to play a song"))
     @app_commands.describe(
-        song="Type 3+ characters of a title or artist, then pick a song",
-        station="Which station (default: this server's)",
-        ping="Ping me when it airs (default: just name me)",
+        song=N_("Type 3+ characters of a title or artist, then pick a song"),
+        station=THIS_SERVERS,
+        ping=N_("Ping me when it airs (default: just name me)"),
     )
     @app_commands.autocomplete(song=song_autocomplete, station=station_autocomplete)
     @app_commands.guild_only()
@@ -65,13 +66,17 @@ class RequestsCog(commands.Cog):
                 ping=ping,
             )
             text = request_embeds.accepted(
-                accepted.title, chosen.name, ping=ping, listed=accepted.listed
+                accepted.title,
+                chosen.name,
+                ping=ping,
+                listed=accepted.listed,
+                lang=reader_lang(interaction),
             )
             return Reply(content=text, ephemeral=True)
 
         await answer(interaction, work(), ephemeral=True)
 
-    @app_commands.command(name="requests", description="The station's song requests and yours")
+    @app_commands.command(name="requests", description=N_("The station's song requests and yours"))
     @station_option()
     @app_commands.guild_only()
     async def requests(
@@ -83,7 +88,8 @@ class RequestsCog(commands.Cog):
             overview = await self.bot.requests.overview(
                 interaction.guild_id or 0, chosen, interaction.user.id
             )
-            return Reply(embed=request_embeds.overview_embed(chosen.name, overview), ephemeral=True)
+            embed = request_embeds.overview_embed(chosen.name, overview, reader_lang(interaction))
+            return Reply(embed=embed, ephemeral=True)
 
         await answer(interaction, work(), ephemeral=True)
 

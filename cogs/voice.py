@@ -10,7 +10,9 @@ from bot.errors import NOT_IN_VOICE, VoiceRefused
 from bot.render.voice_text import left_text
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
+from bot.ui.stations import reader_lang
 from bot.ui.voice import PlayHereButton, join_here
+from bot.util.i18n import N_
 
 from .shapes import BotCog, Interaction, station_option
 
@@ -20,13 +22,13 @@ class VoiceCog(BotCog):
         self.bot.remove_dynamic_items(PlayHereButton)
         await self.bot.voice.close()
 
-    @app_commands.command(name="join", description="Play the station in your voice channel")
+    @app_commands.command(name="join", description=N_("Play the station in your voice channel"))
     @station_option()
     @app_commands.guild_only()
     async def join(self, interaction: Interaction, station: str | None = None) -> None:
         await join_here(interaction, station)
 
-    @app_commands.command(name="leave", description="Stop playing and leave the voice channel")
+    @app_commands.command(name="leave", description=N_("Stop playing and leave the voice channel"))
     @app_commands.guild_only()
     async def leave(self, interaction: Interaction) -> None:
         guild_id = interaction.guild_id or 0
@@ -37,7 +39,8 @@ class VoiceCog(BotCog):
             await self.bot.voice.leave(guild_id)
             home = self.bot.voice.guild_voice(guild_id).home_channel
             admin = interaction.permissions.manage_guild  # who can change the home channel
-            return Reply(content=left_text(home, admin=admin), ephemeral=True)
+            text = left_text(home, admin=admin, lang=reader_lang(interaction))
+            return Reply(content=text, ephemeral=True)
 
         await answer(interaction, work(), ephemeral=True)
 

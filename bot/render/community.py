@@ -8,14 +8,16 @@ from datetime import datetime
 import discord
 
 from ..templates.model import PARTS, VARIANTS, TemplateSet
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.text import clip, safe, timestamp
 from .embeds import EmbedBuilder
 from .ranking import ranked
 
+# /top's periods: the whole line each (a translator never sees a sentence glued from pieces).
 PERIODS: dict[str, tuple[str, float]] = {
-    "day": ("the last 24 hours", 86400.0),
-    "week": ("the last 7 days", 7 * 86400.0),
-    "month": ("the last 30 days", 30 * 86400.0),
+    "day": (N_("Listeners' favourites of the last 24 hours (since {when})"), 86400.0),
+    "week": (N_("Listeners' favourites of the last 7 days (since {when})"), 7 * 86400.0),
+    "month": (N_("Listeners' favourites of the last 30 days (since {when})"), 30 * 86400.0),
 }
 TOP_ROWS = 10
 
@@ -26,25 +28,26 @@ def top_embed(
     since: datetime,
     liked: Sequence[tuple[str, str | None, int]],
     played: Sequence[tuple[str, str | None, int]],
+    lang: Lang = ENGLISH,
 ) -> discord.Embed:
     """The rows are the weekly recap's (``ranking.py``)."""
-    label = PERIODS[period][0]
     builder = EmbedBuilder(
-        f"Top tracks · {safe(station_name, limit=200)}",
-        f"Listeners' favourites of {label} (since {timestamp(since, 'f')})",
+        lang.t("Top tracks · {name}", name=safe(station_name, limit=200)),
+        lang.t(PERIODS[period][0], when=timestamp(since, "f")),
     )
     builder.field(
-        "Most liked",
-        ranked(liked, "likes", limit=TOP_ROWS)
-        or "No likes yet: click ❤️ under an announcement or `/nowplaying`.",
+        lang.t("Most liked"),
+        ranked(liked, "likes", limit=TOP_ROWS, lang=lang)
+        or lang.t("No likes yet: click ❤️ under an announcement or `/nowplaying`."),
         inline=False,
     )
     builder.field(
-        "Most played",
-        ranked(played, "plays", limit=TOP_ROWS) or "Nothing played yet in this period.",
+        lang.t("Most played"),
+        ranked(played, "plays", limit=TOP_ROWS, lang=lang)
+        or lang.t("Nothing played yet in this period."),
         inline=False,
     )
-    builder.footer("Likes count across every server that posted the play")
+    builder.footer(lang.t("Likes count across every server that posted the play"))
     return builder.build()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import clip, isolate, safe
 from .embeds import FIELD_VALUE
 
@@ -23,7 +24,12 @@ UNITS = {
 Row = tuple[str, str | None, int]  # (title, artist, count)
 
 
-def counted(unit: str, count: int) -> str:
+def counted(unit: str, count: int, lang: Lang = ENGLISH) -> str:
+    """``3 plays``, in ``lang`` for plays and likes (live airings are the recap's, English)."""
+    if unit == "plays":
+        return lang.tn("{count} play", "{count} plays", count)
+    if unit == "likes":
+        return lang.tn("{count} like", "{count} likes", count)
     one, many = UNITS[unit]
     return (one if count == 1 else many).format(count=f"{count:,}")
 
@@ -35,11 +41,13 @@ def track(title: str, artist: str | None) -> str:
     return f"{name} · {isolate(safe(artist, limit=50))}"
 
 
-def ranked(rows: Sequence[Row], unit: str, *, medals: bool = True, limit: int = 10) -> str:
+def ranked(
+    rows: Sequence[Row], unit: str, *, medals: bool = True, limit: int = 10, lang: Lang = ENGLISH
+) -> str:
     """Rows of ``rank track · count`` (``medals``: ranks for a contest; live shows have none)."""
     lines = []
     for index, (title, artist, count) in enumerate(rows[:limit]):
-        entry = f"{track(title, artist)} · {counted(unit, count)}"
+        entry = f"{track(title, artist)} · {counted(unit, count, lang)}"
         if medals:
             rank = MEDALS[index] if index < len(MEDALS) else f"{index + 1}\\."
             entry = f"{rank} {entry}"

@@ -6,46 +6,59 @@ import discord
 
 from ..requests.service import Overview
 from ..storage import RequestSettings
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import clip, safe
 from .embeds import FIELD_VALUE, EmbedBuilder
 
 QUEUE_ROWS = 10
 
 
-def accepted(title: str, station_name: str, *, ping: bool, listed: bool) -> str:
-    """The requester's private confirmation."""
-    when = "You'll be pinged when it airs." if ping else "Its announcement will name you."
-    shown = " It's listed in the server's request channel." if listed else ""
-    return (
-        f"✅ **{safe(station_name, limit=80)}** accepted your request: "
-        f"**{safe(title, limit=150)}**. {when}{shown}"
-    )
+def accepted(
+    title: str, station_name: str, *, ping: bool, listed: bool, lang: Lang = ENGLISH
+) -> str:
+    """The requester's private confirmation (three sentences, each whole)."""
+    parts = [
+        lang.t(
+            "✅ **{station}** accepted your request: **{title}**.",
+            station=safe(station_name, limit=80),
+            title=safe(title, limit=150),
+        ),
+        lang.t("You'll be pinged when it airs.")
+        if ping
+        else lang.t("Its announcement will name you."),
+    ]
+    if listed:
+        parts.append(lang.t("It's listed in the server's request channel."))
+    return " ".join(parts)
 
 
-def overview_embed(station_name: str, overview: Overview) -> discord.Embed:
-    builder = EmbedBuilder(f"Song requests · {safe(station_name, limit=200)}")
+def overview_embed(station_name: str, overview: Overview, lang: Lang = ENGLISH) -> discord.Embed:
+    builder = EmbedBuilder(lang.t("Song requests · {name}", name=safe(station_name, limit=200)))
     if overview.off:
-        builder.description = "The station is not taking song requests right now."
+        builder.description = lang.t("The station is not taking song requests right now.")
         return builder.build()
     rows = []
     for song in overview.queue[:QUEUE_ROWS]:
-        mark = "✔️ played" if song.played else "⏳ waiting"
+        mark = lang.t("✔️ played") if song.played else lang.t("⏳ waiting")
         rows.append(f"{mark} · {safe(song.title, limit=120)}")
     builder.field(
-        "The station's queue (newest first)",
-        clip("\n".join(rows), FIELD_VALUE) or "No requests in the queue.",
+        lang.t("The station's queue (newest first)"),
+        clip("\n".join(rows), FIELD_VALUE) or lang.t("No requests in the queue."),
         inline=False,
     )
     mine = []
     for title, position in overview.mine:
-        where = f"#{position} in line" if position else "waiting (not in the queue shown)"
+        if position:
+            where = lang.t("#{position} in line", position=position)
+        else:
+            where = lang.t("waiting (not in the queue shown)")
         mine.append(f"**{safe(title, limit=120)}** · {where}")
     builder.field(
-        "Your requests",
-        clip("\n".join(mine), FIELD_VALUE) or "None waiting. Ask for one with `/request`.",
+        lang.t("Your requests"),
+        clip("\n".join(mine), FIELD_VALUE) or lang.t("None waiting. Ask for one with `/request`."),
         inline=False,
     )
-    builder.footer("Played requests are credited in the announcements")
+    builder.footer(lang.t("Played requests are credited in the announcements"))
     return builder.build()
 
 

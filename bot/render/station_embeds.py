@@ -17,7 +17,7 @@ import discord
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..programme.timeline import Slot, timeline
 from ..station import Play, Playlist, RecentItem, StationInfo
-from ..util.i18n import ENGLISH, Lang
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.links import EMBED_URL, safe_url
 from ..util.text import (
     duration,
@@ -31,7 +31,7 @@ from . import station_parts
 from .embeds import BRAND, STALE, EmbedBuilder, cache_busted
 from .stream_choices import MORE_STREAMS, more_streams
 
-NO_RECENT = "No recent plays reported."
+NO_RECENT = N_("No recent plays reported.")
 NBSP = "\u00a0"
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
 BAR_WIDTH = 12
@@ -113,7 +113,9 @@ def _render_nowplaying(
     return builder.build(), station_parts.listen_buttons(info.links, lang)
 
 
-def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -> list[str]:
+def _dated(
+    rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo, lang: Lang = ENGLISH
+) -> list[str]:
     """Rows of "<t:…:t> text" (newest first) with one day line where the station's day
     changes (and above the first row when it is not the station's today), instead of the date
     on every row. The line names the station's day and says so: the times are each reader's
@@ -126,7 +128,7 @@ def _dated(rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo) -
             continue
         day = moment.astimezone(zone).date()
         if day != shown:
-            lines.append(f"-# {day_heading(day)}")
+            lines.append(f"-# {day_heading(day, lang)}")
             shown = day
         lines.append(f"{timestamp(moment, 't')} {text}")
     return lines
@@ -154,6 +156,7 @@ def recent(
     zone: tzinfo = UTC,
     *,
     skip: SkipRules = NO_RULES,
+    lang: Lang = ENGLISH,
 ) -> discord.Embed:
     name = station_parts.station_name(info, station_name)
     tracks = recent_tracks(info, skip)
@@ -166,11 +169,18 @@ def recent(
         text = isolate(safe(shown, limit=180, fallback="?"))
         rows.append((item.started, f"**▶ {text}**" if index == 0 else text))
     builder = EmbedBuilder(
-        f"Recently played on {name}", "\n".join(_dated(rows, today, zone)) or NO_RECENT
+        lang.t("Recently played on {name}", name=name),
+        "\n".join(_dated(rows, today, zone, lang)) or lang.t(NO_RECENT),
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
-    values = {"shown": len(items), "total": len(tracks)}
-    builder.footer("{shown} of {total} recent tracks · ▶ on air now".format(**values))
+    # English says "tracks" for one too, as before; other languages pick their plural form.
+    footer = lang.tn(
+        "{shown} of {count} recent tracks · ▶ on air now",
+        "{shown} of {count} recent tracks · ▶ on air now",
+        len(tracks),
+        shown=lang.number(len(items)),
+    )
+    builder.footer(footer)
     return builder.build()
 
 
@@ -181,15 +191,19 @@ def playlist_rows(
     return timeline(playlist, info.current_play() if info else None, now, zone)
 
 
-_SECTION = {"played": "Played", "playing": "On air", "upcoming": "Up next"}
+_SECTION = {"played": N_("Played"), "playing": N_("On air"), "upcoming": N_("Up next")}
 
 
-def day_heading(day: date) -> str:
+def day_heading(day: date, lang: Lang = ENGLISH) -> str:
     """``── Tuesday 25 November, station time ──``: the date itself (a "Yesterday" is wrong
-    once the message is a day old), on the station's clock."""
-    return "── {weekday} {day} {month}, station time ──".format(
-        weekday=f"{day:%A}", day=day.day, month=f"{day:%B}"
-    )
+    once the message is a day old), on the station's clock, written as the language writes it."""
+    if lang.is_english:
+        written = "{weekday} {day} {month}".format(
+            weekday=f"{day:%A}", day=day.day, month=f"{day:%B}"
+        )
+    else:
+        written = lang.day(day)
+    return lang.t("── {day}, station time ──", day=written)
 
 
 def playlist_page(
@@ -201,6 +215,7 @@ def playlist_page(
     today: date | None = None,
     *,
     hidden: int = 0,
+    lang: Lang = ENGLISH,
 ) -> discord.Embed:
     """One page: section headings (Played, On air, Up next) and a day line at each midnight,
     so no legend is needed and no list jumps backwards. ``hidden``: jingles left out."""
@@ -221,11 +236,11 @@ def playlist_page(
         # A day line at each midnight, and at the top of a page that is not about today.
         changed = day != before if not top else day != today or before not in (None, day)
         if day is not None and changed:
-            lines.append(f"-# {day_heading(day)}")
+            lines.append(f"-# {day_heading(day, lang)}")
         if top or previous is None or previous.state != row.state:
-            lines.append(f"**{_SECTION[row.state]}**")
+            lines.append(f"**{lang.t(_SECTION[row.state])}**")
         start = timestamp(row.at, "t") if row.at else "`--:--`"
-        text = isolate(safe(item.display, limit=200, fallback="(untitled)"))
+        text = isolate(safe(item.display, limit=200, fallback=lang.t("(untitled)")))
         line = f"{start} {text} ({duration(item.duration)})"
         if row.state == "playing":
             line = f"▶ **{line}**"
@@ -234,12 +249,29 @@ def playlist_page(
         lines.append(line)
         previous = row
     builder = EmbedBuilder(
-        f"Playlist of {station_parts.station_name(None, station_name)}",
-        "\n".join(lines) or "The playlist is empty.",
+        lang.t("Playlist of {name}", name=station_parts.station_name(None, station_name)),
+        "\n".join(lines) or lang.t("The playlist is empty."),
     )
-    left_out = f" · {hidden} jingle{'s' if hidden != 1 else ''} hidden" if hidden else ""
-    builder.footer(f"Page {page + 1}/{pages} · {len(rows)} items{left_out}")
+    # English as before: "items" for one too, and counts without a thousands separator.
+    footer = lang.tn(
+        "Page {page}/{pages} · {count} items",
+        "Page {page}/{pages} · {count} items",
+        len(rows),
+        page=page + 1,
+        pages=pages,
+        count=_count(len(rows), lang),
+    )
+    if hidden:
+        footer += " · " + lang.tn(
+            "{count} jingle hidden", "{count} jingles hidden", hidden, count=_count(hidden, lang)
+        )
+    builder.footer(footer)
     return builder.build()
+
+
+def _count(n: int, lang: Lang) -> str:
+    """``1000`` in English (as /playlist always wrote it), ``1.000`` / ``1 000`` elsewhere."""
+    return str(n) if lang.is_english else lang.number(n)
 
 
 def listen_embed(
@@ -267,18 +299,19 @@ def listen_embed(
     return None, builder.build(), view
 
 
-def station_embed(info: StationInfo, station_name: str) -> discord.Embed:
+def station_embed(info: StationInfo, station_name: str, lang: Lang = ENGLISH) -> discord.Embed:
     name = station_parts.station_name(info, station_name)
     lines = []
     description = safe(info.description, limit=2000)
     if description:
         lines.append(description)
-    meta = [safe(info.genre, limit=200), station_parts.badge(info)]
+    meta = [safe(info.genre, limit=200), station_parts.badge(info, lang)]
     if info.listener_count is not None:
-        meta.append(f"{info.listener_count:,} listening")
+        count = info.listener_count
+        meta.append(lang.tn("{count} listening", "{count} listening", count))
     lines.append(" · ".join(part for part in meta if part))
-    website = masked_link("Website", info.url)
-    player = masked_link("Web player", info.links.page)
+    website = masked_link(lang.t("Website"), info.url)
+    player = masked_link(lang.t("Web player"), info.links.page)
     links = " · ".join(link for link in (website, player) if link)
     if links:
         lines.append(links)
@@ -343,9 +376,9 @@ def announcement(
     return builder.build(), station_parts.listen_buttons(info.links, lang)
 
 
-def moment_line(moment: datetime) -> str:
+def moment_line(moment: datetime, lang: Lang = ENGLISH) -> str:
     """/history's asked moment, as a Discord timestamp (each reader's own zone)."""
-    return f"At {timestamp(moment, 'f')}:"
+    return lang.t("At {when}:", when=timestamp(moment, "f"))
 
 
 def history_embed(
@@ -356,6 +389,7 @@ def history_embed(
     since: datetime | None = None,
     mark_first: bool = False,
     lead: tuple[str, ...] = (),
+    lang: Lang = ENGLISH,
 ) -> discord.Embed:
     """History rows (newest first); ``mark_first``: the first row is the one on air at the
     asked moment. Says from when history is available."""
@@ -364,13 +398,15 @@ def history_embed(
         text = isolate(safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?"))
         entries.append((started, f"**▶ {text}**" if mark_first and index == 0 else text))
     lines = [*lead] if lead else []
-    lines += _dated(entries, datetime.now(zone).date(), zone)
+    lines += _dated(entries, datetime.now(zone).date(), zone, lang)
     if not entries:
-        lines.append("Nothing found in the play history.")
+        lines.append(lang.t("Nothing found in the play history."))
     if since is not None:
-        lines.append(f"-# History since {timestamp(since, 'f')}")
+        lines.append("-# " + lang.t("History since {when}", when=timestamp(since, "f")))
     else:
-        lines.append("-# No plays recorded yet: history starts with the first play OnAir sees.")
+        lines.append(
+            "-# " + lang.t("No plays recorded yet: history starts with the first play OnAir sees.")
+        )
     builder = EmbedBuilder(heading, "\n".join(lines))
-    builder.footer("Times in your time zone")
+    builder.footer(lang.t("Times in your time zone"))
     return builder.build()

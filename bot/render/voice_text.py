@@ -7,6 +7,7 @@ itself, and a missing permission first (it is what the admin has to act on).
 from __future__ import annotations
 
 from .. import errors
+from ..util.i18n import ENGLISH, Lang
 
 
 def spoken_seconds(seconds: float) -> str:
@@ -21,17 +22,20 @@ def spoken_seconds(seconds: float) -> str:
     return " ".join(parts)
 
 
-def left_text(home_channel: int, *, admin: bool) -> str:
+def left_text(home_channel: int, *, admin: bool, lang: Lang = ENGLISH) -> str:
     """/leave's answer: one sentence. A 24/7 home channel stays set (an admin's setting, not
     the caller's): OnAir says it comes back there; an admin also reads how to clear it."""
     if not home_channel:
-        return "⏹ Stopped and left the voice channel."
+        return lang.t("⏹ Stopped and left the voice channel.")
     if admin:
-        return (
-            f"⏹ Stopped; <#{home_channel}> is still this server's home channel, so I'll be back "
-            "there after my next restart (`/onair voice channel:none` clears it)."
+        return lang.t(
+            "⏹ Stopped; {channel} is still this server's home channel, so I'll be back "
+            "there after my next restart (`/onair voice channel:none` clears it).",
+            channel=f"<#{home_channel}>",
         )
-    return f"⏹ Stopped; I'll be back in <#{home_channel}> after my next restart."
+    return lang.t(
+        "⏹ Stopped; I'll be back in {channel} after my next restart.", channel=f"<#{home_channel}>"
+    )
 
 
 def settings_text(

@@ -140,9 +140,9 @@ class RequestService:
     async def _check_enabled(self, guild_id: int, station: StationConfig) -> None:
         name = safe(station.name, limit=80)
         if not self.offered(station, guild_id):
-            raise BadInput(errors.REQUESTS_NOT_OFFERED.format(station=name))
+            raise BadInput(errors.REQUESTS_NOT_OFFERED, station=name)
         if not await self.enabled(guild_id, station):
-            raise BadInput(errors.REQUESTS_OFF_HERE.format(station=name))
+            raise BadInput(errors.REQUESTS_OFF_HERE, station=name)
 
     # Autocomplete -----------------------------------------------------------------------
 
@@ -220,13 +220,13 @@ class RequestService:
         await self._check_enabled(guild_id, station)
         rules = await self.storage.request_settings(guild_id)
         if rules.role_id and rules.role_id not in role_ids:
-            raise BadInput(errors.REQUEST_NEED_ROLE.format(role=f"<@&{rules.role_id}>"))
+            raise BadInput(errors.REQUEST_NEED_ROLE, role=f"<@&{rules.role_id}>")
         now = self.clock()
         blocked = await self.storage.request_block(
             guild_id, user_id, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
         )
         if blocked is not None:
-            raise BadInput(self._wait_text(rules, *blocked))
+            raise self._wait_text(rules, *blocked)
         track = await self._resolve(station, typed)
         now = self.clock()
         asked = NewRequest(
@@ -243,7 +243,7 @@ class RequestService:
             asked, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
         )
         if request_id is None:
-            raise BadInput(await self._wait_message(rules, user_id, now))
+            raise await self._wait_message(rules, user_id, now)
         try:
             await self.client(station).request(track.id)
         except BaseException as error:
@@ -274,9 +274,9 @@ class RequestService:
         name, text = safe(station.name, limit=80), safe(value, limit=80)
         if found.tracks:
             count = len(found.tracks)
-            raise BadInput(errors.REQUEST_PICK_ONE.format(count=count, station=name, text=text))
+            raise BadInput(errors.REQUEST_PICK_ONE, count=count, station=name, text=text)
         await self._raise_if_off(station)
-        raise BadInput(errors.REQUEST_NO_MATCH.format(station=name, text=text))
+        raise BadInput(errors.REQUEST_NO_MATCH, station=name, text=text)
 
     async def _raise_if_off(self, station: StationConfig) -> None:
         self.forget_queue(station)  # asked now: the station may just have turned them off
@@ -284,7 +284,7 @@ class RequestService:
             await self.queue(station)
         except RequestsOff:
             raise BadInput(
-                errors.REQUESTS_STATION_OFF.format(station=safe(station.name, limit=80))
+                errors.REQUESTS_STATION_OFF, station=safe(station.name, limit=80)
             ) from None
         except StationError:
             pass  # the queue is not the question here
@@ -295,23 +295,24 @@ class RequestService:
             await self._raise_if_off(station)
         except BadInput as off:
             return off
-        reason = safe(error.reason, limit=200, fallback="it gave no reason.")
-        return BadInput(
-            errors.REQUEST_REFUSED.format(station=safe(station.name, limit=80), reason=reason)
-        )
+        name = safe(station.name, limit=80)
+        reason = safe(error.reason, limit=200)
+        if not reason:
+            return BadInput(errors.REQUEST_REFUSED_NO_REASON, station=name)
+        return BadInput(errors.REQUEST_REFUSED, station=name, reason=reason)
 
-    async def _wait_message(self, rules: RequestSettings, user_id: int, now: float) -> str:
+    async def _wait_message(self, rules: RequestSettings, user_id: int, now: float) -> BadInput:
         why, until = await self.storage.request_wait(
             rules.guild_id, user_id, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
         )
         return self._wait_text(rules, why, until)
 
     @staticmethod
-    def _wait_text(rules: RequestSettings, why: str, until: float) -> str:
+    def _wait_text(rules: RequestSettings, why: str, until: float) -> BadInput:
         when = f"<t:{int(until + 0.999)}:R>"
         if why == "cooldown":
-            return errors.REQUEST_COOLDOWN.format(when=when)
-        return errors.REQUEST_CAP.format(cap=rules.hourly_cap, when=when)
+            return BadInput(errors.REQUEST_COOLDOWN, when=when)
+        return BadInput(errors.REQUEST_CAP, cap=rules.hourly_cap, when=when)
 
     async def _list(self, rules: RequestSettings, asked: NewRequest) -> bool:
         """Best effort: the request channel misses a line rather than failing the request."""
@@ -379,7 +380,7 @@ class RequestService:
     ) -> tuple[bool, RequestSettings]:
         """Save what the admin gave (None: unchanged); the station's state and the rules."""
         if enabled and not self.offered(station, guild_id):
-            raise BadInput(errors.REQUESTS_OWN_STATION.format(station=safe(station.name)))
+            raise BadInput(errors.REQUESTS_OWN_STATION, station=safe(station.name))
         if enabled is not None:
             await self.storage.set_requests_enabled(guild_id, station.slug, enabled)
             # This process sees the change at once (a read under way is not remembered).

@@ -83,7 +83,8 @@ async def report_error(interaction: discord.Interaction[Any], error: BaseExcepti
         message = errors.GENERIC_ERROR
     translator = getattr(interaction.client, "translator", None)
     if isinstance(translator, Translator):
-        message = translator.t(interaction.locale, message)
+        lang = translator.lang(interaction.locale)
+        message = error.said_in(lang) if isinstance(error, OnAirError) else lang.t(message)
     try:
         if interaction.response.is_done():
             await interaction.followup.send(message, ephemeral=True)

@@ -8,6 +8,12 @@ from typing import Any
 
 import discord
 
+from ..util.i18n import N_
+from .stations import reader_lang
+
+NOT_YOURS = N_(
+    "Only the person who ran the command can turn these pages; run it yourself to browse."
+)
 PageRenderer = Callable[[int], discord.Embed]
 
 
@@ -44,9 +50,9 @@ class Paginator(discord.ui.View):
     async def interaction_check(self, interaction: discord.Interaction[Any]) -> bool:
         if interaction.user.id == self.owner_id:
             return True
+        # In the language of the one who clicked (not the owner's).
         await interaction.response.send_message(
-            "Only the person who ran the command can turn these pages; run it yourself to browse.",
-            ephemeral=True,
+            reader_lang(interaction).t(NOT_YOURS), ephemeral=True
         )
         return False
 

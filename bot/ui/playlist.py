@@ -10,6 +10,7 @@ import discord
 
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..programme.timeline import Slot
+from ..util.i18n import ENGLISH, Lang
 from .paginator import Paginator
 
 # (rows shown, page, hidden jingles) -> the page's embed
@@ -36,8 +37,10 @@ class PlaylistPages(Paginator):
         owner_id: int,
         skip: SkipRules = NO_RULES,
         timeout: float = 180.0,
+        lang: Lang = ENGLISH,
     ) -> None:
         self.rows = list(rows)
+        self.lang = lang  # the owner's: only they can press the toggle
         self.jingles = [slot_is_jingle(row, skip) for row in self.rows]
         self.page_of = page_of
         self.per_page = per_page
@@ -90,7 +93,13 @@ class PlaylistPages(Paginator):
 
     def _label(self) -> None:
         count = sum(self.jingles)
-        self.toggle.label = "Hide jingles" if self.show_jingles else f"Show jingles ({count})"
+        if self.show_jingles:
+            self.toggle.label = self.lang.t("Hide jingles")
+        else:
+            shown = str(count) if self.lang.is_english else self.lang.number(count)
+            self.toggle.label = self.lang.tn(
+                "Show jingles ({count})", "Show jingles ({count})", count, count=shown
+            )
 
     @discord.ui.button(
         label="Show jingles", style=discord.ButtonStyle.secondary, custom_id="pg:jingles", row=1

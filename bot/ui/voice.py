@@ -17,7 +17,7 @@ from ..errors import BadInput, OnAirError, VoiceRefused
 from ..guard.netguard import HostPolicy, UrlRefused
 from ..render import voice_text
 from ..storage import GuildVoice
-from ..util.i18n import N_
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.text import safe
 from ..voice.stream import UnsafeStreamUrl, check_stream_url, elided
 from ..voice.streams import check_stream
@@ -50,8 +50,12 @@ def invoker_channel(interaction: discord.Interaction[Any]) -> VoiceChannel | Non
     return None
 
 
-def joined_text(joined: Joined) -> str:
-    text = f"▶ Playing **{safe(joined.station.name, limit=80)}** in {joined.channel.mention}."
+def joined_text(joined: Joined, lang: Lang = ENGLISH) -> str:
+    text = lang.t(
+        "▶ Playing **{station}** in {channel}.",
+        station=safe(joined.station.name, limit=80),
+        channel=joined.channel.mention,
+    )
     return f"{text}\n{joined.note}" if joined.note else text
 
 
@@ -70,7 +74,8 @@ async def join_here(interaction: discord.Interaction[OnAirBot], station: str | N
     voice.check_channel(channel)
 
     async def work() -> Reply:
-        return Reply(content=joined_text(await voice.join(channel, chosen)), ephemeral=True)
+        joined = await voice.join(channel, chosen)
+        return Reply(content=joined_text(joined, reader_lang(interaction)), ephemeral=True)
 
     await answer(interaction, work(), ephemeral=True)
 
@@ -244,7 +249,7 @@ async def configure_voice(
     if stream_url is not None:
         stream = stream_url_input(chosen, stream_url, interaction.client.registry.policy)
     if chosen is not None and not chosen.owner_guild and not chosen.voice:
-        raise VoiceRefused(errors.STATION_NO_VOICE.format(station=safe(chosen.name, limit=80)))
+        raise VoiceRefused(errors.STATION_NO_VOICE, station=safe(chosen.name, limit=80))
 
     async def work() -> Reply:
         content = await _apply_voice(

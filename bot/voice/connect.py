@@ -121,9 +121,7 @@ class PlayerConnector:
             if moving_from is not None:
                 # The old channel was left for this one: go back there rather than fall silent.
                 self._move_failed(moving_from)
-            raise VoiceRefused(
-                errors.VOICE_CONNECT_FAILED.format(channel=channel.mention)
-            ) from None
+            raise VoiceRefused(errors.VOICE_CONNECT_FAILED, channel=channel.mention) from None
         note = (
             await self._take_the_stage(channel) if isinstance(channel, discord.StageChannel) else ""
         )
@@ -139,7 +137,7 @@ class PlayerConnector:
                 )
             except Exception as error:  # the engine refuses a URL it must not hand FFmpeg
                 _LOGGER.warning("no audio for %s: %s", station.slug, type(error).__name__)
-                raise VoiceRefused(errors.NO_STREAM.format(station=station_name(station))) from None
+                raise VoiceRefused(errors.NO_STREAM, station=station_name(station)) from None
             playing: discord.AudioSource | Lane = audio
             if self.sender is not None:
                 playing = voice_client.play_on(

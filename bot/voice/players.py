@@ -114,11 +114,11 @@ def check_channel(channel: VoiceChannel) -> None:
     missing = missing_permissions(channel, me)
     if missing:
         names = f"**{_and(missing)}** permission" + ("s" if len(missing) > 1 else "")
-        raise VoiceRefused(errors.JOIN_NO_PERMISSION.format(channel=channel.mention, missing=names))
+        raise VoiceRefused(errors.JOIN_NO_PERMISSION, channel=channel.mention, missing=names)
     if isinstance(channel, discord.StageChannel):
         allowed = channel.permissions_for(me)
         if not (allowed.mute_members or allowed.request_to_speak):
-            raise VoiceRefused(errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention))
+            raise VoiceRefused(errors.STAGE_CANNOT_SPEAK, channel=channel.mention)
 
 
 def _and(names: list[str]) -> str:

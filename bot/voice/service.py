@@ -179,7 +179,7 @@ class VoiceService:
             raise VoiceRefused(errors.VOICE_UNAVAILABLE)
         if not station.voice:
             text = errors.GUILD_STATION_NO_VOICE if station.owner_guild else errors.STATION_NO_VOICE
-            raise VoiceRefused(text.format(station=station_name(station)))
+            raise VoiceRefused(text, station=station_name(station))
 
     def check_channel(self, channel: VoiceChannel) -> None:
         """VoiceRefused naming the permissions OnAir lacks in ``channel``."""

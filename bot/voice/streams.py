@@ -132,15 +132,13 @@ class StationStreams:
             info = (await self.registry.snapshot(station)).info
         url = choose_stream(station, info, self.registry.policy, self.registry.trusted_hosts)
         if url is None:
-            raise VoiceRefused(errors.NO_STREAM.format(station=station_name(station)))
+            raise VoiceRefused(errors.NO_STREAM, station=station_name(station))
         try:
             # Every hop passes the station's guard before it is contacted, so where the
             # redirects ended (what the decoder reopens) passed it too.
             opened = await self.probe(url, self.guard_for(station))
         except StreamDown:
-            raise VoiceRefused(
-                errors.STREAM_UNREACHABLE.format(station=station_name(station))
-            ) from None
+            raise VoiceRefused(errors.STREAM_UNREACHABLE, station=station_name(station)) from None
         return opened.url, opened
 
     async def try_stream(self, station: StationConfig, stream_url: str) -> str:

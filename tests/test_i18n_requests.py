@@ -1,0 +1,75 @@
+"""/request and /requests in a user's language (issue 24), end to end: the real discord.py
+client against the fake Discord and the simulator on a manual clock (the setup of
+test_requests_bot). The station's own words (titles, its refusal reason) stay as they are;
+everything OnAir says is in the user's language, with no English left."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.simulator import TRACKS
+
+from .support.botenv import fake_discord_fixture
+from .support.stations import programme_sim_fixture
+from .test_i18n_bot import english_left, visible_text
+from .test_requests_bot import NEON, SLOTS, posts, private_text, running
+
+pytestmark = pytest.mark.e2e
+
+programme_sim = programme_sim_fixture(
+    "programme_sim", SLOTS, key="station-key-SECRET-42", public_url="https://c9.radioboss.fm"
+)
+fake = fake_discord_fixture(channels_per_guild=2)
+
+
+async def test_request_and_requests_in_the_users_language(programme_sim, fake):
+    owner = fake.owner_id
+    fake.user_locales[owner] = "pt-BR"
+    fake.user_locales[2] = fake.user_locales[3] = "de"
+    own = ("Main FM", NEON.cast_title, NEON.title, NEON.artist)
+    async with running(programme_sim, fake):
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        await fake.response(await fake.autocomplete("request", "song", "neon"))
+        text = await private_text(fake, await fake.slash("request", {"song": "1004", "ping": True}))
+        assert text == (
+            f"✅ A **Main FM** aceitou seu pedido: **{NEON.cast_title}**. "
+            "Você vai ser marcado quando tocar."
+        )
+        assert english_left(text, "pt_BR", own) == []
+
+        message = await fake.final_message(await fake.slash("requests"))
+        embed = message["embeds"][0]
+        assert embed["title"] == "Pedidos · Main FM"
+        queue, mine = embed["fields"]
+        assert queue["name"] == "A fila da rádio (mais novos primeiro)"
+        assert queue["value"] == f"⏳ esperando · {NEON.cast_title}"
+        assert mine["value"] == f"**{NEON.cast_title}** · 1º na fila"
+        shown = visible_text(message) + "".join(f["name"] + f["value"] for f in embed["fields"])
+        assert english_left(shown, "pt_BR", own) == []
+
+        # A German user: the station's refusal keeps its own words, OnAir's around it are German.
+        await fake.response(await fake.autocomplete("request", "song", "harbour", user_id=2))
+        text = await private_text(fake, await fake.slash("request", {"song": "1001"}, user_id=2))
+        reason = "This song was played recently"
+        assert text == f"**Main FM** hat den Musikwunsch abgelehnt: {reason}"
+        text = await private_text(fake, await fake.slash("request", {"song": "zzzz"}, user_id=3))
+        assert text.startswith("Kein Song bei **Main FM** passt zu „zzzz“")
+        assert english_left(text, "de", ("Main FM",)) == []
+        # Typed in full, then again at once: the cooldown, in German.
+        typed = TRACKS[2].cast_title.upper()
+        text = await private_text(fake, await fake.slash("request", {"song": typed}, user_id=3))
+        assert "Die Ankündigung nennt dich." in text
+        text = await private_text(fake, await fake.slash("request", {"song": "1004"}, user_id=3))
+        assert text.startswith(
+            "Du hast dir gerade erst etwas gewünscht. Der nächste Wunsch geht <t:"
+        )
+        assert english_left(text, "de") == []
+
+
+async def test_request_descriptions_are_localised(programme_sim, fake):
+    async with running(programme_sim, fake):
+        for name in ("request", "requests"):
+            command = fake._command(name)
+            assert command["description_localizations"]["pt-BR"]
+            for option in command["options"]:
+                assert option["description_localizations"]["de"], (name, option["name"])
