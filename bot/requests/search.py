@@ -2,13 +2,17 @@
 the same thing.
 
 Per station and normalised query an answer is cached (about a minute); identical searches in
-flight share one request; at most N searches a second go to one station (a token bucket). A
-keystroke is first answered from a broader cached answer filtered here (a query each of whose
-words lies inside a word typed: "harb" or "lanterns" for "harbour lights by the lanterns"):
-without an upstream search at all when that answer is known complete (fewer tracks than the
-station has answered at once, so no cap cut it), else when the rate is spent. An autocomplete
-must answer within Discord's 3 s: past the rate, or past its wait, it answers from such an
-answer or with nothing, and a search already sent still fills the cache for the next keystroke.
+flight share one request; at most N searches a second go to one station, each taking a token
+from ``tokens`` (the storage's ``take_search_token``: counted once for a whole fleet; in memory
+by default). Only a keystroke that really needs an upstream search asks for a token, so one
+the cache serves costs no round trip; the token is asked for inside the search's single
+flight, so identical keystrokes share one token. A keystroke is first answered from a broader
+cached answer filtered here (a query each of whose words lies inside a word typed: "harb" or
+"lanterns" for "harbour lights by the lanterns"): without an upstream search at all when that
+answer is known complete (fewer tracks than the station has answered at once, so no cap cut
+it), else when the rate is spent. An autocomplete must answer within Discord's 3 s: past the
+rate, or past its wait, it answers from such an answer or with nothing, and a search already
+sent still fills the cache for the next keystroke.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ..station import (
     normalise_title,
 )
 from ..station.errors import RequestsUnavailable
+from ..storage.search_tokens import MemoryTokens
 
 MIN_QUERY = 3  # characters before a search is worth sending (what public clients do)
 MAX_KEY = 100
@@ -38,6 +43,10 @@ MAX_CHARS = 8_000_000
 FAILURE_TTL = 5.0  # a failed search is not asked again for this long (a failing station)
 Clock = Callable[[], float]
 Fetch = Callable[[], Awaitable[SearchAnswer]]
+# Takes one of a station's search tokens: False when the rate is spent (or storage could not
+# say in time: never a search more than allowed).
+TokenSource = Callable[[str], Awaitable[bool]]
+RETRY_STEP = 0.25  # seconds a patient search (a /request) waits between asks for a token
 
 
 def query_key(text: str) -> str:
@@ -54,30 +63,8 @@ class Found:
     source: str
 
 
-class TokenBucket:
-    """``rate`` tokens a second, at most ``rate`` (at least one) saved up."""
-
-    def __init__(self, rate: float, clock: Clock) -> None:
-        self.rate = rate
-        self.capacity = max(1.0, rate)
-        self.tokens = self.capacity
-        self.clock = clock
-        self.updated = clock()
-
-    def take(self) -> bool:
-        now = self.clock()
-        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-        self.updated = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
-
-    def wait_time(self) -> float:
-        """Seconds until a token is due (0 when one is there)."""
-        now = self.clock()
-        tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
+class _Limited(Exception):
+    """The station's searches for this window are spent: nothing was sent."""
 
 
 class SearchDesk:
@@ -91,6 +78,7 @@ class SearchDesk:
         max_entries: int = 5000,
         max_chars: int = MAX_CHARS,
         clock: Clock = time.monotonic,
+        tokens: TokenSource | None = None,
     ) -> None:
         self.rate = rate
         self.ttl = ttl
@@ -102,7 +90,13 @@ class SearchDesk:
             OrderedDict()
         )
         self._inflight: dict[tuple[str, str], asyncio.Task[tuple[RequestTrack, ...]]] = {}
-        self._buckets: dict[str, TokenBucket] = {}
+        if tokens is None:
+            memory = MemoryTokens(clock)
+
+            async def tokens(station: str) -> bool:
+                return memory.take(station, rate)
+
+        self._tokens = tokens
         self._failed_until: dict[tuple[str, str], float] = {}
         # Per station, the most tracks one answer has held: an answer with fewer was not cut
         # by a cap of the station's (whatever it is), so filtering it loses nothing.
@@ -110,12 +104,6 @@ class SearchDesk:
         self.upstream = 0  # searches sent, all stations (the benchmark reports it)
         self.failed = 0
         self.answered: Counter[str] = Counter()  # answers by source (the benchmark reports it)
-
-    def _bucket(self, station: str) -> TokenBucket:
-        bucket = self._buckets.get(station)
-        if bucket is None:
-            bucket = self._buckets[station] = TokenBucket(self.rate, self.clock)
-        return bucket
 
     def cached(self, station: str, key: str) -> tuple[RequestTrack, ...] | None:
         entry = self._answers.get((station, key))
@@ -187,16 +175,19 @@ class SearchDesk:
         ):
             return self._fallback(station, key, "failed")
         if task is None:
-            bucket = self._bucket(station)
-            if not bucket.take():
-                delay = bucket.wait_time()
-                if not patient or delay > wait:
-                    return await self._shared_prefix(station, key, wait)
-                await asyncio.sleep(delay)
-                return await self._search(station, text, fetch, wait=wait - delay, patient=True)
             task = self._start(station, key, fetch)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         try:
             tracks = await asyncio.wait_for(asyncio.shield(task), timeout=wait)
+        except _Limited:
+            left = wait - (loop.time() - began)
+            if not patient:
+                return await self._shared_prefix(station, key, max(0.0, left))
+            if left <= RETRY_STEP:  # no token all along (storage down or slow): not "no match"
+                raise RequestsUnavailable() from None
+            await asyncio.sleep(RETRY_STEP)  # a /request waits for the next window's token
+            return await self._search(station, text, fetch, wait=left - RETRY_STEP, patient=True)
         except TimeoutError:
             if patient:
                 raise RequestsUnavailable() from None
@@ -225,7 +216,7 @@ class SearchDesk:
             return found
         try:
             await asyncio.wait_for(asyncio.shield(pending), timeout=wait)
-        except (TimeoutError, StationError):
+        except (TimeoutError, StationError, _Limited):
             return found
         return self._fallback(station, key, "limited")
 
@@ -236,10 +227,11 @@ class SearchDesk:
     def _start(
         self, station: str, key: str, fetch: Fetch
     ) -> asyncio.Task[tuple[RequestTrack, ...]]:
-        self.upstream += 1
-
         async def run() -> tuple[RequestTrack, ...]:
             try:
+                if not await self._tokens(station):
+                    raise _Limited()
+                self.upstream += 1
                 answer = await fetch()
             except StationError:
                 self.failed += 1

@@ -47,6 +47,7 @@ NAME_LIMIT = 80  # characters of a display name kept
 SWITCH_TTL = 30.0  # seconds autocomplete reuses a guild's on/off for a station (another
 # process of a fleet sees a change within this; /request itself always reads storage)
 SWITCHES = 10_000  # (guild, station) switches remembered
+TOKEN_WAIT = 0.25  # seconds a search waits for storage to grant a token (else: no search)
 
 Lister = Callable[[int, str], Awaitable[None]]
 
@@ -95,7 +96,9 @@ class RequestService:
         self.storage = storage
         self.clock = clock
         self.desk = desk or SearchDesk(
-            settings.request_searches_per_second, ttl=settings.request_cache_seconds
+            settings.request_searches_per_second,
+            ttl=settings.request_cache_seconds,
+            tokens=self._take_token,
         )
         self.window = settings.request_credit_hours * 3600.0
         self.lister: Lister | None = None  # posts to a guild's request channel (set by the app)
@@ -106,6 +109,20 @@ class RequestService:
 
     def client(self, station: StationConfig) -> RequestsClient:
         return self.registry.requests_client(station)
+
+    async def _take_token(self, slug: str) -> bool:
+        """One of the station's searches this second, counted by storage for the whole fleet
+        (in memory on SQLite). Storage failing or slow means no search: the keystroke answers
+        from the cache or with nothing, and the rate is never exceeded."""
+        rate = self.settings.request_searches_per_second
+        try:
+            return await asyncio.wait_for(self.storage.take_search_token(slug, rate), TOKEN_WAIT)
+        except TimeoutError:
+            return False
+        except Exception as error:
+            name = type(error).__name__
+            self.storage.outlive(error, _LOGGER, "song search tokens are unavailable (%s)", name)
+            return False
 
     # Who may ask ------------------------------------------------------------------------
 

@@ -120,5 +120,13 @@ class Storage(
     async def _after_failure(self, error: BaseException) -> None:
         """What a backend does when storage failed an operation (nothing by default)."""
 
+    @abstractmethod
+    async def take_search_token(
+        self, station: str, per_second: float, *, at: float | None = None
+    ) -> bool:
+        """Take one of the station's ``per_second`` song searches a second, counted once for
+        every process that uses this storage (``search_tokens.py``); False when this window's
+        are spent. ``at``: the time to count at instead of the storage's clock (tests)."""
+
     def migration_scripts(self) -> list[str]:
         return [script.format(**self.dialect) for script in MIGRATIONS]

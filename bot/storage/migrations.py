@@ -265,4 +265,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE guild_settings ADD COLUMN language TEXT NOT NULL DEFAULT '';
     """,
+    # Song searches a fleet sends a station (issue 23): the station's current window of the
+    # rate and the tokens taken in it, one row per station (search_tokens.py). SQLite, one
+    # process, counts in memory and leaves the table empty.
+    """
+    CREATE TABLE search_tokens (
+        station TEXT PRIMARY KEY,
+        window_start {real} NOT NULL,
+        taken INTEGER NOT NULL
+    );
+    """,
 )

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from .base import Storage, check_schema, log_upgrade
 from .health import StorageHealth
 from .primitives import Row, Statement
+from .search_tokens import TAKE_TOKEN_SQL, token_window
 
 _PLACEHOLDER = re.compile(r"\?")
 _LOGGER = logging.getLogger("onair.storage")
@@ -144,6 +145,15 @@ class PostgresStorage(Storage):
         return pgerrors.is_storage_error(error)
 
     # Fleet coordination ------------------------------------------------------------------
+
+    async def take_search_token(
+        self, station: str, per_second: float, *, at: float | None = None
+    ) -> bool:
+        window, tokens = token_window(per_second)
+        row = await self._noted(
+            lambda: self._pool.fetchrow(TAKE_TOKEN_SQL, station, tokens, window, at), write=True
+        )
+        return row is not None
 
     async def _lease_pool(self) -> Any:
         import asyncpg

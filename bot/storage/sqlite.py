@@ -14,6 +14,7 @@ import aiosqlite
 from .base import Storage, check_schema, log_upgrade
 from .health import StorageHealth
 from .primitives import Row, Statement
+from .search_tokens import MemoryTokens
 
 
 def _lower(value: str | None) -> str | None:
@@ -35,6 +36,8 @@ class SqliteStorage(Storage):
         # One connection: a transaction must not interleave with other coroutines' writes.
         self._write = asyncio.Lock()
         self.health = StorageHealth()
+        # One process by design: the search rate is counted in memory, no round trip.
+        self._search_tokens = MemoryTokens()
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -148,6 +151,11 @@ class SqliteStorage(Storage):
     async def _rollback(self) -> None:
         with contextlib.suppress(sqlite3.Error, ValueError):
             await self.db.rollback()  # nothing to roll back, or the connection is closing
+
+    async def take_search_token(
+        self, station: str, per_second: float, *, at: float | None = None
+    ) -> bool:
+        return self._search_tokens.take(station, per_second, at=at)
 
     def is_storage_error(self, error: BaseException) -> bool:
         return isinstance(error, sqlite3.Error | OSError)

@@ -36,6 +36,7 @@ TABLES = (
     "song_requests",
     "guild_requests",
     "guild_request_stations",
+    "search_tokens",
     "schema_version",
 )
 
