@@ -110,7 +110,7 @@ def create_bot(
         WatchScheduler(scheduler),
         DiscordDeliverer(bot, gate=gate, likes=bot.likes),
     )
-    bot.announcer.metrics = bot.metrics
+    bot.announcer.outbox.metrics = bot.metrics  # the outbox observes the sends
     # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog runs it).
     bot.posts = PostOutbox(
         storage,

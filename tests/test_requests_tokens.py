@@ -5,6 +5,7 @@ SQLite (one process) counts in memory. Windows are set through ``at``: no sleeps
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import aiohttp
 import pytest
@@ -92,9 +93,10 @@ async def test_sqlite_counts_in_memory(tmp_path):
         await store.close()
 
 
-async def test_a_token_storage_cannot_grant_in_time_means_no_search(simulator, tmp_path, caplog):
-    """The search_tokens row held by another transaction (a stuck fleet database): the keystroke
-    answers at once with nothing and sends no search; once storage answers, it searches."""
+@contextlib.asynccontextmanager
+async def token_row_held(simulator, tmp_path):  # type: ignore[no-untyped-def]
+    """A request service on PostgreSQL whose station's search_tokens row another transaction
+    holds (a stuck fleet database); the third value lets the row go (also done at the end)."""
     store = await open_backend("postgres", tmp_path)
     assert isinstance(store, PostgresStorage)
     try:
@@ -107,16 +109,32 @@ async def test_a_token_storage_cannot_grant_in_time_means_no_search(simulator, t
             holding = admin.transaction()
             await holding.start()
             await admin.execute("SELECT * FROM search_tokens WHERE station = 'main' FOR UPDATE")
+            released = False
+
+            async def release() -> None:
+                nonlocal released
+                if not released:
+                    released = True
+                    await holding.rollback()
+
             try:
-                assert await service.suggestions(GUILD, station, "harb") == []
-                assert service.desk.upstream == 0
+                yield service, station, release
             finally:
-                await holding.rollback()
-            choices = await service.suggestions(GUILD, station, "harbo")
-            assert [c.value for c in choices] == ["1001"]
-            assert service.desk.upstream == 1
+                await release()
     finally:
         await store.close()
+
+
+async def test_a_token_storage_cannot_grant_in_time_means_no_search(simulator, tmp_path, caplog):
+    """The search_tokens row held by another transaction (a stuck fleet database): the keystroke
+    answers at once with nothing and sends no search; once storage answers, it searches."""
+    async with token_row_held(simulator, tmp_path) as (service, station, release):
+        assert await service.suggestions(GUILD, station, "harb") == []
+        assert service.desk.upstream == 0
+        await release()
+        choices = await service.suggestions(GUILD, station, "harbo")
+        assert [c.value for c in choices] == ["1001"]
+        assert service.desk.upstream == 1
 
 
 async def test_two_processes_flooding_keystrokes_send_one_rate_between_them(simulator, tmp_path):
@@ -157,31 +175,15 @@ async def test_a_request_storage_grants_no_token_for_is_unavailable_not_unmatche
 ):
     """/request with typed text needs a search; storage granting no token for the whole wait
     (the row held) makes it "unavailable right now", never "nothing matched", and no search."""
-    store = await open_backend("postgres", tmp_path)
-    assert isinstance(store, PostgresStorage)
-    try:
-        async with aiohttp.ClientSession() as session, admin_connection(store.url) as admin:
-            settings = settings_for(simulator)
-            service = RequestService(settings, StationRegistry(settings, session), store)
-            station = service.registry.station("main")
-            assert station is not None
-            await store.take_search_token("main", 2.0, at=1.0)
-            holding = admin.transaction()
-            await holding.start()
-            await admin.execute("SELECT * FROM search_tokens WHERE station = 'main' FOR UPDATE")
-            try:
-                with pytest.raises(RequestsUnavailable):
-                    await service.request(
-                        guild_id=GUILD,
-                        station=station,
-                        user_id=1,
-                        display_name="Ana",
-                        role_ids=(),
-                        typed="The Lanterns - Harbour Lights",
-                    )
-                assert service.desk.upstream == 0
-                assert not simulator.station(1).desk.accepted
-            finally:
-                await holding.rollback()
-    finally:
-        await store.close()
+    async with token_row_held(simulator, tmp_path) as (service, station, _):
+        with pytest.raises(RequestsUnavailable):
+            await service.request(
+                guild_id=GUILD,
+                station=station,
+                user_id=1,
+                display_name="Ana",
+                role_ids=(),
+                typed="The Lanterns - Harbour Lights",
+            )
+        assert service.desk.upstream == 0
+        assert not simulator.station(1).desk.accepted

@@ -183,7 +183,7 @@ async def voice_bot(
         extra = f'stream_url = "{stream}"\n{station_extra}' + options.pop("extra_config", "")
         async with running_bot(sim, fake=fake, extra_config=extra, **options) as env:
             env.bot.voice.connect_timeout = 5.0
-            env.bot.voice.rejoin_delays = (0.2, 0.5, 1.0)
+            env.bot.voice.rejoins.delays = (0.2, 0.5, 1.0)
             yield Voice(env, fake, icecast, channels)
     finally:
         if own:
@@ -591,7 +591,7 @@ async def test_presence_on_the_wire_follows_the_track_at_most_once_per_15_s(icec
             client = voice.env.bot.registry.client(main)
             client.cache_times = dataclasses.replace(client.cache_times, info=0.0)
             gate_clock = ManualTimers(start=1000.0)
-            service.presence = PresenceGate(gate_clock)
+            service.presence_updater.gate = PresenceGate(gate_clock)
             mark = len(voice.fake.presences)
 
             def names() -> list[str]:

@@ -509,26 +509,28 @@ def restart_lines(caplog: pytest.LogCaptureFixture) -> Callable[[], list[str]]:
     return lambda: [r.getMessage() for r in caplog.records if "decoder restart" in r.getMessage()]
 
 
-def fake_ffmpeg(folder: Path, name: str, body: str) -> str:
-    """A shell script standing in for FFmpeg (how a broken or stuck decoder behaves)."""
-    script = folder / name
-    script.write_text(f"#!/bin/sh\n{body}\n")
-    script.chmod(0o755)
-    return str(script)
-
-
 @pytest.fixture
-def failing_ffmpeg(tmp_path: Path) -> str:
-    """An "FFmpeg" that says why on stderr and exits at once, reading nothing."""
-    return fake_ffmpeg(tmp_path, "ffmpeg-fails", "echo 'pipe:0: Invalid data found' >&2\nexit 3")
+def fake_ffmpeg(tmp_path: Path) -> Callable[[str, str], str]:
+    """Writes a shell script standing in for FFmpeg (how a broken or stuck decoder behaves, or
+    one that is only found) at ``name`` below the test's folder; returns its path."""
+
+    def write(name: str, body: str) -> str:
+        script = tmp_path / name
+        script.write_text(f"#!/bin/sh\n{body}\n")
+        script.chmod(0o755)
+        return str(script)
+
+    return write
 
 
 async def test_ffmpeg_exit_goes_through_the_restart_path(
     icecast: FakeIcecast,
-    failing_ffmpeg: str,
+    fake_ffmpeg: Callable[[str, str], str],
     session: aiohttp.ClientSession,
     restart_lines: Callable[[], list[str]],
 ) -> None:
+    # An "FFmpeg" that says why on stderr and exits at once, reading nothing.
+    failing_ffmpeg = fake_ffmpeg("ffmpeg-fails", "echo 'pipe:0: Invalid data found' >&2\nexit 3")
     async with broadcasting(icecast.url, failing_ffmpeg, session, min_backoff=0.05) as broadcast:
         audio = broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 2, within=10)
@@ -539,21 +541,16 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
     assert "FFmpeg exited (3): pipe:0: Invalid data found" in line
 
 
-@pytest.fixture
-def stuck_ffmpeg(tmp_path: Path) -> str:
-    """An "FFmpeg" that never reads its stdin and never writes a packet."""
-    return fake_ffmpeg(tmp_path, "ffmpeg-stuck", "sleep 60")
-
-
 async def test_a_stuck_ffmpeg_holds_the_stream_back(
     mp3: bytes,
-    stuck_ffmpeg: str,
+    fake_ffmpeg: Callable[[str, str], str],
     session: aiohttp.ClientSession,
     restart_lines: Callable[[], list[str]],
 ) -> None:
     """Backpressure: while FFmpeg reads nothing, OnAir stops reading the stream (a full pipe,
     then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
     watchdog then restarts it."""
+    stuck_ffmpeg = fake_ffmpeg("ffmpeg-stuck", "sleep 60")  # never reads stdin nor writes
     async with (
         FakeIcecast(mp3, speed=1250) as fast,  # 20 MB/s on offer
         broadcasting(fast.url, stuck_ffmpeg, session, watchdog=1.0) as broadcast,
@@ -944,17 +941,11 @@ async def test_the_decoder_refuses_a_web_page_and_says_so_in_its_restart_line(
 # find_ffmpeg and decode_args ----------------------------------------------------------
 
 
-def _executable(path: Path) -> Path:
-    path.write_text("#!/bin/sh\nexit 0\n")
-    path.chmod(0o755)
-    return path
-
-
-def test_find_ffmpeg_precedence(tmp_path: Path) -> None:
-    own = _executable(tmp_path / "my-ffmpeg")
+def test_find_ffmpeg_precedence(tmp_path: Path, fake_ffmpeg: Callable[[str, str], str]) -> None:
+    own = fake_ffmpeg("my-ffmpeg", "exit 0")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    on_path = _executable(bin_dir / "ffmpeg")
+    on_path = fake_ffmpeg("bin/ffmpeg", "exit 0")
     env = {"PATH": str(bin_dir)}
 
     chosen = find_ffmpeg({**env, FFMPEG_ENV: str(own)})

@@ -129,15 +129,6 @@ class AnnouncerService:
     def dropped(self) -> int:
         return self.outbox.dropped
 
-    @property
-    def metrics(self) -> Any:
-        """bot.util.metrics.Metrics when the bot serves metrics (the outbox observes sends)."""
-        return self.outbox.metrics
-
-    @metrics.setter
-    def metrics(self, metrics: Any) -> None:
-        self.outbox.metrics = metrics
-
     # Lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:

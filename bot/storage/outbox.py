@@ -134,20 +134,25 @@ class OutboxStore(StoragePrimitives):
         self, announcement_id: int, sub_id: int, owner: str, *, now: float
     ) -> None:
         """Give a lease back unsent: the delivery stays pending and is taken up again."""
-        await self.execute(
-            "UPDATE deliveries SET owner = NULL, lease_until = NULL, updated_at = ? "
-            "WHERE announcement_id = ? AND subscription_id = ? AND owner = ? AND state = ?",
-            (now, announcement_id, sub_id, owner, PENDING),
-        )
+        await self._unlease(announcement_id, sub_id, PENDING, now=now, owner=owner)
 
     async def finish_delivery(
         self, announcement_id: int, sub_id: int, state: str, *, now: float
     ) -> None:
         """End a delivery without a send (``failed`` or ``dropped``)."""
+        await self._unlease(announcement_id, sub_id, state, now=now)
+
+    async def _unlease(
+        self, announcement_id: int, sub_id: int, state: str, *, now: float, owner: str | None = None
+    ) -> None:
+        """A pending delivery leaves its lease unsent, into ``state`` (``pending`` again to be
+        taken up anew); with ``owner``, only if that process still holds the lease."""
+        owners = () if owner is None else (owner,)
         await self.execute(
             "UPDATE deliveries SET state = ?, owner = NULL, lease_until = NULL, updated_at = ? "
-            "WHERE announcement_id = ? AND subscription_id = ? AND state = ?",
-            (state, now, announcement_id, sub_id, PENDING),
+            "WHERE announcement_id = ? AND subscription_id = ? AND "
+            f"{'owner = ? AND ' if owners else ''}state = ?",
+            (state, now, announcement_id, sub_id, *owners, PENDING),
         )
 
     async def renew_leases(self, owner: str, lease_until: float) -> int:

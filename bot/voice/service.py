@@ -132,21 +132,9 @@ class VoiceService:
         return self.rejoins.rejoined
 
     @property
-    def rejoin_delays(self) -> tuple[float, ...]:
-        return self.rejoins.delays
-
-    @rejoin_delays.setter
-    def rejoin_delays(self, delays: tuple[float, ...]) -> None:
-        self.rejoins.delays = delays
-
-    @property
     def presence(self) -> PresenceGate:
         """When each shard's status line was sent, and what it says."""
         return self.presence_updater.gate
-
-    @presence.setter
-    def presence(self, gate: PresenceGate) -> None:
-        self.presence_updater.gate = gate
 
     @property
     def available(self) -> bool:

@@ -166,34 +166,35 @@ class Rejection:
     status: int
     body: dict[str, Any]
 
+    @classmethod
+    def error(cls, status: int, code: int, message: str) -> Rejection:
+        """Discord's JSON error body: its numeric ``code`` and the ``message`` it says."""
+        return cls(status, {"code": code, "message": message})
+
 
 def empty_message() -> Rejection:
-    return Rejection(400, {"code": EMPTY_MESSAGE, "message": "Cannot send an empty message"})
+    return Rejection.error(400, EMPTY_MESSAGE, "Cannot send an empty message")
 
 
 def already_acknowledged() -> Rejection:
-    return Rejection(
-        400, {"code": ALREADY_ACKNOWLEDGED, "message": "Interaction has already been acknowledged."}
-    )
+    return Rejection.error(400, ALREADY_ACKNOWLEDGED, "Interaction has already been acknowledged.")
 
 
 def unknown_interaction() -> Rejection:
-    return Rejection(404, {"code": UNKNOWN_INTERACTION, "message": "Unknown interaction"})
+    return Rejection.error(404, UNKNOWN_INTERACTION, "Unknown interaction")
 
 
 def unknown_webhook() -> Rejection:
     """A follow-up (webhook) before the interaction was answered: its webhook does not exist."""
-    return Rejection(404, {"code": UNKNOWN_WEBHOOK, "message": "Unknown Webhook"})
+    return Rejection.error(404, UNKNOWN_WEBHOOK, "Unknown Webhook")
 
 
 def not_author() -> Rejection:
-    return Rejection(
-        403, {"code": NOT_AUTHOR, "message": "Cannot edit a message authored by another user"}
-    )
+    return Rejection.error(403, NOT_AUTHOR, "Cannot edit a message authored by another user")
 
 
 def too_large() -> Rejection:
-    return Rejection(413, {"code": ENTITY_TOO_LARGE, "message": "Request entity too large"})
+    return Rejection.error(413, ENTITY_TOO_LARGE, "Request entity too large")
 
 
 def rejection(errors: FormErrors) -> Rejection | None:
@@ -1041,18 +1042,15 @@ def _iso8601(value: Any) -> bool:
 
 
 def missing_permissions() -> Rejection:
-    return Rejection(403, {"code": MISSING_PERMISSIONS, "message": "Missing Permissions"})
+    return Rejection.error(403, MISSING_PERMISSIONS, "Missing Permissions")
 
 
 def unknown_voice_state() -> Rejection:
-    return Rejection(404, {"code": UNKNOWN_VOICE_STATE, "message": "Unknown Voice State"})
+    return Rejection.error(404, UNKNOWN_VOICE_STATE, "Unknown Voice State")
 
 
 def invalid_channel_type() -> Rejection:
-    return Rejection(
-        400,
-        {"code": INVALID_CHANNEL_TYPE, "message": "Cannot execute action on this channel type"},
-    )
+    return Rejection.error(400, INVALID_CHANNEL_TYPE, "Cannot execute action on this channel type")
 
 
 # Presence (gateway op 3, Update Presence) ------------------------------------------------------
@@ -1176,7 +1174,7 @@ def check_stage_instance(body: Any, errors: FormErrors, *, create: bool) -> None
 
 
 def unknown_stage_instance() -> Rejection:
-    return Rejection(404, {"code": UNKNOWN_STAGE_INSTANCE, "message": "Unknown Stage Instance"})
+    return Rejection.error(404, UNKNOWN_STAGE_INSTANCE, "Unknown Stage Instance")
 
 
 # Guild scheduled events (/guilds/{guild}/scheduled-events[/{event}]) ------------------------------
@@ -1324,14 +1322,12 @@ def check_scheduled_event(
 
 
 def unknown_scheduled_event() -> Rejection:
-    return Rejection(
-        404, {"code": UNKNOWN_SCHEDULED_EVENT, "message": "Unknown Guild Scheduled Event"}
-    )
+    return Rejection.error(404, UNKNOWN_SCHEDULED_EVENT, "Unknown Guild Scheduled Event")
 
 
 def finished_event() -> Rejection:
     """Any change to a COMPLETED or CANCELED event (Discord's JSON error 180000)."""
-    return Rejection(400, {"code": FINISHED_EVENT, "message": "Cannot update a finished event"})
+    return Rejection.error(400, FINISHED_EVENT, "Cannot update a finished event")
 
 
 def too_many_events() -> Rejection:
