@@ -16,6 +16,7 @@ from bot.announcer.pollreport import station_label
 from bot.announcer.watcher import StationWatch
 from bot.config import Settings, StationConfig
 from bot.runtime.logs import RedactingFilter, setup_logging
+from bot.shows.service import ShowsService
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.fakediscord import MANAGE_EVENTS, FakeDiscord
@@ -229,3 +230,27 @@ async def test_live_events_without_manage_events_are_reported_at_start_up(
     assert all(
         r.levelno == logging.WARNING for r in caplog.records if "Manage Events" in r.getMessage()
     )
+
+
+@pytest.mark.e2e
+async def test_the_start_up_permission_check_after_a_stop_is_quiet(
+    events_fake, live_simulator, caplog
+):
+    """The check runs on READY, as a task discord.py does not wait for: a bot stopped right
+    after READY may run it on a closed database. Found in CI: "Ignoring exception in on_ready"
+    with sqlite3's "Cannot operate on a closed database"."""
+    config = f'\n[[guilds]]\nid = {events_fake.guilds[0].id}\nlive_events = ["main"]\n'
+    async with running_bot(live_simulator, fake=events_fake, extra_config=config) as env:
+        bot = env.bot
+    assert bot.is_closed()
+    late = ShowsService(
+        bot,
+        bot.storage,  # closed with the bot
+        bot.registry,
+        bot.voice,
+        refresh_watches=bot.announcer.refresh,
+        handles_guild=lambda guild_id: True,
+    )
+    said = len(caplog.records)
+    await late.report_missing_permissions()  # raised sqlite3.ProgrammingError before the fix
+    assert [r.getMessage() for r in caplog.records[said:] if r.levelno >= logging.WARNING] == []

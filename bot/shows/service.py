@@ -103,7 +103,14 @@ class ShowsService:
             return
         self._reported = True
         stations: defaultdict[int, list[str]] = defaultdict(list)
-        for guild_id, station in await self.storage.show_event_guilds():
+        try:
+            pairs = await self.storage.show_event_guilds()
+        except Exception as error:
+            if self.client.is_closed():
+                return  # the bot stopped right after READY: its storage is closed, nothing to tell
+            self.storage.outlive(error, _LOGGER, "live-show event permissions not checked")
+            return
+        for guild_id, station in pairs:
             if self.handles_guild(guild_id):
                 stations[guild_id].append(station)
         for guild_id, names in sorted(stations.items()):
