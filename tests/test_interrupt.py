@@ -133,7 +133,10 @@ async def test_sigint_at_once_and_after_ready_stop_with_one_line(live_simulator,
         line for line in early.output().splitlines() if not line.startswith("import time:")
     )
     print(f"SIGINT while importing: exit {code} after {seconds:.2f} s")
-    assert code in (0, 130), output  # 130: before the event loop's handler
+    # 130: before the event loop's handler. -SIGINT: the import was cut where Python itself ends
+    # by the signal after OnAir's line (seen once in 8 runs and once in CI); a shell shows 130
+    # either way. The one line and no traceback are what the owner sees, asserted below.
+    assert code in (0, 130, -signal.SIGINT), output
     assert "Traceback" not in output, output
     assert "KeyboardInterrupt" not in output, output
     stops = [line for line in output.splitlines() if "stopped" in line]
