@@ -13,11 +13,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import discord
 
+from ..config.schema import WEEKDAYS
 from ..util.text import safe
 from .embeds import BRAND, EmbedBuilder
 from .ranking import Row, ranked
-
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def _rows(stored: Any) -> list[Row]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from ..config.schema import WEEKDAYS
 from ..errors import ALERTS_NEED_CHANNEL, CANNOT_MENTION, RECAP_NEED_CHANNEL, BadInput
 from ..render import admin_embeds
 from ..storage import AlertSubscription
@@ -14,8 +15,6 @@ from .stations import resolve_station
 
 if TYPE_CHECKING:
     from ..runtime.core import OnAirBot
-
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def check_mentionable(channel: discord.TextChannel | discord.Thread, role: discord.Role) -> None:
