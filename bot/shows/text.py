@@ -5,6 +5,7 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 from __future__ import annotations
 
 from ..station import Play
+from ..util.i18n import ENGLISH, Lang
 from ..util.links import EVENT_LOCATION, safe_url
 from ..util.text import clip, one_line, safe
 
@@ -35,22 +36,28 @@ def stage_topic(play: Play | None) -> str | None:
     return f"{prefix} {text}" if text else None
 
 
-def event_name(play: Play) -> str:
-    """A live show's event name: its title (1-100 characters)."""
-    return one_line(play.display, EVENT_NAME_MAX) or "Live show"
+def event_name(play: Play, lang: Lang = ENGLISH) -> str:
+    """A live show's event name: its title (1-100 characters). Events are public: ``lang`` is
+    the guild's."""
+    return one_line(play.display, EVENT_NAME_MAX) or lang.t("Live show")
 
 
-def event_location(station_name: str | None, listen: str | None) -> str:
+def event_location(station_name: str | None, listen: str | None, lang: Lang = ENGLISH) -> str:
     """Where an external event happens: the station's https listen link when it is a URL
     Discord accepts and fits (Discord shows the place as a link), else its name."""
     link = safe_url(listen, EVENT_LOCATION_MAX, https_only=True)
     if link is not None:
         return link
-    return one_line(station_name, EVENT_LOCATION_MAX) or "Online radio"
+    return one_line(station_name, EVENT_LOCATION_MAX) or one_line(
+        lang.t("Online radio"), EVENT_LOCATION_MAX
+    )
 
 
-def event_description(station_name: str | None, play: Play) -> str:
+def event_description(station_name: str | None, play: Play, lang: Lang = ENGLISH) -> str:
     """Markdown is rendered in an event's description: station text is escaped."""
-    station = safe(station_name, limit=200, fallback="the station")
+    station = safe(station_name, limit=200, fallback=lang.t("the station"))
     show = safe(play.display, limit=300)
-    return clip(f"{show} live on {station}. Tune in with `/join` or `/listen`.", 1000)
+    text = lang.t(
+        "{show} live on {station}. Tune in with `/join` or `/listen`.", show=show, station=station
+    )
+    return clip(text, EVENT_DESCRIPTION_MAX)
