@@ -12,7 +12,7 @@ from typing import Any
 
 from ..station import DayStats
 from ..util.i18n import ENGLISH_CODE, N_, Lang
-from .lang_dates import axis_number, month_day
+from .lang_dates import axis_number, chart_day
 
 # Discord's dark theme: the embed's own background, its text colours, OnAir's brand colour.
 BACKGROUND = "#2b2d31"
@@ -123,13 +123,15 @@ def render_stats_chart(
         )
         where = peak / (len(days) - 1)
         align = "left" if where < 0.2 else "right" if where > 0.8 else "center"
+        # Above the point; beside it (to its left) where "today, so far" takes the top right.
+        beside = partial and align == "right"
         axes.annotate(
-            words.busiest.format(day=month_day(lang, days[peak].day)),
+            words.busiest.format(day=chart_day(lang, days[peak].day)),
             (x[peak], sessions[peak]),
-            xytext=(0, 12),
+            xytext=(-18, 0) if beside else (0, 12),
             textcoords="offset points",
             ha=align,
-            va="bottom",
+            va="center" if beside else "bottom",
             color=TEXT,
             fontsize=LABEL_SIZE,
         )
@@ -151,7 +153,7 @@ def render_stats_chart(
         axes.xaxis.set_major_locator(AutoDateLocator(minticks=3, maxticks=6))  # type: ignore[no-untyped-call]
 
     def day_label(value: float, _position: int) -> str:
-        return month_day(lang, num2date(value).date())  # type: ignore[no-untyped-call]
+        return chart_day(lang, num2date(value).date())  # type: ignore[no-untyped-call]
 
     axes.xaxis.set_major_formatter(FuncFormatter(day_label))
     legend = axes.legend(

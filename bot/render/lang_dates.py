@@ -46,11 +46,19 @@ def weekday_time(lang: Lang, moment: datetime) -> str:
     return f"{weekday_date(lang, moment)}, {moment:%H:%M}"
 
 
-def month_day(lang: Lang, day: date) -> str:
-    """A chart's day label: ``Nov 20`` / ``20. Nov.`` / ``20 de nov.``."""
+def chart_day(lang: Lang, day: date) -> str:
+    """A chart's day label, short enough for five under a phone-sized chart: ``Nov 20`` /
+    ``20.11.`` / ``20/11`` (CLDR's numeric day and month)."""
     if lang.is_english:
         return f"{day:%b} {day.day}"
-    return format_skeleton("MMMd", day, locale=lang.locale)
+    return format_skeleton("Md", day, locale=lang.locale)
+
+
+def country(lang: Lang, iso: str | None, named: str | None) -> str | None:
+    """A country's name in the language (CLDR's, by ISO code); English keeps the station's."""
+    if lang.is_english or not iso:
+        return named
+    return lang.locale.territories.get(iso.upper()) or named
 
 
 def weekday_name(lang: Lang, weekday: int, english: str) -> str:

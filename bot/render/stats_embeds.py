@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import discord
@@ -11,9 +12,10 @@ from ..util.i18n import ENGLISH, Lang
 from ..util.text import flag, isolate, safe
 from . import station_parts
 from .embeds import EmbedBuilder
-from .lang_dates import date_range, full_date, percent, weekday_date_padded
+from .lang_dates import country, date_range, full_date, percent, weekday_date_padded
 
 TOP_COUNTRIES = 5
+_ORDERED = re.compile(r"^(\d+)\.(?=\s)")
 
 
 def stats_embed(
@@ -47,7 +49,7 @@ def stats_embed(
             range=date_range(lang, first, last),
         )
     lines = [
-        span,
+        _ORDERED.sub(r"\1\\.", span),  # "28. Okt." would start a numbered list at 28
         lang.t(
             "**{sessions}** sessions · **{unique}** unique listeners",
             sessions=n(sessions),
@@ -87,7 +89,8 @@ def stats_embed(
         lines.append("")
         lines.append("**" + lang.t("Top countries") + "**")
         for c in ranked[:TOP_COUNTRIES]:
-            name = isolate(safe(c.country or (c.iso or "?").upper(), limit=60))
+            named = country(lang, c.iso, c.country)
+            name = isolate(safe(named or (c.iso or "?").upper(), limit=60))
             share = percent(lang, c.value / total)
             lines.append(f"{flag(c.iso)} {name} · {share} ({n(c.value)})")
         rest = ranked[TOP_COUNTRIES:]
