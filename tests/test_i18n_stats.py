@@ -29,12 +29,13 @@ from .test_alerts_bot import poll
 from .test_announcer_bot import programme_sim
 from .test_i18n_bot import english_left, visible_text
 from .test_recap_bot import recap_sim
-from .test_shows_bot import advance
+from .test_shows_bot import advance, showing_first_track
 from .test_shows_bot import poll as shows_poll
+from .test_voice_bot import icecast, mp3
 
 pytestmark = pytest.mark.e2e
 fake = fake_discord_fixture()
-__all__ = ["programme_sim", "recap_sim"]  # other tests' fixtures, used here too
+__all__ = ["icecast", "mp3", "programme_sim", "recap_sim"]  # other tests' fixtures, used here too
 
 
 def chart_of(body_files: list[Any]) -> list[str]:
@@ -294,3 +295,14 @@ async def test_a_french_guild_gets_its_live_show_event_in_french(programme_sim, 
     assert english_left(event["description"], "fr", (show, station)) == []
     (other,) = english.events.values()
     assert other["description"] == f"{show} live on {station}. Tune in with `/join` or `/listen`."
+
+
+async def test_a_french_guilds_voice_status_says_a_live_show_in_french(programme_sim, icecast):
+    async with showing_first_track(programme_sim, icecast) as (voice, vc):
+        await set_language(voice.fake, "fr", voice.guild)
+        advance(programme_sim, 46)  # the live show
+        await shows_poll(voice.env)
+        show = f"{LIVE_SHOW.artist} - {LIVE_SHOW.title}"
+        await wait_for(lambda: vc.status == f"🔴 EN DIRECT : {show}")
+        assert vc.status_by == "bot"
+        assert english_left(vc.status, "fr", (show,)) == []

@@ -28,8 +28,7 @@ import discord
 from ..station import Play, StationInfo
 from ..station.play import ESTIMATE_TOLERANCE, normalise_title
 from ..storage import EVENT_ACTIVE, EVENT_CLAIMED, EVENT_COMPLETED, EVENT_FAILED, Storage
-from ..util.i18n import ENGLISH, Lang
-from .text import event_description, event_location, event_name
+from .text import event_description, event_location, event_name, guild_lang
 
 _LOGGER = logging.getLogger("onair.shows")
 MAX_OPEN = 10  # OnAir's open (scheduled or active) events per guild
@@ -134,7 +133,7 @@ class ShowEvents:
             return
         start = datetime.fromtimestamp(now, UTC) + START_AHEAD
         length = max(play.duration or DEFAULT_LENGTH, MIN_LENGTH)
-        lang = await self._guild_lang(guild_id)  # an event is public: the guild's language
+        lang = await guild_lang(self.client, guild_id)  # an event is public: the guild's
         try:
             await self._paced()
             event = await guild.create_scheduled_event(
@@ -201,12 +200,6 @@ class ShowEvents:
                     return  # tried again at the next change
         await self.storage.update_show_event(guild_id, station, key, state=EVENT_COMPLETED)
         self.completed += 1
-
-    async def _guild_lang(self, guild_id: int) -> Lang:
-        """The guild's language for public text (``OnAirBot.guild_lang``); English for a client
-        that keeps none (a bare discord.py client)."""
-        lookup = getattr(self.client, "guild_lang", None)
-        return await lookup(guild_id) if lookup is not None else ENGLISH
 
     async def _paced(self) -> None:
         if self.pace is not None:

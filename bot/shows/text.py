@@ -4,8 +4,10 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..station import Play
-from ..util.i18n import ENGLISH, Lang
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.links import EVENT_LOCATION, safe_url
 from ..util.text import clip, one_line, safe
 
@@ -14,24 +16,32 @@ STAGE_TOPIC_MAX = 120  # Discord: a stage instance's topic (at least 1)
 EVENT_NAME_MAX = 100
 EVENT_DESCRIPTION_MAX = 1000
 EVENT_LOCATION_MAX = EVENT_LOCATION
-MUSIC, LIVE = "🎵", "🔴 LIVE:"
+MUSIC, LIVE = "🎵", N_("🔴 LIVE:")
 
 
-def voice_status(play: Play | None) -> str | None:
-    """ "🎵 Artist - Title", or "🔴 LIVE: <show>" during a live show; None when nothing plays.
-    The status renders markdown, so station text is escaped (and no mention can form)."""
+async def guild_lang(client: Any, guild_id: int) -> Lang:
+    """The guild's language for public text (``OnAirBot.guild_lang``); English for a client
+    that keeps none (a bare discord.py client)."""
+    lookup = getattr(client, "guild_lang", None)
+    return await lookup(guild_id) if lookup is not None else ENGLISH
+
+
+def voice_status(play: Play | None, lang: Lang = ENGLISH) -> str | None:
+    """ "🎵 Artist - Title", or "🔴 LIVE: <show>" during a live show (the badge in the guild's
+    ``lang``: the status is public); None when nothing plays. The status renders markdown, so
+    station text is escaped (and no mention can form)."""
     if play is None:
         return None
-    prefix = LIVE if play.live else MUSIC
+    prefix = lang.t(LIVE) if play.live else MUSIC
     text = safe(play.display, limit=VOICE_STATUS_MAX - len(prefix) - 1)
     return f"{prefix} {text}" if text else None
 
 
-def stage_topic(play: Play | None) -> str | None:
+def stage_topic(play: Play | None, lang: Lang = ENGLISH) -> str | None:
     """The same line for a stage's topic (plain text, 1-120 characters)."""
     if play is None:
         return None
-    prefix = LIVE if play.live else MUSIC
+    prefix = lang.t(LIVE) if play.live else MUSIC
     text = one_line(play.display, STAGE_TOPIC_MAX - len(prefix) - 1)
     return f"{prefix} {text}" if text else None
 
