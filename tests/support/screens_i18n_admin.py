@@ -8,6 +8,7 @@ and a settings change.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bot.simulator import StationSimulator
 
@@ -40,7 +41,7 @@ async def i18n_admin(out: Path) -> None:
             await fake.wait_request("POST", rf"^/channels/{posts}/messages$", within=30)
             for locale, tag in LOCALES:
                 fake.user_locales[fake.owner_id] = locale
-                scenes = (
+                scenes: tuple[tuple[str, str, list[str], dict[str, Any]], ...] = (
                     ("status", "/onair status", ["status"], {}),
                     ("stations", "/onair station list", ["station", "list"], {}),
                     (
