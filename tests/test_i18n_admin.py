@@ -53,6 +53,7 @@ EXPECTED = {
         "title": "OnAir-Status",
         "settings": "Zeitzone: **Europe/Berlin**; Standardsender: **keiner**.",
         "alerts": "Wähl den `channel` für die Meldungen (oder setz `off:True`, um sie zu beenden).",
+        "zone": "Die Zeitzone `Mars/Base` kenne ich nicht; nimm einen Namen wie Europe/Berlin.",
         "form": ("API-Schlüssel des Senders", "API-Schlüssel", "Leer lassen,"),
         "added": "**Guild Radio** (`guild-radio`) hinzugefügt; der Schlüssel funktioniert.",
         "on_air": "Jetzt auf Sendung:",
@@ -63,6 +64,7 @@ EXPECTED = {
         "title": "Status do OnAir",
         "settings": "Fuso horário: **Europe/Berlin**; rádio padrão: **nenhuma**.",
         "alerts": "Escolha o `channel` dos avisos (ou use `off:True` para desligar).",
+        "zone": "Não conheço o fuso horário `Mars/Base`; use um nome tipo America/Sao_Paulo.",
         "form": ("Chave da API da rádio", "Chave da API", "Deixe vazio"),
         "added": "**Guild Radio** (`guild-radio`) adicionada; a chave funciona.",
         "on_air": "No ar agora:",
@@ -95,6 +97,8 @@ async def test_an_admin_sets_up_onair_in_their_language(dev_bot, guild_sim, loca
         error = (await fake.response(iid)).json["data"]
         assert error["flags"] & EPHEMERAL
         assert error["content"] == want["alerts"]
+        iid = await fake.slash("onair", {"timezone": "Mars/Base"}, sub=["settings"])
+        assert (await fake.response(iid)).json["data"]["content"] == want["zone"]
 
         # The station key form: title, label and placeholder, accepted by the strict fake.
         options = {"name": "Guild Radio", "base_url": guild_sim.base_url, "station_id": 5}

@@ -95,7 +95,7 @@ class StationOnboarding:
             return lang.t(errors.NO_SECRET)
         problem = key_problem(key)
         if problem is not None:
-            return lang.t(errors.BAD_KEY, problem=problem)
+            return lang.t(errors.BAD_KEY, problem=lang.t(problem))
         slug = make_slug(name)
         owned = [s.slug for s in await self.storage.guild_stations(guild_id)]
         refusal = self.refusal(guild_id, slug, owned)
