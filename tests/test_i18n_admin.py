@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.util.i18n import DISCORD_LOCALES, language_of
+from bot.util.i18n import DISCORD_LOCALES, LANGUAGES, Translator, language_of
 
 from .support.botenv import GUILD_KEY
 from .support.discord_rules import EPHEMERAL, MODAL
@@ -185,3 +185,18 @@ async def test_the_onair_tree_carries_its_localisations_within_limits(onair):
     assert (monday["name"], monday["value"]) == ("Monday", "Monday")
     assert monday["name_localizations"]["de"] == "Montag"
     assert monday["name_localizations"]["pt-BR"] == "segunda-feira"
+
+
+def test_the_key_form_fits_discord_in_every_language():
+    """Discord's limits for a modal: title and label 45, placeholder 100 (the fake refuses
+    more, as Discord does; the e2e test above sends two of the languages through it)."""
+    translator = Translator.load()
+    for code in LANGUAGES:
+        lang = translator.lang(code)
+        title, label = lang.t("Station API key"), lang.t("API key")
+        placeholder = lang.t("Leave empty if the station needs no key")
+        assert title != "Station API key", code
+        assert placeholder != "Leave empty if the station needs no key", code
+        assert len(title) <= 45, code
+        assert len(label) <= 45, code
+        assert len(placeholder) <= 100, code
