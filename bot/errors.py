@@ -177,11 +177,11 @@ RECAP_NEED_CHANNEL = N_("Pick the `channel` for the weekly recap (or set `off:Tr
 
 # Community: announcement templates and likes (/onair template, the ❤ button, /top).
 BAD_TEMPLATE = "I did not save that: {problem}."
-NO_TEMPLATE_TARGET = (
+NO_TEMPLATE_TARGET = N_(
     "{channel} has no announcements of **{station}** yet: set them up with `/onair announce` "
     "first, then word them with `/onair template set`."
 )
-TEMPLATE_NOTHING_GIVEN = (
+TEMPLATE_NOTHING_GIVEN = N_(
     "Give at least one part to set: content, title, description, footer or color."
 )
 # Why a template is refused (after "I did not save that: "); the formatter fills them in.

@@ -122,6 +122,15 @@ async def test_an_admin_sets_up_onair_in_their_language(dev_bot, guild_sim, loca
         channel = env.guild.channels[1]
         iid = await fake.slash(
             "onair",
+            {"channel": str(channel), "station": "guild-radio", "title": "{title}"},
+            sub=["template", "set"],
+            resolved=fake.resolved_channel(channel),
+        )
+        refused = (await fake.response(iid)).json["data"]["content"]
+        assert "`/onair announce`" in refused
+        assert admin_english_left(refused, code) == []
+        iid = await fake.slash(
+            "onair",
             {"channel": str(channel), "station": "guild-radio"},
             sub=["announce"],
             resolved=fake.resolved_channel(channel),
