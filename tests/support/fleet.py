@@ -17,6 +17,8 @@ from bot.simulator.library import LibraryItem
 from .botenv import STATION_KEY
 from .storage_backends import reset_postgres
 
+WATCH_LEASE = 9.0  # seconds: a takeover after a stop comes at the next tick (3 s)
+
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
@@ -55,7 +57,9 @@ class Fleet:
             subscriptions=subscriptions,
             shard_count=2,
             shard_ids=(shard,),
-            watch_lease=1.0,
+            # A renews its lease every third of it: 1 s let a loaded machine's stall of about
+            # a second hand the station to the other process mid-test. A stop gives it back.
+            watch_lease=WATCH_LEASE,
         )
         storage = await PostgresStorage(self.postgres_url).open()
         scheduler = AsyncIOScheduler()

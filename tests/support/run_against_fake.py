@@ -34,6 +34,12 @@ def connector() -> aiohttp.TCPConnector:
 
 
 if __name__ == "__main__":
+    import signal
+
+    # Ctrl+C as a terminal delivers it: a shell without job control (`cmd &` in a script, CI)
+    # starts the suite with SIGINT ignored, and the child inherits that, so a SIGINT sent
+    # while OnAir imports was lost and the child ran on (tests/test_interrupt.py hung 30 s).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from bot.entry import main
 
     sys.exit(main(sys.argv[1:], discord_connector=connector))
