@@ -12,11 +12,13 @@ import pytest
 from bot.catalog.registry import StationRegistry
 from bot.config import parse_settings
 from bot.errors import BadInput
-from bot.requests.search import SearchDesk
+from bot.requests.search import SearchDesk, query_key
 from bot.requests.service import RequestService
 from bot.simulator import ManualClock
 from bot.station import Play, RequestTrack, SearchAnswer, StationUnavailable
 from bot.storage import SqliteStorage
+
+from .support.waiting import wait_for
 
 GUILD = 10
 HARBOUR = "The Lanterns - Harbour Lights"
@@ -103,8 +105,8 @@ async def test_a_slow_station_does_not_hold_the_autocomplete():
     assert found.source == "limited"
     assert found.tracks == ()
     upstream.release.set()
-    await asyncio.sleep(0.01)
-    # The search sent meanwhile filled the cache for the next keystroke.
+    # The search sent meanwhile fills the cache for the next keystroke.
+    await wait_for(lambda: desk.cached("main", query_key("harbour")) is not None)
     assert (await desk.search("main", "harbour", upstream.fetch("x"), wait=0.05)).tracks
 
 
