@@ -25,6 +25,7 @@ import discord
 
 from ..station import Play
 from ..storage import Storage
+from ..util.i18n import ENGLISH, Lang
 from .text import stage_topic, voice_status
 
 _LOGGER = logging.getLogger("onair.shows")
@@ -127,9 +128,10 @@ class ChannelStatusKeeper:
             return False
         if not self.players.status_enabled(guild_id):
             return await self.clear(guild_id, channel_id)
+        lang = await self._lang(guild_id)
         try:
             async with self._lock(channel_id):
-                return await self._show(channel, play)
+                return await self._show(channel, play, lang)
         except (discord.HTTPException, TimeoutError) as error:
             _LOGGER.warning("status of channel %s not set: %s", channel_id, _why(error))
             return False
@@ -146,12 +148,18 @@ class ChannelStatusKeeper:
             _LOGGER.warning("status of channel %s not cleared: %s", channel_id, _why(error))
             return False
 
+    async def _lang(self, guild_id: int) -> Lang:
+        """The guild's language for what everyone sees (``OnAirBot.guild_lang``); English for a
+        client that keeps none."""
+        lookup = getattr(self.client, "guild_lang", None)
+        return await lookup(guild_id) if lookup is not None else ENGLISH
+
     async def _show(
-        self, channel: discord.VoiceChannel | discord.StageChannel, play: Play | None
+        self, channel: discord.VoiceChannel | discord.StageChannel, play: Play | None, lang: Lang
     ) -> bool:
         if isinstance(channel, discord.StageChannel):
-            return await self._show_topic(channel, stage_topic(play))
-        text = voice_status(play)
+            return await self._show_topic(channel, stage_topic(play, lang))
+        text = voice_status(play, lang)
         written = self._written.get(channel.id)
         current = self._current.get(channel.id, written)
         if text is None or (text == written and current == written):

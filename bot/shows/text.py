@@ -4,7 +4,10 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..station import Play
+from ..util.i18n import ENGLISH, N_, Lang
 from ..util.links import EVENT_LOCATION, safe_url
 from ..util.text import clip, one_line, safe
 
@@ -13,26 +16,29 @@ STAGE_TOPIC_MAX = 120  # Discord: a stage instance's topic (at least 1)
 EVENT_NAME_MAX = 100
 EVENT_DESCRIPTION_MAX = 1000
 EVENT_LOCATION_MAX = EVENT_LOCATION
-MUSIC, LIVE = "🎵", "🔴 LIVE:"
+MUSIC = "🎵 {show}"
+LIVE = N_("🔴 LIVE: {show}")  # in the guild's language: "🔴 AO VIVO: {show}"
 
 
-def voice_status(play: Play | None) -> str | None:
+def voice_status(play: Play | None, lang: Lang = ENGLISH) -> str | None:
     """ "🎵 Artist - Title", or "🔴 LIVE: <show>" during a live show; None when nothing plays.
     The status renders markdown, so station text is escaped (and no mention can form)."""
-    if play is None:
-        return None
-    prefix = LIVE if play.live else MUSIC
-    text = safe(play.display, limit=VOICE_STATUS_MAX - len(prefix) - 1)
-    return f"{prefix} {text}" if text else None
+    return _line(play, lang, lambda text, room: safe(text, limit=room), VOICE_STATUS_MAX)
 
 
-def stage_topic(play: Play | None) -> str | None:
+def stage_topic(play: Play | None, lang: Lang = ENGLISH) -> str | None:
     """The same line for a stage's topic (plain text, 1-120 characters)."""
+    return _line(play, lang, one_line, STAGE_TOPIC_MAX)
+
+
+def _line(play: Play | None, lang: Lang, cut: Callable[[str, int], str], limit: int) -> str | None:
+    """The play in the line's words (the live one in ``lang``), its station text cut so the
+    whole line fits ``limit``."""
     if play is None:
         return None
-    prefix = LIVE if play.live else MUSIC
-    text = one_line(play.display, STAGE_TOPIC_MAX - len(prefix) - 1)
-    return f"{prefix} {text}" if text else None
+    line = lang.t(LIVE) if play.live else MUSIC
+    text = cut(play.display, limit - len(line.replace("{show}", "")))
+    return line.replace("{show}", text) if text else None
 
 
 def event_name(play: Play) -> str:
