@@ -19,6 +19,7 @@ from ..station import StationError
 from ..station.apikey import key_problem
 from ..storage import GuildSettings, GuildStation, Storage
 from ..util.text import safe
+from .languages import GuildLanguages
 from .registry import StationRegistry, short_slug
 
 
@@ -51,8 +52,10 @@ class StationOnboarding:
         keybox: KeyBox,
         *,
         is_member: Callable[[int], bool],
+        languages: GuildLanguages | None = None,
     ) -> None:
         self.settings = settings
+        self.languages = languages  # told when a guild's language changes
         self.registry = registry
         self.storage = storage
         self.keybox = keybox
@@ -146,5 +149,7 @@ class StationOnboarding:
             current.language if language is None else language,
         )
         await self.storage.save_guild_settings(saved)
+        if self.languages is not None:
+            self.languages.forget(guild_id)
         self.registry.set_default(guild_id, saved.default_station)
         return saved
