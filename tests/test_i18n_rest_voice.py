@@ -11,7 +11,8 @@ from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 from bot.station import Play
 from bot.util.i18n import Translator
 
-from .support.fakediscord import CONNECT, SET_VOICE_CHANNEL_STATUS, VIEW_CHANNEL
+from .support.fakediscord import CONNECT, SET_VOICE_CHANNEL_STATUS
+from .support.fakediscord.objects import VIEW_CHANNEL
 from .support.waiting import wait_for
 from .test_announcer_bot import programme_sim
 from .test_i18n_bot import english_left
