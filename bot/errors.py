@@ -40,6 +40,17 @@ class Said:
         raise NotImplementedError
 
 
+class Note(Said):
+    """A line said after an answer (a join's stage note), in the reader's language."""
+
+    def __init__(self, text: str, **values: object) -> None:
+        self.text = text
+        self.values = values
+
+    def said_in(self, lang: Lang) -> str:
+        return lang.t(self.text, **self.values)
+
+
 class PermissionNames(Said):
     """Permissions OnAir lacks, named as Discord's client names them in the reader's language
     ("the **Connect** permission", "die Berechtigung **Verbinden**")."""
@@ -130,6 +141,7 @@ JOIN_NO_PERMISSION = N_(
     "I can't play in {channel}: I am missing the {missing} there. "
     "Please ask a server admin to allow it."
 )
+STAGE_ASKED = N_("I asked to speak on {channel}: a stage moderator can invite me up to be heard.")
 STAGE_CANNOT_SPEAK = N_(
     "I can't speak on the stage {channel}: please make me a stage moderator "
     "(**Mute Members**) or allow me to **Request to Speak** there."

@@ -81,3 +81,17 @@ async def test_join_names_the_missing_permissions_in_the_listeners_language(
         )
         assert english_left(message["content"], "de") == []
         assert voice.fake.bot_voice == {}
+
+
+async def test_the_stage_note_after_a_join_is_in_the_listeners_language(live_simulator, icecast):
+    from .test_voice_bot import LISTENER
+
+    async with voice_bot(live_simulator, icecast, stage=True) as voice:
+        voice.fake.user_locales[LISTENER] = "pt-BR"
+        message = await voice.join()
+        channel = voice.channels[voice.guild.id]
+        assert message["content"] == (
+            f"▶ Tocando a **Main FM** em <#{channel}>.\nPedi para falar no palco <#{channel}>: "
+            "um moderador do palco pode me convidar para subir e ser ouvido."
+        )
+        assert english_left(message["content"], "pt_BR", ("Main FM",)) == []

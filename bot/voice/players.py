@@ -12,7 +12,7 @@ import discord
 from .. import errors
 from ..catalog.registry import short_slug
 from ..config import StationConfig
-from ..errors import VoiceRefused
+from ..errors import Note, VoiceRefused
 from ..util.text import safe
 from .client import OnAirVoiceClient
 from .sender import Lane
@@ -90,7 +90,7 @@ class Joined:
 
     channel: VoiceChannel
     station: StationConfig
-    note: str = ""
+    note: Note | None = None  # said after the answer, in the reader's language
 
 
 def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
