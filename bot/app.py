@@ -157,7 +157,7 @@ def create_bot(
     bot.announcer.credit_requests(bot.requests.credits_for)
     if not options.get("commands_only"):
         bot.add_listener(bot.shows.report_missing_permissions, "on_ready")
-    bot.languages = GuildLanguages(storage, clock=clock)
+    bot.languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
     bot.onboarding = StationOnboarding(
         settings,
         registry,

@@ -6,6 +6,7 @@ form of a language is checked."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -276,6 +277,22 @@ async def test_a_guilds_language_is_read_once_per_ttl_and_forgotten_on_change(st
     assert languages.reads == reads
     assert await languages.stored(1) == "fr"
     assert languages.reads == reads + 1
+
+
+async def test_a_read_that_began_before_a_change_is_not_kept(storage):
+    """A post reads the language while /onair settings changes it: the old value read is used
+    once, not cached for the TTL."""
+    languages = GuildLanguages(storage, clock=Clock())
+    await storage.save_guild_settings(GuildSettings(1, language="pt_BR"))
+    reading = asyncio.create_task(languages.stored(1))
+    await asyncio.sleep(0)  # one turn of the loop: the task runs to its storage read, and waits
+    assert languages.reads == 1
+    assert not reading.done()
+    languages.forget(1)  # (what /onair settings does once it has saved)
+    assert await reading == "pt_BR"
+    assert len(languages) == 0
+    await storage.save_guild_settings(GuildSettings(1, language="de"))
+    assert await languages.stored(1) == "de"
 
 
 async def test_settings_language_is_seen_by_the_next_public_post_at_once(onair):

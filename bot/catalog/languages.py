@@ -35,6 +35,7 @@ class GuildLanguages:
         self.ttl = ttl
         self.size = size
         self._known: OrderedDict[int, tuple[str, float]] = OrderedDict()
+        self._changes = 0  # forget() calls: a read that began before one is not kept
         self.reads = 0  # storage reads (tests, figures)
 
     async def stored(self, guild_id: int) -> str:
@@ -46,7 +47,10 @@ class GuildLanguages:
             self._known.move_to_end(guild_id)
             return known[0]
         self.reads += 1
+        changes = self._changes
         language = (await self.storage.guild_settings(guild_id)).language
+        if changes != self._changes:
+            return language  # changed meanwhile: what was read may be the old language
         self._known[guild_id] = (language, now)
         self._known.move_to_end(guild_id)
         while len(self._known) > self.size:
@@ -55,6 +59,7 @@ class GuildLanguages:
 
     def forget(self, guild_id: int) -> None:
         """The guild's language changed here: the next post reads it again."""
+        self._changes += 1
         self._known.pop(guild_id, None)
 
     def __len__(self) -> int:
