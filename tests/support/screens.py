@@ -32,6 +32,7 @@ from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community, screen_station
 from .screens_i18n import i18n
+from .screens_i18n_admin import i18n_admin
 from .screens_i18n_listeners import i18n_listeners
 from .screens_links import links
 from .screens_requests import requests
@@ -588,6 +589,7 @@ SCENES = {
     "links": links,
     "i18n": i18n,
     "i18n_listeners": i18n_listeners,
+    "i18n_admin": i18n_admin,
 }
 
 
