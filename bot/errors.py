@@ -180,7 +180,7 @@ EVENTS_NO_PERMISSION = N_(
     "I need the **Manage Events** permission in this server to make events for live shows. "
     "Please ask a server admin to allow it, then run this again."
 )
-RANGE_TOO_LONG = (
+RANGE_TOO_LONG = N_(
     "That range is {days} days; the most is {most}. Ask for a shorter one, for example "
     "`from:{first} to:{last}` (the last {most} days up to your `to`), or a `period`."
 )

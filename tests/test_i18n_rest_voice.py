@@ -30,7 +30,7 @@ def test_the_live_status_and_stage_topic_in_each_language():
         "pt_BR": "🔴 AO VIVO: DJ - Friday Mix",
         "es": "🔴 EN VIVO: DJ - Friday Mix",
         "de": "🔴 LIVE: DJ - Friday Mix",
-        "fr": "🔴 EN DIRECT\u00a0: DJ - Friday Mix",
+        "fr": "🔴 EN DIRECT : DJ - Friday Mix",
     }
     for code, text in expected.items():
         assert voice_status(live, translator.lang(code)) == text

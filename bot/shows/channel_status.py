@@ -25,8 +25,7 @@ import discord
 
 from ..station import Play
 from ..storage import Storage
-from ..util.i18n import ENGLISH, Lang
-from .text import stage_topic, voice_status
+from .text import guild_lang, stage_topic, voice_status
 
 _LOGGER = logging.getLogger("onair.shows")
 WRITE_TIMEOUT = 5.0  # seconds one status request may take
@@ -128,10 +127,9 @@ class ChannelStatusKeeper:
             return False
         if not self.players.status_enabled(guild_id):
             return await self.clear(guild_id, channel_id)
-        lang = await self._lang(guild_id)
         try:
             async with self._lock(channel_id):
-                return await self._show(channel, play, lang)
+                return await self._show(channel, play)
         except (discord.HTTPException, TimeoutError) as error:
             _LOGGER.warning("status of channel %s not set: %s", channel_id, _why(error))
             return False
@@ -148,15 +146,10 @@ class ChannelStatusKeeper:
             _LOGGER.warning("status of channel %s not cleared: %s", channel_id, _why(error))
             return False
 
-    async def _lang(self, guild_id: int) -> Lang:
-        """The guild's language for what everyone sees (``OnAirBot.guild_lang``); English for a
-        client that keeps none."""
-        lookup = getattr(self.client, "guild_lang", None)
-        return await lookup(guild_id) if lookup is not None else ENGLISH
-
     async def _show(
-        self, channel: discord.VoiceChannel | discord.StageChannel, play: Play | None, lang: Lang
+        self, channel: discord.VoiceChannel | discord.StageChannel, play: Play | None
     ) -> bool:
+        lang = await guild_lang(self.client, channel.guild.id)  # public: the guild's language
         if isinstance(channel, discord.StageChannel):
             return await self._show_topic(channel, stage_topic(play, lang))
         text = voice_status(play, lang)
