@@ -21,6 +21,7 @@ from .catalog.registry import StationRegistry
 from .config import Settings
 from .delivery.announcements import DiscordDeliverer, RateGate
 from .delivery.scheduled import DiscordPostSender
+from .errors import Note
 from .guard.keybox import KeyBox
 from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .history.likes import LikeService
@@ -239,7 +240,7 @@ def _voice_engine(
         try:
             return await open_probed(session, url, read_timeout=hub.watchdog, guard=guard)
         except StreamUnreachable as error:
-            raise StreamDown(error.message) from None
+            raise StreamDown(error.message, Note(error.text, **error.values)) from None
 
     return hub, probe
 

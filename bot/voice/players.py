@@ -53,7 +53,12 @@ class PlayerListener(Protocol):
 
 
 class StreamDown(Exception):
-    """The probe could not open the stream (the composition root maps the engine's error)."""
+    """The probe could not open the stream (the composition root maps the engine's error).
+    ``said``: the same words, said in a reader's language."""
+
+    def __init__(self, message: str = "", said: Note | None = None) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 # Opens the stream (each URL and redirect hop through the guard) and checks it plays; the open
