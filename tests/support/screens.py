@@ -33,6 +33,7 @@ from .fakediscord import FakeDiscord, Recorded
 from .screens_community import community, screen_station
 from .screens_i18n import i18n
 from .screens_i18n_admin import i18n_admin
+from .screens_i18n_final import i18n_voice
 from .screens_i18n_listeners import i18n_listeners
 from .screens_i18n_stats import i18n_stats
 from .screens_links import links
@@ -591,6 +592,7 @@ SCENES = {
     "i18n": i18n,
     "i18n_listeners": i18n_listeners,
     "i18n_stats": i18n_stats,
+    "i18n_voice": i18n_voice,
     "i18n_admin": i18n_admin,
 }
 
