@@ -283,3 +283,15 @@ async def test_a_portuguese_admin_turns_voice_on_for_their_station(live_simulato
             "Esse endereço de stream não dá para usar: a URL do stream tem que ser um endereço "
             "http:// ou https://. Informe"
         )
+
+
+def test_a_staff_reasons_cause_is_said_in_the_readers_language(langs):
+    from bot.render.problems import staff_reason
+    from bot.station.errors import Failure, StationUnavailable
+
+    failure = Failure(StationUnavailable, "c9.radioboss.fm", "ClientConnectorDNSError", "x")
+    assert staff_reason(failure) == "no answer from c9.radioboss.fm (host name not found)"
+    german = staff_reason(failure, langs.lang("de"))
+    assert german.endswith("(Hostname nicht gefunden)"), german
+    plain = Failure(StationUnavailable, "c9.radioboss.fm", "HTTP 503", "x")
+    assert staff_reason(plain, langs.lang("de")).endswith("(HTTP 503)")  # as it is

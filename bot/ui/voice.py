@@ -167,7 +167,8 @@ async def voice_channel_autocomplete(
     """The guild's voice and stage channels, and "none" (no home channel)."""
     guild = interaction.guild
     needle = current.casefold().strip()
-    choices = [app_commands.Choice(name="none (no 24/7 home channel)", value="none")]
+    none = reader_lang(interaction).t(N_("none (no 24/7 home channel)"))
+    choices = [app_commands.Choice(name=none, value="none")]
     if guild is not None:
         for channel in [*guild.voice_channels, *guild.stage_channels]:
             name = " ".join(channel.name.split())
