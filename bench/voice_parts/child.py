@@ -22,7 +22,7 @@ from bot.voice.client import OnAirVoiceClient
 from bot.voice.turns import GatewayTurns
 
 from ..common import LoopLag
-from ..voice import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
+from .shared import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
 
 
 def _fake_connector() -> aiohttp.TCPConnector:
