@@ -13,9 +13,8 @@ from __future__ import annotations
 import pytest
 
 from .support import discord_rules as rules
-from .support.botenv import fake_discord_fixture
-from .support.discord_http import call, fake_http_fixture
-from .support.strict_payloads import (
+from .support.discord_http import call
+from .support.strict_payloads import (  # noqa: F401
     E0,
     MAX,
     MIN,
@@ -24,6 +23,8 @@ from .support.strict_payloads import (
     appending,
     at,
     buttons_row,
+    fake_fixture,
+    http_fixture,
     message,
     mutated,
     refused_at,
@@ -32,9 +33,6 @@ from .support.strict_payloads import (
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
-fake = fake_discord_fixture()
-
-http = fake_http_fixture()
 
 MESSAGE_RULES = [
     ("content 2000", setter("content", "c" * 2001), "content", MAX),

@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 
 from .support import discord_rules as rules
-from .support.botenv import fake_discord_fixture
-from .support.discord_http import call, fake_http_fixture
-from .support.strict_payloads import (
+from .support.discord_http import call
+from .support.strict_payloads import (  # noqa: F401
     CHOICE_NAME,
     DESC,
     LOCALE,
@@ -25,6 +24,8 @@ from .support.strict_payloads import (
     choices,
     command,
     commands,
+    fake_fixture,
+    http_fixture,
     localised,
     modal,
     mutated,
@@ -34,9 +35,6 @@ from .support.strict_payloads import (
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
 
-fake = fake_discord_fixture()
-
-http = fake_http_fixture()
 
 CALLBACK_RULES = [
     ("modal title 45", modal, setter("data.title", "t" * 46), "data.title", MAX),

@@ -14,16 +14,11 @@ import discord
 import pytest
 
 from .support import discord_rules as rules
-from .support.botenv import fake_discord_fixture
-from .support.discord_http import call, fake_http_fixture
+from .support.discord_http import call
 from .support.fakediscord import RECORD_ENV, FakeDiscord
-from .support.strict_payloads import JSON_TYPE
+from .support.strict_payloads import JSON_TYPE, fake_fixture, http_fixture  # noqa: F401
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
-
-fake = fake_discord_fixture()
-
-http = fake_http_fixture()
 
 
 async def test_discord_py_raises_http_exception(fake):

@@ -31,11 +31,7 @@ from .test_announcer_bot import programme_sim
 
 pytestmark = pytest.mark.e2e
 
-__all__ = [
-    "icecast_fixture",
-    "mp3_fixture",
-    "programme_sim",
-]  # other tests' fixtures, used here too
+__all__ = ["icecast_fixture", "mp3_fixture", "programme_sim"]  # fixtures made elsewhere
 
 
 @contextlib.asynccontextmanager

@@ -11,6 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from . import discord_rules as rules
+from .botenv import fake_discord_fixture
+from .discord_http import fake_http_fixture
+
+# The fake Discord (``fake``) and a raw HTTP session to it (``http``) every strict test uses.
+fake_fixture = fake_discord_fixture()
+http_fixture = fake_http_fixture()
 
 Body = dict[str, Any]
 Mutation = Callable[[Any], None]
