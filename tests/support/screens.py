@@ -21,7 +21,9 @@ from pathlib import Path
 from .screens_announcements import announcement_scenes
 from .screens_community import community
 from .screens_i18n import i18n
+from .screens_i18n_admin import i18n_admin
 from .screens_i18n_listeners import i18n_listeners
+from .screens_i18n_stats import i18n_stats
 from .screens_links import links
 from .screens_listeners import listener_scenes, stale_scenes
 from .screens_requests import requests
@@ -40,6 +42,8 @@ SCENES = {
     "links": links,
     "i18n": i18n,
     "i18n_listeners": i18n_listeners,
+    "i18n_stats": i18n_stats,
+    "i18n_admin": i18n_admin,
 }
 
 
