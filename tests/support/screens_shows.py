@@ -55,7 +55,7 @@ async def scheduled_scenes(out: Path) -> None:
                         offset = sim_time - (started or record.at)
                         handle.write(json.dumps(scene_line(record, offset, None)) + "\n")
             # A week of plays for the recap (what the watches store as they poll).
-            await _a_week_of_plays(env.bot.storage, clock())
+            await a_week_of_plays(env.bot.storage, clock())
             iid = await fake.slash("onair", {"timezone": "Europe/Berlin"}, sub=["settings"])
             await fake.final_message(iid, within=30)
             slot = datetime.fromtimestamp(clock(), BERLIN) + timedelta(hours=1)
@@ -88,7 +88,7 @@ async def scheduled_scenes(out: Path) -> None:
         await sim.stop()
 
 
-async def _a_week_of_plays(storage: Any, end: float) -> None:
+async def a_week_of_plays(storage: Any, end: float) -> None:
     """A station's week: a track every ~3.5 minutes, listeners following the day, a live show
     on two evenings."""
     rows = []
