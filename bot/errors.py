@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from babel.lists import format_list
+
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
 from .station.errors import RequestsUnavailable
 from .util.i18n import ENGLISH, N_, Lang
@@ -25,7 +27,46 @@ class OnAirError(Exception):
 
     def said_in(self, lang: Lang) -> str:
         text = str(self.args[0]) if self.args else "That did not work."
-        return lang.t(text, **self.values) if self.values else lang.t(text)
+        if not self.values:
+            return lang.t(text)
+        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
+        return lang.t(text, **values)
+
+
+class Said:
+    """A value of an error message that is itself said in the reader's language."""
+
+    def said_in(self, lang: Lang) -> str:
+        raise NotImplementedError
+
+
+class Note(Said):
+    """A line said after an answer (a join's stage note), in the reader's language."""
+
+    def __init__(self, text: str, **values: object) -> None:
+        self.text = text
+        self.values = values
+
+    def said_in(self, lang: Lang) -> str:
+        return lang.t(self.text, **self.values)
+
+
+class PermissionNames(Said):
+    """Permissions OnAir lacks, named as Discord's client names them in the reader's language
+    ("the **Connect** permission", "die Berechtigung **Verbinden**")."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = tuple(names)
+
+    def said_in(self, lang: Lang) -> str:
+        names = [lang.t(name) for name in self.names]
+        if lang.is_english:  # as before: "A, B and C", no serial comma
+            joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        else:
+            joined = format_list(names, locale=lang.locale)
+        return lang.tn(
+            "**{names}** permission", "**{names}** permissions", len(names), names=joined
+        )
 
 
 class UnknownStation(OnAirError):
@@ -94,10 +135,13 @@ VOICE_UNAVAILABLE = N_(
 JOIN_NO_CHANNEL = N_(
     "Join a voice or stage channel first, then run `/join` (I play where you are)."
 )
+# Discord's permission names, as its client shows them in a channel's permissions.
+VIEW_CHANNEL, CONNECT, SPEAK = N_("View Channel"), N_("Connect"), N_("Speak")
 JOIN_NO_PERMISSION = N_(
     "I can't play in {channel}: I am missing the {missing} there. "
     "Please ask a server admin to allow it."
 )
+STAGE_ASKED = N_("I asked to speak on {channel}: a stage moderator can invite me up to be heard.")
 STAGE_CANNOT_SPEAK = N_(
     "I can't speak on the stage {channel}: please make me a stage moderator "
     "(**Mute Members**) or allow me to **Request to Speak** there."

@@ -56,7 +56,7 @@ def joined_text(joined: Joined, lang: Lang = ENGLISH) -> str:
         station=safe(joined.station.name, limit=80),
         channel=joined.channel.mention,
     )
-    return f"{text}\n{joined.note}" if joined.note else text
+    return f"{text}\n{joined.note.said_in(lang)}" if joined.note is not None else text
 
 
 async def join_here(interaction: discord.Interaction[OnAirBot], station: str | None) -> None:
