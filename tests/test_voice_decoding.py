@@ -1,199 +1,128 @@
-"""The voice engine without a network (issue 12): finding FFmpeg and its arguments (stdin
-only, never a URL), the packet queue and the audio source, and the Ogg Opus parser.
-"""
+"""The decoder's start and its pacing, in the engine (no Discord): what a real Icecast 2's
+streams need (issue 27). Waits are on counters with a deadline; nothing is timed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from bot.voice import (
-    FFMPEG_ENV,
-    OPUS_SILENCE,
-    Broadcasts,
-    PacketQueue,
-    StationAudio,
-    StreamUnreachable,
-    UnsafeStreamUrl,
-    decode_args,
-    find_ffmpeg,
-)
-from bot.voice.ogg import OggOpusParser, ogg_crc
-from bot.voice.stream import check_stream_url
+from bot.guard.netguard import GuardedResolver, HostPolicy
+from bot.voice import decode_args
+from bot.voice.ffmpeg import input_format
+from bot.voice.pacer import Pacer
 
-from .support.voice_engine import fake_ffmpeg_fixture, ogg_opus_fixture, session_fixture  # noqa: F401
+from .support.broadcasting import broadcasting
+from .support.fakeicecast import FakeIcecast
+from .support.icecast_media import Media, make_media
+from .support.waiting import wait_for
 
 
-def test_find_ffmpeg_precedence(tmp_path: Path, fake_ffmpeg: Callable[[str, str], str]) -> None:
-    own = fake_ffmpeg("my-ffmpeg", "exit 0")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    on_path = fake_ffmpeg("bin/ffmpeg", "exit 0")
-    env = {"PATH": str(bin_dir)}
-
-    chosen = find_ffmpeg({**env, FFMPEG_ENV: str(own)})
-    assert chosen is not None
-    assert (chosen.path, chosen.origin) == (str(own), "ONAIR_FFMPEG")
-
-    bundled = find_ffmpeg(env)
-    assert bundled is not None
-    assert bundled.origin == "imageio-ffmpeg"
-
-    fallback = find_ffmpeg(env, bundled=lambda: None)
-    assert fallback is not None
-    assert (fallback.path, fallback.origin) == (str(on_path), "PATH")
-
-    assert find_ffmpeg({"PATH": str(tmp_path / "empty")}, bundled=lambda: None) is None
-    # A set but wrong ONAIR_FFMPEG is not silently replaced by another binary.
-    assert find_ffmpeg({**env, FFMPEG_ENV: str(tmp_path / "missing")}) is None
+@pytest.fixture(scope="session")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("decoding")
 
 
-@pytest.mark.parametrize(
-    "url",
-    [
-        "file:///etc/passwd",
-        "FILE:///etc/passwd",
-        "concat:http://a.example/x|file:///etc/passwd",
-        "pipe:0",
-        "/etc/passwd",
-        "-i",
-        "ftp://a.example/stream",
-        "http://a.example/stream -i file:///etc/passwd",
-        "http://a.example/stream\nfile:///etc/passwd",
-        "http:///nohost",
-        "https://a.example/" + "x" * 3000,
-        "",
-    ],
-)
-def test_stream_urls_refuse_anything_but_http(url: str) -> None:
-    with pytest.raises(UnsafeStreamUrl):
-        check_stream_url(url)
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    """The bot's kind of session, loopback allowed (the fake Icecast is on 127.0.0.1)."""
+    resolver = GuardedResolver(HostPolicy(allow_private=True))
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(resolver=resolver)) as made:
+        yield made
 
 
-def test_decode_args_read_stdin_only() -> None:
-    args = decode_args("/opt/ffmpeg")
-    assert args[0] == "/opt/ffmpeg"
-    assert args[args.index("-protocol_whitelist") + 1] == "pipe"
-    assert args.index("-protocol_whitelist") < args.index("-i")  # an input option
-    assert args[args.index("-i") + 1] == "pipe:0"
-    assert not any("://" in arg for arg in args)
-    assert args[-1] == "pipe:1"
-    for option, value in [("-c:a", "libopus"), ("-ar", "48000"), ("-ac", "2"), ("-f", "ogg")]:
-        assert args[args.index(option) + 1] == value
-    assert args[args.index("-frame_duration") + 1] == "20"
-    assert "-nostdin" in args
-    assert args[args.index("-probesize") + 1] == "8192"  # a fast start
+async def media(ffmpeg: str, name: str, folder: Path) -> Media:
+    return await asyncio.to_thread(make_media, ffmpeg, name, folder)
 
 
-async def test_unsafe_url_is_refused_before_any_process_starts(
-    ffmpeg: str, session: aiohttp.ClientSession
+def test_the_content_type_names_ffmpegs_input_format() -> None:
+    assert input_format("audio/mpeg") == "mp3"
+    assert input_format("Audio/MPEG; charset=x") == "mp3"
+    assert input_format("audio/aacp") == "aac"
+    assert input_format("audio/aac") == "aac"
+    assert input_format("application/ogg") == "ogg"
+    assert input_format("audio/ogg") == "ogg"
+    assert input_format("application/octet-stream") is None
+    assert input_format("") is None
+    named = decode_args("ffmpeg", "mp3")
+    assert named[named.index("-f") + 1] == "mp3"  # before the input...
+    assert named.index("-f") < named.index("-i")
+    probed = decode_args("ffmpeg")
+    assert probed[probed.index("-formatprobesize") + 1] == "8192"  # ...or a short probe
+    assert probed.index("-f") > probed.index("-i")  # the only -f is the output's
+
+
+async def test_a_decoder_still_reading_its_input_is_not_killed_before_its_first_packet(
+    ffmpeg: str, folder: Path, session: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
-    with pytest.raises(StreamUnreachable) as refused:
-        Broadcasts(ffmpeg, session=session).audio_for("x", "file:///etc/passwd")
-    assert "/etc/passwd" not in refused.value.message
+    """A decoder that needs more than the burst before its first packet (as FFmpeg's probing
+    of a 320 kbit/s MP3 did: 5.07 s, killed by the 5 s timer at each restart, for good) plays
+    as long as it keeps reading: here it needs 32 KiB past the 64 KiB burst, two seconds of
+    a 128 kbit/s stream, and the no-audio timer is one second."""
+    slow = tmp_path / "ffmpeg-reads-first"
+    slow.write_text(f'#!/bin/sh\nhead -c 98304 > /dev/null\nexec "{ffmpeg}" "$@"\n')
+    slow.chmod(0o755)
+    async with (
+        FakeIcecast(await media(ffmpeg, "mp3-128", folder)) as icecast,
+        broadcasting(icecast.url, str(slow), session, watchdog=1.0) as broadcast,
+    ):
+        audio = broadcast.audio()
+        await wait_for(lambda: audio.queue.received >= 10, within=30)
+        assert broadcast.restarts == 0
+        assert icecast.connections == 1
 
 
-def test_packet_queue_drops_the_oldest() -> None:
-    queue = PacketQueue(3)
-    for n in range(5):
-        queue.put(bytes([n]))
-    assert queue.dropped == 2
-    assert [queue.get(), queue.get(), queue.get(), queue.get()] == [b"\2", b"\3", b"\4", None]
-
-
-def test_station_audio_plays_silence_when_dry_and_ends_only_when_closed() -> None:
-    released: list[StationAudio] = []
-    audio = StationAudio(PacketQueue(10), release=released.append, prefill=2)
-    assert audio.is_opus()
-    assert audio.read() == OPUS_SILENCE
-    audio.queue.put(b"a")
-    assert audio.read() == OPUS_SILENCE  # waits for the prefill after running dry
-    audio.queue.put(b"b")
-    assert [audio.read(), audio.read(), audio.read()] == [b"a", b"b", OPUS_SILENCE]
-    assert (audio.frames_sent, audio.audio_frames, audio.silence_frames) == (5, 2, 3)
-    audio.cleanup()
-    audio.cleanup()
-    assert released == [audio]
-    assert audio.read() == b""
-
-
-def _page(seq: int, segments: list[int], body: bytes, *, continued: bool = False) -> bytes:
-    header = (
-        b"OggS\0"
-        + bytes([1 if continued else 0])
-        + (0).to_bytes(8, "little")
-        + (7).to_bytes(4, "little")
-        + seq.to_bytes(4, "little")
-        + b"\0\0\0\0"
-        + bytes([len(segments), *segments])
-    )
-    page = bytearray(header + body)
-    page[22:26] = ogg_crc(page).to_bytes(4, "little")
-    return bytes(page)
-
-
-def test_ogg_parser_reads_ffmpeg_output(ogg_opus: bytes) -> None:
-    parser = OggOpusParser()
-    packets = parser.feed(ogg_opus)
-    assert 95 <= len(packets) <= 105  # two seconds of 20 ms packets
-    assert not any(p.startswith((b"OpusHead", b"OpusTags")) for p in packets)
-    assert parser.skipped_bytes == 0  # every FFmpeg page passed the CRC check
-
-
-@settings(max_examples=25, deadline=None)
-@given(cuts=st.lists(st.integers(min_value=1, max_value=600), min_size=1, max_size=40))
-def test_ogg_parser_is_indifferent_to_how_reads_split_pages(
-    ogg_opus: bytes, cuts: list[int]
+async def test_a_content_type_that_names_the_wrong_format_is_probed_next_time(
+    ffmpeg: str, folder: Path, session: aiohttp.ClientSession
 ) -> None:
-    expected = OggOpusParser().feed(ogg_opus)
-    parser = OggOpusParser()
-    got: list[bytes] = []
-    position, index = 0, 0
-    while position < len(ogg_opus):
-        size = cuts[index % len(cuts)]
-        got += parser.feed(ogg_opus[position : position + size])
-        position += size
-        index += 1
-    assert got == expected
+    """A server that calls its AAC stream audio/mpeg: FFmpeg's MP3 demuxer finds no frame and
+    exits (or reads on, finding none, until the no-audio timer's start-up grace ends); the next
+    run probes the bytes instead, and the station plays."""
+    aac = dataclasses.replace(await media(ffmpeg, "aac-128", folder), content_type="audio/mpeg")
+    async with FakeIcecast(aac) as icecast:
+        options = {"min_backoff": 0.05, "watchdog": 1.0}
+        async with broadcasting(icecast.url, ffmpeg, session, **options) as broadcast:
+            audio = broadcast.audio()
+            await wait_for(lambda: audio.queue.received >= 10, within=30)
+            assert broadcast.restarts == 1
+            assert icecast.connections == 2
 
 
-def test_ogg_parser_resynchronises_after_garbage(ogg_opus: bytes) -> None:
-    expected = OggOpusParser().feed(ogg_opus)
-    pages = ogg_opus.split(b"OggS")[1:]
-    fake_page = b"OggS\0\0" + bytes(20) + b"\x01\xff"  # looks like a page; its CRC is wrong
-    garbled = b"junk" + fake_page + b"".join(b"\x00OggX" + b"OggS" + page for page in pages)
-    parser = OggOpusParser()
-    assert parser.feed(garbled) == expected
-    assert parser.skipped_bytes > 0
+def packets(start: int, count: int) -> list[bytes]:
+    return [b"p%d" % n for n in range(start, start + count)]
 
 
-def test_ogg_parser_skips_a_damaged_page_and_keeps_the_rest(ogg_opus: bytes) -> None:
-    expected = OggOpusParser().feed(ogg_opus)
-    data = bytearray(ogg_opus)
-    damaged_at = data.index(b"OggS", len(data) // 2)
-    data[damaged_at + 40] ^= 0xFF  # inside that page's packet
-    packets = OggOpusParser().feed(bytes(data))
-    lost = next(i for i, (a, b) in enumerate(zip(packets, expected, strict=False)) if a != b)
-    assert packets == expected[:lost] + expected[lost + 1 :]  # that one packet, nothing else
+def test_the_pacer_bounds_its_backlog_by_dropping_the_oldest() -> None:
+    out: list[bytes] = []
+    pacer = Pacer(out.append, max_seconds=1.0)  # 50 packets
+    pacer.put(packets(0, 40))
+    pacer.put(packets(40, 30))
+    assert len(pacer) == 50
+    assert pacer.dropped == 20
+    assert pacer.replaced == 0
 
 
-def test_ogg_parser_joins_packets_across_pages_and_drops_broken_ones() -> None:
-    long_packet = bytes(range(256)) * 2  # 512 bytes: lacing 255, 255, 2
-    first = _page(0, [255, 255], long_packet[:510])
-    second = _page(1, [2, 3], long_packet[510:] + b"xyz", continued=True)
-    parser = OggOpusParser()
-    assert parser.feed(first) == []
-    assert parser.feed(second) == [long_packet, b"xyz"]
-    # The continuation of a page that was lost (sequence gap) is not a packet.
-    orphan = _page(5, [10, 3], b"0123456789abc", continued=True)
-    assert parser.feed(orphan) == [b"abc"]
-    assert parser.dropped_packets == 0
-    head = _page(6, [255], b"h" * 255)
-    gap = _page(8, [1, 2], b"zok", continued=True)
-    assert parser.feed(head + gap) == [b"ok"]
-    assert parser.dropped_packets == 1
+async def test_the_pacer_lets_packets_out_in_order_and_a_new_run_replaces_the_rest() -> None:
+    out: list[bytes] = []
+    pacer = Pacer(out.append)
+    task = asyncio.create_task(pacer.run())
+    try:
+        pacer.put(packets(0, 60))  # a burst: 1.2 s of sound at once
+        await wait_for(lambda: len(out) >= 5)
+        pacer.new_run()  # a reconnect: its burst repeats what is left
+        left = len(pacer)
+        pacer.put(packets(100, 20))
+        assert pacer.replaced == left
+        await wait_for(lambda: len(pacer) == 0, within=10)
+        played = len(out) - 20
+        assert out == packets(0, played) + packets(100, 20)  # in order, none twice
+        assert played + left == 60
+        pacer.put(packets(200, 3))  # after running dry: out again
+        await wait_for(lambda: len(out) == played + 23)
+    finally:
+        task.cancel()
+    assert pacer.dropped == 0

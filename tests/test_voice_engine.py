@@ -10,7 +10,7 @@ connects nowhere): tests that should play use a policy allowing loopback (the fa
 127.0.0.1); the refusal tests use the production policy.
 
 Probing and the SSRF guard are in test_voice_stream_guard.py; FFmpeg's arguments, the queue
-and the Ogg parser in test_voice_decoding.py.
+and the Ogg parser in test_voice_ffmpeg_ogg.py.
 """
 
 from __future__ import annotations
