@@ -33,6 +33,18 @@ def _fake_connector() -> aiohttp.TCPConnector:
     return connector()
 
 
+async def _progress(tasks: list[asyncio.Task[None]], ready: float) -> None:
+    """Joins done so far, every 10 s, on stderr (a slow join storm shows its pace)."""
+    while True:
+        await asyncio.sleep(10)
+        done = sum(1 for task in tasks if task.done())
+        print(
+            f"joined {done}/{len(tasks)} at {time.perf_counter() - ready:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 async def child_main(mode: str, url: str, shards: int) -> None:
     """The bench's bot process: join every guild's voice channel and play the station."""
     binary = find_ffmpeg()
@@ -85,6 +97,7 @@ async def child_main(mode: str, url: str, shards: int) -> None:
             ready = time.perf_counter()
             gate = asyncio.Semaphore(10)  # connects under way at once (TLS, DAVE: CPU)
             tasks = [asyncio.create_task(join(guild, gate)) for guild in client.guilds]
+            progress = asyncio.create_task(_progress(tasks, ready))
             # A join that has not played within the deadline counts as failed (its guild's
             # frames/s show it); the measurement goes on with the others.
             done, late = await asyncio.wait(tasks, timeout=JOIN_DEADLINE)
@@ -92,6 +105,7 @@ async def child_main(mode: str, url: str, shards: int) -> None:
             print(f"failed: {type(error).__name__}: {error}", flush=True)
             stop.set()
             return
+        progress.cancel()
         lag.start()
         failed = len(late) + sum(1 for task in done if task.exception() is not None)
         joined = {
