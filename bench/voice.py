@@ -77,6 +77,8 @@ from tests.support.waiting import wait_for
 
 from . import voice_formats
 from .common import emit
+from .voice_parts import sched
+from .voice_parts.table import table
 
 THROUGH = {
     "fake": "the fake Discord: a discord.py client process, one real VoiceClient per guild",
@@ -219,6 +221,7 @@ async def measure(
     pids = ffmpeg_children(bot_pid)
     load0 = load_1min()
     before = counts()
+    threads0, fake0 = sched.snapshot(bot_pid), proc_cpu(os.getpid())
     bot0, ff0, wall0 = proc_cpu(bot_pid), {p: proc_cpu(p) for p in pids}, time.perf_counter()
     mono0 = time.monotonic()
     await asyncio.sleep(seconds)
@@ -226,6 +229,8 @@ async def measure(
     mono1 = time.monotonic()
     wall = time.perf_counter() - wall0
     bot = proc_cpu(bot_pid) - bot0
+    threads = sched.summary(threads0, sched.snapshot(bot_pid), wall)
+    fake = proc_cpu(os.getpid()) - fake0
     ff = sum(proc_cpu(pid) - start for pid, start in ff0.items())
     frames = [(b[0] - a[0]) / wall for a, b in zip(before, after, strict=True)]
     audio = [(b[1] - a[1]) / wall for a, b in zip(before, after, strict=True)]
@@ -245,6 +250,8 @@ async def measure(
             await asyncio.to_thread(frame_gaps, arrivals(mono0, mono1)) if arrivals else None
         ),
         "load_1min": [load0, load_1min()],
+        "bot_threads": threads,  # run and run-queue wait (cores), whole and busiest thread
+        "this_process_cores": round(fake / wall, 3),  # the fakes (or the engine) in this one
     }
 
 
@@ -317,34 +324,6 @@ async def run_fake(
             await child.wait()
         await fake.stop()
     return result
-
-
-def _table(results: list[dict[str, Any]]) -> str:
-    head = (
-        f"{'guilds':>6} {'mode':<9} {'bot':>6} {'ffmpeg':>7} {'total':>6} {'fps min':>8} "
-        f"{'fps med':>8} {'audio min':>9} {'<49.5':>6} {'gaps':>5} {'p99 gap':>8} "
-        f"{'max gap':>8} {'lag':>6} {'conns':>5} {'shards':>6} {'join s':>7} "
-        f"{'RSS bot':>8} {'load':>10}"
-    )
-    lines = [
-        "cores = CPU s per wall s; RSS in MB; conns = upstream stream connections; gaps in ms "
-        "(p99 and longest between a guild's frames); lag = the bot's worst event-loop lag, ms; "
-        "load = 1-min load average at the start and end of the run",
-        head,
-    ]
-    for r in results:
-        gaps = r.get("frame_gaps") or {}
-        load = r.get("load_1min") or [0.0, 0.0]
-        lines.append(
-            f"{r['guilds']:>6} {r['mode']:<9} {r['bot_cores']:>6.3f} {r['ffmpeg_cores']:>7.3f} "
-            f"{r['total_cores']:>6.3f} {r['fps']['min']:>8.2f} {r['fps']['median']:>8.2f} "
-            f"{r['audio_fps']['min']:>9.2f} {r['guilds_below_49_5']:>6} {r['sequence_gaps']:>5} "
-            f"{gaps.get('p99_ms', 0):>8.1f} {gaps.get('max_ms', 0):>8.1f} "
-            f"{r.get('loop_worst_lag_ms', 0):>6.1f} {r['upstream_connections']:>5} "
-            f"{r.get('shards', 1):>6} {r.get('join_seconds', 0):>7.1f} {r['bot_rss_mb']:>8.1f} "
-            f"{load[0]:>4.1f}-{load[1]:<5.1f}"
-        )
-    return "\n".join(lines)
 
 
 def fake_available() -> bool:
@@ -446,7 +425,7 @@ async def main() -> None:
         finally:
             await icecast.stop()
     print(f"voice bench through: {THROUGH[through]}", flush=True)
-    print(_table(results), flush=True)
+    print(table(results), flush=True)
 
 
 if __name__ == "__main__":
