@@ -128,7 +128,11 @@ async def child_main(mode: str, url: str, shards: int) -> None:
     for voice in list(client.voice_clients):
         voice.stop()  # type: ignore[attr-defined]
     if sender is not None:
-        report["sender"] = {"ticks": sender.ticks, "late": sender.late_ticks}
+        report["sender"] = {
+            "ticks": sender.ticks,
+            "late": sender.late_ticks,
+            "rescues": sender.rescues,
+        }
         sender.close()
     for source in sources:
         source.cleanup()  # kills the per-guild FFmpegs; the player threads would too, later
