@@ -23,6 +23,7 @@ from bot.voice.turns import GatewayTurns
 
 from ..common import LoopLag
 from ..voice import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
+from .sampler import Sampler
 
 
 def _fake_connector() -> aiohttp.TCPConnector:
@@ -74,6 +75,7 @@ async def child_main(mode: str, url: str, shards: int) -> None:
     sources: list[discord.AudioSource] = []
     started = time.perf_counter()
 
+    sampler: list[Sampler] = []
     turns = GatewayTurns()  # as OnAir's rejoins after a restart: 100 a minute per shard
 
     async def join(guild: discord.Guild, gate: asyncio.Semaphore) -> None:
@@ -107,6 +109,8 @@ async def child_main(mode: str, url: str, shards: int) -> None:
             return
         progress.cancel()
         lag.start()
+        if os.environ.get("ONAIR_BENCH_SAMPLE"):
+            sampler.append(Sampler().start())
         failed = len(late) + sum(1 for task in done if task.exception() is not None)
         joined = {
             "shards": shards,
@@ -125,6 +129,8 @@ async def child_main(mode: str, url: str, shards: int) -> None:
         "loop_worst_lag_ms": round(lag.worst * 1000, 1),
         "loop_spikes": lag.spikes[:10],  # (seconds since the joins, ms) over 20 ms
     }
+    if sampler:
+        report["sampled"] = sampler[0].stop()
     for voice in list(client.voice_clients):
         voice.stop()  # type: ignore[attr-defined]
     if sender is not None:
