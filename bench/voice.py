@@ -21,7 +21,7 @@ be shared.
 
 Two harnesses (``--through``; the output names the one used):
 
-- ``fake`` (the default once ``tests/support/fakevoice.py`` exists): the fake Discord runs in this
+- ``fake`` (the default once ``tests/support/fakevoice`` exists): the fake Discord runs in this
   process; the bot is a discord.py client in a child process with N guilds, each a real
   VoiceClient (voice websocket over TLS, UDP, transport encryption, DAVE passthrough) whose
   packets the fake's voice server decrypts and counts. "bot" CPU and RSS are that child's.

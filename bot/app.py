@@ -15,6 +15,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from .announcer import WatchScheduler
 from .announcer.service import AnnouncerService, PollObserver
+from .catalog.languages import GuildLanguages
 from .catalog.onboarding import StationOnboarding
 from .catalog.registry import StationRegistry
 from .config import Settings
@@ -156,12 +157,14 @@ def create_bot(
     bot.announcer.credit_requests(bot.requests.credits_for)
     if not options.get("commands_only"):
         bot.add_listener(bot.shows.report_missing_permissions, "on_ready")
+    bot.languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
     bot.onboarding = StationOnboarding(
         settings,
         registry,
         storage,
         bot.keybox,
         is_member=lambda guild: bot.get_guild(guild) is not None,
+        languages=bot.languages,
     )
     return bot
 

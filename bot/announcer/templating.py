@@ -22,7 +22,7 @@ async def subscription_for(
     for sub in await storage.subscriptions(station, guild_id=guild_id):
         if sub.channel_id == channel_id:
             return sub
-    raise BadInput(errors.NO_TEMPLATE_TARGET.format(channel=channel, station=name))
+    raise BadInput(errors.NO_TEMPLATE_TARGET, channel=channel, station=name)
 
 
 async def set_parts(

@@ -23,6 +23,7 @@ from yarl import URL
 
 from ..errors import OnAirError
 from ..station.errors import AddressRefused
+from ..util.i18n import N_
 
 
 def policy_for(
@@ -113,7 +114,7 @@ def address_refused(address: str) -> str | None:
     return None
 
 
-_BAD_NAME = "That server name is not a valid host name; check the station URL."
+_BAD_NAME = N_("That server name is not a valid host name; check the station URL.")
 
 
 def check_url(raw: str, policy: HostPolicy) -> str:
@@ -124,14 +125,16 @@ def check_url(raw: str, policy: HostPolicy) -> str:
         host = url.raw_host
     except (ValueError, TypeError, UnicodeError):
         raise UrlRefused(
-            "That is not a URL. Use the server address, like https://c5.radioboss.fm"
+            N_("That is not a URL. Use the server address, like https://c5.radioboss.fm")
         ) from None
     if url.query_string or url.fragment or "?" in raw or "#" in raw:
-        raise UrlRefused("The station URL must not contain a query (?...) or fragment (#...).")
+        raise UrlRefused(N_("The station URL must not contain a query (?...) or fragment (#...)."))
     if url.raw_path not in ("", "/"):
         raise UrlRefused(
-            "The station URL is the server address only, like https://c5.radioboss.fm "
-            "(no path after the server name)."
+            N_(
+                "The station URL is the server address only, like https://c5.radioboss.fm "
+                "(no path after the server name)."
+            )
         )
     check_target(url, policy)
     port = f":{url.explicit_port}" if url.explicit_port else ""
@@ -152,7 +155,7 @@ def check_target(
     except (ValueError, UnicodeError):
         raise UrlRefused(_BAD_NAME) from None
     if scheme not in ("http", "https") or not raw_host:
-        raise UrlRefused("The station URL must start with https:// and name a server.")
+        raise UrlRefused(N_("The station URL must start with https:// and name a server."))
     host = raw_host.rstrip(".").lower()
     if host in trusted_hosts:
         return
@@ -161,22 +164,30 @@ def check_target(
     except UnicodeError:
         raise UrlRefused(_BAD_NAME) from None
     if policy.https_only and scheme != "https" and not policy.allow_private:
-        raise UrlRefused("The station URL must use https://.")
+        raise UrlRefused(N_("The station URL must use https://."))
     if url.user is not None or url.password is not None or "@" in (url.raw_authority or ""):
-        raise UrlRefused("The station URL must not contain a user name or password.")
+        raise UrlRefused(N_("The station URL must not contain a user name or password."))
     if policy.allow_private:
         return
     if _is_ip_literal(host):
         why = address_refused(host)
         if why:
-            raise UrlRefused(f"OnAir does not contact {host}: it is {why}.")
+            raise UrlRefused(N_("OnAir does not contact {host}: it is {why}."), host=host, why=why)
     port = url.port
     if port not in policy.ports:
         allowed = ", ".join(map(str, policy.ports))
-        raise UrlRefused(f"OnAir only contacts station servers on port {allowed}, not {port}.")
+        raise UrlRefused(
+            N_("OnAir only contacts station servers on port {allowed}, not {port}."),
+            allowed=allowed,
+            port=port,
+        )
     if not any(fnmatch.fnmatchcase(host, pattern.lower()) for pattern in policy.allowed_hosts):
         allowed = ", ".join(policy.allowed_hosts)
-        raise UrlRefused(f"OnAir only contacts station servers on {allowed}; {host} is not one.")
+        raise UrlRefused(
+            N_("OnAir only contacts station servers on {allowed}; {host} is not one."),
+            allowed=allowed,
+            host=host,
+        )
 
 
 def _is_ip_literal(host: str) -> bool:

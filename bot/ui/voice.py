@@ -56,7 +56,7 @@ def joined_text(joined: Joined, lang: Lang = ENGLISH) -> str:
         station=safe(joined.station.name, limit=80),
         channel=joined.channel.mention,
     )
-    return f"{text}\n{joined.note}" if joined.note else text
+    return f"{text}\n{joined.note.said_in(lang)}" if joined.note is not None else text
 
 
 async def join_here(interaction: discord.Interaction[OnAirBot], station: str | None) -> None:
@@ -213,9 +213,7 @@ def stream_url_input(chosen: StationConfig | None, value: str, policy: HostPolic
     if chosen is None:
         raise BadInput(errors.STREAM_URL_NEEDS_STATION)
     if not chosen.owner_guild:
-        raise VoiceRefused(
-            errors.STREAM_URL_CONFIG_STATION.format(station=safe(chosen.name, limit=80))
-        )
+        raise VoiceRefused(errors.STREAM_URL_CONFIG_STATION, station=safe(chosen.name, limit=80))
     text = value.strip()
     if text.casefold() in DEFAULT_STREAM_VALUES:
         return ""
@@ -223,7 +221,7 @@ def stream_url_input(chosen: StationConfig | None, value: str, policy: HostPolic
         check_stream(check_stream_url(text), policy, frozenset())
     except (UnsafeStreamUrl, UrlRefused) as error:
         reason = (error.message if isinstance(error, UrlRefused) else str(error)).rstrip(".")
-        raise BadInput(errors.BAD_STREAM_URL.format(reason=reason)) from None
+        raise BadInput(errors.BAD_STREAM_URL, reason=reason) from None
     return text
 
 
