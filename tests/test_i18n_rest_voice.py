@@ -11,16 +11,15 @@ from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
 from bot.station import Play
 from bot.util.i18n import Translator
 
-from .support.fakediscord import CONNECT, SET_VOICE_CHANNEL_STATUS
-from .support.fakediscord.objects import VIEW_CHANNEL
+from .support.fakediscord import CONNECT, SET_VOICE_CHANNEL_STATUS, VIEW_CHANNEL
+from .support.shows_bot import advance, channel_of, poll, shown, status_puts
+from .support.voice_bot import icecast_fixture, mp3_fixture, voice_bot
 from .support.waiting import wait_for
 from .test_announcer_bot import programme_sim
 from .test_i18n_bot import english_left
-from .test_shows_bot import advance, channel_of, poll, shown, status_puts
-from .test_voice_bot import icecast, mp3, voice_bot
 
 pytestmark = pytest.mark.e2e
-__all__ = ["icecast", "mp3", "programme_sim"]  # other tests' fixtures, used here too
+__all__ = ["icecast_fixture", "mp3_fixture", "programme_sim"]  # fixtures made elsewhere
 
 
 def test_the_live_status_and_stage_topic_in_each_language():
@@ -69,7 +68,7 @@ async def test_a_portuguese_guild_gets_its_voice_status_in_portuguese(programme_
 async def test_join_names_the_missing_permissions_in_the_listeners_language(
     live_simulator, icecast
 ):
-    from .test_voice_bot import LISTENER
+    from .support.voice_bot import LISTENER
 
     async with voice_bot(live_simulator, icecast, bot_deny=VIEW_CHANNEL | CONNECT) as voice:
         voice.fake.user_locales[LISTENER] = "de"
@@ -84,7 +83,7 @@ async def test_join_names_the_missing_permissions_in_the_listeners_language(
 
 
 async def test_the_stage_note_after_a_join_is_in_the_listeners_language(live_simulator, icecast):
-    from .test_voice_bot import LISTENER
+    from .support.voice_bot import LISTENER
 
     async with voice_bot(live_simulator, icecast, stage=True) as voice:
         voice.fake.user_locales[LISTENER] = "pt-BR"

@@ -13,12 +13,12 @@ from typing import Any
 from bot.simulator import StationSimulator
 
 from .botenv import STATION_KEY, running_bot
+from .screens_record import BERLIN, write_scene
 
 LOCALES = (("pt-BR", "pt-br"), ("de", "de"))
 
 
 async def i18n_listeners(out: Path) -> None:
-    from .screens import BERLIN, write_scene  # screens imports this module
 
     sim = StationSimulator()
     sim.add_station(1, key=STATION_KEY, seed=6, public_url="https://c9.radioboss.fm", zone=BERLIN)

@@ -26,7 +26,7 @@ from bot.util.i18n import Translator
 
 from .botenv import STATION_KEY, running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
-from .screens import BERLIN, write_scene
+from .screens_record import BERLIN, write_scene
 
 LOCALES = (("de", "de", "de"), ("pt-BR", "pt-br", "pt_BR"))  # Discord locale, file tag, catalog
 
