@@ -20,13 +20,12 @@ from bot.ui.voice import stream_url_input
 from bot.util.i18n import ENGLISH, Translator
 
 from .support.botenv import DEV_OVERRIDE, STATION_KEY
-from .support.fakediscord import CONNECT
-from .support.fakediscord.objects import VIEW_CHANNEL
+from .support.fakediscord import CONNECT, VIEW_CHANNEL
+from .support.voice_bot import icecast_fixture, mp3_fixture, reply_of, voice_bot
 from .test_i18n_admin import admin_english_left, everything_shown
-from .test_voice_bot import icecast, mp3, reply_of, voice_bot
 
 pytestmark = pytest.mark.e2e
-__all__ = ["icecast", "mp3"]  # test_voice_bot's fixtures, used here too
+__all__ = ["icecast_fixture", "mp3_fixture"]  # fixtures made elsewhere
 
 
 @pytest.fixture(scope="module")

@@ -11,15 +11,13 @@ from pathlib import Path
 from bot.simulator import StationSimulator
 
 from .botenv import running_bot
-from .fakediscord import CONNECT, FakeDiscord
-from .fakediscord.objects import VIEW_CHANNEL
+from .fakediscord import CONNECT, VIEW_CHANNEL, FakeDiscord
+from .screens_record import write_scene
 
 LOCALES = (("pt-BR", "pt-br"), ("de", "de"))
 
 
 async def i18n_voice(out: Path) -> None:
-    from .screens import write_scene  # screens imports this module
-
     sim = StationSimulator()
     await sim.start()
     fake = FakeDiscord(guild_count=2)
