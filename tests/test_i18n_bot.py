@@ -66,12 +66,19 @@ def english_left(text: str, code: str, station_text: tuple[str, ...] = ()) -> li
     return sorted(set(_WORD.findall(text)) & _english_words(code))
 
 
-def visible_text(message: dict[str, Any]) -> str:
-    """Everything a reader sees of a message: content, embed texts, buttons, menu options."""
+def content_and_embeds(message: dict[str, Any]) -> list[str]:
+    """A message's content and each embed's title, description and footer: the texts every
+    reader sees, whatever else (buttons, fields) a test reads next to them."""
     parts = [message.get("content") or ""]
     for embed in message.get("embeds") or []:
         parts += [embed.get("title") or "", embed.get("description") or ""]
         parts.append((embed.get("footer") or {}).get("text") or "")
+    return parts
+
+
+def visible_text(message: dict[str, Any]) -> str:
+    """Everything a reader sees of a message: content, embed texts, buttons, menu options."""
+    parts = content_and_embeds(message)
     for row in message.get("components") or []:
         for item in row.get("components") or []:
             parts += [item.get("label") or "", item.get("placeholder") or ""]
