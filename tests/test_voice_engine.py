@@ -32,11 +32,11 @@ from bot.voice import (
     decode_args,
 )
 
-from .support.broadcasting import broadcasting
 from .support.fakeicecast import FakeIcecast
 from .support.voice_engine import (  # noqa: F401
     TOKEN,
     Player,
+    ScriptedBroadcast,
     alive,
     broadcasts_fixture,
     fake_ffmpeg_fixture,
@@ -45,6 +45,7 @@ from .support.voice_engine import (  # noqa: F401
     mp3_fixture,
     players_fixture,
     restart_lines_fixture,
+    scripted_broadcast_fixture,
     session_fixture,
 )
 from .support.waiting import wait_for
@@ -324,13 +325,14 @@ async def test_ffmpeg_argv_names_no_url(
 
 async def test_ffmpeg_exit_goes_through_the_restart_path(
     icecast: FakeIcecast,
-    fake_ffmpeg: Callable[[str, str], str],
-    session: aiohttp.ClientSession,
+    scripted_broadcast: ScriptedBroadcast,
     restart_lines: Callable[[], list[str]],
 ) -> None:
     # An "FFmpeg" that says why on stderr and exits at once, reading nothing.
-    failing_ffmpeg = fake_ffmpeg("ffmpeg-fails", "echo 'pipe:0: Invalid data found' >&2\nexit 3")
-    async with broadcasting(icecast.url, failing_ffmpeg, session, min_backoff=0.05) as broadcast:
+    fails = "echo 'pipe:0: Invalid data found' >&2\nexit 3"
+    async with scripted_broadcast(
+        icecast.url, "ffmpeg-fails", fails, min_backoff=0.05
+    ) as broadcast:
         audio = broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 2, within=10)
         assert icecast.connections >= 2  # each try opened the stream again...
@@ -342,17 +344,16 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
 
 async def test_a_stuck_ffmpeg_holds_the_stream_back(
     mp3: bytes,
-    fake_ffmpeg: Callable[[str, str], str],
-    session: aiohttp.ClientSession,
+    scripted_broadcast: ScriptedBroadcast,
     restart_lines: Callable[[], list[str]],
 ) -> None:
     """Backpressure: while FFmpeg reads nothing, OnAir stops reading the stream (a full pipe,
     then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
     watchdog then restarts it."""
-    stuck_ffmpeg = fake_ffmpeg("ffmpeg-stuck", "sleep 60")  # never reads stdin nor writes
+    stuck = "sleep 60"  # never reads stdin nor writes
     async with (
         FakeIcecast(mp3, speed=1250) as fast,  # 20 MB/s on offer
-        broadcasting(fast.url, stuck_ffmpeg, session, watchdog=1.0) as broadcast,
+        scripted_broadcast(fast.url, "ffmpeg-stuck", stuck, watchdog=1.0) as broadcast,
     ):
         broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 1, within=10)
