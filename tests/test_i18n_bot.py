@@ -6,13 +6,14 @@ localisations; and no English is left in a localised reply."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from babel.messages.pofile import read_po
 
 from bot.simulator import LIVE_SHOW
-from bot.util.i18n import LANGUAGES, LOCALES_DIR, language_of
+from bot.util.i18n import LANGUAGES, LOCALES_DIR, Lang, Translator, language_of
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
@@ -64,6 +65,14 @@ def english_left(text: str, code: str, station_text: tuple[str, ...] = ()) -> li
             text = text.replace(own, " ")
     text = re.sub(r"<t:\d+(:\w)?>|https?://\S+", " ", text)  # Discord timestamps, links
     return sorted(set(_WORD.findall(text)) & _english_words(code))
+
+
+def worded_in_each(
+    translator: Translator, expected: dict[str, str], word: Callable[[Lang], str | None]
+) -> None:
+    """``word`` says its text in each catalog's language (``expected``: catalog code -> text)."""
+    for code, text in expected.items():
+        assert word(translator.lang(code)) == text
 
 
 def content_and_embeds(message: dict[str, Any]) -> list[str]:

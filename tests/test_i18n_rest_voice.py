@@ -21,7 +21,7 @@ from .support.shows_bot import advance, channel_of, poll, shown, status_puts
 from .support.voice_bot import LISTENER, Voice, icecast_fixture, mp3_fixture, voice_bot
 from .support.waiting import wait_for
 from .test_announcer_bot import programme_sim
-from .test_i18n_bot import english_left
+from .test_i18n_bot import english_left, worded_in_each
 
 pytestmark = pytest.mark.e2e
 __all__ = ["icecast_fixture", "mp3_fixture", "programme_sim"]  # fixtures made elsewhere
@@ -36,8 +36,7 @@ def test_the_live_status_and_stage_topic_in_each_language():
         "de": "🔴 LIVE: DJ - Friday Mix",
         "fr": "🔴 EN DIRECT : DJ - Friday Mix",
     }
-    for code, text in expected.items():
-        assert voice_status(live, translator.lang(code)) == text
+    worded_in_each(translator, expected, lambda lang: voice_status(live, lang))
     assert voice_status(live) == "🔴 LIVE: DJ - Friday Mix"  # English as before
     music = Play(title="Title", artist="Artist")
     assert voice_status(music, translator.lang("pt_BR")) == "🎵 Artist - Title"  # no words
