@@ -32,9 +32,10 @@ Two harnesses (``--through``; the output names the one used):
 
 The fake Icecast (an endless 128 kbit/s MP3 made with FFmpeg's sine source) runs in a child
 process so its CPU is nobody's. Figures per run: CPU (cores = CPU seconds per wall second) of the
-bot process and of its FFmpeg children, RSS of both, frames/s per guild (min and median, all
-frames and audio frames only; count over the measured wall time), sequence gaps (fake only),
-upstream connections opened, the bot's event-loop worst lag, decoder restarts.
+bot process and of its FFmpeg children, RSS of both, frames/s per guild (min and median; all
+frames from the kernel's stamps within the window, audio frames from the fake's counters),
+sequence gaps (fake only), upstream connections opened, the bot's event-loop worst lag, decoder
+restarts; per thread of the bot, the time run and the time waited for a CPU (the load).
 
     .venv/bin/python -m bench.voice [--guilds 100,300] [--seconds 30] [--quick]
         [--modes sender,players] [--shards N] [--through auto|fake|engine]
@@ -71,6 +72,7 @@ from tests.support.waiting import wait_for
 from . import voice_formats
 from .common import emit
 from .voice_parts.shared import TOKEN_ENV, measure
+from .voice_parts.table import table
 
 THROUGH = {
     "fake": "the fake Discord: a discord.py client process, one real VoiceClient per guild",
@@ -182,34 +184,6 @@ async def run_fake(
     return result
 
 
-def _table(results: list[dict[str, Any]]) -> str:
-    head = (
-        f"{'guilds':>6} {'mode':<9} {'bot':>6} {'ffmpeg':>7} {'total':>6} {'fps min':>8} "
-        f"{'fps med':>8} {'audio min':>9} {'<49.5':>6} {'gaps':>5} {'p99 gap':>8} "
-        f"{'max gap':>8} {'lag':>6} {'conns':>5} {'shards':>6} {'join s':>7} "
-        f"{'RSS bot':>8} {'load':>10}"
-    )
-    lines = [
-        "cores = CPU s per wall s; RSS in MB; conns = upstream stream connections; gaps in ms "
-        "(p99 and longest between a guild's frames); lag = the bot's worst event-loop lag, ms; "
-        "load = 1-min load average at the start and end of the run",
-        head,
-    ]
-    for r in results:
-        gaps = r.get("frame_gaps") or {}
-        load = r.get("load_1min") or [0.0, 0.0]
-        lines.append(
-            f"{r['guilds']:>6} {r['mode']:<9} {r['bot_cores']:>6.3f} {r['ffmpeg_cores']:>7.3f} "
-            f"{r['total_cores']:>6.3f} {r['fps']['min']:>8.2f} {r['fps']['median']:>8.2f} "
-            f"{r['audio_fps']['min']:>9.2f} {r['guilds_below_49_5']:>6} {r['sequence_gaps']:>5} "
-            f"{gaps.get('p99_ms', 0):>8.1f} {gaps.get('max_ms', 0):>8.1f} "
-            f"{r.get('loop_worst_lag_ms', 0):>6.1f} {r['upstream_connections']:>5} "
-            f"{r.get('shards', 1):>6} {r.get('join_seconds', 0):>7.1f} {r['bot_rss_mb']:>8.1f} "
-            f"{load[0]:>4.1f}-{load[1]:<5.1f}"
-        )
-    return "\n".join(lines)
-
-
 def fake_available() -> bool:
     return importlib.util.find_spec("tests.support.fakevoice") is not None
 
@@ -309,7 +283,7 @@ async def main() -> None:
         finally:
             await icecast.stop()
     print(f"voice bench through: {THROUGH[through]}", flush=True)
-    print(_table(results), flush=True)
+    print(table(results), flush=True)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,11 @@ import discord
 from bot.guard.netguard import GuardedResolver, HostPolicy
 from bot.voice import Broadcasts
 
+from . import sched
+
 TOKEN_ENV = "ONAIR_BENCH_VOICE_TOKEN"
 JOIN_DEADLINE = 240.0  # seconds for every guild to join and play
+SETTLE = 3.0  # seconds the fake voice server's counting may lag behind the kernel's stamps
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -125,6 +128,7 @@ async def measure(
     pids = ffmpeg_children(bot_pid)
     load0 = load_1min()
     before = counts()
+    threads0, fake0 = sched.snapshot(bot_pid), proc_cpu(os.getpid())
     bot0, ff0, wall0 = proc_cpu(bot_pid), {p: proc_cpu(p) for p in pids}, time.perf_counter()
     mono0 = time.monotonic()
     await asyncio.sleep(seconds)
@@ -132,9 +136,18 @@ async def measure(
     mono1 = time.monotonic()
     wall = time.perf_counter() - wall0
     bot = proc_cpu(bot_pid) - bot0
+    threads = sched.summary(threads0, sched.snapshot(bot_pid), wall)
+    fake = proc_cpu(os.getpid()) - fake0
     ff = sum(proc_cpu(pid) - start for pid, start in ff0.items())
     frames = [(b[0] - a[0]) / wall for a, b in zip(before, after, strict=True)]
     audio = [(b[1] - a[1]) / wall for a, b in zip(before, after, strict=True)]
+    stamped: list[list[float]] = []
+    if arrivals:
+        # Frames/s from the kernel's stamps in the window, once the fake's counting thread
+        # (behind on a loaded machine) has read past its end: the pace the bot sent at.
+        await asyncio.sleep(SETTLE)
+        stamped = await asyncio.to_thread(arrivals, mono0, mono1)
+        frames = [len(times) / (mono1 - mono0) for times in stamped]
     return {
         "seconds": round(wall, 1),
         "bot_cores": round(bot / wall, 3),
@@ -147,8 +160,8 @@ async def measure(
         "audio_fps": _fps(audio),
         "guilds_below_49_5": sum(1 for value in frames if value < 49.5),
         "sequence_gaps": sum(b[2] - a[2] for a, b in zip(before, after, strict=True)),
-        "frame_gaps": (
-            await asyncio.to_thread(frame_gaps, arrivals(mono0, mono1)) if arrivals else None
-        ),
+        "frame_gaps": await asyncio.to_thread(frame_gaps, stamped) if arrivals else None,
         "load_1min": [load0, load_1min()],
+        "bot_threads": threads,  # run and run-queue wait (cores), whole and busiest thread
+        "this_process_cores": round(fake / wall, 3),  # the fakes (or the engine) in this one
     }
