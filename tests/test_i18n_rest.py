@@ -26,7 +26,7 @@ from bot.util.i18n import DISCORD_LOCALES, ENGLISH, Translator, language_of
 from .support.botenv import running_bot
 from .support.discord_rules import EPHEMERAL
 from .test_community_bot import both_guilds, click, fake, posts, programme_sim
-from .test_i18n_bot import english_left
+from .test_i18n_bot import english_left, worded_in_each
 
 pytestmark = pytest.mark.e2e
 __all__ = ["fake", "programme_sim"]  # test_community_bot's fixtures, used here too
@@ -107,8 +107,7 @@ def test_permission_names_are_discords_own_in_each_language(translator):
         "es": "los permisos **Ver canal y Conectar**",
         "fr": "les permissions **Voir le salon et Se connecter**",
     }
-    for code, text in expected.items():
-        assert both.said_in(translator.lang(code)) == text
+    worded_in_each(translator, expected, both.said_in)
     assert PermissionNames([errors.SPEAK]).said_in(translator.lang("fr")) == (
         "la permission **Parler**"
     )

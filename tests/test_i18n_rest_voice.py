@@ -4,19 +4,24 @@ guild's language, and /join naming the permissions it lacks as Discord's client 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
 import pytest
 
 from bot.shows.text import voice_status
-from bot.simulator import JINGLES, LIVE_SHOW, TRACKS
+from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
 from bot.station import Play
 from bot.util.i18n import Translator
 
 from .support.fakediscord import CONNECT, SET_VOICE_CHANNEL_STATUS, VIEW_CHANNEL
+from .support.fakeicecast import FakeIcecast
 from .support.shows_bot import advance, channel_of, poll, shown, status_puts
-from .support.voice_bot import icecast_fixture, mp3_fixture, voice_bot
+from .support.voice_bot import LISTENER, Voice, icecast_fixture, mp3_fixture, voice_bot
 from .support.waiting import wait_for
 from .test_announcer_bot import programme_sim
-from .test_i18n_bot import english_left
+from .test_i18n_bot import english_left, worded_in_each
 
 pytestmark = pytest.mark.e2e
 __all__ = ["icecast_fixture", "mp3_fixture", "programme_sim"]  # fixtures made elsewhere
@@ -31,8 +36,7 @@ def test_the_live_status_and_stage_topic_in_each_language():
         "de": "🔴 LIVE: DJ - Friday Mix",
         "fr": "🔴 EN DIRECT : DJ - Friday Mix",
     }
-    for code, text in expected.items():
-        assert voice_status(live, translator.lang(code)) == text
+    worded_in_each(translator, expected, lambda lang: voice_status(live, lang))
     assert voice_status(live) == "🔴 LIVE: DJ - Friday Mix"  # English as before
     music = Play(title="Title", artist="Artist")
     assert voice_status(music, translator.lang("pt_BR")) == "🎵 Artist - Title"  # no words
@@ -43,6 +47,18 @@ def test_the_live_status_and_stage_topic_in_each_language():
         assert status is not None
         assert len(status) <= 500
         assert status.startswith(expected[code].split("DJ")[0])
+
+
+@contextlib.asynccontextmanager
+async def joined_in(
+    locale: str, simulator: StationSimulator, icecast: FakeIcecast, **options: Any
+) -> AsyncIterator[tuple[Voice, dict[str, Any], int]]:
+    """The listener (Discord in ``locale``) used /join on a voice bot set up with ``options``:
+    (the voice bot, the join's reply, the guild's voice channel)."""
+    async with voice_bot(simulator, icecast, **options) as voice:
+        voice.fake.user_locales[LISTENER] = locale
+        message = await voice.join()
+        yield voice, message, voice.channels[voice.guild.id]
 
 
 async def test_a_portuguese_guild_gets_its_voice_status_in_portuguese(programme_sim, icecast):
@@ -68,12 +84,8 @@ async def test_a_portuguese_guild_gets_its_voice_status_in_portuguese(programme_
 async def test_join_names_the_missing_permissions_in_the_listeners_language(
     live_simulator, icecast
 ):
-    from .support.voice_bot import LISTENER
-
-    async with voice_bot(live_simulator, icecast, bot_deny=VIEW_CHANNEL | CONNECT) as voice:
-        voice.fake.user_locales[LISTENER] = "de"
-        message = await voice.join()
-        channel = voice.channels[voice.guild.id]
+    deny = VIEW_CHANNEL | CONNECT
+    async with joined_in("de", live_simulator, icecast, bot_deny=deny) as (voice, message, channel):
         assert message["content"] == (
             f"Ich kann in <#{channel}> nicht spielen: Dafür brauche ich dort die Berechtigungen "
             "**Kanal ansehen und Verbinden**. Bitte einen Server-Admin, das zu erlauben."
@@ -83,12 +95,7 @@ async def test_join_names_the_missing_permissions_in_the_listeners_language(
 
 
 async def test_the_stage_note_after_a_join_is_in_the_listeners_language(live_simulator, icecast):
-    from .support.voice_bot import LISTENER
-
-    async with voice_bot(live_simulator, icecast, stage=True) as voice:
-        voice.fake.user_locales[LISTENER] = "pt-BR"
-        message = await voice.join()
-        channel = voice.channels[voice.guild.id]
+    async with joined_in("pt-BR", live_simulator, icecast, stage=True) as (_, message, channel):
         assert message["content"] == (
             f"▶ Tocando a **Main FM** em <#{channel}>.\nPedi para falar no palco <#{channel}>: "
             "um moderador do palco pode me convidar para subir e ser ouvido."

@@ -32,11 +32,11 @@ from bot.voice import (
     decode_args,
 )
 
-from .support.broadcasting import broadcasting
 from .support.fakeicecast import FakeIcecast
 from .support.voice_engine import (  # noqa: F401
     TOKEN,
     Player,
+    ScriptedBroadcast,
     alive,
     broadcasts_fixture,
     fake_ffmpeg_fixture,
@@ -45,6 +45,7 @@ from .support.voice_engine import (  # noqa: F401
     mp3_fixture,
     players_fixture,
     restart_lines_fixture,
+    scripted_broadcast_fixture,
     session_fixture,
 )
 from .support.waiting import wait_for
@@ -126,9 +127,9 @@ async def test_stalled_stream_restarts_on_the_watchdog(
     icecast: FakeIcecast,
     broadcasts: Callable[..., StationBroadcast],
     players: Callable[[StationAudio], Player],
+    restart_lines: Callable[[], list[str]],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.voice")
     broadcast = broadcasts(f"{icecast.url}?token={TOKEN}", watchdog=1.0, min_backoff=0.1)
     player = players(broadcast.audio())
     await wait_for(lambda: player.audio_since(0) >= 10, within=10)
@@ -142,9 +143,9 @@ async def test_stalled_stream_restarts_on_the_watchdog(
     await wait_for(lambda: player.audio_since(mark) >= 10, within=5)
     assert broadcast.pid not in (None, first_pid)
     assert icecast.connections >= 2
-    restarts = [r for r in caplog.records if "decoder restart" in r.getMessage()]
+    restarts = restart_lines()
     assert restarts, "no restart line was logged"
-    line = restarts[0].getMessage()
+    line = restarts[0]
     assert "test-station" in line
     assert "no audio for 1 s" in line
     assert TOKEN not in caplog.text
@@ -324,13 +325,14 @@ async def test_ffmpeg_argv_names_no_url(
 
 async def test_ffmpeg_exit_goes_through_the_restart_path(
     icecast: FakeIcecast,
-    fake_ffmpeg: Callable[[str, str], str],
-    session: aiohttp.ClientSession,
+    scripted_broadcast: ScriptedBroadcast,
     restart_lines: Callable[[], list[str]],
 ) -> None:
     # An "FFmpeg" that says why on stderr and exits at once, reading nothing.
-    failing_ffmpeg = fake_ffmpeg("ffmpeg-fails", "echo 'pipe:0: Invalid data found' >&2\nexit 3")
-    async with broadcasting(icecast.url, failing_ffmpeg, session, min_backoff=0.05) as broadcast:
+    fails = "echo 'pipe:0: Invalid data found' >&2\nexit 3"
+    async with scripted_broadcast(
+        icecast.url, "ffmpeg-fails", fails, min_backoff=0.05
+    ) as broadcast:
         audio = broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 2, within=10)
         assert icecast.connections >= 2  # each try opened the stream again...
@@ -342,17 +344,16 @@ async def test_ffmpeg_exit_goes_through_the_restart_path(
 
 async def test_a_stuck_ffmpeg_holds_the_stream_back(
     mp3: bytes,
-    fake_ffmpeg: Callable[[str, str], str],
-    session: aiohttp.ClientSession,
+    scripted_broadcast: ScriptedBroadcast,
     restart_lines: Callable[[], list[str]],
 ) -> None:
     """Backpressure: while FFmpeg reads nothing, OnAir stops reading the stream (a full pipe,
     then aiohttp's bounded buffer) instead of buffering a fast server's megabytes; the
     watchdog then restarts it."""
-    stuck_ffmpeg = fake_ffmpeg("ffmpeg-stuck", "sleep 60")  # never reads stdin nor writes
+    stuck = "sleep 60"  # never reads stdin nor writes
     async with (
         FakeIcecast(mp3, speed=1250) as fast,  # 20 MB/s on offer
-        broadcasting(fast.url, stuck_ffmpeg, session, watchdog=1.0) as broadcast,
+        scripted_broadcast(fast.url, "ffmpeg-stuck", stuck, watchdog=1.0) as broadcast,
     ):
         broadcast.audio()
         await wait_for(lambda: broadcast.restarts >= 1, within=10)

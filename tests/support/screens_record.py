@@ -5,13 +5,18 @@ the viewer's zone next to them, and the one-slash-command scene most groups are 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.simulator import StationSimulator
+
+from .botenv import STATION_KEY, BotEnv, running_bot
 from .fakediscord import FakeDiscord, Recorded
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -107,3 +112,19 @@ async def slash_scene(
     await fake.final_message(iid, within=30)
     write_scene(fake, path, since, {iid: label})
     return iid
+
+
+@contextlib.asynccontextmanager
+async def berlin_bot(seed: int) -> AsyncIterator[BotEnv]:
+    """One station in Berlin (simulated with ``seed``) and the bot running on it: the setting the
+    issue 24 admin and listener scenes share, so they cannot drift apart."""
+    sim = StationSimulator()
+    sim.add_station(
+        1, key=STATION_KEY, seed=seed, public_url="https://c9.radioboss.fm", zone=BERLIN
+    )
+    await sim.start()
+    try:
+        async with running_bot(sim) as env:
+            yield env
+    finally:
+        await sim.stop()

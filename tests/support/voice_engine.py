@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import aiohttp
@@ -25,6 +26,7 @@ from bot.voice import (
     StationBroadcast,
 )
 
+from .broadcasting import broadcasting
 from .fakeicecast import FakeIcecast, make_mp3
 
 TOKEN = "listener-token-SECRET-77"
@@ -218,3 +220,21 @@ def fake_ffmpeg_fixture(tmp_path: Path) -> Callable[[str, str], str]:
         return str(script)
 
     return write
+
+
+ScriptedBroadcast = Callable[..., AbstractAsyncContextManager[StationBroadcast]]
+
+
+@pytest.fixture(name="scripted_broadcast")
+def scripted_broadcast_fixture(
+    fake_ffmpeg: Callable[[str, str], str], session: aiohttp.ClientSession
+) -> ScriptedBroadcast:
+    """A broadcast of ``url`` through the guarded session whose "FFmpeg" is a script (``name``,
+    ``body``: see ``fake_ffmpeg``), closed when the ``async with`` block ends."""
+
+    def start(
+        url: str, name: str, body: str, **options: float
+    ) -> AbstractAsyncContextManager[StationBroadcast]:
+        return broadcasting(url, fake_ffmpeg(name, body), session, **options)
+
+    return start
