@@ -15,7 +15,7 @@ from bot.util.i18n import DISCORD_LOCALES, LANGUAGES, Translator, language_of
 
 from .support.botenv import GUILD_KEY
 from .support.discord_rules import EPHEMERAL, MODAL
-from .test_i18n_bot import english_left
+from .test_i18n_bot import content_and_embeds, english_left
 
 pytestmark = pytest.mark.e2e
 
@@ -33,10 +33,8 @@ def admin_english_left(text: str, code: str) -> list[str]:
 
 def everything_shown(message: dict[str, Any]) -> str:
     """Content and every embed text an admin reads, fields included."""
-    parts = [message.get("content") or ""]
+    parts = content_and_embeds(message)
     for embed in message.get("embeds") or []:
-        parts += [embed.get("title") or "", embed.get("description") or ""]
-        parts.append((embed.get("footer") or {}).get("text") or "")
         for field in embed.get("fields") or []:
             parts += [field["name"], field["value"]]
     return "\n".join(parts)

@@ -24,18 +24,24 @@ from bot.util.i18n import ENGLISH, Translator, language_of
 from .support.botenv import fake_discord_fixture, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import MANAGE_EVENTS, FakeDiscord
+from .support.shows_bot import advance
+from .support.shows_bot import poll as shows_poll
+from .support.voice_bot import icecast_fixture, mp3_fixture
 from .support.waiting import wait_for
 from .test_alerts_bot import poll
 from .test_announcer_bot import programme_sim
 from .test_i18n_bot import english_left, visible_text
 from .test_recap_bot import recap_sim
-from .test_shows_bot import advance, showing_first_track
-from .test_shows_bot import poll as shows_poll
-from .test_voice_bot import icecast, mp3
+from .test_shows_bot import showing_first_track
 
 pytestmark = pytest.mark.e2e
 fake = fake_discord_fixture()
-__all__ = ["icecast", "mp3", "programme_sim", "recap_sim"]  # other tests' fixtures, used here too
+__all__ = [
+    "icecast_fixture",
+    "mp3_fixture",
+    "programme_sim",
+    "recap_sim",
+]  # other tests' fixtures, used here too
 
 
 def chart_of(body_files: list[Any]) -> list[str]:

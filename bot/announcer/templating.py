@@ -36,7 +36,7 @@ async def set_parts(
         for part, text in parts.items():
             templates = templates.with_part(variant, part, text)
     except TemplateError as error:
-        raise BadInput(errors.BAD_TEMPLATE.format(problem=error)) from None
+        raise BadInput(errors.BAD_TEMPLATE, problem=error.said) from None
     await storage.set_templates(sub.id, templates)
     return replace(sub, templates=templates)
 

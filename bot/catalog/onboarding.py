@@ -20,6 +20,7 @@ from ..station.apikey import key_problem
 from ..storage import GuildSettings, GuildStation, Storage
 from ..util.i18n import ENGLISH, Lang
 from ..util.text import safe
+from .languages import GuildLanguages
 from .registry import StationRegistry, short_slug
 
 
@@ -52,8 +53,10 @@ class StationOnboarding:
         keybox: KeyBox,
         *,
         is_member: Callable[[int], bool],
+        languages: GuildLanguages | None = None,
     ) -> None:
         self.settings = settings
+        self.languages = languages  # told when a guild's language changes
         self.registry = registry
         self.storage = storage
         self.keybox = keybox
@@ -155,5 +158,7 @@ class StationOnboarding:
             current.language if language is None else language,
         )
         await self.storage.save_guild_settings(saved)
+        if self.languages is not None:
+            self.languages.forget(guild_id)
         self.registry.set_default(guild_id, saved.default_station)
         return saved

@@ -21,9 +21,9 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
-from ..errors import OnAirError
+from ..errors import OnAirError, Said
 from ..station.errors import AddressRefused
-from ..util.i18n import N_
+from ..util.i18n import N_, Lang
 
 
 def policy_for(
@@ -68,14 +68,34 @@ _COMPATIBLE = ipaddress.IPv6Network("::/96")
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, str] | None:
     """The IPv4 address an IPv6 address carries (mapped, compatible, 6to4, NAT64), if any."""
     if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped, "an IPv4-mapped address"
+        return ip.ipv4_mapped, N_("an IPv4-mapped address")
     if ip.sixtofour is not None:
-        return ip.sixtofour, "a 6to4 address"
+        return ip.sixtofour, N_("a 6to4 address")
     if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "a NAT64 address"
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), N_("a NAT64 address")
     if ip in _COMPATIBLE and int(ip) > 1:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "an IPv4-compatible address"
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), N_("an IPv4-compatible address")
     return None
+
+
+_INSIDE = N_("{why} inside {kind}")
+
+
+class AddressReason(Said):
+    """Why an IP address is refused (:func:`address_refused`'s English), said in the reader's
+    language: "a loopback address inside an IPv4-mapped address" is said part by part."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def said_in(self, lang: Lang) -> str:
+        inner, sep, kind = self.why.rpartition(" inside ")
+        if sep:
+            return lang.t(_INSIDE, why=AddressReason(inner).said_in(lang), kind=lang.t(kind))
+        return lang.t(self.why)
+
+    def __str__(self) -> str:
+        return self.why
 
 
 def address_refused(address: str) -> str | None:
@@ -83,30 +103,30 @@ def address_refused(address: str) -> str | None:
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
-        return "it is not an IP address"
+        return N_("it is not an IP address")
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.teredo is not None:
-            return "a Teredo tunnel address"
+            return N_("a Teredo tunnel address")
         if ip in _SITE_LOCAL:
-            return "a site-local address"
+            return N_("a site-local address")
         if ip in _NAT64_LOCAL:
-            return "a local NAT64 address"
+            return N_("a local NAT64 address")
         embedded = _embedded_ipv4(ip)
         if embedded is not None:
             inner, kind = embedded
             why = address_refused(str(inner))
             if why is not None:
-                return f"{why} inside {kind}"
-            if kind == "an IPv4-mapped address":
+                return _INSIDE.format(why=why, kind=kind)
+            if kind == N_("an IPv4-mapped address"):
                 return None  # the same as contacting the public IPv4 address itself
     checks = (
-        (ip.is_loopback, "a loopback address"),
-        (ip.is_link_local, "a link-local address"),
-        (ip.is_multicast, "a multicast address"),
-        (ip.is_unspecified, "an unspecified address"),
-        (ip.is_reserved, "a reserved address"),
-        (ip.is_private, "a private address"),
-        (not ip.is_global, "not a public address"),
+        (ip.is_loopback, N_(N_("a loopback address"))),
+        (ip.is_link_local, N_(N_("a link-local address"))),
+        (ip.is_multicast, N_(N_("a multicast address"))),
+        (ip.is_unspecified, N_(N_("an unspecified address"))),
+        (ip.is_reserved, N_(N_("a reserved address"))),
+        (ip.is_private, N_(N_("a private address"))),
+        (not ip.is_global, N_(N_("not a public address"))),
     )
     for refused, why in checks:
         if refused:
@@ -172,7 +192,8 @@ def check_target(
     if _is_ip_literal(host):
         why = address_refused(host)
         if why:
-            raise UrlRefused(N_("OnAir does not contact {host}: it is {why}."), host=host, why=why)
+            said = AddressReason(why)
+            raise UrlRefused(N_("OnAir does not contact {host}: it is {why}."), host=host, why=said)
     port = url.port
     if port not in policy.ports:
         allowed = ", ".join(map(str, policy.ports))

@@ -28,6 +28,7 @@ from ..util.i18n import ENGLISH, LANGUAGE_NAMES, N_, Lang
 from ..util.text import plain, safe, timestamp
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
+from .paused import paused_reason
 from .problems import staff_reason
 from .station_embeds import effective_style
 
@@ -154,7 +155,9 @@ def _announcing(
 ) -> None:
     """Where the guild announces, what is paused and why, and the last day's deliveries."""
     paused = [
-        f"🔴 <#{s.channel_id}>: {safe(s.paused_reason, limit=150)}" for s in subs if s.paused_reason
+        f"🔴 <#{s.channel_id}>: {safe(paused_reason(s.paused_reason, lang), limit=150)}"
+        for s in subs
+        if s.paused_reason
     ]
     active = [f"🟢 <#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
     if active:

@@ -117,19 +117,23 @@ def template_preview(
     return first + "\n-# " + lang.t("Near a limit: {parts} characters", parts=near)
 
 
-def like_answer(liked: bool, title: str | None, count: int) -> str:
+def like_answer(liked: bool, title: str | None, count: int, lang: Lang = ENGLISH) -> str:
     """The private answer to a click on ❤️: what it did, and how to undo it. The count is
     said here, to the one who clicked, because it cannot be kept current on every message
     that shows the play (each server's announcement, every /nowplaying)."""
     shown = safe(title, limit=200)
     if not liked:
         if shown:
-            return f"Like removed from *{shown}*."
-        return "Like removed."
+            return lang.t("Like removed from *{title}*.", title=shown)
+        return lang.t("Like removed.")
     if not shown:
-        return "Liked: click again to undo."
+        return lang.t("Liked: click again to undo.")
     if count <= 1:
-        return f"Liked *{shown}*: click again to undo. You are the first to like it."
-    return "Liked *{title}*: click again to undo. {count} listeners like it now.".format(
-        title=shown, count=f"{count:,}"
+        return lang.t(
+            "Liked *{title}*: click again to undo. You are the first to like it.", title=shown
+        )
+    return lang.t(
+        "Liked *{title}*: click again to undo. {count} listeners like it now.",
+        title=shown,
+        count=lang.number(count),
     )

@@ -14,12 +14,13 @@ from bot.simulator import LIVE_SHOW, TRACKS
 
 from .botenv import running_bot
 from .fakediscord import FakeDiscord
+from .screens_record import BERLIN, write_scene
+from .screens_shows import a_week_of_plays
 
 LOCALES = (("pt-BR", "pt_BR", "pt-br"), ("de", "de", "de"))
 
 
 async def i18n_stats(out: Path) -> None:
-    from .screens import BERLIN, _a_week_of_plays, write_scene  # screens imports this module
     from .screens_community import screen_station
 
     slots = [(TRACKS[0], 200.0), (LIVE_SHOW, 3000.0), (TRACKS[1], 7200.0)]
@@ -29,7 +30,7 @@ async def i18n_stats(out: Path) -> None:
     await fake.start()
     try:
         async with running_bot(sim, fake=fake, clock=clock) as env:
-            await _a_week_of_plays(env.bot.storage, clock())
+            await a_week_of_plays(env.bot.storage, clock())
             # One guild per language: each gets its own recap of the same week.
             for (locale, code, tag), guild in zip(LOCALES, fake.guilds, strict=True):
                 recap_channel = guild.channels[1]

@@ -48,16 +48,11 @@ from .errors import (
     Rejection,
     already_acknowledged,
     empty_message,
-    finished_event,
-    invalid_channel_type,
     missing_permissions,
     not_author,
     rejection,
     too_large,
     unknown_interaction,
-    unknown_scheduled_event,
-    unknown_stage_instance,
-    unknown_voice_state,
     unknown_webhook,
 )
 from .events import (
@@ -71,7 +66,9 @@ from .events import (
     MANAGE_EVENTS,
     SCHEDULED,
     check_scheduled_event,
+    finished_event,
     too_many_events,
+    unknown_scheduled_event,
 )
 from .messages import check_message, is_empty
 from .presence import check_presence_update
@@ -81,6 +78,9 @@ from .voice import (
     check_my_voice_state,
     check_stage_instance,
     check_voice_status,
+    invalid_channel_type,
+    unknown_stage_instance,
+    unknown_voice_state,
 )
 
 __all__ = [

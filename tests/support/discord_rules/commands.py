@@ -32,7 +32,7 @@ from .constants import (
     USER_COMMAND,
 )
 from .errors import FormErrors, Path
-from .fields import array_field, integer_field, object_field, text_field
+from .fields import _array, _integer, _object, _objects, _required_text, _text
 
 
 def _name_char_ok(char: str) -> bool:
@@ -59,7 +59,7 @@ def check_commands(commands: Any, errors: FormErrors) -> None:
     counts = {CHAT_INPUT: 0, USER_COMMAND: 0, MESSAGE_COMMAND: 0}
     names: set[tuple[int, str]] = set()
     for index, command in enumerate(commands):
-        command = object_field(errors, (index,), command)
+        command = _object(errors, (index,), command)
         if command is None:
             continue
         kind = command.get("type") or CHAT_INPUT
@@ -97,10 +97,10 @@ def _command(command: dict[str, Any], kind: int, errors: FormErrors, path: Path)
     elif chat and not valid_command_name(name, lowercase=True):
         errors.add((*path, "name"), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
     elif not chat:
-        text_field(errors, (*path, "name"), name, COMMAND_NAME_MAX, minimum=1)
+        _text(errors, (*path, "name"), name, COMMAND_NAME_MAX, minimum=1)
     description = command.get("description")
     if chat:
-        text_field(
+        _text(
             errors,
             (*path, "description"),
             description,
@@ -108,14 +108,7 @@ def _command(command: dict[str, Any], kind: int, errors: FormErrors, path: Path)
             minimum=1,
             required=True,
         )
-    check_localizations(errors, (*path, "name_localizations"), command, "name", COMMAND_NAME_MAX)
-    check_localizations(
-        errors,
-        (*path, "description_localizations"),
-        command,
-        "description",
-        COMMAND_DESCRIPTION_MAX,
-    )
+    _localized(errors, path, command)
     if not chat and description:
         errors.add(
             (*path, "description"),
@@ -153,7 +146,7 @@ def _size(item: Mapping[str, Any]) -> int:
 
 def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
     """depth 0: a command's options; 1: a group's or top subcommand's; 2: a grouped subcommand's."""
-    options = array_field(errors, path, value, COMMAND_OPTIONS_MAX)
+    options = _array(errors, path, value, COMMAND_OPTIONS_MAX)
     kinds = [o.get("type") for o in options if isinstance(o, dict)]
     nested = [k for k in kinds if k in (SUB_COMMAND, SUB_COMMAND_GROUP)]
     if nested and len(nested) != len(kinds):
@@ -165,11 +158,7 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
         )
     seen_optional = False
     names: set[str] = set()
-    for index, option in enumerate(options):
-        where = (*path, index)
-        option = object_field(errors, where, option)
-        if option is None:
-            continue
+    for where, option in _objects(errors, path, options):
         kind = option.get("type")
         if kind not in OPTION_TYPES:
             errors.add((*where, "type"), "BASE_TYPE_CHOICES", "Value must be one of (1..11).")
@@ -186,56 +175,30 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
                 "Option names must be unique",
             )
         names.add(str(name))
-        text_field(
-            errors,
-            (*where, "description"),
-            option.get("description"),
-            COMMAND_DESCRIPTION_MAX,
-            minimum=1,
-            required=True,
-        )
-        check_localizations(
-            errors, (*where, "name_localizations"), option, "name", COMMAND_NAME_MAX
-        )
-        check_localizations(
-            errors,
-            (*where, "description_localizations"),
-            option,
-            "description",
-            COMMAND_DESCRIPTION_MAX,
-        )
+        _required_text(errors, where, option, "description", COMMAND_DESCRIPTION_MAX)
+        _localized(errors, where, option)
         if kind == SUB_COMMAND_GROUP:
             if depth != 0:
-                errors.add(
-                    (*where, "type"),
-                    "APPLICATION_COMMAND_OPTION_NESTING",
-                    "Sub-command groups can only be nested in a command",
+                _nesting(
+                    errors, (*where, "type"), "Sub-command groups can only be nested in a command"
                 )
             sub = option.get("options") or []
             if any(not isinstance(o, dict) or o.get("type") != SUB_COMMAND for o in sub):
-                errors.add(
-                    (*where, "options"),
-                    "APPLICATION_COMMAND_OPTION_NESTING",
-                    "A sub-command group may only contain sub-commands",
+                _nesting(
+                    errors, (*where, "options"), "A sub-command group may only contain sub-commands"
                 )
             _options(sub, errors, (*where, "options"), depth=1)
             continue
         if kind == SUB_COMMAND:
             if depth == 2:
-                errors.add(
-                    (*where, "type"),
-                    "APPLICATION_COMMAND_OPTION_NESTING",
-                    "Sub-commands nest at most two levels",
-                )
+                _nesting(errors, (*where, "type"), "Sub-commands nest at most two levels")
             sub = option.get("options") or []
             if any(
                 isinstance(o, dict) and o.get("type") in (SUB_COMMAND, SUB_COMMAND_GROUP)
                 for o in sub
             ):
-                errors.add(
-                    (*where, "options"),
-                    "APPLICATION_COMMAND_OPTION_NESTING",
-                    "A sub-command may only contain value options",
+                _nesting(
+                    errors, (*where, "options"), "A sub-command may only contain value options"
                 )
             _options(sub, errors, (*where, "options"), depth=2)
             continue
@@ -248,9 +211,9 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
                 )
         else:
             seen_optional = True
-        choices = array_field(errors, (*where, "choices"), option.get("choices"), CHOICES_MAX)
+        choices = _array(errors, (*where, "choices"), option.get("choices"), CHOICES_MAX)
         for position, choice in enumerate(choices):
-            check_choice(choice, errors, (*where, "choices", position))
+            _choice(choice, errors, (*where, "choices", position))
         if choices and option.get("autocomplete"):
             errors.add(
                 (*where, "autocomplete"),
@@ -258,14 +221,14 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
                 "Autocomplete and choices are mutually exclusive",
             )
         if kind == STRING_OPTION:
-            integer_field(
+            _integer(
                 errors,
                 (*where, "min_length"),
                 option.get("min_length"),
                 0,
                 STRING_OPTION_LENGTH_MAX,
             )
-            integer_field(
+            _integer(
                 errors,
                 (*where, "max_length"),
                 option.get("max_length"),
@@ -274,22 +237,37 @@ def _options(value: Any, errors: FormErrors, path: Path, *, depth: int) -> None:
             )
 
 
-def check_choice(choice: Any, errors: FormErrors, path: Path) -> None:
-    choice = object_field(errors, path, choice)
+def _choice(choice: Any, errors: FormErrors, path: Path) -> None:
+    choice = _object(errors, path, choice)
     if choice is None:
         return
-    text_field(
-        errors, (*path, "name"), choice.get("name"), CHOICE_NAME_MAX, minimum=1, required=True
-    )
-    check_localizations(errors, (*path, "name_localizations"), choice, "name", CHOICE_NAME_MAX)
+    _required_text(errors, path, choice, "name", CHOICE_NAME_MAX)
+    _localizations(errors, (*path, "name_localizations"), choice, "name", CHOICE_NAME_MAX)
     value = choice.get("value")
     if isinstance(value, str):
-        text_field(errors, (*path, "value"), value, CHOICE_STRING_VALUE_MAX)
+        _text(errors, (*path, "value"), value, CHOICE_STRING_VALUE_MAX)
     elif value is None or isinstance(value, bool) or not isinstance(value, int | float):
         errors.add((*path, "value"), "BASE_TYPE_REQUIRED", "Must be a string, integer or number.")
 
 
-def check_localizations(
+def _nesting(errors: FormErrors, path: Path, message: str) -> None:
+    """Options nested where Discord does not allow them (groups, sub-commands, values)."""
+    errors.add(path, "APPLICATION_COMMAND_OPTION_NESTING", message)
+
+
+def _localized(errors: FormErrors, path: Path, item: Mapping[str, Any]) -> None:
+    """A command's or an option's ``name_localizations`` and ``description_localizations``."""
+    _localizations(errors, (*path, "name_localizations"), item, "name", COMMAND_NAME_MAX)
+    _localizations(
+        errors,
+        (*path, "description_localizations"),
+        item,
+        "description",
+        COMMAND_DESCRIPTION_MAX,
+    )
+
+
+def _localizations(
     errors: FormErrors, path: Path, item: Mapping[str, Any], field_name: str, maximum: int
 ) -> None:
     """``name_localizations`` / ``description_localizations``: null or an object of at most 34
@@ -311,7 +289,7 @@ def check_localizations(
                 f"Value must be one of {sorted(LOCALES)}.",
             )
             continue
-        text_field(errors, (*path, locale), text, maximum, minimum=1, required=True)
+        _text(errors, (*path, locale), text, maximum, minimum=1, required=True)
         named = field_name == "name" and maximum == COMMAND_NAME_MAX and isinstance(text, str)
         if named and 0 < len(text) <= maximum and not valid_command_name(text, lowercase=True):
             errors.add(

@@ -24,23 +24,28 @@ from .constants import (
     STRING_SELECT,
 )
 from .errors import FormErrors, Path
-from .fields import array_field, integer_field, object_field, text_field, url_field
+from .fields import (
+    _array,
+    _integer,
+    _object,
+    _objects,
+    _required_array,
+    _required_text,
+    _text,
+    _url,
+)
 
 
 def check_components(value: Any, errors: FormErrors, path: Path) -> None:
     """Message components: action rows of buttons or one select menu; custom ids unique."""
-    rows = array_field(errors, path, value, ACTION_ROWS_MAX)
+    rows = _array(errors, path, value, ACTION_ROWS_MAX)
     seen: set[str] = set()
     for index, row in enumerate(rows):
         where = (*path, index)
-        row = action_row(errors, where, row)
+        row = _action_row(errors, where, row)
         if row is None:
             continue
-        children = array_field(
-            errors, (*where, "components"), row.get("components"), ROW_WIDTH_MAX, 1
-        )
-        if row.get("components") is None:
-            errors.add((*where, "components"), "BASE_TYPE_REQUIRED", "This field is required")
+        children = _required_array(errors, where, row, "components", ROW_WIDTH_MAX)
         selects = [c for c in children if isinstance(c, dict) and c.get("type") in SELECT_MENUS]
         if selects and len(children) > 1:
             errors.add(
@@ -48,11 +53,7 @@ def check_components(value: Any, errors: FormErrors, path: Path) -> None:
                 "COMPONENT_LAYOUT_WIDTH_EXCEEDED",
                 "The specified component exceeds the maximum width",
             )
-        for position, child in enumerate(children):
-            spot = (*where, "components", position)
-            child = object_field(errors, spot, child)
-            if child is None:
-                continue
+        for spot, child in _objects(errors, (*where, "components"), children):
             kind = child.get("type")
             if kind == BUTTON:
                 _button(child, errors, spot)
@@ -65,12 +66,12 @@ def check_components(value: Any, errors: FormErrors, path: Path) -> None:
                     'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).',
                 )
                 continue
-            unique_custom_id(child, seen, errors, spot)
+            _unique_custom_id(child, seen, errors, spot)
 
 
-def action_row(errors: FormErrors, where: Path, row: Any) -> dict[str, Any] | None:
+def _action_row(errors: FormErrors, where: Path, row: Any) -> dict[str, Any] | None:
     """``row`` when it is an action row (a message's or a modal's); else None, the error added."""
-    found = object_field(errors, where, row)
+    found = _object(errors, where, row)
     if found is None:
         return None
     if found.get("type") != ACTION_ROW:
@@ -79,7 +80,7 @@ def action_row(errors: FormErrors, where: Path, row: Any) -> dict[str, Any] | No
     return found
 
 
-def unique_custom_id(
+def _unique_custom_id(
     component: dict[str, Any], seen: set[str], errors: FormErrors, where: Path
 ) -> None:
     """Custom ids are unique across one message's (or one modal's) components."""
@@ -101,12 +102,12 @@ def _button(button: dict[str, Any], errors: FormErrors, path: Path) -> None:
             (*path, "style"), "BASE_TYPE_CHOICES", f"Value must be one of {sorted(BUTTON_STYLES)}."
         )
         return
-    text_field(errors, (*path, "label"), button.get("label"), BUTTON_LABEL_MAX)
+    _text(errors, (*path, "label"), button.get("label"), BUTTON_LABEL_MAX)
     if style == LINK_STYLE:
         if button.get("url") is None:
             errors.add((*path, "url"), "BUTTON_COMPONENT_URL_REQUIRED", "A url is required")
         else:
-            url_field(
+            _url(
                 errors,
                 (*path, "url"),
                 button.get("url"),
@@ -137,9 +138,7 @@ def _button(button: dict[str, Any], errors: FormErrors, path: Path) -> None:
                 "A custom id is required",
             )
         else:
-            text_field(
-                errors, (*path, "custom_id"), button.get("custom_id"), CUSTOM_ID_MAX, minimum=1
-            )
+            _text(errors, (*path, "custom_id"), button.get("custom_id"), CUSTOM_ID_MAX, minimum=1)
     if style != PREMIUM_STYLE and not button.get("label") and not button.get("emoji"):
         errors.add(
             path, "BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED", "A label or an emoji is required"
@@ -147,28 +146,15 @@ def _button(button: dict[str, Any], errors: FormErrors, path: Path) -> None:
 
 
 def _select(select: dict[str, Any], errors: FormErrors, path: Path) -> None:
-    text_field(
-        errors,
-        (*path, "custom_id"),
-        select.get("custom_id"),
-        CUSTOM_ID_MAX,
-        minimum=1,
-        required=True,
-    )
-    text_field(errors, (*path, "placeholder"), select.get("placeholder"), SELECT_PLACEHOLDER_MAX)
-    integer_field(errors, (*path, "min_values"), select.get("min_values"), 0, SELECT_VALUES_MAX)
-    integer_field(errors, (*path, "max_values"), select.get("max_values"), 1, SELECT_VALUES_MAX)
+    _required_text(errors, path, select, "custom_id", CUSTOM_ID_MAX)
+    _text(errors, (*path, "placeholder"), select.get("placeholder"), SELECT_PLACEHOLDER_MAX)
+    _integer(errors, (*path, "min_values"), select.get("min_values"), 0, SELECT_VALUES_MAX)
+    _integer(errors, (*path, "max_values"), select.get("max_values"), 1, SELECT_VALUES_MAX)
     if select.get("type") != STRING_SELECT:
         return
-    if select.get("options") is None:
-        errors.add((*path, "options"), "BASE_TYPE_REQUIRED", "This field is required")
-    options = array_field(errors, (*path, "options"), select.get("options"), SELECT_OPTIONS_MAX, 1)
+    options = _required_array(errors, path, select, "options", SELECT_OPTIONS_MAX)
     values: set[str] = set()
-    for index, option in enumerate(options):
-        where = (*path, "options", index)
-        option = object_field(errors, where, option)
-        if option is None:
-            continue
+    for where, option in _objects(errors, (*path, "options"), options):
         value = option.get("value")
         if isinstance(value, str):
             if value in values:  # Discord names the later duplicate
@@ -179,14 +165,5 @@ def _select(select: dict[str, Any], errors: FormErrors, path: Path) -> None:
                 )
             values.add(value)
         for key in ("label", "value"):
-            text_field(
-                errors,
-                (*where, key),
-                option.get(key),
-                SELECT_OPTION_TEXT_MAX,
-                minimum=1,
-                required=True,
-            )
-        text_field(
-            errors, (*where, "description"), option.get("description"), SELECT_OPTION_TEXT_MAX
-        )
+            _required_text(errors, where, option, key, SELECT_OPTION_TEXT_MAX)
+        _text(errors, (*where, "description"), option.get("description"), SELECT_OPTION_TEXT_MAX)

@@ -83,11 +83,3 @@ unknown_webhook = _refusal(404, UNKNOWN_WEBHOOK, "Unknown Webhook")
 not_author = _refusal(403, NOT_AUTHOR, "Cannot edit a message authored by another user")
 too_large = _refusal(413, ENTITY_TOO_LARGE, "Request entity too large")
 missing_permissions = _refusal(403, MISSING_PERMISSIONS, "Missing Permissions")
-unknown_voice_state = _refusal(404, UNKNOWN_VOICE_STATE, "Unknown Voice State")
-invalid_channel_type = _refusal(
-    400, INVALID_CHANNEL_TYPE, "Cannot execute action on this channel type"
-)
-unknown_stage_instance = _refusal(404, UNKNOWN_STAGE_INSTANCE, "Unknown Stage Instance")
-unknown_scheduled_event = _refusal(404, UNKNOWN_SCHEDULED_EVENT, "Unknown Guild Scheduled Event")
-# Any change to a COMPLETED or CANCELED event (Discord's JSON error 180000).
-finished_event = _refusal(400, FINISHED_EVENT, "Cannot update a finished event")

@@ -8,8 +8,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .errors import MAX_EVENTS_REACHED, FormErrors, Path, Rejection
-from .fields import is_iso8601, is_snowflake, object_field, text_field
+from .errors import (
+    FINISHED_EVENT,
+    MAX_EVENTS_REACHED,
+    UNKNOWN_SCHEDULED_EVENT,
+    FormErrors,
+    Path,
+    Rejection,
+    _refusal,
+)
+from .fields import _iso8601, _object, _snowflake, _text
 
 MANAGE_EVENTS = 1 << 33
 EVENT_NAME_MAX = 100
@@ -52,7 +60,7 @@ def _moment(errors: FormErrors, path: Path, value: Any, *, required: bool) -> da
         if required:
             errors.add(path, "BASE_TYPE_REQUIRED", "This field is required")
         return None
-    if not is_iso8601(value):
+    if not _iso8601(value):
         errors.add(path, "DATE_TIME_TYPE_PARSE", "Could not parse the date.")
         return None
     moment = datetime.fromisoformat(value)
@@ -81,8 +89,8 @@ def check_scheduled_event(
     create = current is None
     for name in sorted(set(body) - EVENT_FIELDS)[:10]:
         errors.add((name,), "UNKNOWN_FIELD", "This field is not accepted here.")
-    text_field(errors, ("name",), body.get("name"), EVENT_NAME_MAX, minimum=1, required=create)
-    text_field(errors, ("description",), body.get("description"), EVENT_DESCRIPTION_MAX)
+    _text(errors, ("name",), body.get("name"), EVENT_NAME_MAX, minimum=1, required=create)
+    _text(errors, ("description",), body.get("description"), EVENT_DESCRIPTION_MAX)
     level = body.get("privacy_level")
     if (create or level is not None) and level != GUILD_ONLY:
         errors.add(("privacy_level",), "BASE_TYPE_CHOICES", "Value must be one of {2}.")
@@ -115,9 +123,9 @@ def check_scheduled_event(
                 "GUILD_SCHEDULED_EVENT_CHANNEL_NOT_ALLOWED",
                 "External events cannot have a channel.",
             )
-        metadata = object_field(errors, ("entity_metadata",), merged.get("entity_metadata"))
+        metadata = _object(errors, ("entity_metadata",), merged.get("entity_metadata"))
         location = (metadata or {}).get("location")
-        text_field(
+        _text(
             errors,
             ("entity_metadata", "location"),
             location,
@@ -131,7 +139,7 @@ def check_scheduled_event(
                 "GUILD_SCHEDULED_EVENT_REQUIRES_END_TIME",
                 "External events require an end time.",
             )
-    elif kind in (STAGE_INSTANCE, VOICE) and not is_snowflake(merged.get("channel_id")):
+    elif kind in (STAGE_INSTANCE, VOICE) and not _snowflake(merged.get("channel_id")):
         errors.add(("channel_id",), "BASE_TYPE_REQUIRED", "This field is required")
     status = body.get("status")
     if status is None:
@@ -160,3 +168,8 @@ def too_many_events() -> Rejection:
             "message": f"Maximum number of guild scheduled events reached ({EVENTS_MAX})",
         },
     )
+
+
+unknown_scheduled_event = _refusal(404, UNKNOWN_SCHEDULED_EVENT, "Unknown Guild Scheduled Event")
+# Any change to a COMPLETED or CANCELED event (Discord's JSON error 180000).
+finished_event = _refusal(400, FINISHED_EVENT, "Cannot update a finished event")

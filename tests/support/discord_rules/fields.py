@@ -4,6 +4,7 @@ the error codes and messages Discord gives for them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,7 @@ from .constants import URL_MAX
 from .errors import FormErrors, Path
 
 
-def text_field(
+def _text(
     errors: FormErrors,
     path: Path,
     value: Any,
@@ -37,9 +38,7 @@ def text_field(
     return length
 
 
-def array_field(
-    errors: FormErrors, path: Path, value: Any, maximum: int, minimum: int = 0
-) -> list[Any]:
+def _array(errors: FormErrors, path: Path, value: Any, maximum: int, minimum: int = 0) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -52,7 +51,7 @@ def array_field(
     return value
 
 
-def object_field(errors: FormErrors, path: Path, value: Any) -> dict[str, Any] | None:
+def _object(errors: FormErrors, path: Path, value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -61,9 +60,7 @@ def object_field(errors: FormErrors, path: Path, value: Any) -> dict[str, Any] |
     return value
 
 
-def integer_field(
-    errors: FormErrors, path: Path, value: Any, minimum: int, maximum: int
-) -> int | None:
+def _integer(errors: FormErrors, path: Path, value: Any, minimum: int, maximum: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -78,7 +75,7 @@ def integer_field(
     return value
 
 
-def url_field(
+def _url(
     errors: FormErrors,
     path: Path,
     value: Any,
@@ -95,7 +92,7 @@ def url_field(
     if not isinstance(value, str):
         errors.add(path, "BASE_TYPE_STRING", "Must be a string.")
         return
-    if text_field(errors, path, value, maximum) > maximum:
+    if _text(errors, path, value, maximum) > maximum:
         return  # Discord names the length alone
     if attachments is not None and value.startswith("attachment://"):
         name = value.removeprefix("attachment://")
@@ -118,12 +115,12 @@ def url_field(
         )
 
 
-def is_snowflake(value: Any) -> bool:
+def _snowflake(value: Any) -> bool:
     text = str(value)
     return text.isdigit() and 0 < int(text) < 1 << 64
 
 
-def is_iso8601(value: Any) -> bool:
+def _iso8601(value: Any) -> bool:
     if not isinstance(value, str) or len(value) > 40:
         return False
     try:
@@ -131,3 +128,30 @@ def is_iso8601(value: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _required_text(
+    errors: FormErrors, path: Path, item: Mapping[str, Any], key: str, maximum: int
+) -> int:
+    """``item[key]``: a required string of 1 to ``maximum`` characters; returns its length."""
+    return _text(errors, (*path, key), item.get(key), maximum, minimum=1, required=True)
+
+
+def _required_array(
+    errors: FormErrors, path: Path, item: Mapping[str, Any], key: str, maximum: int
+) -> list[Any]:
+    """``item[key]``: a required array of 1 to ``maximum`` items."""
+    if item.get(key) is None:
+        errors.add((*path, key), "BASE_TYPE_REQUIRED", "This field is required")
+    return _array(errors, (*path, key), item.get(key), maximum, 1)
+
+
+def _objects(
+    errors: FormErrors, path: Path, items: list[Any]
+) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The objects of an array, each with its path; any other item is an error, and skipped."""
+    for index, item in enumerate(items):
+        where = (*path, index)
+        found = _object(errors, where, item)
+        if found is not None:
+            yield where, found

@@ -24,7 +24,16 @@ from .constants import (
     MENTION_PARSE,
 )
 from .errors import FormErrors, Path
-from .fields import array_field, integer_field, is_snowflake, object_field, text_field, url_field
+from .fields import (
+    _array,
+    _integer,
+    _object,
+    _objects,
+    _required_text,
+    _snowflake,
+    _text,
+    _url,
+)
 
 
 def check_message(
@@ -36,7 +45,7 @@ def check_message(
         return
     names = set(uploads)
     for index, attachment in enumerate(
-        array_field(errors, (*path, "attachments"), body.get("attachments"), 10)
+        _array(errors, (*path, "attachments"), body.get("attachments"), 10)
     ):
         if isinstance(attachment, dict) and attachment.get("filename"):
             names.add(str(attachment["filename"]))
@@ -45,8 +54,8 @@ def check_message(
                 (*path, "attachments", index, "id"), "BASE_TYPE_REQUIRED", "This field is required"
             )
     uploaded = frozenset(names)
-    text_field(errors, (*path, "content"), body.get("content"), CONTENT_MAX)
-    embeds = array_field(errors, (*path, "embeds"), body.get("embeds"), EMBEDS_MAX)
+    _text(errors, (*path, "content"), body.get("content"), CONTENT_MAX)
+    embeds = _array(errors, (*path, "embeds"), body.get("embeds"), EMBEDS_MAX)
     for index, embed in enumerate(embeds):
         check_embed(embed, errors, (*path, "embeds", index), uploaded)
     flags = body.get("flags")
@@ -54,7 +63,7 @@ def check_message(
         check_components(body.get("components"), errors, (*path, "components"))
     if body.get("allowed_mentions") is not None:
         check_allowed_mentions(body["allowed_mentions"], errors, (*path, "allowed_mentions"))
-    integer_field(errors, (*path, "flags"), body.get("flags"), 0, (1 << 31) - 1)
+    _integer(errors, (*path, "flags"), body.get("flags"), 0, (1 << 31) - 1)
 
 
 def is_empty(body: Mapping[str, Any], uploads: Iterable[str] = ()) -> bool:
@@ -72,48 +81,34 @@ def is_empty(body: Mapping[str, Any], uploads: Iterable[str] = ()) -> bool:
 
 
 def check_embed(embed: Any, errors: FormErrors, path: Path, uploads: frozenset[str]) -> None:
-    embed = object_field(errors, path, embed)
+    embed = _object(errors, path, embed)
     if embed is None:
         return
-    total = text_field(errors, (*path, "title"), embed.get("title"), EMBED_TITLE_MAX)
-    total += text_field(
-        errors, (*path, "description"), embed.get("description"), EMBED_DESCRIPTION_MAX
-    )
-    url_field(errors, (*path, "url"), embed.get("url"), attachments=None)
-    integer_field(errors, (*path, "color"), embed.get("color"), 0, 0xFFFFFF)
+    total = _text(errors, (*path, "title"), embed.get("title"), EMBED_TITLE_MAX)
+    total += _text(errors, (*path, "description"), embed.get("description"), EMBED_DESCRIPTION_MAX)
+    _url(errors, (*path, "url"), embed.get("url"), attachments=None)
+    _integer(errors, (*path, "color"), embed.get("color"), 0, 0xFFFFFF)
     for part in ("image", "thumbnail"):
-        media = object_field(errors, (*path, part), embed.get(part))
+        media = _object(errors, (*path, part), embed.get(part))
         if media is not None:
-            url_field(errors, (*path, part, "url"), media.get("url"), attachments=uploads)
-    footer = object_field(errors, (*path, "footer"), embed.get("footer"))
+            _url(errors, (*path, part, "url"), media.get("url"), attachments=uploads)
+    footer = _object(errors, (*path, "footer"), embed.get("footer"))
     if footer is not None:
-        total += text_field(
+        total += _text(
             errors, (*path, "footer", "text"), footer.get("text"), FOOTER_TEXT_MAX, required=True
         )
-        url_field(
-            errors, (*path, "footer", "icon_url"), footer.get("icon_url"), attachments=uploads
-        )
-    author = object_field(errors, (*path, "author"), embed.get("author"))
+        _url(errors, (*path, "footer", "icon_url"), footer.get("icon_url"), attachments=uploads)
+    author = _object(errors, (*path, "author"), embed.get("author"))
     if author is not None:
-        total += text_field(
+        total += _text(
             errors, (*path, "author", "name"), author.get("name"), AUTHOR_NAME_MAX, required=True
         )
-        url_field(errors, (*path, "author", "url"), author.get("url"), attachments=None)
-        url_field(
-            errors, (*path, "author", "icon_url"), author.get("icon_url"), attachments=uploads
-        )
-    fields = array_field(errors, (*path, "fields"), embed.get("fields"), EMBED_FIELDS_MAX)
-    for index, item in enumerate(fields):
-        where = (*path, "fields", index)
-        item = object_field(errors, where, item)
-        if item is None:
-            continue
-        total += text_field(
-            errors, (*where, "name"), item.get("name"), FIELD_NAME_MAX, minimum=1, required=True
-        )
-        total += text_field(
-            errors, (*where, "value"), item.get("value"), FIELD_VALUE_MAX, minimum=1, required=True
-        )
+        _url(errors, (*path, "author", "url"), author.get("url"), attachments=None)
+        _url(errors, (*path, "author", "icon_url"), author.get("icon_url"), attachments=uploads)
+    fields = _array(errors, (*path, "fields"), embed.get("fields"), EMBED_FIELDS_MAX)
+    for where, item in _objects(errors, (*path, "fields"), fields):
+        total += _required_text(errors, where, item, "name", FIELD_NAME_MAX)
+        total += _required_text(errors, where, item, "value", FIELD_VALUE_MAX)
     if total > EMBED_TOTAL_MAX:
         errors.add(
             path, "EMBED_SIZE_EXCEEDED", f"Embed size exceeds maximum size of {EMBED_TOTAL_MAX}"
@@ -121,10 +116,10 @@ def check_embed(embed: Any, errors: FormErrors, path: Path, uploads: frozenset[s
 
 
 def check_allowed_mentions(value: Any, errors: FormErrors, path: Path) -> None:
-    mentions = object_field(errors, path, value)
+    mentions = _object(errors, path, value)
     if mentions is None:
         return
-    parse = array_field(errors, (*path, "parse"), mentions.get("parse"), len(MENTION_PARSE))
+    parse = _array(errors, (*path, "parse"), mentions.get("parse"), len(MENTION_PARSE))
     for index, kind in enumerate(parse):
         if kind not in MENTION_PARSE:
             errors.add(
@@ -133,9 +128,9 @@ def check_allowed_mentions(value: Any, errors: FormErrors, path: Path) -> None:
                 f"Value must be one of {sorted(MENTION_PARSE)}.",
             )
     for kind in ("users", "roles"):
-        ids = array_field(errors, (*path, kind), mentions.get(kind), MENTION_IDS_MAX)
+        ids = _array(errors, (*path, kind), mentions.get(kind), MENTION_IDS_MAX)
         for index, item in enumerate(ids):
-            if not is_snowflake(item):
+            if not _snowflake(item):
                 errors.add(
                     (*path, kind, index), "NUMBER_TYPE_COERCE", f'Value "{item}" is not snowflake.'
                 )

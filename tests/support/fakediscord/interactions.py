@@ -4,11 +4,19 @@ modal submits) and what the bot answered to them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from .. import discord_rules as rules
 from .objects import Guild, Interaction, Recorded, snowflake
 from .payloads import Payloads
+
+
+class Who(TypedDict, total=False):
+    """Who uses a component, in a test: the member (default the owner) and the guild (default
+    the first)."""
+
+    user_id: int | None
+    guild: Guild | None
 
 
 class Interactions(Payloads):
@@ -136,32 +144,20 @@ class Interactions(Payloads):
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])
 
-    async def click(
-        self,
-        message: dict[str, Any],
-        custom_id: str,
-        *,
-        user_id: int | None = None,
-        guild: Guild | None = None,
-    ) -> str:
+    async def click(self, message: dict[str, Any], custom_id: str, **who: Unpack[Who]) -> str:
         data = {"custom_id": custom_id, "component_type": 2}
-        return await self._component_used(message, data, user_id=user_id, guild=guild)
+        return await self._component_used(message, data, **who)
 
     async def _component_used(
-        self,
-        message: dict[str, Any],
-        data: dict[str, Any],
-        *,
-        user_id: int | None,
-        guild: Guild | None,
+        self, message: dict[str, Any], data: dict[str, Any], **who: Unpack[Who]
     ) -> str:
         """A component interaction (type 3) on ``message``, dispatched; its id."""
         payload = self._interaction(
             3,
             data,
-            guild=guild,
+            guild=who.get("guild"),
             channel_id=int(message["channel_id"]),
-            user_id=user_id,
+            user_id=who.get("user_id"),
             permissions=0,
             message=message,
         )
@@ -169,13 +165,7 @@ class Interactions(Payloads):
         return str(payload["id"])
 
     async def choose(
-        self,
-        message: dict[str, Any],
-        custom_id: str,
-        values: list[str],
-        *,
-        user_id: int | None = None,
-        guild: Guild | None = None,
+        self, message: dict[str, Any], custom_id: str, values: list[str], **who: Unpack[Who]
     ) -> str:
         """Pick ``values`` in the message's string select ``custom_id``, as the client does: it
         offers only the menu's own options, between its min_values and max_values of them."""
@@ -193,7 +183,7 @@ class Interactions(Payloads):
         low, high = menu.get("min_values", 1), menu.get("max_values", 1)
         assert low <= len(values) <= high, f"{len(values)} values; the menu takes {low}-{high}"
         data = {"custom_id": custom_id, "component_type": rules.STRING_SELECT, "values": values}
-        return await self._component_used(message, data, user_id=user_id, guild=guild)
+        return await self._component_used(message, data, **who)
 
     async def submit_modal(
         self,

@@ -27,6 +27,7 @@ from .wire import (
     HOSTS,
     MY_VOICE_STATE,
     STAGE_INSTANCE,
+    STAGE_INSTANCES,
     VOICE_STATUS,
     FakeResolver,
     json_response,
@@ -181,7 +182,7 @@ class FakeDiscord(
         match = VOICE_STATUS.match(route)
         if match and method == "PUT":
             return await self._put_voice_status(int(match.group(1)), r.json or {})
-        if route == "/stage-instances" and method == "POST":
+        if STAGE_INSTANCES.fullmatch(route) and method == "POST":
             return await self._stage_instance_op(int((r.json or {}).get("channel_id") or 0), r)
         match = STAGE_INSTANCE.match(route)
         if match and method in ("GET", "PATCH", "DELETE"):

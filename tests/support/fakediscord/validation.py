@@ -18,20 +18,22 @@ from .objects import Recorded
 from .state import FakeDiscordState
 from .wire import (
     CALLBACK,
-    CHANNEL_MESSAGE,
-    CHANNEL_MESSAGES,
-    COMMANDS,
     EVENT,
     EVENTS,
     MY_VOICE_STATE,
     STAGE_INSTANCE,
     STAGE_INSTANCES,
     VOICE_STATUS,
-    WEBHOOK,
-    WEBHOOK_MESSAGE,
     json_response,
     refuse,
 )
+
+# Routes only the rules look at (wire.py holds those the routes match too).
+COMMANDS = re.compile(r"^/applications/(\d+)(?:/guilds/(\d+))?/commands$")
+CHANNEL_MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
+CHANNEL_MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
+WEBHOOK = re.compile(r"^/webhooks/(\d+)/([^/]+)$")
+WEBHOOK_MESSAGE = re.compile(r"^/webhooks/(\d+)/([^/]+)/messages/(@original|\d+)$")
 
 # A route's check: the request and its route match in, Discord's refusal (or None) out.
 Check = Callable[[Recorded, re.Match[str]], rules.Rejection | None]

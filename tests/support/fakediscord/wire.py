@@ -64,14 +64,9 @@ def refuse(rejection: rules.Rejection) -> web.Response:
     return json_response(rejection.body, rejection.status)
 
 
-COMMANDS = re.compile(r"^/applications/(\d+)(?:/guilds/(\d+))?/commands$")
 CALLBACK = re.compile(r"^/interactions/(\d+)/([^/]+)/callback$")
 # Routes authorised by an interaction token (Discord: not bound to the global rate limit).
 INTERACTION_ROUTE = re.compile(r"^/(?:interactions/\d+/[^/]+/callback|webhooks/\d+/itoken-)")
-CHANNEL_MESSAGES = re.compile(r"^/channels/(\d+)/messages$")
-CHANNEL_MESSAGE = re.compile(r"^/channels/(\d+)/messages/(\d+)$")
-WEBHOOK = re.compile(r"^/webhooks/(\d+)/([^/]+)$")
-WEBHOOK_MESSAGE = re.compile(r"^/webhooks/(\d+)/([^/]+)/messages/(@original|\d+)$")
 MY_VOICE_STATE = re.compile(r"^/guilds/(\d+)/voice-states/@me$")
 VOICE_STATUS = re.compile(r"^/channels/(\d+)/voice-status$")
 STAGE_INSTANCES = re.compile(r"^/stage-instances$")
