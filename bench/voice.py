@@ -21,7 +21,7 @@ be shared.
 
 Two harnesses (``--through``; the output names the one used):
 
-- ``fake`` (the default once ``tests/support/fakevoice.py`` exists): the fake Discord runs in this
+- ``fake`` (the default once ``tests/support/fakevoice`` exists): the fake Discord runs in this
   process; the bot is a discord.py client in a child process with N guilds, each a real
   VoiceClient (voice websocket over TLS, UDP, transport encryption, DAVE passthrough) whose
   packets the fake's voice server decrypts and counts. "bot" CPU and RSS are that child's.
@@ -32,9 +32,10 @@ Two harnesses (``--through``; the output names the one used):
 
 The fake Icecast (an endless 128 kbit/s MP3 made with FFmpeg's sine source) runs in a child
 process so its CPU is nobody's. Figures per run: CPU (cores = CPU seconds per wall second) of the
-bot process and of its FFmpeg children, RSS of both, frames/s per guild (min and median, all
-frames and audio frames only; count over the measured wall time), sequence gaps (fake only),
-upstream connections opened, the bot's event-loop worst lag, decoder restarts.
+bot process and of its FFmpeg children, RSS of both, frames/s per guild (min and median; all
+frames from the kernel's stamps within the window, audio frames from the fake's counters),
+sequence gaps (fake only), upstream connections opened, the bot's event-loop worst lag, decoder
+restarts; per thread of the bot, the time run and the time waited for a CPU (the load).
 
     .venv/bin/python -m bench.voice [--guilds 100,300] [--seconds 30] [--quick]
         [--modes sender,players] [--shards N] [--through auto|fake|engine]
@@ -52,56 +53,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import functools
 import importlib.util
-import itertools
 import json
 import os
 import signal
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import aiohttp
-import discord
 
-from bot.guard.netguard import GuardedResolver, HostPolicy
-from bot.voice import Broadcasts, find_ffmpeg
+from bot.voice import find_ffmpeg
 from tests.support.fakeicecast import make_mp3
 from tests.support.icecast_media import FORMATS
 from tests.support.waiting import wait_for
 
 from . import voice_formats
 from .common import emit
+from .voice_parts.shared import TOKEN_ENV, measure
+from .voice_parts.table import table
 
 THROUGH = {
     "fake": "the fake Discord: a discord.py client process, one real VoiceClient per guild",
     "engine": "engine + discord.py AudioPlayer + PyNaCl transport stand-in (NOT the fake Discord)",
 }
-TOKEN_ENV = "ONAIR_BENCH_VOICE_TOKEN"
-JOIN_DEADLINE = 240.0  # seconds for every guild to join and play
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def proc_cpu(pid: int) -> float:
-    """CPU seconds (user + system) a live process has used (Linux /proc)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def proc_rss_mb(pid: int) -> float:
-    try:
-        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE / 1e6
-    except OSError:
-        return 0.0
 
 
 class Icecast:
@@ -135,117 +111,6 @@ class Icecast:
         if self._proc is not None and self._proc.returncode is None:
             self._proc.terminate()
             await self._proc.wait()
-
-
-def _fps(values: list[float]) -> dict[str, float]:
-    return {"min": round(min(values), 2), "median": round(statistics.median(values), 2)}
-
-
-def ffmpeg_children(parent: int) -> list[int]:
-    """FFmpeg processes whose parent is ``parent`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            name = stat[stat.index("(") + 1 : stat.rindex(")")]
-            if name.startswith("ffmpeg") and int(stat.rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(entry.name))
-    return found
-
-
-@functools.cache
-def _devnull() -> IO[bytes]:
-    return open(os.devnull, "wb")
-
-
-def stream_session() -> aiohttp.ClientSession:
-    """The bot's kind of session for the stream (guarded resolver; loopback allowed for the
-    fake Icecast, as the development override does)."""
-    return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(resolver=GuardedResolver(HostPolicy(allow_private=True))),
-        timeout=aiohttp.ClientTimeout(total=15, connect=5),
-    )
-
-
-def make_source(mode: str, broadcasts: Broadcasts, url: str, ffmpeg: str) -> discord.AudioSource:
-    if mode in ("sender", "players"):
-        return broadcasts.audio_for("bench", url)
-    return discord.FFmpegOpusAudio(
-        url,
-        bitrate=128,
-        executable=ffmpeg,
-        before_options="-reconnect 1 -reconnect_streamed 1 -reconnect_delay_max 5",
-        options="-loglevel error",
-        stderr=_devnull(),  # "broken pipe" when a run ends is noise here
-    )
-
-
-Counts = Callable[[], list[tuple[int, int, int]]]  # per guild: (frames, audio frames, gaps)
-# Per guild, the arrival times of its frames (time.monotonic) between two moments.
-Arrivals = Callable[[float, float], list[list[float]]]
-
-
-def load_1min() -> float:
-    return float(Path("/proc/loadavg").read_text().split()[0])
-
-
-def frame_gaps(arrivals: list[list[float]]) -> dict[str, float]:
-    """The gaps between consecutive frames of each guild: p99 of all, the worst guild's p99 and
-    the longest, in ms."""
-    every: list[float] = []
-    worst_p99 = 0.0
-    for times in arrivals:
-        gaps = sorted(b - a for a, b in itertools.pairwise(times))
-        if gaps:
-            worst_p99 = max(worst_p99, gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))])
-            every += gaps
-    every.sort()
-    if not every:
-        return {"p99_ms": 0.0, "worst_guild_p99_ms": 0.0, "max_ms": 0.0}
-    return {
-        "p99_ms": round(every[min(len(every) - 1, int(len(every) * 0.99))] * 1000, 1),
-        "worst_guild_p99_ms": round(worst_p99 * 1000, 1),
-        "max_ms": round(every[-1] * 1000, 1),
-    }
-
-
-async def measure(
-    bot_pid: int, counts: Counts, seconds: float, arrivals: Arrivals | None = None
-) -> dict[str, Any]:
-    """CPU, RSS and per-guild frame rates over ``seconds`` of wall time."""
-    pids = ffmpeg_children(bot_pid)
-    load0 = load_1min()
-    before = counts()
-    bot0, ff0, wall0 = proc_cpu(bot_pid), {p: proc_cpu(p) for p in pids}, time.perf_counter()
-    mono0 = time.monotonic()
-    await asyncio.sleep(seconds)
-    after = counts()
-    mono1 = time.monotonic()
-    wall = time.perf_counter() - wall0
-    bot = proc_cpu(bot_pid) - bot0
-    ff = sum(proc_cpu(pid) - start for pid, start in ff0.items())
-    frames = [(b[0] - a[0]) / wall for a, b in zip(before, after, strict=True)]
-    audio = [(b[1] - a[1]) / wall for a, b in zip(before, after, strict=True)]
-    return {
-        "seconds": round(wall, 1),
-        "bot_cores": round(bot / wall, 3),
-        "ffmpeg_cores": round(ff / wall, 3),
-        "total_cores": round((bot + ff) / wall, 3),
-        "ffmpeg_processes": len(pids),
-        "bot_rss_mb": round(proc_rss_mb(bot_pid), 1),
-        "ffmpeg_rss_mb": round(sum(proc_rss_mb(pid) for pid in pids), 1),
-        "fps": _fps(frames),
-        "audio_fps": _fps(audio),
-        "guilds_below_49_5": sum(1 for value in frames if value < 49.5),
-        "sequence_gaps": sum(b[2] - a[2] for a, b in zip(before, after, strict=True)),
-        "frame_gaps": (
-            await asyncio.to_thread(frame_gaps, arrivals(mono0, mono1)) if arrivals else None
-        ),
-        "load_1min": [load0, load_1min()],
-    }
 
 
 def shards_for(guilds: int) -> int:
@@ -317,34 +182,6 @@ async def run_fake(
             await child.wait()
         await fake.stop()
     return result
-
-
-def _table(results: list[dict[str, Any]]) -> str:
-    head = (
-        f"{'guilds':>6} {'mode':<9} {'bot':>6} {'ffmpeg':>7} {'total':>6} {'fps min':>8} "
-        f"{'fps med':>8} {'audio min':>9} {'<49.5':>6} {'gaps':>5} {'p99 gap':>8} "
-        f"{'max gap':>8} {'lag':>6} {'conns':>5} {'shards':>6} {'join s':>7} "
-        f"{'RSS bot':>8} {'load':>10}"
-    )
-    lines = [
-        "cores = CPU s per wall s; RSS in MB; conns = upstream stream connections; gaps in ms "
-        "(p99 and longest between a guild's frames); lag = the bot's worst event-loop lag, ms; "
-        "load = 1-min load average at the start and end of the run",
-        head,
-    ]
-    for r in results:
-        gaps = r.get("frame_gaps") or {}
-        load = r.get("load_1min") or [0.0, 0.0]
-        lines.append(
-            f"{r['guilds']:>6} {r['mode']:<9} {r['bot_cores']:>6.3f} {r['ffmpeg_cores']:>7.3f} "
-            f"{r['total_cores']:>6.3f} {r['fps']['min']:>8.2f} {r['fps']['median']:>8.2f} "
-            f"{r['audio_fps']['min']:>9.2f} {r['guilds_below_49_5']:>6} {r['sequence_gaps']:>5} "
-            f"{gaps.get('p99_ms', 0):>8.1f} {gaps.get('max_ms', 0):>8.1f} "
-            f"{r.get('loop_worst_lag_ms', 0):>6.1f} {r['upstream_connections']:>5} "
-            f"{r.get('shards', 1):>6} {r.get('join_seconds', 0):>7.1f} {r['bot_rss_mb']:>8.1f} "
-            f"{load[0]:>4.1f}-{load[1]:<5.1f}"
-        )
-    return "\n".join(lines)
 
 
 def fake_available() -> bool:
@@ -446,7 +283,7 @@ async def main() -> None:
         finally:
             await icecast.stop()
     print(f"voice bench through: {THROUGH[through]}", flush=True)
-    print(_table(results), flush=True)
+    print(table(results), flush=True)
 
 
 if __name__ == "__main__":

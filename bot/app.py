@@ -15,11 +15,13 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from .announcer import WatchScheduler
 from .announcer.service import AnnouncerService, PollObserver
+from .catalog.languages import GuildLanguages
 from .catalog.onboarding import StationOnboarding
 from .catalog.registry import StationRegistry
 from .config import Settings
 from .delivery.announcements import DiscordDeliverer, RateGate
 from .delivery.scheduled import DiscordPostSender
+from .errors import Note
 from .guard.keybox import KeyBox
 from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
 from .history.likes import LikeService
@@ -156,12 +158,14 @@ def create_bot(
     bot.announcer.credit_requests(bot.requests.credits_for)
     if not options.get("commands_only"):
         bot.add_listener(bot.shows.report_missing_permissions, "on_ready")
+    bot.languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
     bot.onboarding = StationOnboarding(
         settings,
         registry,
         storage,
         bot.keybox,
         is_member=lambda guild: bot.get_guild(guild) is not None,
+        languages=bot.languages,
     )
     return bot
 
@@ -236,7 +240,7 @@ def _voice_engine(
         try:
             return await open_probed(session, url, read_timeout=hub.watchdog, guard=guard)
         except StreamUnreachable as error:
-            raise StreamDown(error.message) from None
+            raise StreamDown(error.message, Note(error.text, **error.values)) from None
 
     return hub, probe
 

@@ -137,6 +137,17 @@ def _add_station_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# ``onair simulate``'s options, one row each: flag, type, default and help (its default follows).
+_SIMULATE_OPTIONS: tuple[tuple[str, Callable[[str], object], object, str], ...] = (
+    ("--host", str, "127.0.0.1", "address to listen on"),
+    ("--port", _listen_port, 8765, "TCP port to listen on, 0 for any free one"),
+    ("--speed", _positive, 1.0, "divide track lengths by this; 10 plays a 3-minute track in 18 s"),
+    ("--key", str, "demo-key", "API key the simulator accepts"),
+    ("--seed", int, 1, "seed of its programme: the same seed plays the same tracks"),
+    ("--station", _station_id, "1", "station id to serve"),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="onair", description="OnAir: a Discord bot for RadioBOSS Cloud stations.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -154,34 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="A simulated RadioBOSS Cloud station on this machine, for trying `onair "
         "check`, `onair watch` and the bot without a real station. Ctrl+C stops it.",
     )
-    simulate.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default %(default)s)"
-    )
-    simulate.add_argument(
-        "--port",
-        type=_listen_port,
-        default=8765,
-        help="TCP port to listen on, 0 for any free one (default %(default)s)",
-    )
-    simulate.add_argument(
-        "--speed",
-        type=_positive,
-        default=1.0,
-        help="divide track lengths by this; 10 plays a 3-minute track in 18 s "
-        "(default %(default)s)",
-    )
-    simulate.add_argument(
-        "--key", default="demo-key", help="API key the simulator accepts (default %(default)s)"
-    )
-    simulate.add_argument(
-        "--seed",
-        type=int,
-        default=1,
-        help="seed of its programme: the same seed plays the same tracks (default %(default)s)",
-    )
-    simulate.add_argument(
-        "--station", type=_station_id, default="1", help="station id to serve (default %(default)s)"
-    )
+    for flag, kind, default, text in _SIMULATE_OPTIONS:
+        simulate.add_argument(
+            flag, type=kind, default=default, help=f"{text} (default %(default)s)"
+        )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
     demo.add_argument(

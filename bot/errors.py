@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from babel.lists import format_list
+
 from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
 from .station.errors import RequestsUnavailable
 from .util.i18n import ENGLISH, N_, Lang
@@ -25,7 +27,85 @@ class OnAirError(Exception):
 
     def said_in(self, lang: Lang) -> str:
         text = str(self.args[0]) if self.args else "That did not work."
-        return lang.t(text, **self.values) if self.values else lang.t(text)
+        if not self.values:
+            return lang.t(text)
+        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
+        return lang.t(text, **values)
+
+
+class Said:
+    """A value of an error message that is itself said in the reader's language."""
+
+    def said_in(self, lang: Lang) -> str:
+        raise NotImplementedError
+
+
+class Note(Said):
+    """A line said after an answer (a join's stage note), in the reader's language."""
+
+    def __init__(self, text: str, /, **values: object) -> None:
+        self.text = text
+        self.values = values
+
+    def said_in(self, lang: Lang) -> str:
+        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
+        return lang.t(self.text, **values)
+
+
+class Reason(Said):
+    """Why something was refused, said inside another sentence ("… cannot be used: {reason}.")
+    in the reader's language: an error (its own values said too) or a marked text with its
+    values; the final full stop is left to the sentence around it."""
+
+    def __init__(self, text: OnAirError | str, /, **values: object) -> None:
+        self.text = text
+        self.values = values
+
+    def said_in(self, lang: Lang) -> str:
+        if isinstance(self.text, OnAirError):
+            return self.text.said_in(lang).rstrip(".")
+        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
+        return lang.t(self.text, **values).rstrip(".")
+
+    def __str__(self) -> str:
+        return self.said_in(ENGLISH)
+
+
+class Formatted(Note):
+    """A message always formatted, even without values (its literal braces are doubled):
+    why a template is refused."""
+
+    def said_in(self, lang: Lang) -> str:
+        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
+        return lang.t(self.text).format(**values)
+
+
+class Number(Said):
+    """A count said as the reader's language writes numbers ("2,000", "2.000")."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def said_in(self, lang: Lang) -> str:
+        return lang.number(self.n)
+
+
+class PermissionNames(Said):
+    """Permissions OnAir lacks, named as Discord's client names them in the reader's language
+    ("the **Connect** permission", "die Berechtigung **Verbinden**")."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = tuple(names)
+
+    def said_in(self, lang: Lang) -> str:
+        names = [lang.t(name) for name in self.names]
+        if lang.is_english:  # as before: "A, B and C", no serial comma
+            joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        else:
+            joined = format_list(names, locale=lang.locale)
+        return lang.tn(
+            "**{names}** permission", "**{names}** permissions", len(names), names=joined
+        )
 
 
 class UnknownStation(OnAirError):
@@ -60,30 +140,30 @@ CLI_NO_KEY = (
 )
 NOT_HERE = N_("You can't use this command here.")
 NEED_MANAGE = N_("You need the **Manage Server** permission to change OnAir's settings here.")
-NOT_YOUR_FORM = (
+NOT_YOUR_FORM = N_(
     "This form was opened by someone else (or in another server); "
     "run `/onair station add` yourself to add a station."
 )
-NOT_A_MEMBER = (
+NOT_A_MEMBER = N_(
     "OnAir is not a member of this server (only its commands were installed), so it cannot "
     "announce here or keep a station for it. Please invite the bot to the server first."
 )
-NO_SECRET = (
+NO_SECRET = N_(
     "This OnAir host has no encryption secret set, so it cannot store station keys "
     "safely. Please ask the bot's owner to set ONAIR_SECRET_KEY."
 )
-STATION_LIMIT = (
+STATION_LIMIT = N_(
     "This server already has {count} stations, the most OnAir keeps for one "
     "server; remove one with `/onair station remove` first."
 )
-ADD_FAILED = "I could not add the station: {reason}"
-BAD_KEY = (
+ADD_FAILED = N_("I could not add the station: {reason}")
+BAD_KEY = N_(
     "That API key {problem}, so no request can carry it. Please copy the key again from the "
     "station's RadioBOSS Cloud settings and run `/onair station add` once more."
 )
-NOT_OURS = "That station comes from the bot's own configuration; only its owner can remove it."
-NO_EVERYONE = "OnAir never pings @everyone; pick a role of its own."
-CANNOT_POST = "I can't post embeds in {channel}; let me Send Messages and Embed Links there."
+NOT_OURS = N_("That station comes from the bot's own configuration; only its owner can remove it.")
+NO_EVERYONE = N_("OnAir never pings @everyone; pick a role of its own.")
+CANNOT_POST = N_("I can't post embeds in {channel}; let me Send Messages and Embed Links there.")
 
 
 # Voice (/join, /leave, /onair voice, the "Play in" button).
@@ -94,10 +174,13 @@ VOICE_UNAVAILABLE = N_(
 JOIN_NO_CHANNEL = N_(
     "Join a voice or stage channel first, then run `/join` (I play where you are)."
 )
+# Discord's permission names, as its client shows them in a channel's permissions.
+VIEW_CHANNEL, CONNECT, SPEAK = N_("View Channel"), N_("Connect"), N_("Speak")
 JOIN_NO_PERMISSION = N_(
     "I can't play in {channel}: I am missing the {missing} there. "
     "Please ask a server admin to allow it."
 )
+STAGE_ASKED = N_("I asked to speak on {channel}: a stage moderator can invite me up to be heard.")
 STAGE_CANNOT_SPEAK = N_(
     "I can't speak on the stage {channel}: please make me a stage moderator "
     "(**Mute Members**) or allow me to **Request to Speak** there."
@@ -113,101 +196,108 @@ STREAM_UNREACHABLE = N_(
 )
 VOICE_CONNECT_FAILED = N_("I could not connect to {channel} in time. Please try again in a minute.")
 NOT_IN_VOICE = N_("I'm not playing in a voice channel here.")
-NOT_A_VOICE_CHANNEL = "Pick a voice or stage channel from the list (or none)."
-STREAM_URL_NEEDS_STATION = (
+NOT_A_VOICE_CHANNEL = N_("Pick a voice or stage channel from the list (or none).")
+STREAM_URL_NEEDS_STATION = N_(
     "Pick the `station` this stream address is for (a station this server added)."
 )
-STREAM_URL_CONFIG_STATION = (
+STREAM_URL_CONFIG_STATION = N_(
     "**{station}** comes from the bot's own configuration, so its stream address is the bot "
     "owner's setting (`stream_url` in config.toml), not this server's. Ask the bot's owner to "
     "change it; or add the station to this server with `/onair station add`, and then set the "
     "stream of that one with `/onair voice station:… stream_url:…`."
 )
-BAD_STREAM_URL = (
+BAD_STREAM_URL = N_(
     "That stream address cannot be used: {reason}. Give the station's stream URL, like "
     "https://c5.radioboss.fm/stream, or `default` for its best listen link."
 )
-STREAM_URL_UNPLAYABLE = "I did not save that stream address: {reason}"
-NO_STATUS_PERMISSION = (
+STREAM_URL_UNPLAYABLE = N_("I did not save that stream address: {reason}")
+NO_STATUS_PERMISSION = N_(
     "I'm missing the **Set Voice Channel Status** permission in {channel}, so its status stays "
     "as it is until a server admin allows it."
 )
-EVENTS_NO_PERMISSION = (
+EVENTS_NO_PERMISSION = N_(
     "I need the **Manage Events** permission in this server to make events for live shows. "
     "Please ask a server admin to allow it, then run this again."
 )
-RANGE_TOO_LONG = (
+RANGE_TOO_LONG = N_(
     "That range is {days} days; the most is {most}. Ask for a shorter one, for example "
     "`from:{first} to:{last}` (the last {most} days up to your `to`), or a `period`."
 )
-STREAM_GONE = (
+STREAM_GONE = N_(
     "The station no longer lists that stream. Run `/listen` again to see what it offers now."
 )
-REBROADCAST_TERMS = (
+REBROADCAST_TERMS = N_(
     "OnAir plays the station's public stream in this server's voice channels, and counts as "
     "one listener at the station however many listen here. Please make sure the station's owner "
     "allows relaying: some stations' terms forbid it."
 )
 
 
-def station_problem(error: StationError, *, detail: bool = False) -> str:
+def station_problem(error: StationError, *, detail: bool = False, lang: Lang = ENGLISH) -> str:
     """The text for a failed station call. ``detail`` adds what the client saw when it says
     more than its kind (the add flow: the admin has just typed the address and the id)."""
     if isinstance(error, StationAuthError):
-        return STATION_KEY_REFUSED
+        return lang.t(STATION_KEY_REFUSED)
     if isinstance(error, StationNotFound):
-        return STATION_NOT_FOUND
+        return lang.t(STATION_NOT_FOUND)
     if isinstance(error, RequestsUnavailable):
         return error.message
     if isinstance(error, StationUnavailable):
         if not detail or error.message == error.default_message:
-            return STATION_UNAVAILABLE
-        return f"{STATION_UNAVAILABLE} ({error.message})"
-    return f"{STATION_UNREADABLE} ({error.message})"
+            return lang.t(STATION_UNAVAILABLE)
+        return f"{lang.t(STATION_UNAVAILABLE)} ({error.message})"
+    return f"{lang.t(STATION_UNREADABLE)} ({error.message})"
 
 
 # Live and offline alerts, weekly recap (/onair alerts, /onair recap).
-CANNOT_MENTION = (
+CANNOT_MENTION = N_(
     "I can't ping {role}: it is not mentionable and I lack **Mention @everyone, @here and All "
     "Roles** in {channel}. Make the role mentionable, or pick another (or none)."
 )
-ALERTS_NEED_CHANNEL = "Pick the `channel` for the alerts (or set `off:True` to stop them)."
-RECAP_NEED_CHANNEL = "Pick the `channel` for the weekly recap (or set `off:True` to stop it)."
+ALERTS_NEED_CHANNEL = N_("Pick the `channel` for the alerts (or set `off:True` to stop them).")
+RECAP_NEED_CHANNEL = N_("Pick the `channel` for the weekly recap (or set `off:True` to stop it).")
 
 
 # Community: announcement templates and likes (/onair template, the ❤ button, /top).
-BAD_TEMPLATE = "I did not save that: {problem}."
-NO_TEMPLATE_TARGET = (
+BAD_TEMPLATE = N_("I did not save that: {problem}.")
+NO_TEMPLATE_TARGET = N_(
     "{channel} has no announcements of **{station}** yet: set them up with `/onair announce` "
     "first, then word them with `/onair template set`."
 )
-TEMPLATE_NOTHING_GIVEN = (
+TEMPLATE_NOTHING_GIVEN = N_(
     "Give at least one part to set: content, title, description, footer or color."
 )
-# Why a template is refused (after "I did not save that: "); the formatter fills them in.
-TEMPLATE_FORMAT_SPEC = (
+# Why a template is refused (after "I did not save that: "); the formatter fills them in. Each
+# is always formatted (a :class:`Formatted`), so a literal brace is written doubled here.
+TEMPLATE_FORMAT_SPEC = N_(
     "`{{{shown}}}` has a `:` after the name, and templates cannot change how a value is "
     "laid out; write `{{{name}}}` alone"
 )
-TEMPLATE_CONVERSION = (
+TEMPLATE_CONVERSION = N_(
     "`{{{shown}}}` has a `!` after the name, and templates cannot change how a value is "
     "shown; write `{{{name}}}` alone"
 )
-TEMPLATE_REACHES_IN = "`{{{shown}}}` reaches into a value (`.` or `[`); write `{{{name}}}`"
-TEMPLATE_EMPTY_NAME = "`{{}}` names nothing; write a name like `{{title}}` (or `{{{{` for a brace)"
-TEMPLATE_UNKNOWN_NAME = "`{{{shown}}}` is not a name OnAir knows; use one of {names}"
-TEMPLATE_UNCLOSED = "a `{` is never closed; write `{{` for a literal brace"
-TEMPLATE_NESTED = "braces cannot nest (`{` inside `{…}`); write `{{` and `}}` for literal braces"
-TEMPLATE_LONE_CLOSE = "a `}` has no `{`; write `}}` for a literal brace"
-TEMPLATE_TOO_MANY = "more than {count} placeholders"
-TEMPLATE_TOO_LONG = "the template is {length:,} characters long; at most {limit:,}"
-TEMPLATE_PART_TOO_LONG = "the {part} template is {length:,} characters long; at most {limit:,}"
-TEMPLATE_FALLBACK_TOO_LONG = (
+TEMPLATE_REACHES_IN = N_("`{{{shown}}}` reaches into a value (`.` or `[`); write `{{{name}}}`")
+TEMPLATE_EMPTY_NAME = N_(
+    "`{{}}` names nothing; write a name like `{{title}}` (or `{{{{` for a brace)"
+)
+TEMPLATE_UNKNOWN_NAME = N_("`{{{shown}}}` is not a name OnAir knows; use one of {names}")
+TEMPLATE_UNCLOSED = N_("a `{{` is never closed; write `{{{{` for a literal brace")
+TEMPLATE_NESTED = N_(
+    "braces cannot nest (`{{` inside `{{…}}`); write `{{{{` and `}}}}` for literal braces"
+)
+TEMPLATE_LONE_CLOSE = N_("a `}}` has no `{{`; write `}}}}` for a literal brace")
+TEMPLATE_TOO_MANY = N_("more than {count} placeholders")
+TEMPLATE_TOO_LONG = N_("the template is {length} characters long; at most {limit}")
+TEMPLATE_PART_TOO_LONG = N_("the {part} template is {length} characters long; at most {limit}")
+TEMPLATE_FALLBACK_TOO_LONG = N_(
     "the fallback of `{{{name}|…}}` is {length} characters; at most {limit}"
 )
-TEMPLATE_BAD_COLOUR = "the color must be a hex colour like #1DB954, not `{text}`"
-TEMPLATE_IN_PART = "the {part} template: {problem}"
-LIKE_TOO_FAST = "You're liking quickly! Please wait a few seconds and try again."
+TEMPLATE_BAD_COLOUR = N_("the color must be a hex colour like #1DB954, not `{text}`")
+TEMPLATE_IN_PART = N_("the {part} template: {problem}")
+TEMPLATE_NOT_A_PART = N_("`{part}` is not a part; use one of {parts}")
+TEMPLATE_NOT_TEXT = N_("the {part} must be text")
+LIKE_TOO_FAST = N_("You're liking quickly! Please wait a few seconds and try again.")
 
 
 # Song requests (/request, /requests, /onair requests). {station} and {text} arrive made safe.
@@ -232,7 +322,7 @@ REQUEST_PICK_ONE = N_(
 )
 REQUEST_REFUSED = N_("**{station}** didn't accept the request: {reason}")
 REQUEST_REFUSED_NO_REASON = N_("**{station}** didn't accept the request: it gave no reason.")
-REQUESTS_OWN_STATION = (
+REQUESTS_OWN_STATION = N_(
     "Requests can only be turned on here for **{station}** by the bot's owner "
     "(`requests = true` in its config)."
 )

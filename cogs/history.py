@@ -35,13 +35,14 @@ class HistoryCog(BotCog):
         station: str | None = None,
     ) -> None:
         chosen = resolve_station(interaction, station)
-        moment = parse_moment(at, datetime.now(chosen.timezone)) if at else None
+        lang = reader_lang(interaction)
+        now = datetime.now(chosen.timezone)
+        moment = parse_moment(at, now, day_first=not lang.is_english) if at else None
         if moment is None and not search:
-            moment = datetime.now(chosen.timezone)
+            moment = now
         if moment is not None and search:
             raise BadInput(N_("Use either `at` or `search`, not both."))
         storage = self.bot.storage
-        lang = reader_lang(interaction)
 
         async def work() -> Reply:
             since = await storage.history_since(chosen.slug)

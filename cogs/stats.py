@@ -11,17 +11,25 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import StationConfig
-from bot.inputs.ranges import PERIODS, stats_range
+from bot.inputs.ranges import stats_range
 from bot.render import stats_embeds
-from bot.render.chart import ChartRenderer
+from bot.render.chart import ChartRenderer, ChartText
 from bot.runtime.core import OnAirBot
 from bot.station import StationError
 from bot.ui import Reply, answer
-from bot.ui.stations import resolve_station
+from bot.ui.stations import reader_lang, resolve_station
+from bot.util.i18n import N_
 
 from .shapes import Interaction, station_option
 
 CHART = "stats.png"
+# The names Discord shows (translated per client language); the values stay OnAir's words.
+PERIOD_CHOICES = [
+    app_commands.Choice(name=N_("today"), value="today"),
+    app_commands.Choice(name=N_("7d"), value="7d"),
+    app_commands.Choice(name=N_("30d"), value="30d"),
+    app_commands.Choice(name=N_("90d"), value="90d"),
+]
 
 
 class StatsCog(commands.Cog):
@@ -32,15 +40,15 @@ class StatsCog(commands.Cog):
     async def cog_unload(self) -> None:
         self.charts.close()
 
-    @app_commands.command(name="stats", description="Listener statistics for a period or dates")
+    @app_commands.command(name="stats", description=N_("Listener statistics for a period or dates"))
     @app_commands.describe(
-        period="today, 7d, 30d or 90d (default 7d)",
-        date_from="First day, YYYY-MM-DD",
-        date_to="Last day, YYYY-MM-DD (default today)",
+        period=N_("today, 7d, 30d or 90d (default 7d)"),
+        date_from=N_("First day, YYYY-MM-DD"),
+        date_to=N_("Last day, YYYY-MM-DD (default today)"),
     )
     @app_commands.rename(date_from="from", date_to="to")
-    @app_commands.choices(period=[app_commands.Choice(name=p, value=p) for p in PERIODS])
-    @station_option("Which station")
+    @app_commands.choices(period=PERIOD_CHOICES)
+    @station_option(N_("Which station"))
     async def stats(
         self,
         interaction: Interaction,
@@ -53,11 +61,12 @@ class StatsCog(commands.Cog):
         today = datetime.now(chosen.timezone).date()
         first, last = stats_range(period, date_from, date_to, today=today)  # BadInput: ephemeral
         client = self.bot.registry.client(chosen)
+        lang = reader_lang(interaction)  # a private answer: the viewer's language
 
         async def work() -> Reply:
             stats = await client.stats(first, last)
             days = stats.days_between(first, last)
-            png = await self.charts.render(days, first <= today <= last)
+            png = await self.charts.render(days, first <= today <= last, ChartText.of(lang))
             embed = stats_embeds.stats_embed(
                 stats,
                 first,
@@ -66,6 +75,7 @@ class StatsCog(commands.Cog):
                 chart_name=CHART,
                 listening_now=await self._listening_now(chosen),
                 today=today,
+                lang=lang,
             )
             return Reply(embed=embed, file=discord.File(io.BytesIO(png), filename=CHART))
 

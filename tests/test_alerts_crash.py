@@ -17,11 +17,11 @@ from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimu
 from bot.storage import AlertSubscription, SqliteStorage
 
 from .support.botenv import STATION_KEY, config_text, fake_discord_fixture
+from .support.delivery import BERLIN, Child, Gate, is_post
 from .support.fakediscord import FakeDiscord
 from .support.stations import serving
 from .support.waiting import wait_for
 from .test_alerts_bot import alerts_in
-from .test_delivery import BERLIN, Child, Gate, is_post
 
 pytestmark = pytest.mark.e2e
 SLOTS = [(LIVE_SHOW, 3600.0), (TRACKS[0], 3600.0)]

@@ -17,8 +17,8 @@ from tests.support.discord_rules import CHANNEL_MESSAGE
 from tests.support.fakediscord import DISCORD_EPOCH_MS, FakeDiscord
 from tests.support.storage_backends import reset_postgres
 
+from .support.delivery import BERLIN, Child
 from .support.stations import serving
-from .test_delivery import BERLIN, Child
 
 pytestmark = pytest.mark.e2e
 SHARDS = 2

@@ -1,27 +1,25 @@
 """Crash-safe delivery: a real ``onair run`` killed (SIGKILL) or stopped (SIGTERM) in the middle
 of a fan-out to 20 channels, restarted, serves every channel the play exactly once; storage
-failures are retried and the play is delivered once storage recovers."""
+failures are retried and the play is delivered once storage recovers.
+
+The helpers it shares with the fleet and alert-crash tests are in tests/support/delivery.py.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
-import re
 import signal
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bot.announcer import snapshot
 from bot.announcer.watcher import Announcement
-from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import JINGLES, TRACKS, StationSimulator
 from bot.station import StationClient
 from bot.storage import Subscription
 
@@ -30,106 +28,24 @@ from .support.botenv import (
     config_text,
     fake_discord_fixture,
     running_bot,
-    subscription_config,
+)
+from .support.delivery import (
+    BERLIN,
+    CHANNELS,
+    POST,
+    Child,
+    Gate,
+    all_sent,
+    is_post,
+    messages_with,
+    poll,
+    programme_sim_fixture,  # noqa: F401
+    subscriptions,
 )
 from .support.fakediscord import FakeDiscord, Recorded
-from .support.onair_child import OnAirChild
-from .support.stations import serving
-from .support.waiting import poll_watch, wait_for
-
-ROOT = Path(__file__).resolve().parent.parent
-BERLIN = ZoneInfo("Europe/Berlin")  # the zone tests/support/botenv.py gives the station
-CHANNELS = 20
-POST = re.compile(r"^/channels/(\d+)/messages$")
-# One long track, so the play on air stays the same across kills and restarts.
-SLOTS = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
-
-
-@pytest.fixture
-async def programme_sim() -> AsyncIterator[StationSimulator]:
-    clock = ManualClock()
-    simulator = StationSimulator(clock=clock)
-    simulator.add_station(
-        1, key=STATION_KEY, programme=Programme(SLOTS, epoch=clock() - 1.0), seed=3, zone=BERLIN
-    )
-    async with serving(simulator):
-        yield simulator
-
+from .support.waiting import wait_for
 
 fake = fake_discord_fixture(channels_per_guild=CHANNELS)
-
-
-def subscriptions(fake: FakeDiscord, count: int = CHANNELS) -> str:
-    guild = fake.guilds[0]
-    return "".join(subscription_config(guild.id, channel) for channel in guild.channels[:count])
-
-
-def is_post(record: Recorded) -> bool:
-    return record.method == "POST" and POST.match(record.route) is not None
-
-
-def messages_with(fake: FakeDiscord, title: str) -> dict[int, int]:
-    """Messages Discord holds per channel whose embed shows ``title``."""
-    counts = {}
-    for channel in fake.guilds[0].channels:
-        counts[channel] = sum(
-            1
-            for mid in fake.channel_messages[channel]
-            if any(e.get("title") == title for e in fake.messages[mid].get("embeds") or [])
-        )
-    return counts
-
-
-class Gate:
-    """Holds message posts after the first ``allow`` until ``open()``: a Discord slowed down."""
-
-    def __init__(self, allow: int) -> None:
-        self.allow = allow
-        self.arrived = 0
-        self.released = asyncio.Event()
-
-    async def __call__(self, record: Recorded) -> None:
-        if is_post(record):
-            self.arrived += 1
-            if self.arrived > self.allow:
-                await self.released.wait()
-
-    def open(self) -> None:
-        self.released.set()
-
-
-class Child(OnAirChild):
-    """``onair run`` in a child process, through tests/support/run_against_fake.py; each start
-    writes its own log (run-1.log, run-2.log, ...)."""
-
-    def __init__(self, tmp_path: Path, fake: FakeDiscord, config: str) -> None:
-        path = tmp_path / "onair.toml"
-        path.write_text(config, encoding="utf-8")
-        super().__init__(tmp_path, fake, path, name="run-0")
-        self.tmp_path = tmp_path
-        self.runs = 0
-
-    async def start(self) -> None:
-        self.runs += 1
-        self.log = self.tmp_path / f"run-{self.runs}.log"
-        await super().start()
-
-    async def stop(self, signum: int, within: float = 20.0) -> tuple[int, float]:
-        """Send ``signum``; return the exit code and the seconds the process took to exit."""
-        return await self.signal(signum, within)
-
-
-def delivery_states(db: Path) -> dict[str, int]:
-    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
-        try:
-            rows = conn.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state").fetchall()
-        except sqlite3.OperationalError:
-            return {}  # not created yet
-    return {str(state): int(count) for state, count in rows}
-
-
-async def all_sent(db: Path) -> bool:
-    return await asyncio.to_thread(delivery_states, db) == {"sent": CHANNELS}
 
 
 async def crash_mid_fan_out(
@@ -246,22 +162,11 @@ async def test_sigterm_mid_fan_out_exits_0_quickly_and_restart_serves_every_chan
         assert "Traceback" not in output
 
 
-# Storage faults, in-process ----------------------------------------------------------------
-
-
 def hold_write_lock(db: Path) -> sqlite3.Connection:
     """Another writer holds the database's write lock (what a stuck process or a backup does)."""
     conn = sqlite3.connect(str(db), timeout=5, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
     return conn
-
-
-async def poll(env: Any) -> None:
-    """Run the station's watch job now and wait until that poll has finished (its announcement,
-    if any, is enqueued and its fan-out started: ``announcer.idle()`` then waits for it). The
-    count of polls goes up as a poll starts, so it alone returned before the station answered
-    (a loaded machine then announced the jingle after the test had moved on)."""
-    await poll_watch(env.bot.announcer)
 
 
 @pytest.mark.e2e

@@ -20,8 +20,8 @@ from tests.support.fleet import fleet
 from tests.support.storage_backends import admin_connection, reset_postgres
 from tests.support.waiting import wait_for
 
+from .support.delivery import BERLIN, Child
 from .support.stations import serving
-from .test_delivery import BERLIN, Child
 
 SHARDS = 3
 CHANNELS = 2  # per guild; one guild per shard

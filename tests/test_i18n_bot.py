@@ -6,13 +6,14 @@ localisations; and no English is left in a localised reply."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from babel.messages.pofile import read_po
 
 from bot.simulator import LIVE_SHOW
-from bot.util.i18n import LANGUAGES, LOCALES_DIR, language_of
+from bot.util.i18n import LANGUAGES, LOCALES_DIR, Lang, Translator, language_of
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
@@ -66,12 +67,27 @@ def english_left(text: str, code: str, station_text: tuple[str, ...] = ()) -> li
     return sorted(set(_WORD.findall(text)) & _english_words(code))
 
 
-def visible_text(message: dict[str, Any]) -> str:
-    """Everything a reader sees of a message: content, embed texts, buttons, menu options."""
+def worded_in_each(
+    translator: Translator, expected: dict[str, str], word: Callable[[Lang], str | None]
+) -> None:
+    """``word`` says its text in each catalog's language (``expected``: catalog code -> text)."""
+    for code, text in expected.items():
+        assert word(translator.lang(code)) == text
+
+
+def content_and_embeds(message: dict[str, Any]) -> list[str]:
+    """A message's content and each embed's title, description and footer: the texts every
+    reader sees, whatever else (buttons, fields) a test reads next to them."""
     parts = [message.get("content") or ""]
     for embed in message.get("embeds") or []:
         parts += [embed.get("title") or "", embed.get("description") or ""]
         parts.append((embed.get("footer") or {}).get("text") or "")
+    return parts
+
+
+def visible_text(message: dict[str, Any]) -> str:
+    """Everything a reader sees of a message: content, embed texts, buttons, menu options."""
+    parts = content_and_embeds(message)
     for row in message.get("components") or []:
         for item in row.get("components") or []:
             parts += [item.get("label") or "", item.get("placeholder") or ""]

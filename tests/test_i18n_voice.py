@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from .support.voice_bot import LISTENER, icecast_fixture, mp3_fixture, reply_of, voice_bot
 from .test_i18n_bot import english_left
-from .test_voice_bot import LISTENER, icecast, mp3, reply_of, voice_bot
 
 pytestmark = pytest.mark.e2e
-__all__ = ["icecast", "mp3"]  # the fixtures test_voice_bot defines, used here too
+__all__ = ["icecast_fixture", "mp3_fixture"]  # the voice fixtures, used here too
 
 
 async def test_join_and_leave_in_the_listeners_language(live_simulator, icecast):

@@ -25,8 +25,8 @@ from bot.voice.broadcasts import Broadcasts
 from .support.fakediscord import Guild
 from .support.fakeicecast import FakeIcecast
 from .support.icecast_media import FORMATS, Media, make_media
+from .support.voice_bot import Voice, voice_bot
 from .support.waiting import wait_for
-from .test_voice_bot import Voice, voice_bot
 
 pytestmark = pytest.mark.e2e  # the fake Discord and its voice server
 

@@ -22,7 +22,8 @@ from bot.voice.client import OnAirVoiceClient
 from bot.voice.turns import GatewayTurns
 
 from ..common import LoopLag
-from ..voice import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
+from .sampler import Sampler
+from .shared import JOIN_DEADLINE, TOKEN_ENV, make_source, stream_session
 
 
 def _fake_connector() -> aiohttp.TCPConnector:
@@ -31,6 +32,18 @@ def _fake_connector() -> aiohttp.TCPConnector:
     from tests.support.run_against_fake import connector
 
     return connector()
+
+
+async def _progress(tasks: list[asyncio.Task[None]], ready: float) -> None:
+    """Joins done so far, every 10 s, on stderr (a slow join storm shows its pace)."""
+    while True:
+        await asyncio.sleep(10)
+        done = sum(1 for task in tasks if task.done())
+        print(
+            f"joined {done}/{len(tasks)} at {time.perf_counter() - ready:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 async def child_main(mode: str, url: str, shards: int) -> None:
@@ -62,6 +75,7 @@ async def child_main(mode: str, url: str, shards: int) -> None:
     sources: list[discord.AudioSource] = []
     started = time.perf_counter()
 
+    sampler: list[Sampler] = []
     turns = GatewayTurns()  # as OnAir's rejoins after a restart: 100 a minute per shard
 
     async def join(guild: discord.Guild, gate: asyncio.Semaphore) -> None:
@@ -85,6 +99,7 @@ async def child_main(mode: str, url: str, shards: int) -> None:
             ready = time.perf_counter()
             gate = asyncio.Semaphore(10)  # connects under way at once (TLS, DAVE: CPU)
             tasks = [asyncio.create_task(join(guild, gate)) for guild in client.guilds]
+            progress = asyncio.create_task(_progress(tasks, ready))
             # A join that has not played within the deadline counts as failed (its guild's
             # frames/s show it); the measurement goes on with the others.
             done, late = await asyncio.wait(tasks, timeout=JOIN_DEADLINE)
@@ -92,7 +107,10 @@ async def child_main(mode: str, url: str, shards: int) -> None:
             print(f"failed: {type(error).__name__}: {error}", flush=True)
             stop.set()
             return
+        progress.cancel()
         lag.start()
+        if os.environ.get("ONAIR_BENCH_SAMPLE"):
+            sampler.append(Sampler().start())
         failed = len(late) + sum(1 for task in done if task.exception() is not None)
         joined = {
             "shards": shards,
@@ -111,10 +129,16 @@ async def child_main(mode: str, url: str, shards: int) -> None:
         "loop_worst_lag_ms": round(lag.worst * 1000, 1),
         "loop_spikes": lag.spikes[:10],  # (seconds since the joins, ms) over 20 ms
     }
+    if sampler:
+        report["sampled"] = sampler[0].stop()
     for voice in list(client.voice_clients):
         voice.stop()  # type: ignore[attr-defined]
     if sender is not None:
-        report["sender"] = {"ticks": sender.ticks, "late": sender.late_ticks}
+        report["sender"] = {
+            "ticks": sender.ticks,
+            "late": sender.late_ticks,
+            "rescues": sender.rescues,
+        }
         sender.close()
     for source in sources:
         source.cleanup()  # kills the per-guild FFmpegs; the player threads would too, later

@@ -21,7 +21,7 @@ from bot.voice import OPUS_SILENCE, Broadcasts, VoiceSender
 from tests.support.waiting import wait_for
 
 from ..common import LoopLag
-from ..voice import make_source, measure, stream_session
+from .shared import make_source, measure, stream_session
 
 
 class _Speaker:

@@ -22,7 +22,7 @@ async def subscription_for(
     for sub in await storage.subscriptions(station, guild_id=guild_id):
         if sub.channel_id == channel_id:
             return sub
-    raise BadInput(errors.NO_TEMPLATE_TARGET.format(channel=channel, station=name))
+    raise BadInput(errors.NO_TEMPLATE_TARGET, channel=channel, station=name)
 
 
 async def set_parts(
@@ -36,7 +36,7 @@ async def set_parts(
         for part, text in parts.items():
             templates = templates.with_part(variant, part, text)
     except TemplateError as error:
-        raise BadInput(errors.BAD_TEMPLATE.format(problem=error)) from None
+        raise BadInput(errors.BAD_TEMPLATE, problem=error.said) from None
     await storage.set_templates(sub.id, templates)
     return replace(sub, templates=templates)
 

@@ -18,7 +18,9 @@ from ..inputs.zone import zone_input
 from ..station import StationError
 from ..station.apikey import key_problem
 from ..storage import GuildSettings, GuildStation, Storage
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import safe
+from .languages import GuildLanguages
 from .registry import StationRegistry, short_slug
 
 
@@ -51,20 +53,22 @@ class StationOnboarding:
         keybox: KeyBox,
         *,
         is_member: Callable[[int], bool],
+        languages: GuildLanguages | None = None,
     ) -> None:
         self.settings = settings
+        self.languages = languages  # told when a guild's language changes
         self.registry = registry
         self.storage = storage
         self.keybox = keybox
         self.is_member = is_member  # whether the bot is in the guild (not just its commands)
         self._adding: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    def refusal(self, guild_id: int, slug: str, owned: list[str]) -> str | None:
+    def refusal(self, guild_id: int, slug: str, owned: list[str]) -> BadInput | None:
         """Why this guild cannot add a station (not a member, or at its limit), else None."""
         if not self.is_member(guild_id):
-            return errors.NOT_A_MEMBER
+            return BadInput(errors.NOT_A_MEMBER)
         if slug not in owned and len(owned) >= self.settings.max_guild_stations:
-            return errors.STATION_LIMIT.format(count=len(owned))
+            return BadInput(errors.STATION_LIMIT, count=len(owned))
         return None
 
     def check_request(
@@ -76,34 +80,36 @@ class StationOnboarding:
         ]
         refusal = self.refusal(guild_id, make_slug(name), owned)
         if refusal is not None:
-            raise BadInput(refusal)
+            raise refusal
         url = check_url(base_url, self.registry.policy)
         zone_input(zone)
         return StationRequest(guild_id, name, url, station_id, zone)
 
-    async def add(self, request: StationRequest, key: str) -> str:
-        """Validate with a live `info` call, then store (key encrypted). Returns the reply."""
+    async def add(self, request: StationRequest, key: str, lang: Lang = ENGLISH) -> str:
+        """Validate with a live `info` call, then store (key encrypted). Returns the reply, in
+        the admin's language (``lang``)."""
         async with self._adding[request.guild_id]:
-            return await self._add(request, key)
+            return await self._add(request, key, lang)
 
-    async def _add(self, request: StationRequest, key: str) -> str:
+    async def _add(self, request: StationRequest, key: str, lang: Lang) -> str:
         guild_id, name, base_url = request.guild_id, request.name, request.base_url
         station_id, zone = request.station_id, request.zone
         if key and not self.keybox.available:
-            return errors.NO_SECRET
+            return lang.t(errors.NO_SECRET)
         problem = key_problem(key)
         if problem is not None:
-            return errors.BAD_KEY.format(problem=problem)
+            return lang.t(errors.BAD_KEY, problem=lang.t(problem))
         slug = make_slug(name)
         owned = [s.slug for s in await self.storage.guild_stations(guild_id)]
         refusal = self.refusal(guild_id, slug, owned)
         if refusal is not None:
-            return refusal
+            return refusal.said_in(lang)
         client = self.registry.guest_client(base_url, station_id, key or None)
         try:
             info = await client.info(max_age=0)
         except StationError as error:
-            return errors.ADD_FAILED.format(reason=errors.station_problem(error, detail=True))
+            reason = errors.station_problem(error, detail=True, lang=lang)
+            return lang.t(errors.ADD_FAILED, reason=reason)
         stored = GuildStation(
             guild_id,
             slug,
@@ -116,8 +122,14 @@ class StationOnboarding:
         await self.storage.save_guild_station(stored)
         self.registry.add_guild_station(stored, key or None)
         play = info.current_play()
-        on_air = f" On air now: {safe(play.display, limit=200)}." if play else ""
-        return f"Added **{safe(name, limit=80)}** (`{slug}`); the key works.{on_air}"
+        added = lang.t(
+            "Added **{station}** (`{slug}`); the key works.",
+            station=safe(name, limit=80),
+            slug=slug,
+        )
+        if play is None:
+            return added
+        return added + " " + lang.t("On air now: {title}.", title=safe(play.display, limit=200))
 
     async def remove(self, guild_id: int, station: StationConfig) -> None:
         """Remove a station this guild added (BadInput for one of the bot's own)."""
@@ -146,5 +158,7 @@ class StationOnboarding:
             current.language if language is None else language,
         )
         await self.storage.save_guild_settings(saved)
+        if self.languages is not None:
+            self.languages.forget(guild_id)
         self.registry.set_default(guild_id, saved.default_station)
         return saved

@@ -8,6 +8,7 @@ nothing of the bot above it (the announcer reads ``PollSettings`` from here).
 """
 
 from ..guard.keybox import SECRET_ENV
+from ..storage.models import RecapConfig
 from .loading import (
     METRICS_PORT_ENV,
     TOKEN_ENV,
@@ -16,7 +17,7 @@ from .loading import (
     parse_settings,
 )
 from .schema import ARRAY_TABLES, SCHEMA, Setting, time_zone
-from .settings import GuildConfig, PollSettings, RecapConfig, Settings, StationConfig
+from .settings import GuildConfig, PollSettings, Settings, StationConfig
 
 __all__ = [
     "ARRAY_TABLES",

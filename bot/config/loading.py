@@ -12,9 +12,9 @@ from typing import Any
 
 from ..guard.keybox import SECRET_ENV
 from ..station.apikey import key_problem
-from ..storage.models import AlertSubscription, Subscription
+from ..storage.models import AlertSubscription, RecapConfig, Subscription
 from .schema import ARRAY_TABLES, REQUIRED, SCHEMA, Setting, port_or_off
-from .settings import GuildConfig, PollSettings, RecapConfig, Settings, StationConfig
+from .settings import GuildConfig, PollSettings, Settings, StationConfig
 
 TOKEN_ENV = "ONAIR_DISCORD_TOKEN"
 # Wins over [metrics] port: the container image turns /healthz on for its HEALTHCHECK.

@@ -36,18 +36,41 @@ def _int(value: Any) -> int:
     return value
 
 
-def _port(value: Any) -> int:
-    number = _int(value)
-    if not 1 <= number <= 65535:
-        raise ValueError("expected a TCP port, 1 to 65535")
-    return number
+def _int_within(low: int, high: int | None, message: str) -> Callable[[Any], int]:
+    """A whole number from ``low`` to ``high`` (None: no upper bound); ``message`` otherwise."""
+
+    def convert(value: Any) -> int:
+        number = _int(value)
+        if number < low or (high is not None and number > high):
+            raise ValueError(message)
+        return number
+
+    return convert
 
 
-def _snowflake(value: Any) -> int:
-    number = _int(value)
-    if number < 0:
-        raise ValueError("expected a Discord id (a positive number) or 0 for none")
-    return number
+def _one_of(
+    choices: tuple[str, ...], message: str, normalise: Callable[[str], str] = str
+) -> Callable[[Any], str]:
+    """A string that is one of ``choices`` once ``normalise``d; ``message`` otherwise."""
+
+    def convert(value: Any) -> str:
+        text = normalise(_str(value))
+        if text not in choices:
+            raise ValueError(message)
+        return text
+
+    return convert
+
+
+_port = _int_within(1, 65535, "expected a TCP port, 1 to 65535")
+_snowflake = _int_within(0, None, "expected a Discord id (a positive number) or 0 for none")
+_port_or_zero = _int_within(0, 65535, "expected a port number from 1 to 65535 (0 = off)")
+_hour = _int_within(0, 23, "expected an hour from 0 to 23")
+_level = _one_of(
+    ("DEBUG", "INFO", "WARNING", "ERROR"), "expected DEBUG, INFO, WARNING or ERROR", str.upper
+)
+_mode = _one_of(("post", "card"), 'expected "post" or "card"')
+_style = _one_of(("", "compact", "full"), 'expected "compact", "full" or "" (by mode)')
 
 
 def _seconds(value: Any) -> float:
@@ -99,12 +122,10 @@ def _stream_url(value: Any) -> str:
 
 
 def port_or_off(value: Any) -> int:
+    """A port, 0 for off; digits in a string count too (``ONAIR_METRICS_PORT``)."""
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
-    number = _int(value)
-    if not 0 <= number <= 65535:
-        raise ValueError("expected a port number from 1 to 65535 (0 = off)")
-    return number
+    return _port_or_zero(value)
 
 
 def _slug(value: Any) -> str:
@@ -114,39 +135,11 @@ def _slug(value: Any) -> str:
     return slug
 
 
-def _level(value: Any) -> str:
-    level = _str(value).upper()
-    if level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-        raise ValueError("expected DEBUG, INFO, WARNING or ERROR")
-    return level
-
-
-def _mode(value: Any) -> str:
-    mode = _str(value)
-    if mode not in {"post", "card"}:
-        raise ValueError('expected "post" or "card"')
-    return mode
-
-
 def _weekday(value: Any) -> int:
     day = _str(value).strip().capitalize()
     if day not in WEEKDAYS:
         raise ValueError('expected a day of the week in English, e.g. "Friday"')
     return WEEKDAYS.index(day)
-
-
-def _hour(value: Any) -> int:
-    hour = _int(value)
-    if not 0 <= hour <= 23:
-        raise ValueError("expected an hour from 0 to 23")
-    return hour
-
-
-def _style(value: Any) -> str:
-    style = _str(value)
-    if style not in {"", "compact", "full"}:
-        raise ValueError('expected "compact", "full" or "" (by mode)')
-    return style
 
 
 def _regex(value: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
-from ..storage.models import AlertSubscription, Subscription
+from ..storage.models import AlertSubscription, RecapConfig, Subscription
 from .schema import schema_default
 
 
@@ -62,17 +62,6 @@ class GuildConfig:
     default_station: str = ""
     live_events: tuple[str, ...] = ()
     voice_status: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RecapConfig:
-    """A ``[[recaps]]`` entry: a guild's weekly recap as the owner configured it."""
-
-    guild_id: int
-    channel_id: int
-    station: str
-    weekday: int  # 0 = Monday
-    hour: int
 
 
 @dataclass(frozen=True, slots=True)

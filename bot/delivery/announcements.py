@@ -20,7 +20,7 @@ from ..render import station_embeds
 from ..render.templated import announcement as templated
 from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
-from ..util.i18n import ENGLISH, Lang
+from ..util.i18n import ENGLISH, N_, Lang
 
 
 class RateGate:
@@ -45,10 +45,13 @@ class RateGate:
                 await asyncio.sleep((1 - self.tokens) / self.rate)
 
 
+# Why a channel is paused: stored in English as is (the rows of earlier versions too) and
+# translated where /onair status shows it (bot.render.paused).
 PERMANENT = {
-    403: "OnAir may not post there (Missing Permissions)",
-    404: "the channel no longer exists",
+    403: N_("OnAir may not post there (Missing Permissions)"),
+    404: N_("the channel no longer exists"),
 }
+NOT_A_TEXT_CHANNEL = N_("the target is not a text channel or thread")
 
 
 def gone(status: int, channel_id: int) -> str:
@@ -94,7 +97,7 @@ class DiscordDeliverer:
             except discord.Forbidden:
                 raise DeliveryError(PERMANENT[403], permanent=True) from None
         if not isinstance(channel, discord.abc.Messageable):
-            raise DeliveryError("the target is not a text channel or thread", permanent=True)
+            raise DeliveryError(NOT_A_TEXT_CHANNEL, permanent=True)
         return channel
 
     async def deliver(

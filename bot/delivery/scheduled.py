@@ -35,7 +35,7 @@ def render(
     if not isinstance(payload, dict):
         raise PostError("unreadable stored post", final=True)
     if post.kind == "recap":
-        return None, recap_embed(payload), None, 0
+        return None, recap_embed(payload, lang), None, 0
     message = alert_message(payload, lang)
     return message.content, message.embed, message.view, message.role
 

@@ -21,8 +21,9 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
-from ..errors import OnAirError
+from ..errors import OnAirError, Said
 from ..station.errors import AddressRefused
+from ..util.i18n import N_, Lang
 
 
 def policy_for(
@@ -67,14 +68,34 @@ _COMPATIBLE = ipaddress.IPv6Network("::/96")
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, str] | None:
     """The IPv4 address an IPv6 address carries (mapped, compatible, 6to4, NAT64), if any."""
     if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped, "an IPv4-mapped address"
+        return ip.ipv4_mapped, N_("an IPv4-mapped address")
     if ip.sixtofour is not None:
-        return ip.sixtofour, "a 6to4 address"
+        return ip.sixtofour, N_("a 6to4 address")
     if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "a NAT64 address"
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), N_("a NAT64 address")
     if ip in _COMPATIBLE and int(ip) > 1:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), "an IPv4-compatible address"
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF), N_("an IPv4-compatible address")
     return None
+
+
+_INSIDE = N_("{why} inside {kind}")
+
+
+class AddressReason(Said):
+    """Why an IP address is refused (:func:`address_refused`'s English), said in the reader's
+    language: "a loopback address inside an IPv4-mapped address" is said part by part."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def said_in(self, lang: Lang) -> str:
+        inner, sep, kind = self.why.rpartition(" inside ")
+        if sep:
+            return lang.t(_INSIDE, why=AddressReason(inner).said_in(lang), kind=lang.t(kind))
+        return lang.t(self.why)
+
+    def __str__(self) -> str:
+        return self.why
 
 
 def address_refused(address: str) -> str | None:
@@ -82,30 +103,30 @@ def address_refused(address: str) -> str | None:
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
-        return "it is not an IP address"
+        return N_("it is not an IP address")
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.teredo is not None:
-            return "a Teredo tunnel address"
+            return N_("a Teredo tunnel address")
         if ip in _SITE_LOCAL:
-            return "a site-local address"
+            return N_("a site-local address")
         if ip in _NAT64_LOCAL:
-            return "a local NAT64 address"
+            return N_("a local NAT64 address")
         embedded = _embedded_ipv4(ip)
         if embedded is not None:
             inner, kind = embedded
             why = address_refused(str(inner))
             if why is not None:
-                return f"{why} inside {kind}"
-            if kind == "an IPv4-mapped address":
+                return _INSIDE.format(why=why, kind=kind)
+            if kind == N_("an IPv4-mapped address"):
                 return None  # the same as contacting the public IPv4 address itself
     checks = (
-        (ip.is_loopback, "a loopback address"),
-        (ip.is_link_local, "a link-local address"),
-        (ip.is_multicast, "a multicast address"),
-        (ip.is_unspecified, "an unspecified address"),
-        (ip.is_reserved, "a reserved address"),
-        (ip.is_private, "a private address"),
-        (not ip.is_global, "not a public address"),
+        (ip.is_loopback, N_(N_("a loopback address"))),
+        (ip.is_link_local, N_(N_("a link-local address"))),
+        (ip.is_multicast, N_(N_("a multicast address"))),
+        (ip.is_unspecified, N_(N_("an unspecified address"))),
+        (ip.is_reserved, N_(N_("a reserved address"))),
+        (ip.is_private, N_(N_("a private address"))),
+        (not ip.is_global, N_(N_("not a public address"))),
     )
     for refused, why in checks:
         if refused:
@@ -113,7 +134,7 @@ def address_refused(address: str) -> str | None:
     return None
 
 
-_BAD_NAME = "That server name is not a valid host name; check the station URL."
+_BAD_NAME = N_("That server name is not a valid host name; check the station URL.")
 
 
 def check_url(raw: str, policy: HostPolicy) -> str:
@@ -124,14 +145,16 @@ def check_url(raw: str, policy: HostPolicy) -> str:
         host = url.raw_host
     except (ValueError, TypeError, UnicodeError):
         raise UrlRefused(
-            "That is not a URL. Use the server address, like https://c5.radioboss.fm"
+            N_("That is not a URL. Use the server address, like https://c5.radioboss.fm")
         ) from None
     if url.query_string or url.fragment or "?" in raw or "#" in raw:
-        raise UrlRefused("The station URL must not contain a query (?...) or fragment (#...).")
+        raise UrlRefused(N_("The station URL must not contain a query (?...) or fragment (#...)."))
     if url.raw_path not in ("", "/"):
         raise UrlRefused(
-            "The station URL is the server address only, like https://c5.radioboss.fm "
-            "(no path after the server name)."
+            N_(
+                "The station URL is the server address only, like https://c5.radioboss.fm "
+                "(no path after the server name)."
+            )
         )
     check_target(url, policy)
     port = f":{url.explicit_port}" if url.explicit_port else ""
@@ -152,7 +175,7 @@ def check_target(
     except (ValueError, UnicodeError):
         raise UrlRefused(_BAD_NAME) from None
     if scheme not in ("http", "https") or not raw_host:
-        raise UrlRefused("The station URL must start with https:// and name a server.")
+        raise UrlRefused(N_("The station URL must start with https:// and name a server."))
     host = raw_host.rstrip(".").lower()
     if host in trusted_hosts:
         return
@@ -161,22 +184,31 @@ def check_target(
     except UnicodeError:
         raise UrlRefused(_BAD_NAME) from None
     if policy.https_only and scheme != "https" and not policy.allow_private:
-        raise UrlRefused("The station URL must use https://.")
+        raise UrlRefused(N_("The station URL must use https://."))
     if url.user is not None or url.password is not None or "@" in (url.raw_authority or ""):
-        raise UrlRefused("The station URL must not contain a user name or password.")
+        raise UrlRefused(N_("The station URL must not contain a user name or password."))
     if policy.allow_private:
         return
     if _is_ip_literal(host):
         why = address_refused(host)
         if why:
-            raise UrlRefused(f"OnAir does not contact {host}: it is {why}.")
+            said = AddressReason(why)
+            raise UrlRefused(N_("OnAir does not contact {host}: it is {why}."), host=host, why=said)
     port = url.port
     if port not in policy.ports:
         allowed = ", ".join(map(str, policy.ports))
-        raise UrlRefused(f"OnAir only contacts station servers on port {allowed}, not {port}.")
+        raise UrlRefused(
+            N_("OnAir only contacts station servers on port {allowed}, not {port}."),
+            allowed=allowed,
+            port=port,
+        )
     if not any(fnmatch.fnmatchcase(host, pattern.lower()) for pattern in policy.allowed_hosts):
         allowed = ", ".join(policy.allowed_hosts)
-        raise UrlRefused(f"OnAir only contacts station servers on {allowed}; {host} is not one.")
+        raise UrlRefused(
+            N_("OnAir only contacts station servers on {allowed}; {host} is not one."),
+            allowed=allowed,
+            host=host,
+        )
 
 
 def _is_ip_literal(host: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from ..errors import RANGE_TOO_LONG, BadInput
+from ..util.i18n import N_
 
 PERIODS = {"today": 1, "7d": 7, "30d": 30, "90d": 90}
 MAX_SPAN_DAYS = 366
@@ -15,7 +16,8 @@ def _parse(value: str, label: str) -> date:
         return date.fromisoformat(value.strip())
     except ValueError:
         raise BadInput(
-            f"`{label}` must be a date written YYYY-MM-DD (for example 2026-03-01)."
+            N_("`{option}` must be a date written YYYY-MM-DD (for example 2026-03-01)."),
+            option=label,
         ) from None
 
 
@@ -25,26 +27,31 @@ def stats_range(
     """``today`` is today's date in the station's zone."""
     if date_from or date_to:
         if period:
-            raise BadInput("Use either `period` or `from`/`to`, not both.")
+            raise BadInput(N_("Use either `period` or `from`/`to`, not both."))
         first = _parse(date_from, "from") if date_from else None
         last = _parse(date_to, "to") if date_to else today
         if first is None:
             first = last
         if first > last:
-            raise BadInput(f"`from` ({first}) is after `to` ({last}); swap them.")
+            raise BadInput(
+                N_("`from` ({first}) is after `to` ({last}); swap them."), first=first, last=last
+            )
         if last > today:
-            raise BadInput(f"{last} is in the future for this station (today is {today} there).")
+            raise BadInput(
+                N_("{last} is in the future for this station (today is {today} there)."),
+                last=last,
+                today=today,
+            )
         if (last - first).days + 1 > MAX_SPAN_DAYS:
             raise BadInput(
-                RANGE_TOO_LONG.format(
-                    days=(last - first).days + 1,
-                    most=MAX_SPAN_DAYS,
-                    first=last - timedelta(days=MAX_SPAN_DAYS - 1),
-                    last=last,
-                )
+                RANGE_TOO_LONG,
+                days=(last - first).days + 1,
+                most=MAX_SPAN_DAYS,
+                first=last - timedelta(days=MAX_SPAN_DAYS - 1),
+                last=last,
             )
         return first, last
     days = PERIODS.get(period or "7d")
     if days is None:
-        raise BadInput(f"`period` must be one of {', '.join(PERIODS)}.")
+        raise BadInput(N_("`period` must be one of {periods}."), periods=", ".join(PERIODS))
     return today - timedelta(days=days - 1), today

@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from ..config import time_zone
 from ..errors import BadInput
+from ..util.i18n import N_
 
 
 def zone_input(name: str) -> ZoneInfo:
@@ -14,5 +15,6 @@ def zone_input(name: str) -> ZoneInfo:
         return time_zone(name.strip())
     except ValueError:
         raise BadInput(
-            f"`{name[:60]}` is not a time zone I know; use a name like Europe/Berlin."
+            N_("`{name}` is not a time zone I know; use a name like Europe/Berlin."),
+            name=name[:60],
         ) from None

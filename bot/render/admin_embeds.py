@@ -1,4 +1,8 @@
-"""The setup commands' embeds and replies: the guild's stations, settings, announcements, status."""
+"""The setup commands' embeds and replies: the guild's stations, settings, announcements, status.
+
+Every reply here is private, so it is said in the admin's own language (``lang``, from
+``interaction.locale``); English is the default and reads exactly as before.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +24,11 @@ from ..storage import (
     Recap,
     Subscription,
 )
-from ..util.i18n import LANGUAGE_NAMES
+from ..util.i18n import ENGLISH, LANGUAGE_NAMES, N_, Lang
 from ..util.text import plain, safe, timestamp
 from .alert_embeds import spoken
 from .embeds import EmbedBuilder
+from .paused import paused_reason
 from .problems import staff_reason
 from .station_embeds import effective_style
 
@@ -31,18 +36,45 @@ if TYPE_CHECKING:
     from ..announcer import StationStatus
     from ..voice.players import VoiceStatus
 
+# The reply of /onair preview and /onair template preview when no play can be shown.
+NOTHING_ON_AIR = N_("Nothing is on air right now.")
+# Also the names of /onair recap's `day` choices, so Discord shows them in the admin's language.
+WEEKDAY_NAMES = (
+    N_("Monday"),
+    N_("Tuesday"),
+    N_("Wednesday"),
+    N_("Thursday"),
+    N_("Friday"),
+    N_("Saturday"),
+    N_("Sunday"),
+)
 
-def station_list(stations: Sequence[StationConfig]) -> discord.Embed:
+
+def _count(lang: Lang, n: int) -> str:
+    """A count as the language writes it; English as before (no thousands separator)."""
+    return str(n) if lang.is_english else lang.number(n)
+
+
+def weekday(lang: Lang, index: int) -> str:
+    """Monday .. Sunday (0-6) in the language."""
+    return lang.t(WEEKDAY_NAMES[index % 7])
+
+
+def station_list(stations: Sequence[StationConfig], lang: Lang = ENGLISH) -> discord.Embed:
     """One field per station: its name and slug, then where it is and how it is set up."""
     builder = EmbedBuilder(
-        "Stations", None if stations else "No stations yet: add one with `/onair station add`."
+        lang.t("Stations"),
+        None if stations else lang.t("No stations yet: add one with `/onair station add`."),
     )
     for s in stations:
+        key = lang.t("🔑 key set") if s.key else lang.t("⚠️ no key")
+        zone = lang.t("time zone {zone}", zone=getattr(s.timezone, "key", "UTC"))
         lines = [
-            f"{s.base_url} · station #{s.station_id}",
-            f"{'🔑 key set' if s.key else '⚠️ no key'} · "
-            f"time zone {getattr(s.timezone, 'key', 'UTC')}",
-            "from the bot's config file" if not s.owner_guild else "added in this server",
+            lang.t("{server} · station #{number}", server=s.base_url, number=s.station_id),
+            f"{key} · {zone}",
+            lang.t("from the bot's config file")
+            if not s.owner_guild
+            else lang.t("added in this server"),
         ]
         builder.field(
             f"{plain(s.name, limit=80)} ({short_slug(s)})", "\n".join(lines), inline=False
@@ -52,11 +84,11 @@ def station_list(stations: Sequence[StationConfig]) -> discord.Embed:
 
 # Each watch state as an admin reads it: a marker and plain words.
 _STATES = {
-    "ok": "🟢 answering",
-    "starting": "🟡 starting",
-    "failing": "🟠 failing (retrying)",
-    "unreachable": "🔴 unreachable",
-    ELSEWHERE: "🟢 polled by another OnAir process",
+    "ok": N_("🟢 answering"),
+    "starting": N_("🟡 starting"),
+    "failing": N_("🟠 failing (retrying)"),
+    "unreachable": N_("🔴 unreachable"),
+    ELSEWHERE: N_("🟢 polled by another OnAir process"),
 }
 
 
@@ -68,33 +100,40 @@ def status(
     alerts: Sequence[AlertSubscription] = (),
     recap: Recap | None = None,
     voice: VoiceStatus | None = None,
+    lang: Lang = ENGLISH,
 ) -> discord.Embed:
     """Per watched station: state, last and next poll, last error; then where it announces
     and what became of the last day's announcements. With nothing set up, that is said once,
     with the command that sets it up."""
-    builder = EmbedBuilder("OnAir status")
+    builder = EmbedBuilder(lang.t("OnAir status"))
     if voice is not None:
-        builder.field("Voice", voice_line(voice), inline=False)
+        builder.field(lang.t("Voice"), voice_line(voice, lang), inline=False)
     watched = [(station, st) for station in stations if (st := status_for(station)) is not None]
     if not watched and not subs:
-        builder.description = (
+        builder.description = lang.t(
             "⚪ Nothing is announced in this server yet, so no station is watched.\n"
             "Start with `/onair announce` in the channel that should get new tracks."
         )
         return builder.build()
     for station, st in watched:
+        state = lang.t(_STATES[st.state]) if st.state in _STATES else f"⚪ {st.state}"
         lines = [
-            _STATES.get(st.state, f"⚪ {st.state}"),
-            f"last poll {timestamp(st.last_poll)} · next {timestamp(st.next_poll)}",
+            state,
+            lang.t(
+                "last poll {last} · next {next}",
+                last=timestamp(st.last_poll),
+                next=timestamp(st.next_poll),
+            ),
         ]
         if st.unreachable_since:
-            lines.append(f"unreachable since {timestamp(st.unreachable_since)}")
+            lines.append(lang.t("unreachable since {since}", since=timestamp(st.unreachable_since)))
         if st.failure is not None and st.failed_at is not None:
             # For staff: the cause, the server and when; a green marker never stands beside
             # an error without its time.
             lines.append(
-                "last error: {reason}, {time}, {ago}".format(
-                    reason=safe(staff_reason(st.failure), limit=200),
+                lang.t(
+                    "last error: {reason}, {time}, {ago}",
+                    reason=safe(staff_reason(st.failure, lang), limit=200),
                     time=timestamp(st.failed_at, "t"),
                     ago=timestamp(st.failed_at),
                 )
@@ -102,137 +141,253 @@ def status(
         builder.field(plain(station.name, limit=200), "\n".join(lines), inline=False)
     quiet = [plain(station.name, limit=80) for station in stations if status_for(station) is None]
     if quiet and watched:
-        builder.field("Not announced here", ", ".join(quiet), inline=False)
+        builder.field(lang.t("Not announced here"), ", ".join(quiet), inline=False)
+    _announcing(builder, subs, deliveries, lang)
+    _scheduled(builder, alerts, recap, lang)
+    return builder.build()
+
+
+def _announcing(
+    builder: EmbedBuilder,
+    subs: Sequence[Subscription],
+    deliveries: Mapping[str, int],
+    lang: Lang,
+) -> None:
+    """Where the guild announces, what is paused and why, and the last day's deliveries."""
     paused = [
-        f"🔴 <#{s.channel_id}>: {safe(s.paused_reason, limit=150)}" for s in subs if s.paused_reason
+        f"🔴 <#{s.channel_id}>: {safe(paused_reason(s.paused_reason, lang), limit=150)}"
+        for s in subs
+        if s.paused_reason
     ]
     active = [f"🟢 <#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
     if active:
         where = "\n".join(active)
     elif subs:
-        where = (
+        where = lang.t(
             "Nowhere: every channel is paused. Fix the cause below, then run "
             "`/onair resume channel:` for each channel."
         )
     else:
-        where = "Nowhere yet: run `/onair announce` in the channel that should get new tracks."
-    builder.field("Announcing in", where, inline=False)
+        where = lang.t(
+            "Nowhere yet: run `/onair announce` in the channel that should get new tracks."
+        )
+    builder.field(lang.t("Announcing in"), where, inline=False)
     if paused:  # how to resume, said once: here, or above when every channel is paused
-        heading = "Paused (fix the cause, then /onair resume)" if active else "Paused"
+        heading = (
+            lang.t("Paused (fix the cause, then /onair resume)") if active else lang.t("Paused")
+        )
         builder.field(heading, "\n".join(paused), inline=False)
     if subs:
-        builder.field("Announcements, last 24 hours", delivery_line(deliveries), inline=False)
-    scheduled = [
-        f"alerts of `{safe(a.station, limit=60)}` in <#{a.channel_id}>"
-        + (f", pinging <@&{a.role_id}>" if a.role_id else "")
-        for a in alerts
-    ]
+        builder.field(
+            lang.t("Announcements, last 24 hours"), delivery_line(deliveries, lang), inline=False
+        )
+
+
+def _scheduled(
+    builder: EmbedBuilder,
+    alerts: Sequence[AlertSubscription],
+    recap: Recap | None,
+    lang: Lang,
+) -> None:
+    """The alerts and the weekly recap set up in this guild, one line each."""
+    scheduled = []
+    for a in alerts:
+        station, channel = safe(a.station, limit=60), f"<#{a.channel_id}>"
+        if a.role_id:
+            scheduled.append(
+                lang.t(
+                    "alerts of `{station}` in {channel}, pinging {role}",
+                    station=station,
+                    channel=channel,
+                    role=f"<@&{a.role_id}>",
+                )
+            )
+        else:
+            scheduled.append(
+                lang.t("alerts of `{station}` in {channel}", station=station, channel=channel)
+            )
     if recap is not None:
-        day = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
         scheduled.append(
-            f"weekly recap of `{safe(recap.station, limit=60)}` in <#{recap.channel_id}>, "
-            f"{day[recap.weekday % 7]}s at {recap.hour:02d}:00"
+            lang.t(
+                "weekly recap of `{station}` in {channel}, {day}s at {time}",
+                station=safe(recap.station, limit=60),
+                channel=f"<#{recap.channel_id}>",
+                day=weekday(lang, recap.weekday),
+                time=f"{recap.hour:02d}:00",
+            )
         )
     if scheduled:
-        builder.field("Alerts and recap", "\n".join(scheduled), inline=False)
-    return builder.build()
+        builder.field(lang.t("Alerts and recap"), "\n".join(scheduled), inline=False)
 
 
-def voice_line(voice: VoiceStatus) -> str:
+def voice_line(voice: VoiceStatus, lang: Lang = ENGLISH) -> str:
     """``🔊 playing `main` in #radio`` or ``🟡 rejoining #radio``, with why it waits."""
     station = safe(voice.station, limit=60)
+    channel = f"<#{voice.channel_id}>"
     if voice.state == "playing":
-        return f"🔊 playing `{station}` in <#{voice.channel_id}>"
-    line = f"🟡 rejoining <#{voice.channel_id}> (`{station}`) after a restart or a voice failure"
+        return lang.t("🔊 playing `{station}` in {channel}", station=station, channel=channel)
+    line = lang.t(
+        "🟡 rejoining {channel} (`{station}`) after a restart or a voice failure",
+        station=station,
+        channel=channel,
+    )
     if voice.ahead > 1:
-        line += (
-            f": {voice.ahead} channels wait for Discord's gateway limit (about 100 voice "
-            "joins a minute per shard)"
+        line += lang.t(
+            ": {count} channels wait for Discord's gateway limit (about 100 voice "
+            "joins a minute per shard)",
+            count=_count(lang, voice.ahead),
         )
     return line
 
 
-# What each delivery state means to an admin, in the order shown.
-_DELIVERY_WORDS = (
-    (SENT, "posted"),
-    (PENDING, "waiting to be posted"),
-    (DROPPED, "skipped (too late: the track had ended)"),
-    (FAILED, "failed (see Paused)"),
-)
+def _delivered(lang: Lang, state: str, n: int) -> str:
+    """One delivery state as an admin reads it (English: the same words for one and many)."""
+    count = _count(lang, n)
+    if state == SENT:
+        return lang.tn("**{count}** posted", "**{count}** posted", n, count=count)
+    if state == PENDING:
+        return lang.tn(
+            "**{count}** waiting to be posted", "**{count}** waiting to be posted", n, count=count
+        )
+    if state == DROPPED:
+        return lang.tn(
+            "**{count}** skipped (too late: the track had ended)",
+            "**{count}** skipped (too late: the track had ended)",
+            n,
+            count=count,
+        )
+    return lang.tn(
+        "**{count}** failed (see Paused)", "**{count}** failed (see Paused)", n, count=count
+    )
 
 
-def delivery_line(deliveries: Mapping[str, int]) -> str:
+def delivery_line(deliveries: Mapping[str, int], lang: Lang = ENGLISH) -> str:
     """``12 posted · 1 waiting to be posted``: the states that occurred, posted always."""
     parts = [
-        f"**{deliveries.get(state, 0)}** {words}"
-        for state, words in _DELIVERY_WORDS
+        _delivered(lang, state, deliveries.get(state, 0))
+        for state in (SENT, PENDING, DROPPED, FAILED)
         if state == SENT or deliveries.get(state, 0)
     ]
     return " · ".join(parts)
 
 
-def removed(station: StationConfig) -> str:
-    return f"Removed **{safe(station.name, limit=80)}** and its announcements."
+def removed(station: StationConfig, lang: Lang = ENGLISH) -> str:
+    return lang.t(
+        "Removed **{station}** and its announcements.", station=safe(station.name, limit=80)
+    )
 
 
-def settings_saved(saved: GuildSettings) -> str:
-    station = saved.default_station or "none"
-    text = f"Time zone: **{saved.timezone}**; default station: **{station}**."
+def settings_saved(saved: GuildSettings, lang: Lang = ENGLISH) -> str:
+    station = saved.default_station or lang.t("none")
+    text = lang.t(
+        "Time zone: **{zone}**; default station: **{station}**.",
+        zone=saved.timezone,
+        station=station,
+    )
     if saved.language:
-        text += f" Language of posts: **{LANGUAGE_NAMES.get(saved.language, saved.language)}**."
+        name = LANGUAGE_NAMES.get(saved.language, saved.language)
+        text += " " + lang.t("Language of posts: **{language}**.", language=name)
     return text
 
 
-def announcing(station: StationConfig, channel: str, mode: str, style: str | None) -> str:
+def announcing(
+    station: StationConfig, channel: str, mode: str, style: str | None, lang: Lang = ENGLISH
+) -> str:
     """The reply to /onair announce: which station, where, in which mode and style."""
-    return (
-        f"New tracks of **{safe(station.name, limit=80)}** will be announced in "
-        f"{channel} ({mode}, {effective_style(style)})."
+    return lang.t(
+        "New tracks of **{station}** will be announced in {channel} ({mode}, {style}).",
+        station=safe(station.name, limit=80),
+        channel=channel,
+        mode=mode,
+        style=effective_style(style),
     )
 
 
-def unannounced(channel: str, removed: int) -> str:
-    return f"Stopped announcements in {channel}." if removed else f"{channel} had no announcements."
+def unannounced(channel: str, removed: int, lang: Lang = ENGLISH) -> str:
+    if removed:
+        return lang.t("Stopped announcements in {channel}.", channel=channel)
+    return lang.t("{channel} had no announcements.", channel=channel)
 
 
-def alerts_on(station: StationConfig, channel: str, role: str | None, offline_after: float) -> str:
-    ping = f" (pinging {role})" if role else ""
-    return (
-        f"Alerts of **{safe(station.name, limit=80)}** go to {channel}: a live show starting"
-        f"{ping} and ending, and the station down for more than {spoken(offline_after)} and "
-        "back. Stop them with `/onair alerts off:True`."
+def resumed(channel: str, count: int, lang: Lang = ENGLISH) -> str:
+    """The reply to /onair resume (English as before: "Resumed 2 announcement(s) in #x.")."""
+    return lang.tn(
+        "Resumed {count} announcement(s) in {channel}.",
+        "Resumed {count} announcement(s) in {channel}.",
+        count,
+        count=_count(lang, count),
+        channel=channel,
     )
 
 
-def alerts_off(station: StationConfig, removed: int) -> str:
+def alerts_on(
+    station: StationConfig,
+    channel: str,
+    role: str | None,
+    offline_after: float,
+    lang: Lang = ENGLISH,
+) -> str:
+    name, after = safe(station.name, limit=80), spoken(offline_after)
+    if role:
+        return lang.t(
+            "Alerts of **{station}** go to {channel}: a live show starting (pinging {role}) "
+            "and ending, and the station down for more than {after} and back. Stop them with "
+            "`/onair alerts off:True`.",
+            station=name,
+            channel=channel,
+            role=role,
+            after=after,
+        )
+    return lang.t(
+        "Alerts of **{station}** go to {channel}: a live show starting and ending, and the "
+        "station down for more than {after} and back. Stop them with `/onair alerts off:True`.",
+        station=name,
+        channel=channel,
+        after=after,
+    )
+
+
+def alerts_off(station: StationConfig, removed: int, lang: Lang = ENGLISH) -> str:
+    name = safe(station.name, limit=80)
     if not removed:
-        return f"No alerts of **{safe(station.name, limit=80)}** were set up here."
-    return f"Stopped the alerts of **{safe(station.name, limit=80)}**."
+        return lang.t("No alerts of **{station}** were set up here.", station=name)
+    return lang.t("Stopped the alerts of **{station}**.", station=name)
 
 
-def recap_on(station: StationConfig, channel: str, day: str, hour: int, zone: str) -> str:
-    return (
-        f"Every {day} at {hour:02d}:00 ({safe(zone, limit=60)}), {channel} gets the week on "
-        f"**{safe(station.name, limit=80)}**: most played, peak listeners, live shows, busiest "
-        "hour. The time zone is this server's (`/onair settings timezone:`)."
+def recap_on(
+    station: StationConfig, channel: str, day: int, hour: int, zone: str, lang: Lang = ENGLISH
+) -> str:
+    return lang.t(
+        "Every {day} at {time} ({zone}), {channel} gets the week on **{station}**: most "
+        "played, peak listeners, live shows, busiest hour. The time zone is this server's "
+        "(`/onair settings timezone:`).",
+        day=weekday(lang, day),
+        time=f"{hour:02d}:00",
+        zone=safe(zone, limit=60),
+        channel=channel,
+        station=safe(station.name, limit=80),
     )
 
 
-def recap_off(removed: bool) -> str:
-    return "Stopped the weekly recap." if removed else "No weekly recap was set up here."
+def recap_off(removed: bool, lang: Lang = ENGLISH) -> str:
+    if removed:
+        return lang.t("Stopped the weekly recap.")
+    return lang.t("No weekly recap was set up here.")
 
 
-def show_events(station: StationConfig, on: bool, changed: bool) -> str:
+def show_events(station: StationConfig, on: bool, changed: bool, lang: Lang = ENGLISH) -> str:
     """The reply to /onair events: what OnAir will do (or stop doing) for live shows."""
     name = safe(station.name, limit=80)
     if not on:
         if not changed:
-            return f"Live shows of **{name}** had no events here."
-        return (
-            f"No more events for live shows of **{name}**. Events already made stay until "
-            "their show ends."
+            return lang.t("Live shows of **{station}** had no events here.", station=name)
+        return lang.t(
+            "No more events for live shows of **{station}**. Events already made stay until "
+            "their show ends.",
+            station=name,
         )
-    return (
-        f"When **{name}** goes live, I'll make a server event for the show, mark it live "
-        "while it runs and end it after (one event per show, at most 10 of mine at a time)."
+    return lang.t(
+        "When **{station}** goes live, I'll make a server event for the show, mark it live "
+        "while it runs and end it after (one event per show, at most 10 of mine at a time).",
+        station=name,
     )

@@ -7,9 +7,12 @@ import concurrent.futures
 import io
 import multiprocessing
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..station import DayStats
+from ..util.i18n import ENGLISH_CODE, N_, Lang
+from .lang_dates import axis_number, chart_day
 
 # Discord's dark theme: the embed's own background, its text colours, OnAir's brand colour.
 BACKGROUND = "#2b2d31"
@@ -19,22 +22,67 @@ GRID = "#3f4147"
 SESSIONS = "#e0245e"
 UNIQUE = "#00a8fc"
 LABEL_SIZE = 22  # px in the 800 px image: 11 px or more as Discord shows it
+TEXT_KEY = "Description"  # the PNG's text chunk: every word drawn on the chart, one a line
+SESSIONS_LABEL = N_("sessions")
+UNIQUE_LABEL = N_("unique listeners")
+PER_DAY = N_("per day")
+TODAY_SO_FAR = N_("today, so far")
+BUSIEST = N_("busiest: {day}")
 
 
-def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> bytes:
+@dataclass(frozen=True)
+class ChartText:
+    """The chart's words in the viewer's language, and the language's code for its day and
+    number formats: plain strings, so they cross to the worker process."""
+
+    code: str = ENGLISH_CODE
+    sessions: str = SESSIONS_LABEL
+    unique: str = UNIQUE_LABEL
+    per_day: str = PER_DAY
+    today_so_far: str = TODAY_SO_FAR
+    busiest: str = BUSIEST
+
+    @classmethod
+    def of(cls, lang: Lang) -> ChartText:
+        return cls(
+            lang.code,
+            lang.t(SESSIONS_LABEL),
+            lang.t(UNIQUE_LABEL),
+            lang.t(PER_DAY),
+            lang.t(TODAY_SO_FAR),
+            lang.t(BUSIEST),
+        )
+
+
+def chart_words(png: bytes) -> list[str]:
+    """The words a chart drew (its labels, legend, ticks), read back from the PNG."""
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(io.BytesIO(png)) as image:
+        text = image.info.get(TEXT_KEY, "")
+    return str(text).splitlines()
+
+
+def render_stats_chart(
+    days: Sequence[DayStats], today_last: bool = False, words: ChartText | None = None
+) -> bytes:
     """Sessions and unique listeners per day, drawn for Discord's dark client.
 
     Discord shows an embed image at most 400 px wide (less on a phone), so it is drawn at
     800 x 360 px with type at 22 px: 11 px or more as shown, readable, where 17 px became
     8.5 px. The embed's title says what it is, so the chart has none; the y axis says "per
     day" and the busiest day is marked and named. ``today_last``: the last day is today, so
-    far: its line is dashed and named, not drawn as a collapse. Pure CPU work: run it through
-    ChartRenderer.
+    far: its line is dashed and named, not drawn as a collapse. ``words``: the labels in the
+    viewer's language, days and numbers as it writes them; every word drawn is kept in the
+    PNG's ``Description`` text (read it with :func:`chart_words`). Pure CPU work: run it
+    through ChartRenderer.
     """
     from matplotlib.dates import AutoDateLocator, num2date
     from matplotlib.figure import Figure  # Figure without pyplot: thread-safe, Agg by default
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+    words = words or ChartText()
+    lang = Lang(words.code)  # formats only: the words come translated
     figure = Figure(figsize=(8, 3.6), dpi=100, facecolor=BACKGROUND)
     axes = figure.subplots()
     axes.set_facecolor(BACKGROUND)
@@ -44,13 +92,13 @@ def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> by
     axes.fill_between(x, sessions, color=SESSIONS, alpha=0.12, linewidth=0)
     partial = today_last and len(days) > 1
     whole = slice(None, -1) if partial else slice(None)
-    axes.plot(x[whole], sessions[whole], label="sessions", color=SESSIONS, linewidth=3.5)
-    axes.plot(x[whole], unique[whole], label="unique listeners", color=UNIQUE, linewidth=3.5)
+    axes.plot(x[whole], sessions[whole], label=words.sessions, color=SESSIONS, linewidth=3.5)
+    axes.plot(x[whole], unique[whole], label=words.unique, color=UNIQUE, linewidth=3.5)
     if partial:  # today so far: dashed, and said
         for values, colour in ((sessions, SESSIONS), (unique, UNIQUE)):
             axes.plot(x[-2:], values[-2:], color=colour, linewidth=3.5, linestyle=(0, (1.5, 1.5)))
         axes.annotate(  # at the top, above today: clear of the lines it names
-            "today, so far",
+            words.today_so_far,
             (x[-1], 0.97),
             xycoords=("data", "axes fraction"),
             ha="right",
@@ -75,13 +123,15 @@ def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> by
         )
         where = peak / (len(days) - 1)
         align = "left" if where < 0.2 else "right" if where > 0.8 else "center"
+        # Above the point; beside it (to its left) where "today, so far" takes the top right.
+        beside = partial and align == "right"
         axes.annotate(
-            f"busiest: {days[peak].day:%b} {days[peak].day.day}",
+            words.busiest.format(day=chart_day(lang, days[peak].day)),
             (x[peak], sessions[peak]),
-            xytext=(0, 12),
+            xytext=(-18, 0) if beside else (0, 12),
             textcoords="offset points",
             ha=align,
-            va="bottom",
+            va="center" if beside else "bottom",
             color=TEXT,
             fontsize=LABEL_SIZE,
         )
@@ -93,11 +143,9 @@ def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> by
         axes.spines[side].set_visible(False)
     axes.spines["bottom"].set_color(GRID)
     axes.tick_params(colors=MUTED, labelsize=LABEL_SIZE, length=0, pad=8)
-    axes.set_ylabel("per day", color=MUTED, fontsize=LABEL_SIZE, labelpad=8)
+    axes.set_ylabel(words.per_day, color=MUTED, fontsize=LABEL_SIZE, labelpad=8)
     axes.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
-    axes.yaxis.set_major_formatter(
-        FuncFormatter(lambda value, _pos: f"{value / 1000:g}k" if value >= 1000 else f"{value:g}")
-    )
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: axis_number(lang, value)))
     if len(days) <= 3:  # too few days for a date locator: a tick per day
         axes.set_xticks(x)
         axes.margins(x=0.25)
@@ -105,8 +153,7 @@ def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> by
         axes.xaxis.set_major_locator(AutoDateLocator(minticks=3, maxticks=6))  # type: ignore[no-untyped-call]
 
     def day_label(value: float, _position: int) -> str:
-        moment = num2date(value)  # type: ignore[no-untyped-call]
-        return f"{moment:%b} {moment.day}"
+        return chart_day(lang, num2date(value).date())  # type: ignore[no-untyped-call]
 
     axes.xaxis.set_major_formatter(FuncFormatter(day_label))
     legend = axes.legend(
@@ -122,9 +169,17 @@ def render_stats_chart(days: Sequence[DayStats], today_last: bool = False) -> by
     for handle in legend.legend_handles:
         if handle is not None:
             handle.set_linewidth(6)  # type: ignore[attr-defined]
-    figure.tight_layout(pad=0.6)
+    figure.tight_layout(pad=0.6)  # lays the ticks out: their labels are known from here
+    drawn = [
+        axes.get_ylabel(),
+        *(text.get_text() for text in legend.get_texts()),
+        *(text.get_text() for text in axes.texts),
+        *(label.get_text() for label in axes.get_xticklabels()),
+        *(label.get_text() for label in axes.get_yticklabels()),
+    ]
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", facecolor=BACKGROUND)
+    metadata = {TEXT_KEY: "\n".join(w for w in drawn if w)}
+    figure.savefig(buffer, format="png", facecolor=BACKGROUND, metadata=metadata)
     return buffer.getvalue()
 
 
@@ -145,18 +200,20 @@ class ChartRenderer:
             self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context)
         return self._pool
 
-    async def render(self, days: Sequence[DayStats], today_last: bool = False) -> bytes:
+    async def render(
+        self, days: Sequence[DayStats], today_last: bool = False, words: ChartText | None = None
+    ) -> bytes:
         loop = asyncio.get_running_loop()
         for attempt in range(2):
             try:
                 return await loop.run_in_executor(
-                    self._executor(), render_stats_chart, list(days), today_last
+                    self._executor(), render_stats_chart, list(days), today_last, words
                 )
             except (concurrent.futures.process.BrokenProcessPool, OSError):
                 self.close()
                 if attempt:
                     break
-        return await asyncio.to_thread(render_stats_chart, days, today_last)
+        return await asyncio.to_thread(render_stats_chart, days, today_last, words)
 
     def close(self) -> None:
         if self._pool is not None:

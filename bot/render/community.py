@@ -51,7 +51,7 @@ def top_embed(
     return builder.build()
 
 
-def template_summary(templates: TemplateSet | None) -> str:
+def template_summary(templates: TemplateSet | None, lang: Lang = ENGLISH) -> str:
     """The templates set, one line each, as code (what the admin typed, shown inertly)."""
     lines = []
     for variant in VARIANTS:
@@ -61,55 +61,79 @@ def template_summary(templates: TemplateSet | None) -> str:
             if text:
                 shown = clip(" ".join(text.split()).replace("`", "ˋ"), 120)
                 lines.append(f"- {variant} · {part}: `{shown}`")
-    return "\n".join(lines) or "No templates: the built-in layout is used."
+    return "\n".join(lines) or lang.t("No templates: the built-in layout is used.")
 
 
-def template_saved(templates: TemplateSet | None, channel: str) -> str:
-    return f"Saved the announcement wording for {channel}.\n{template_summary(templates)}"
+def template_saved(templates: TemplateSet | None, channel: str, lang: Lang = ENGLISH) -> str:
+    saved = lang.t("Saved the announcement wording for {channel}.", channel=channel)
+    return f"{saved}\n{template_summary(templates, lang)}"
 
 
 NEAR_LIMIT = 0.8  # a part's share of its limit from which the preview counts it
 
 
 def template_preview(
-    budget: Mapping[str, tuple[int, int]], played: str, *, recorded: bool, live: bool
+    budget: Mapping[str, tuple[int, int]],
+    played: str,
+    *,
+    recorded: bool,
+    live: bool,
+    lang: Lang = ENGLISH,
 ) -> str:
     """The preview's heading: which wording (live show or AutoDJ) with which play, and the
     characters of the parts that come near their limit (none: nothing to watch)."""
     if live and recorded:
-        first = (
-            f"-# Preview of the live show wording with the station's last announced play: {played}"
+        first = lang.t(
+            "Preview of the live show wording with the station's last announced play: {play}",
+            play=played,
         )
     elif live:
-        first = f"-# Preview of the live show wording with the play on air now: {played}"
+        first = lang.t(
+            "Preview of the live show wording with the play on air now: {play}", play=played
+        )
     elif recorded:
-        first = f"-# Preview of the AutoDJ wording with the station's last announced play: {played}"
+        first = lang.t(
+            "Preview of the AutoDJ wording with the station's last announced play: {play}",
+            play=played,
+        )
     else:
-        first = f"-# Preview of the AutoDJ wording with the play on air now: {played}"
+        first = lang.t(
+            "Preview of the AutoDJ wording with the play on air now: {play}", play=played
+        )
+    first = f"-# {first}"
     order = ("embed", "title", "description", "footer", "content")
     near = " · ".join(
-        f"{name} {budget[name][0]:,} of {budget[name][1]:,}"
+        lang.t(
+            "{part} {used} of {limit}",
+            part=name,
+            used=lang.number(budget[name][0]),
+            limit=lang.number(budget[name][1]),
+        )
         for name in order
         if name in budget and budget[name][0] >= NEAR_LIMIT * budget[name][1]
     )
     if not near:
         return first
-    return f"{first}\n-# Near a limit: {near} characters"
+    return first + "\n-# " + lang.t("Near a limit: {parts} characters", parts=near)
 
 
-def like_answer(liked: bool, title: str | None, count: int) -> str:
+def like_answer(liked: bool, title: str | None, count: int, lang: Lang = ENGLISH) -> str:
     """The private answer to a click on ❤️: what it did, and how to undo it. The count is
     said here, to the one who clicked, because it cannot be kept current on every message
     that shows the play (each server's announcement, every /nowplaying)."""
     shown = safe(title, limit=200)
     if not liked:
         if shown:
-            return f"Like removed from *{shown}*."
-        return "Like removed."
+            return lang.t("Like removed from *{title}*.", title=shown)
+        return lang.t("Like removed.")
     if not shown:
-        return "Liked: click again to undo."
+        return lang.t("Liked: click again to undo.")
     if count <= 1:
-        return f"Liked *{shown}*: click again to undo. You are the first to like it."
-    return "Liked *{title}*: click again to undo. {count} listeners like it now.".format(
-        title=shown, count=f"{count:,}"
+        return lang.t(
+            "Liked *{title}*: click again to undo. You are the first to like it.", title=shown
+        )
+    return lang.t(
+        "Liked *{title}*: click again to undo. {count} listeners like it now.",
+        title=shown,
+        count=lang.number(count),
     )

@@ -15,28 +15,29 @@ from ..util.i18n import ENGLISH, N_, Lang
 
 # Low-level causes (aiohttp's and the OS's exception names) in plain words.
 _CAUSES = {
-    "ClientConnectorError": "could not connect",
-    "ClientConnectorDNSError": "host name not found",
-    "ClientConnectorCertificateError": "TLS certificate not trusted",
-    "ClientSSLError": "TLS error",
-    "ClientConnectorSSLError": "TLS error",
-    "SSLError": "TLS error",
-    "ServerDisconnectedError": "connection closed",
-    "ConnectionResetError": "connection reset",
-    "ConnectionRefusedError": "connection refused",
-    "ClientOSError": "connection error",
-    "ClientPayloadError": "answer cut short",
-    "address refused": "internal address",
+    "ClientConnectorError": N_("could not connect"),
+    "ClientConnectorDNSError": N_("host name not found"),
+    "ClientConnectorCertificateError": N_("TLS certificate not trusted"),
+    "ClientSSLError": N_("TLS error"),
+    "ClientConnectorSSLError": N_("TLS error"),
+    "SSLError": N_("TLS error"),
+    "ServerDisconnectedError": N_("connection closed"),
+    "ConnectionResetError": N_("connection reset"),
+    "ConnectionRefusedError": N_("connection refused"),
+    "ClientOSError": N_("connection error"),
+    "ClientPayloadError": N_("answer cut short"),
+    "address refused": N_("internal address"),
 }
 _PLAIN_CAUSE = re.compile(r"^[A-Za-z0-9 .:-]{1,40}$")
 
 
 def cause_words(cause: str) -> str:
-    """``timeout`` and ``HTTP 503`` as they are; exception names in plain words."""
+    """``timeout`` and ``HTTP 503`` as they are; exception names in plain words (English msgids:
+    :func:`staff_reason` says them in the reader's language)."""
     if cause in _CAUSES:
         return _CAUSES[cause]
     if cause.endswith("Error") or not _PLAIN_CAUSE.match(cause):
-        return "connection error"
+        return N_("connection error")
     return cause
 
 
@@ -81,7 +82,7 @@ def staff_reason(failure: errors.Failure | errors.StationError, lang: Lang = ENG
     if isinstance(failure, errors.StationError):
         failure = errors.Failure.of(failure)
     server = failure.server[:120] or lang.t("the station server")
-    cause = cause_words(failure.cause)[:60] if failure.cause else ""
+    cause = lang.t(cause_words(failure.cause))[:60] if failure.cause else ""
     for kind, with_cause, without in _REASONS:
         if issubclass(failure.kind, kind):
             return lang.t(with_cause if cause else without, server=server, cause=cause)

@@ -14,24 +14,16 @@ from ..util.text import clip, isolate, safe
 from .embeds import FIELD_VALUE
 
 MEDALS = ("🥇", "🥈", "🥉")
-# (one, many) of each count, as whole phrases with a named placeholder (for gettext later).
-UNITS = {
-    "plays": ("{count} play", "{count} plays"),
-    "likes": ("{count} like", "{count} likes"),
-    "airings": ("on air once", "on air {count} times"),
-}
-
 Row = tuple[str, str | None, int]  # (title, artist, count)
 
 
 def counted(unit: str, count: int, lang: Lang = ENGLISH) -> str:
-    """``3 plays``, in ``lang`` for plays and likes (live airings are the recap's, English)."""
+    """``3 plays``, in ``lang`` (a live show's airings are the recap's)."""
     if unit == "plays":
         return lang.tn("{count} play", "{count} plays", count)
     if unit == "likes":
         return lang.tn("{count} like", "{count} likes", count)
-    one, many = UNITS[unit]
-    return (one if count == 1 else many).format(count=f"{count:,}")
+    return lang.tn("on air once", "on air {count} times", count)
 
 
 def track(title: str, artist: str | None) -> str:

@@ -14,8 +14,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import discord
 
 from ..config.schema import WEEKDAYS
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import safe
 from .embeds import BRAND, EmbedBuilder
+from .lang_dates import weekday_date, weekday_name, weekday_time
 from .ranking import Row, ranked
 
 
@@ -44,59 +46,59 @@ def _zone(name: str) -> tzinfo:
         return UTC
 
 
-def day_and_time(moment: datetime) -> str:
+def day_and_time(moment: datetime, lang: Lang = ENGLISH) -> str:
     """``Fri 20 Nov, 19:01``: short enough for a phone's inline field."""
-    return f"{moment:%a} {moment.day} {moment:%b}, {moment:%H:%M}"
+    return weekday_time(lang, moment)
 
 
-def _day(moment: datetime) -> str:
-    return f"{moment:%a} {moment.day} {moment:%b}"
-
-
-def week_line(start: datetime, end: datetime) -> str:
+def week_line(start: datetime, end: datetime, lang: Lang = ENGLISH) -> str:
     """The week as 7 days: ``Thu 19 Nov – Wed 25 Nov`` when it runs midnight to midnight,
     else from and to the recap's hour (``Thu 19 Nov, 18:00 – Thu 26 Nov, 18:00``)."""
     if start.time() == end.time() == datetime.min.time():
         last = datetime.fromtimestamp(end.timestamp() - 1, end.tzinfo)
-        return f"{_day(start)} – {_day(last)}"
-    return f"{day_and_time(start)} – {day_and_time(end)}"
+        return f"{weekday_date(lang, start)} – {weekday_date(lang, last)}"
+    return f"{day_and_time(start, lang)} – {day_and_time(end, lang)}"
 
 
-def recap_embed(summary: dict[str, Any]) -> discord.Embed:
-    station = safe(str(summary.get("station_name") or ""), limit=100) or "the station"
+def recap_embed(summary: dict[str, Any], lang: Lang = ENGLISH) -> discord.Embed:
+    """The recap in the guild's ``lang`` (a public post); the numbers are the stored ones."""
+    station = safe(str(summary.get("station_name") or ""), limit=100) or lang.t("the station")
     zone_name = str(summary.get("zone") or "UTC")
     zone = _zone(zone_name)
     start, end = _moment(summary.get("start")), _moment(summary.get("end"))
     plays = int(summary.get("plays") or 0)
-    period = week_line(start.astimezone(zone), end.astimezone(zone)) if start and end else "?"
+    period = week_line(start.astimezone(zone), end.astimezone(zone), lang) if start and end else "?"
     if not plays:
-        text = f"{period}\nOnAir saw no plays this week."
+        text = f"{period}\n" + lang.t("OnAir saw no plays this week.")
     else:
-        text = "{period} · **{plays}** plays".format(period=period, plays=f"{plays:,}")
-    text += "\n-# " + f"Times in {safe(zone_name, limit=60)}."
-    builder = EmbedBuilder(f"📊 The week on {station}", text, colour=BRAND)
-    builder.field("Most played", ranked(_rows(summary.get("played")), "plays"), inline=False)
-    builder.field("Most liked", ranked(_rows(summary.get("liked")), "likes"), inline=False)
+        # English says "plays" for one too, as before; others pick their plural form.
+        text = lang.tn(
+            "{period} · **{count}** plays", "{period} · **{count}** plays", plays, period=period
+        )
+    text += "\n-# " + lang.t("Times in {zone}.", zone=safe(zone_name, limit=60))
+    builder = EmbedBuilder(lang.t("📊 The week on {station}", station=station), text, colour=BRAND)
+    played = ranked(_rows(summary.get("played")), "plays", lang=lang)
+    builder.field(lang.t("Most played"), played, inline=False)
+    liked = ranked(_rows(summary.get("liked")), "likes", lang=lang)
+    builder.field(lang.t("Most liked"), liked, inline=False)
     peak = summary.get("peak")
     when = _moment(peak[1]) if isinstance(peak, list) and len(peak) == 2 else None
     if isinstance(peak, list) and when is not None:
         builder.field(
-            "Peak listeners",
-            "{count} · {when}".format(
-                count=f"{int(peak[0]):,}", when=day_and_time(when.astimezone(zone))
-            ),
+            lang.t("Peak listeners"),
+            f"{lang.number(int(peak[0]))} · {day_and_time(when.astimezone(zone), lang)}",
         )
     busiest = summary.get("busiest")
     if isinstance(busiest, list) and len(busiest) == 3 and 0 <= int(busiest[0]) < 7:
         # The hour alone: its mean would read as the peak's figure beside it.
-        day, hour = WEEKDAYS[int(busiest[0])], int(busiest[1])
+        weekday, hour = int(busiest[0]), int(busiest[1])
+        day = weekday_name(lang, weekday, WEEKDAYS[weekday])
         builder.field(
-            "Busiest hour",
+            lang.t("Busiest hour"),
             f"{day} {hour:02d}:00–{(hour + 1) % 24:02d}:00",
         )
     # Live shows are not a contest: no medals.
-    builder.field(
-        "Live shows", ranked(_rows(summary.get("live")), "airings", medals=False), inline=False
-    )
+    live = ranked(_rows(summary.get("live")), "airings", medals=False, lang=lang)
+    builder.field(lang.t("Live shows"), live, inline=False)
     # No footer: the message's own time says when it was posted.
     return builder.build()

@@ -62,14 +62,28 @@ def overview_embed(station_name: str, overview: Overview, lang: Lang = ENGLISH) 
     return builder.build()
 
 
-def settings_saved(station_name: str, enabled: bool, rules: RequestSettings) -> str:
-    state = "on" if enabled else "off"
-    who = f"<@&{rules.role_id}>" if rules.role_id else "everyone"
+def settings_saved(
+    station_name: str, enabled: bool, rules: RequestSettings, lang: Lang = ENGLISH
+) -> str:
+    """The reply to /onair requests set: every rule in one sentence, in the admin's language."""
+    state = lang.t("on") if enabled else lang.t("off")
+    who = f"<@&{rules.role_id}>" if rules.role_id else lang.t("everyone")
     every = f"{rules.cooldown / 60:g} min"
-    cap = f"{rules.hourly_cap} an hour in this server" if rules.hourly_cap else "no hourly cap"
-    channel = f"listed in <#{rules.channel_id}>" if rules.channel_id else "not listed"
-    return (
-        f"Song requests for **{safe(station_name, limit=80)}** are **{state}** here. "
-        f"Who may ask: {who}; one request per person every {every}; {cap}; accepted "
-        f"requests {channel}."
+    if rules.hourly_cap:
+        cap = lang.t("{cap} an hour in this server", cap=rules.hourly_cap)
+    else:
+        cap = lang.t("no hourly cap")
+    if rules.channel_id:
+        channel = lang.t("listed in {channel}", channel=f"<#{rules.channel_id}>")
+    else:
+        channel = lang.t("not listed")
+    return lang.t(
+        "Song requests for **{station}** are **{state}** here. Who may ask: {who}; one request "
+        "per person every {every}; {cap}; accepted requests {channel}.",
+        station=safe(station_name, limit=80),
+        state=state,
+        who=who,
+        every=every,
+        cap=cap,
+        channel=channel,
     )

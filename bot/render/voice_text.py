@@ -10,15 +10,19 @@ from .. import errors
 from ..util.i18n import ENGLISH, Lang
 
 
-def spoken_seconds(seconds: float) -> str:
-    """300 → "5 minutes", 90 → "1 minute 30 seconds", 45 → "45 seconds"."""
+def spoken_seconds(seconds: float, lang: Lang = ENGLISH) -> str:
+    """300 → "5 minutes", 90 → "1 minute 30 seconds", 45 → "45 seconds" (in ``lang``)."""
     total = round(seconds)
     minutes, rest = divmod(total, 60)
     parts = []
+
+    def count(n: int) -> str:  # English as before: "1440 minutes", no separator
+        return str(n) if lang.is_english else lang.number(n)
+
     if minutes:
-        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
+        parts.append(lang.tn("{count} minute", "{count} minutes", minutes, count=count(minutes)))
     if rest or not minutes:
-        parts.append(f"{rest} second{'s' if rest != 1 else ''}")
+        parts.append(lang.tn("{count} second", "{count} seconds", rest, count=count(rest)))
     return " ".join(parts)
 
 
@@ -46,48 +50,67 @@ def settings_text(
     status_on: bool,
     status_now: str | None = None,
     missing_permission_in: str | None = None,
+    lang: Lang = ENGLISH,
 ) -> str:
     """The guild's voice settings in plain words: the home channel OnAir never leaves, when it
     leaves any other channel nobody listens in (the two never contradict), the station, and
     the channel status (``status_now``: the status OnAir shows now, already escaped).
-    ``missing_permission_in``: the channel where OnAir may not set the status, said first."""
+    ``missing_permission_in``: the channel where OnAir may not set the status, said first.
+    Said in ``lang`` (the admin's own client language: the reply is private)."""
     lines = []
     if missing_permission_in is not None:
-        lines.append("⚠️ " + errors.NO_STATUS_PERMISSION.format(channel=missing_permission_in))
-    lines.append("🔊 **Voice settings**")
+        lines.append("⚠️ " + lang.t(errors.NO_STATUS_PERMISSION, channel=missing_permission_in))
+    lines.append(lang.t("🔊 **Voice settings**"))
     if home is not None:
         lines.append(
-            f"• Home channel: {home}. I stay there around the clock, even when nobody "
-            "listens, and come back to it after a restart."
+            lang.t(
+                "• Home channel: {channel}. I stay there around the clock, even when nobody "
+                "listens, and come back to it after a restart.",
+                channel=home,
+            )
         )
     else:
-        lines.append("• No home channel: I only play where someone runs `/join`.")
+        lines.append(lang.t("• No home channel: I only play where someone runs `/join`."))
     if leave_when_empty > 0:
-        after = spoken_seconds(leave_when_empty)
+        after = spoken_seconds(leave_when_empty, lang)
         if home is not None:
-            lines.append(f"• I leave any other channel once nobody has listened there for {after}.")
+            lines.append(
+                lang.t(
+                    "• I leave any other channel once nobody has listened there for {time}.",
+                    time=after,
+                )
+            )
         else:
-            lines.append(f"• I leave a channel once nobody has listened there for {after}.")
+            lines.append(
+                lang.t("• I leave a channel once nobody has listened there for {time}.", time=after)
+            )
     elif home is not None:
-        lines.append("• I stay in any other channel until someone runs `/leave`.")
+        lines.append(lang.t("• I stay in any other channel until someone runs `/leave`."))
     else:
-        lines.append("• I stay in a channel until someone runs `/leave`.")
+        lines.append(lang.t("• I stay in a channel until someone runs `/leave`."))
     if station is not None:
-        lines.append(f"• Station: {station}.")
+        lines.append(lang.t("• Station: {station}.", station=station))
     else:
-        lines.append("• Station: this server's default station.")
+        lines.append(lang.t("• Station: this server's default station."))
     if not status_on:
         lines.append(
-            "• The voice channel's status is left alone (mine is cleared; "
-            "`/onair voice status:True` shows what I play there)."
+            lang.t(
+                "• The voice channel's status is left alone (mine is cleared; "
+                "`/onair voice status:True` shows what I play there)."
+            )
         )
     elif status_now:
         lines.append(
-            f"• The voice channel's status shows what I play (a status someone else set "
-            f"stays); now: {status_now}"
+            lang.t(
+                "• The voice channel's status shows what I play (a status someone else set "
+                "stays); now: {status}",
+                status=status_now,
+            )
         )
     else:
         lines.append(
-            "• The voice channel's status shows what I play (a status someone else set stays)."
+            lang.t(
+                "• The voice channel's status shows what I play (a status someone else set stays)."
+            )
         )
     return "\n".join(lines)

@@ -80,7 +80,6 @@ class SearchDesk:
         clock: Clock = time.monotonic,
         tokens: TokenSource | None = None,
     ) -> None:
-        self.rate = rate
         self.ttl = ttl
         self.max_entries = max_entries
         self.max_chars = max_chars

@@ -28,6 +28,7 @@ from .logs import count_discord_429s, guard_discord_logs
 
 if TYPE_CHECKING:
     from ..announcer.service import AnnouncerService
+    from ..catalog.languages import GuildLanguages
     from ..catalog.onboarding import StationOnboarding
     from ..history.likes import LikeService
     from ..requests.service import RequestService
@@ -116,6 +117,7 @@ class OnAirBot(commands.AutoShardedBot):
     shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
     likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
     requests: RequestService  # built by ``create_bot``; /request, /requests, /onair requests
+    languages: GuildLanguages  # built by ``create_bot``; each guild's language, cached
 
     def __init__(
         self,
@@ -206,7 +208,7 @@ class OnAirBot(commands.AutoShardedBot):
     async def guild_lang(self, guild_id: int) -> Lang:
         """The language of a guild's public posts: its ``/onair settings language``, else its
         preferred locale where Discord gives one (Community servers), else English."""
-        stored = (await self.storage.guild_settings(guild_id)).language
+        stored = await self.languages.stored(guild_id)
         if not stored:
             guild = self.get_guild(guild_id)
             stored = str(guild.preferred_locale) if guild is not None else ""

@@ -25,7 +25,7 @@ import discord
 
 from ..station import Play
 from ..storage import Storage
-from .text import stage_topic, voice_status
+from .text import guild_lang, stage_topic, voice_status
 
 _LOGGER = logging.getLogger("onair.shows")
 WRITE_TIMEOUT = 5.0  # seconds one status request may take
@@ -149,9 +149,10 @@ class ChannelStatusKeeper:
     async def _show(
         self, channel: discord.VoiceChannel | discord.StageChannel, play: Play | None
     ) -> bool:
+        lang = await guild_lang(self.client, channel.guild.id)  # public: the guild's language
         if isinstance(channel, discord.StageChannel):
-            return await self._show_topic(channel, stage_topic(play))
-        text = voice_status(play)
+            return await self._show_topic(channel, stage_topic(play, lang))
+        text = voice_status(play, lang)
         written = self._written.get(channel.id)
         current = self._current.get(channel.id, written)
         if text is None or (text == written and current == written):

@@ -28,7 +28,7 @@ import discord
 from ..station import Play, StationInfo
 from ..station.play import ESTIMATE_TOLERANCE, normalise_title
 from ..storage import EVENT_ACTIVE, EVENT_CLAIMED, EVENT_COMPLETED, EVENT_FAILED, Storage
-from .text import event_description, event_location, event_name
+from .text import event_description, event_location, event_name, guild_lang
 
 _LOGGER = logging.getLogger("onair.shows")
 MAX_OPEN = 10  # OnAir's open (scheduled or active) events per guild
@@ -133,16 +133,17 @@ class ShowEvents:
             return
         start = datetime.fromtimestamp(now, UTC) + START_AHEAD
         length = max(play.duration or DEFAULT_LENGTH, MIN_LENGTH)
+        lang = await guild_lang(self.client, guild_id)  # an event is public: the guild's
         try:
             await self._paced()
             event = await guild.create_scheduled_event(
-                name=event_name(play),
-                description=event_description(info.name, play),
+                name=event_name(play, lang),
+                description=event_description(info.name, play, lang),
                 start_time=start,
                 end_time=start + length,
                 entity_type=discord.EntityType.external,
                 privacy_level=discord.PrivacyLevel.guild_only,
-                location=event_location(info.name, info.links.listen),
+                location=event_location(info.name, info.links.listen, lang),
             )
         except discord.HTTPException as error:
             _LOGGER.warning(

@@ -6,7 +6,7 @@ import bisect
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .library import JINGLES, LIVE_SHOW, LIVE_SHOWS, TRACKS, LibraryItem
 
@@ -28,15 +28,12 @@ class Slot:
 
 
 @dataclass(frozen=True, slots=True)
-class Airing:
-    """One play of one item: the ``number``-th play since the programme's epoch."""
+class Airing(Slot):
+    """One play of a slot: the ``number``-th play since the programme's epoch, from ``started``.
+    Its ``item`` is the slot's, or the request that replaced it in this play."""
 
-    number: int
-    item: LibraryItem
-    started: float
-    seconds: float
-    early: float = 0.0
-    cue: float | None = None
+    number: int = field(kw_only=True)
+    started: float = field(kw_only=True)
 
     @property
     def ends(self) -> float:
@@ -83,7 +80,7 @@ class Programme:
         slot = self._slots[index]
         started = self.epoch + cycle * self.cycle + self._offsets[index]
         item = self.overrides.get(number, slot.item)
-        return Airing(number, item, started, slot.seconds, slot.early, slot.cue)
+        return Airing(item, slot.seconds, slot.early, slot.cue, number=number, started=started)
 
     def insert(self, item: LibraryItem, after: int) -> int:
         """Play ``item`` in the first slot after airing ``after`` that is neither a live show

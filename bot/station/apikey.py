@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import unicodedata
 
+from ..util.i18n import N_
+
 # Lone surrogates (a modal's JSON "\ud800", or a variable whose bytes are not UTF-8, which Python
 # reads as "\udcXX"), control characters and invisible format characters (a zero-width space
 # pasted with the key): none belongs in a key, and a surrogate cannot be sent at all.
-_UNFIT = {"Cs": "is not valid text", "Cc": "holds a control character"}
-_INVISIBLE = "holds an invisible character (pasted with it?)"
+_UNFIT = {"Cs": N_("is not valid text"), "Cc": N_("holds a control character")}
+_INVISIBLE = N_("holds an invisible character (pasted with it?)")
 
 
 def key_problem(key: str) -> str | None:

@@ -21,8 +21,9 @@ ARTID = "ARTID"
 
 
 @dataclass(frozen=True, slots=True)
-class Track:
-    """A track-info object, flattened from ``@attributes``."""
+class TrackTags:
+    """The tags a track-info object and a playlist entry share (parsed by ``track_fields``): both
+    models extend this one."""
 
     artist: str | None = None
     title: str | None = None
@@ -39,16 +40,22 @@ class Track:
     language: str | None = None
     rating: int | None = None
     bpm: str | None = None
-    tags: str | None = None
     custom: tuple[str | None, ...] = ()
     cast_title: str | None = None
-    listeners: int | None = None
-    item_title: str | None = None
 
     @property
     def file_name(self) -> str | None:
         """The file's base name for display (no ``~files`` prefix, no folders)."""
         return c.file_base_name(self.filename)
+
+
+@dataclass(frozen=True, slots=True)
+class Track(TrackTags):
+    """A track-info object, flattened from ``@attributes``."""
+
+    tags: str | None = None
+    listeners: int | None = None
+    item_title: str | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -62,7 +69,6 @@ class Track:
         track = cls(
             **track_fields(attrs, zone),
             tags=c.text(attrs.get("TAGS")),
-            cast_title=c.text(attrs.get("CASTTITLE")),
             listeners=c.integer(attrs.get("LISTENERS")),
             item_title=c.text(attrs.get("ITEMTITLE")),
         )

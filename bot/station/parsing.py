@@ -1,6 +1,6 @@
 """What every station model's parser shares: the parse memo, the top-level object check and the
-members a track-info object and a playlist entry have in common. Parsers never raise anything
-but ``StationResponseError``."""
+members a track-info object and a playlist entry have in common (``info.TrackTags``). Parsers
+never raise anything but ``StationResponseError``."""
 
 from __future__ import annotations
 
@@ -60,4 +60,5 @@ def track_fields(raw: Mapping[str, Any], zone: tzinfo) -> dict[str, Any]:
         "rating": c.integer(raw.get("RATING")),
         "bpm": c.text(raw.get("BPM")),
         "custom": tuple(c.text(raw.get(f"F{i}")) for i in range(1, 6)),
+        "cast_title": c.text(raw.get("CASTTITLE")),
     }

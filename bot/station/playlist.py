@@ -7,45 +7,25 @@ from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
 from . import coerce as c
+from .info import TrackTags
 from .parsing import require_object, track_fields
 
 
 @dataclass(frozen=True, slots=True)
-class PlaylistItem:
+class PlaylistItem(TrackTags):
     """One playlist entry. Every member arrives as a string."""
 
     index: int | None = None
     playlist_index: int | None = None
     start_time: time | None = None
     starts_at: datetime | None = None
-    cast_title: str | None = None
-    artist: str | None = None
-    title: str | None = None
-    album: str | None = None
-    year: str | None = None
-    genre: str | None = None
-    comment: str | None = None
-    duration: timedelta | None = None
-    filename: str | None = None
-    rating: int | None = None
-    play_count: int | None = None
-    intro: timedelta | None = None
-    outro: timedelta | None = None
-    bpm: str | None = None
     ft_idx: int | None = None
     item_type: str | None = None
     pqueue: int | None = None
-    last_played: datetime | None = None
-    language: str | None = None
-    custom: tuple[str | None, ...] = ()
 
     @property
     def played(self) -> bool:
         return (self.item_type or "").upper() == "TRACK_PLAYED"
-
-    @property
-    def file_name(self) -> str | None:
-        return c.file_base_name(self.filename)
 
     @property
     def display(self) -> str:
@@ -65,7 +45,6 @@ class PlaylistItem:
             start_time=start,
             starts_at=anchor_clock_time(start, zone, now) if start else None,
             **track_fields(raw, zone),
-            cast_title=c.text(raw.get("CASTTITLE")),
             ft_idx=c.integer(raw.get("FT_IDX")),
             item_type=c.text(raw.get("ITEMTYPE")),
             pqueue=c.integer(raw.get("PQUEUE")),

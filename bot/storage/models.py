@@ -191,15 +191,22 @@ class AlertState:
 
 
 @dataclass(frozen=True, slots=True)
-class Recap:
-    """A guild's weekly recap: the channel, the station, the local weekday (0 = Monday) and hour,
-    and when it was turned on (no slot before that is posted)."""
+class RecapConfig:
+    """A guild's weekly recap as wanted (a ``[[recaps]]`` entry of the config file, or an admin's
+    choice): the channel, the station, the local weekday (0 = Monday) and hour."""
 
     guild_id: int
     channel_id: int
     station: str
     weekday: int
     hour: int
+
+
+@dataclass(frozen=True, slots=True)
+class Recap(RecapConfig):
+    """A stored weekly recap: as configured, and when it was turned on (no slot before that is
+    posted)."""
+
     since: float
 
 

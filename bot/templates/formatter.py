@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .. import errors
+from ..util.i18n import ENGLISH
 
 # The names a template may use, in the order the manual (docs/features/templates.md) and the
 # error messages list them.
@@ -39,7 +40,17 @@ _NAME = re.compile(r"[a-z_]{1,20}")
 
 
 class TemplateError(ValueError):
-    """A template OnAir refuses; ``str(error)`` says what is wrong, fit for the admin."""
+    """A template OnAir refuses; ``str(error)`` says what is wrong, fit for the admin, and
+    ``said`` says it in the admin's language (``msgid`` is always formatted)."""
+
+    def __init__(self, msgid: str, /, **values: object) -> None:
+        self.said = errors.Formatted(msgid, **values)
+        super().__init__(self.said.said_in(ENGLISH))
+
+    @classmethod
+    def plain(cls, text: str) -> TemplateError:
+        """A problem in the owner's config.toml, said as is (English; braces not formatted)."""
+        return cls("{text}", text=text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,27 +69,31 @@ def drop_surrogates(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) != "Cs")
 
 
-def _describe(inner: str) -> str:
+def _describe(inner: str) -> TemplateError:
     """Why ``{inner}`` is refused, in the admin's words."""
     shown = (inner if len(inner) <= 40 else inner[:39] + "…").replace("`", "ˋ")
     name = re.split(r"[.\[:!|]", inner, maxsplit=1)[0].strip() or "title"
     name = (name if len(name) <= 40 else name[:39] + "…").replace("`", "ˋ")  # it is shown too
     if ":" in inner:
-        return errors.TEMPLATE_FORMAT_SPEC.format(shown=shown, name=name)
+        return TemplateError(errors.TEMPLATE_FORMAT_SPEC, shown=shown, name=name)
     if "!" in inner:
-        return errors.TEMPLATE_CONVERSION.format(shown=shown, name=name)
+        return TemplateError(errors.TEMPLATE_CONVERSION, shown=shown, name=name)
     if "." in inner or "[" in inner or "]" in inner:
-        return errors.TEMPLATE_REACHES_IN.format(shown=shown, name=name)
+        return TemplateError(errors.TEMPLATE_REACHES_IN, shown=shown, name=name)
     if not inner.strip():
-        return errors.TEMPLATE_EMPTY_NAME.format()
+        return TemplateError(errors.TEMPLATE_EMPTY_NAME)
     names = ", ".join(f"`{{{n}}}`" for n in NAMES)
-    return errors.TEMPLATE_UNKNOWN_NAME.format(shown=shown, names=names)
+    return TemplateError(errors.TEMPLATE_UNKNOWN_NAME, shown=shown, names=names)
 
 
 def parse(source: str) -> tuple[Part, ...]:
     """The template's literal text and placeholders; :class:`TemplateError` when refused."""
     if len(source) > MAX_TEMPLATE:
-        raise TemplateError(errors.TEMPLATE_TOO_LONG.format(length=len(source), limit=MAX_TEMPLATE))
+        raise TemplateError(
+            errors.TEMPLATE_TOO_LONG,
+            length=errors.Number(len(source)),
+            limit=errors.Number(MAX_TEMPLATE),
+        )
     source = drop_surrogates(source)
     parts: list[Part] = []
     literal: list[str] = []
@@ -97,7 +112,7 @@ def parse(source: str) -> tuple[Part, ...]:
                 literal = []
             parts.append(_placeholder(source[index + 1 : close]))
             if len(parts) > 2 * MAX_PLACEHOLDERS:
-                raise TemplateError(errors.TEMPLATE_TOO_MANY.format(count=MAX_PLACEHOLDERS))
+                raise TemplateError(errors.TEMPLATE_TOO_MANY, count=MAX_PLACEHOLDERS)
             index = close + 1
         elif char in "{}":
             if not source.startswith(char * 2, index):
@@ -110,17 +125,17 @@ def parse(source: str) -> tuple[Part, ...]:
     if literal:
         parts.append("".join(literal))
     if sum(isinstance(p, Placeholder) for p in parts) > MAX_PLACEHOLDERS:
-        raise TemplateError(errors.TEMPLATE_TOO_MANY.format(count=MAX_PLACEHOLDERS))
+        raise TemplateError(errors.TEMPLATE_TOO_MANY, count=MAX_PLACEHOLDERS)
     return tuple(parts)
 
 
 def _placeholder(inner: str) -> Placeholder:
     name, bar, fallback = inner.partition("|")
     if not _NAME.fullmatch(name) or name not in NAMES:
-        raise TemplateError(_describe(inner))
+        raise _describe(inner)
     if bar and len(fallback) > MAX_FALLBACK:
         raise TemplateError(
-            f"the fallback of `{{{name}|…}}` is {len(fallback)} characters; at most {MAX_FALLBACK}"
+            errors.TEMPLATE_FALLBACK_TOO_LONG, name=name, length=len(fallback), limit=MAX_FALLBACK
         )
     return Placeholder(name, fallback if bar else None)
 

@@ -88,23 +88,26 @@ class TemplateSet:
 def check_part(part: str, text: str) -> str:
     """The text of one part when OnAir accepts it; TemplateError naming the problem."""
     if part not in PARTS:
-        raise TemplateError(f"`{part}` is not a part; use one of " + ", ".join(PARTS))
+        raise TemplateError(errors.TEMPLATE_NOT_A_PART, part=part, parts=", ".join(PARTS))
     if not isinstance(text, str):
-        raise TemplateError(f"the {part} must be text")
+        raise TemplateError(errors.TEMPLATE_NOT_TEXT, part=part)
     text = drop_surrogates(text)
     if len(text) > SOURCE_LIMITS[part]:
         raise TemplateError(
-            f"the {part} template is {len(text):,} characters long; at most {SOURCE_LIMITS[part]:,}"
+            errors.TEMPLATE_PART_TOO_LONG,
+            part=part,
+            length=errors.Number(len(text)),
+            limit=errors.Number(SOURCE_LIMITS[part]),
         )
     if part == "color":
         text = text.strip()
         if text and not _COLOR.fullmatch(text):
-            raise TemplateError(errors.TEMPLATE_BAD_COLOUR.format(text=text.replace("`", "ˋ")[:20]))
+            raise TemplateError(errors.TEMPLATE_BAD_COLOUR, text=text.replace("`", "ˋ")[:20])
         return ("#" + text.lstrip("#").lower()) if text else ""
     try:
         parse(text)
     except TemplateError as error:
-        raise TemplateError(errors.TEMPLATE_IN_PART.format(part=part, problem=error)) from None
+        raise TemplateError(errors.TEMPLATE_IN_PART, part=part, problem=error.said) from None
     return text
 
 
@@ -122,11 +125,13 @@ def checked(raw: Any) -> TemplateSet:
     if raw is None or raw == "":
         return TemplateSet()
     if not isinstance(raw, dict):
-        raise TemplateError("expected a table of templates (content, title, ..., live, autodj)")
+        raise TemplateError.plain(
+            "expected a table of templates (content, title, ..., live, autodj)"
+        )
     known = {*PARTS, *VARIANTS}
     for key in raw:
         if key not in known:
-            raise TemplateError(
+            raise TemplateError.plain(
                 f"unknown key '{key}'; use {', '.join(PARTS)}, or the tables live and autodj"
             )
     result = TemplateSet()
@@ -134,14 +139,14 @@ def checked(raw: Any) -> TemplateSet:
     for variant in VARIANTS:
         table = raw.get(variant, {}) if variant != "all" else {**raw.get("all", {}), **top}
         if not isinstance(table, dict):
-            raise TemplateError(f"'{variant}' must be a table of templates")
+            raise TemplateError.plain(f"'{variant}' must be a table of templates")
         for key, text in table.items():
             if key not in PARTS:
-                raise TemplateError(
+                raise TemplateError.plain(
                     f"unknown key '{variant}.{key}'; use one of " + ", ".join(PARTS)
                 )
             if not isinstance(text, str):
-                raise TemplateError(f"'{variant}.{key}' must be a string")
+                raise TemplateError.plain(f"'{variant}.{key}' must be a string")
             result = result.with_part(variant, key, text)
     return result
 

@@ -37,4 +37,4 @@ def check_announce_target(
         return
     allowed = channel.permissions_for(me)
     if not (allowed.send_messages or allowed.send_messages_in_threads) or not allowed.embed_links:
-        raise BadInput(CANNOT_POST.format(channel=channel.mention))
+        raise BadInput(CANNOT_POST, channel=channel.mention)

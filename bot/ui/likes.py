@@ -25,6 +25,7 @@ from ..render.community import like_answer
 from ..render.embeds import BUTTONS_PER_ROW, COMPONENTS
 from ..util.i18n import ENGLISH, N_, Lang
 from .dynamic import Persistent
+from .stations import reader_lang
 
 if TYPE_CHECKING:
     from ..history.likes import LikeService
@@ -73,7 +74,8 @@ class LikeButton(
         except Exception as error:
             await report_error(interaction, error)
             return
-        await interaction.response.send_message(like_answer(liked, title, count), ephemeral=True)
+        answer = like_answer(liked, title, count, reader_lang(interaction))
+        await interaction.response.send_message(answer, ephemeral=True)
 
 
 def with_like_button(

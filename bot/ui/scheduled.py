@@ -11,7 +11,7 @@ from ..errors import ALERTS_NEED_CHANNEL, CANNOT_MENTION, RECAP_NEED_CHANNEL, Ba
 from ..render import admin_embeds
 from ..storage import AlertSubscription
 from .checks import check_announce_target
-from .stations import resolve_station
+from .stations import reader_lang, resolve_station
 
 if TYPE_CHECKING:
     from ..runtime.core import OnAirBot
@@ -25,7 +25,7 @@ def check_mentionable(channel: discord.TextChannel | discord.Thread, role: disco
     me = channel.guild.me
     if me is not None and channel.permissions_for(me).mention_everyone:
         return
-    raise BadInput(CANNOT_MENTION.format(role=role.mention, channel=channel.mention))
+    raise BadInput(CANNOT_MENTION, role=role.mention, channel=channel.mention)
 
 
 async def configure_alerts(
@@ -41,7 +41,7 @@ async def configure_alerts(
     if off:
         removed = await bot.alerts.unsubscribe(guild_id, chosen.slug)
         await bot.announcer.refresh()
-        text = admin_embeds.alerts_off(chosen, removed)
+        text = admin_embeds.alerts_off(chosen, removed, reader_lang(interaction))
         await interaction.response.send_message(text, ephemeral=True)
         return
     if channel is None:
@@ -53,7 +53,11 @@ async def configure_alerts(
     await bot.alerts.subscribe(sub)
     await bot.announcer.refresh()
     text = admin_embeds.alerts_on(
-        chosen, channel.mention, role.mention if role else None, bot.settings.offline_after
+        chosen,
+        channel.mention,
+        role.mention if role else None,
+        bot.settings.offline_after,
+        reader_lang(interaction),
     )
     await interaction.response.send_message(text, ephemeral=True)
 
@@ -71,7 +75,8 @@ async def configure_recap(
     if off:
         removed = await bot.storage.remove_recap(guild_id)
         await bot.announcer.refresh()
-        await interaction.response.send_message(admin_embeds.recap_off(removed), ephemeral=True)
+        text = admin_embeds.recap_off(removed, reader_lang(interaction))
+        await interaction.response.send_message(text, ephemeral=True)
         return
     if channel is None:
         raise BadInput(RECAP_NEED_CHANNEL)
@@ -81,5 +86,7 @@ async def configure_recap(
     await bot.recaps.configure(guild_id, channel.id, chosen.slug, weekday, hour)
     await bot.announcer.refresh()
     zone = (await bot.storage.guild_settings(guild_id)).timezone
-    text = admin_embeds.recap_on(chosen, channel.mention, day, hour, zone)
+    text = admin_embeds.recap_on(
+        chosen, channel.mention, weekday, hour, zone, reader_lang(interaction)
+    )
     await interaction.response.send_message(text, ephemeral=True)

@@ -56,7 +56,7 @@ def joined_text(joined: Joined, lang: Lang = ENGLISH) -> str:
         station=safe(joined.station.name, limit=80),
         channel=joined.channel.mention,
     )
-    return f"{text}\n{joined.note}" if joined.note else text
+    return f"{text}\n{joined.note.said_in(lang)}" if joined.note is not None else text
 
 
 async def join_here(interaction: discord.Interaction[OnAirBot], station: str | None) -> None:
@@ -167,7 +167,8 @@ async def voice_channel_autocomplete(
     """The guild's voice and stage channels, and "none" (no home channel)."""
     guild = interaction.guild
     needle = current.casefold().strip()
-    choices = [app_commands.Choice(name="none (no 24/7 home channel)", value="none")]
+    none = reader_lang(interaction).t(N_("none (no 24/7 home channel)"))
+    choices = [app_commands.Choice(name=none, value="none")]
     if guild is not None:
         for channel in [*guild.voice_channels, *guild.stage_channels]:
             name = " ".join(channel.name.split())
@@ -213,17 +214,17 @@ def stream_url_input(chosen: StationConfig | None, value: str, policy: HostPolic
     if chosen is None:
         raise BadInput(errors.STREAM_URL_NEEDS_STATION)
     if not chosen.owner_guild:
-        raise VoiceRefused(
-            errors.STREAM_URL_CONFIG_STATION.format(station=safe(chosen.name, limit=80))
-        )
+        raise VoiceRefused(errors.STREAM_URL_CONFIG_STATION, station=safe(chosen.name, limit=80))
     text = value.strip()
     if text.casefold() in DEFAULT_STREAM_VALUES:
         return ""
     try:
         check_stream(check_stream_url(text), policy, frozenset())
-    except (UnsafeStreamUrl, UrlRefused) as error:
-        reason = (error.message if isinstance(error, UrlRefused) else str(error)).rstrip(".")
-        raise BadInput(errors.BAD_STREAM_URL.format(reason=reason)) from None
+    except UrlRefused as error:
+        raise BadInput(errors.BAD_STREAM_URL, reason=errors.Reason(error)) from None
+    except UnsafeStreamUrl as error:
+        reason = errors.Reason(error.text, **error.values)
+        raise BadInput(errors.BAD_STREAM_URL, reason=reason) from None
     return text
 
 
@@ -275,6 +276,7 @@ async def _apply_voice(
     bot = interaction.client
     voice = bot.voice
     current = voice.guild_voice(guild.id)
+    lang = reader_lang(interaction)
     lines: list[str] = []
     played = None
     if chosen is not None and stream:  # (the checks made sure it is the guild's own station)
@@ -288,12 +290,14 @@ async def _apply_voice(
         chosen = bot.registry.set_voice(chosen.slug, voice=True, stream_url=address)
         assert chosen is not None
         if not was_on:
-            lines.append(f"Voice is now on for **{safe(chosen.name, limit=80)}**.")
+            lines.append(
+                lang.t("Voice is now on for **{station}**.", station=safe(chosen.name, limit=80))
+            )
         if stream is not None:
             switched = await voice.stream_changed(chosen, played)
-            lines.append(stream_line(chosen, switched))
+            lines.append(stream_line(chosen, switched, lang))
     if chosen is not None and chosen.owner_guild:
-        lines.append(f"-# {errors.REBROADCAST_TERMS}")
+        lines.append(f"-# {lang.t(errors.REBROADCAST_TERMS)}")
     updated = GuildVoice(
         guild.id,
         home,
@@ -306,26 +310,30 @@ async def _apply_voice(
         player = voice.players.get(guild.id)
         if player is not None:
             await bot.shows.voice_settings_changed(guild.id, player.channel_id)
-    lines.insert(0, settings_reply(guild, updated, bot))
+    lines.insert(0, settings_reply(guild, updated, bot, lang))
     if channel is not None and home and voice.available:
         lines.append(await _join_home(interaction, guild, updated))
     return "\n".join(lines)
 
 
-def stream_line(station: StationConfig, switched: bool) -> str:
+def stream_line(station: StationConfig, switched: bool, lang: Lang = ENGLISH) -> str:
     """The stream address just set: scheme and host only (paths and queries may carry a
     listener token)."""
     name = safe(station.name, limit=80)
-    where = (
-        f"{elided(station.stream_url)} (it plays)"
-        if station.stream_url
-        else "its best listen link (the default)"
-    )
-    now = " I switched to it where it plays now." if switched else ""
-    return f"Stream for **{name}**: {where}.{now}"
+    if station.stream_url:
+        line = lang.t(
+            "Stream for **{station}**: {address} (it plays).",
+            station=name,
+            address=elided(station.stream_url),
+        )
+    else:
+        line = lang.t("Stream for **{station}**: its best listen link (the default).", station=name)
+    return line + (" " + lang.t("I switched to it where it plays now.") if switched else "")
 
 
-def settings_reply(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> str:
+def settings_reply(
+    guild: discord.Guild, voice: GuildVoice, bot: OnAirBot, lang: Lang = ENGLISH
+) -> str:
     """The settings as stored, with the channel status OnAir shows now where it plays and the
     permission it lacks there (:func:`bot.render.voice_text.settings_text`)."""
     home = guild.get_channel(voice.home_channel) if voice.home_channel else None
@@ -346,6 +354,7 @@ def settings_reply(guild: discord.Guild, voice: GuildVoice, bot: OnAirBot) -> st
         status_on=voice.channel_status,
         status_now=status_now,
         missing_permission_in=missing,
+        lang=lang,
     )
 
 
@@ -358,6 +367,7 @@ async def _join_home(
     interaction: discord.Interaction[OnAirBot], guild: discord.Guild, settings: GuildVoice
 ) -> str:
     """Join the new home channel now; a refusal becomes a line of the reply."""
+    lang = reader_lang(interaction)
     channel = guild.get_channel(settings.home_channel)
     if not isinstance(channel, discord.VoiceChannel | discord.StageChannel):
         return ""
@@ -365,5 +375,9 @@ async def _join_home(
         station = resolve_station(interaction, settings.station or None)
         joined = await interaction.client.voice.join(channel, station)
     except OnAirError as refused:
-        return f"I could not join {channel.mention} now: {refused.message}"
-    return joined_text(joined)
+        return lang.t(
+            "I could not join {channel} now: {reason}",
+            channel=channel.mention,
+            reason=refused.said_in(lang),
+        )
+    return joined_text(joined, lang)

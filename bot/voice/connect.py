@@ -15,7 +15,7 @@ import discord
 
 from .. import errors
 from ..config import StationConfig
-from ..errors import VoiceRefused
+from ..errors import Note, VoiceRefused
 from ..storage import VoiceSession
 from .client import OnAirVoiceClient
 from .players import AudioHub, Player, VoiceChannel, station_name
@@ -60,7 +60,7 @@ class PlayerConnector:
         opened: OpenedStream | None = None,
         *,
         connect_timeout: float,
-    ) -> str:
+    ) -> Note | None:
         """Connect (or move, within ``connect_timeout``) and play; ``opened`` (the probe's
         stream) goes to the decoder, or is closed when this fails, is cancelled or needs no new
         decoder."""
@@ -79,7 +79,7 @@ class PlayerConnector:
         stream_url: str,
         opened: OpenedStream | None,
         connect_timeout: float,
-    ) -> str:
+    ) -> Note | None:
         guild = channel.guild
         found = guild.voice_client
         voice_client = found if isinstance(found, OnAirVoiceClient) else None
@@ -123,7 +123,9 @@ class PlayerConnector:
                 self._move_failed(moving_from)
             raise VoiceRefused(errors.VOICE_CONNECT_FAILED, channel=channel.mention) from None
         note = (
-            await self._take_the_stage(channel) if isinstance(channel, discord.StageChannel) else ""
+            await self._take_the_stage(channel)
+            if isinstance(channel, discord.StageChannel)
+            else None
         )
         player = self.players.get(guild.id)
         if player is None or player.client is not voice_client or player.station != station.slug:
@@ -152,23 +154,20 @@ class PlayerConnector:
         player.channel_id = channel.id
         return note
 
-    async def _take_the_stage(self, channel: discord.StageChannel) -> str:
+    async def _take_the_stage(self, channel: discord.StageChannel) -> Note | None:
         """Speak on a stage: unsuppress itself as a stage moderator, else request to speak."""
         me = channel.guild.me
         allowed = channel.permissions_for(me)
         try:
             if allowed.mute_members:
                 await me.edit(suppress=False)
-                return ""
+                return None
             if allowed.request_to_speak:
                 await me.request_to_speak()
-                return (
-                    f"I asked to speak on {channel.mention}: a stage moderator can invite me "
-                    "up to be heard."
-                )
+                return Note(errors.STAGE_ASKED, channel=channel.mention)
         except discord.HTTPException as error:
             _LOGGER.warning("stage %s refused OnAir as a speaker (%s)", channel.id, error.status)
-        return errors.STAGE_CANNOT_SPEAK.format(channel=channel.mention)
+        return Note(errors.STAGE_CANNOT_SPEAK, channel=channel.mention)
 
     def _after_play(self, guild_id: int) -> Callable[[Exception | None], None]:
         """discord.py's player thread ends: log an error (a station's audio never ends by

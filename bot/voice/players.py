@@ -12,7 +12,7 @@ import discord
 from .. import errors
 from ..catalog.registry import short_slug
 from ..config import StationConfig
-from ..errors import VoiceRefused
+from ..errors import Note, VoiceRefused
 from ..util.text import safe
 from .client import OnAirVoiceClient
 from .sender import Lane
@@ -53,7 +53,12 @@ class PlayerListener(Protocol):
 
 
 class StreamDown(Exception):
-    """The probe could not open the stream (the composition root maps the engine's error)."""
+    """The probe could not open the stream (the composition root maps the engine's error).
+    ``said``: the same words, said in a reader's language."""
+
+    def __init__(self, message: str = "", said: Note | None = None) -> None:
+        super().__init__(message)
+        self.said = said
 
 
 # Opens the stream (each URL and redirect hop through the guard) and checks it plays; the open
@@ -90,7 +95,7 @@ class Joined:
 
     channel: VoiceChannel
     station: StationConfig
-    note: str = ""
+    note: Note | None = None  # said after the answer, in the reader's language
 
 
 def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
@@ -98,13 +103,13 @@ def missing_permissions(channel: VoiceChannel, me: discord.Member) -> list[str]:
     allowed = channel.permissions_for(me)
     missing = []
     if not allowed.view_channel:
-        missing.append("View Channel")
+        missing.append(errors.VIEW_CHANNEL)
     if not allowed.connect:
-        return [*missing, "Connect"]  # (Discord then denies Speak too: Connect comes first)
+        return [*missing, errors.CONNECT]  # (Discord then denies Speak too: Connect comes first)
     if isinstance(channel, discord.StageChannel):
         return missing  # speaking on a stage is checked after joining (unsuppress or request)
     if not allowed.speak:
-        missing.append("Speak")
+        missing.append(errors.SPEAK)
     return missing
 
 
@@ -113,16 +118,12 @@ def check_channel(channel: VoiceChannel) -> None:
     me = channel.guild.me
     missing = missing_permissions(channel, me)
     if missing:
-        names = f"**{_and(missing)}** permission" + ("s" if len(missing) > 1 else "")
+        names = errors.PermissionNames(missing)
         raise VoiceRefused(errors.JOIN_NO_PERMISSION, channel=channel.mention, missing=names)
     if isinstance(channel, discord.StageChannel):
         allowed = channel.permissions_for(me)
         if not (allowed.mute_members or allowed.request_to_speak):
             raise VoiceRefused(errors.STAGE_CANNOT_SPEAK, channel=channel.mention)
-
-
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def listeners_in(channel: discord.abc.GuildChannel | None, me_id: int) -> int:

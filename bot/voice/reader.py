@@ -1,4 +1,5 @@
-"""discord.py's UDP reader thread, without its busy loop on a closed socket (issue 26).
+"""discord.py's UDP reader thread, without its busy loop on a closed socket and without
+``select()``'s limit of 1,024 file descriptors (issue 26).
 
 Each voice connection of discord.py 2.7.1 has a reader thread that ``select()``s on the UDP
 socket. While a connection reconnects, or after a connect that timed out, the socket can be
@@ -7,7 +8,13 @@ DEBUG and tries again at once, for as long as that lasts. Measured with 1,000 gu
 (``bench.voice``), a few such readers took the GIL from the event loop, the other connections
 and the sender: one guild's reconnect delayed every other guild. :class:`CalmSocketReader` does
 what discord.py's does, and waits ``SELECT_RETRY`` seconds after such an error; a connection
-state builds it in place of discord.py's (``OnAirConnectionState``)."""
+state builds it in place of discord.py's (``OnAirConnectionState``).
+
+It waits with ``poll()``, not ``select()``: ``select()`` takes no file descriptor past 1,023
+(FD_SETSIZE) and raises ValueError for one. A process with about 500 voice connections (a
+websocket and a UDP socket each) is past that, so every later connection's reader failed,
+its IP discovery never got its answer and the join timed out: measured with ``bench.voice``,
+joins stopped at 503 of 1,000 guilds. ``poll()`` has no such limit."""
 
 from __future__ import annotations
 
@@ -20,10 +27,11 @@ from discord.voice_state import SocketReader, VoiceConnectionState
 _LOGGER = logging.getLogger("onair.voice")
 
 SELECT_RETRY = 0.1  # seconds: a closed socket is looked at again ten times a second, not always
+POLL_MS = 30_000  # discord.py's select() timeout
 
 
 class CalmSocketReader(SocketReader):
-    """discord.py's ``SocketReader._do_run`` with a wait after a failed ``select()``."""
+    """discord.py's ``SocketReader._do_run`` with ``poll()`` and a wait after a failed one."""
 
     select_errors = 0
 
@@ -33,13 +41,17 @@ class CalmSocketReader(SocketReader):
                 self._running.wait()
                 continue
             try:
-                readable, _, _ = select.select([self.state.socket], [], [], 30)
-            except (ValueError, TypeError, OSError):
+                poller = select.poll()
+                poller.register(self.state.socket, select.POLLIN)
+                events = poller.poll(POLL_MS)
+            except (ValueError, TypeError, AttributeError, OSError):
+                events = [(-1, select.POLLNVAL)]
+            if any(mask & select.POLLNVAL for _, mask in events):
                 # The socket is closed or not made yet (a reconnect): look again in a moment.
                 self.select_errors += 1
                 self._end.wait(SELECT_RETRY)
                 continue
-            if not readable:
+            if not events:
                 continue
             try:
                 data = self.state.socket.recv(2048)

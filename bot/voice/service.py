@@ -26,7 +26,7 @@ import discord
 from .. import errors
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
-from ..errors import VoiceRefused
+from ..errors import Note, VoiceRefused
 from ..storage import GuildVoice, Storage, VoiceSession
 from ..util.tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
@@ -190,7 +190,7 @@ class VoiceService:
         self._now_playing(guild_id, channel.id, station.slug)
         return Joined(channel, station, note)
 
-    async def _play(self, channel: VoiceChannel, station: StationConfig) -> str:
+    async def _play(self, channel: VoiceChannel, station: StationConfig) -> Note | None:
         """Connect (or move) and play, one connect at a time per guild; the join's note."""
         async with self._lock(channel.guild.id):
             stream_url, opened = await self.streams.open_for(station)

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import aiohttp
 from yarl import URL
 
-from ..errors import OnAirError
+from ..errors import OnAirError, Reason
 from ..station.errors import AddressRefused
+from ..util.i18n import N_
 
 MAX_REDIRECTS = 5
 # Bounded response headers: a stream's status line and headers are small.
@@ -67,24 +68,33 @@ StreamGuard = Callable[[str], None]
 
 
 class UnsafeStreamUrl(ValueError):
-    """A stream URL OnAir does not open (not http(s), too long, control characters)."""
+    """A stream URL OnAir does not open (not http(s), too long, control characters). ``text``
+    is the English msgid and ``values`` its placeholders, so an admin's reply can say it in
+    their language; ``str()`` stays the English (logs)."""
+
+    def __init__(self, text: str, **values: object) -> None:
+        super().__init__(text.format(**values) if values else text)
+        self.text = text
+        self.values = values
 
 
 def check_stream_url(stream_url: str) -> str:
     """The URL if OnAir may open it as a stream: http(s), a host, bounded, no whitespace or
     control characters (station text is untrusted)."""
     if not isinstance(stream_url, str) or not stream_url:
-        raise UnsafeStreamUrl("no stream URL")
+        raise UnsafeStreamUrl(N_("no stream URL"))
     if len(stream_url) > MAX_STREAM_URL:
-        raise UnsafeStreamUrl(f"the stream URL is longer than {MAX_STREAM_URL} characters")
+        raise UnsafeStreamUrl(
+            N_("the stream URL is longer than {most} characters"), most=MAX_STREAM_URL
+        )
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in stream_url):
-        raise UnsafeStreamUrl("the stream URL contains spaces or control characters")
+        raise UnsafeStreamUrl(N_("the stream URL contains spaces or control characters"))
     try:
         url = URL(stream_url)
     except (ValueError, TypeError):
-        raise UnsafeStreamUrl("the stream URL is not a URL") from None
+        raise UnsafeStreamUrl(N_("the stream URL is not a URL")) from None
     if url.scheme.lower() not in ("http", "https") or not url.host:
-        raise UnsafeStreamUrl("the stream URL must be an http:// or https:// address")
+        raise UnsafeStreamUrl(N_("the stream URL must be an http:// or https:// address"))
     return stream_url
 
 
@@ -104,10 +114,13 @@ class StreamUnreachable(Exception):
     (never a path or query: they may carry listener tokens); ``reason`` is the short form for
     the restart log line."""
 
-    def __init__(self, message: str, reason: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.reason = reason or message
+    def __init__(self, message: str, reason: str = "", **values: object) -> None:
+        said = message.format(**values) if values else message
+        super().__init__(said)
+        self.message = said
+        self.text = message  # the msgid, with ``values``: said in a reader's language
+        self.values = values
+        self.reason = reason or said
 
 
 def host_of(url: str) -> str:
@@ -121,7 +134,9 @@ def checked_url(stream_url: str) -> str:
         return check_stream_url(stream_url)
     except UnsafeStreamUrl as error:
         raise StreamUnreachable(
-            f"That station's stream address cannot be played: {error}.", str(error)
+            N_("That station's stream address cannot be played: {why}."),
+            str(error),
+            why=Reason(error.text, **error.values),
         ) from None
 
 
@@ -144,7 +159,9 @@ async def open_stream(
             return await _follow(session, current, host, client_timeout, guard)
     except TimeoutError:
         raise StreamUnreachable(
-            f"The station's stream at {host} did not answer in time.", "no answer in time"
+            N_("The station's stream at {host} did not answer in time."),
+            "no answer in time",
+            host=host,
         ) from None
 
 
@@ -186,16 +203,21 @@ async def _follow(
                 current = checked_url(str(target.join(URL(location))))
             except (ValueError, TypeError, StreamUnreachable):
                 raise StreamUnreachable(
-                    f"The station's stream at {host} redirected to an address that cannot be "
-                    "played.",
+                    N_(
+                        "The station's stream at {host} redirected to an address that cannot "
+                        "be played."
+                    ),
                     "redirected to an unplayable address",
+                    host=host,
                 ) from None
             continue
         if response.status >= 300:
             response.close()
             raise StreamUnreachable(
-                f"The station's stream at {host} answered HTTP {response.status}.",
+                N_("The station's stream at {host} answered HTTP {status}."),
                 f"the stream answered HTTP {response.status}",
+                host=host,
+                status=response.status,
             )
         refused = content_refused(response.headers.get("Content-Type", ""), host)
         if refused is not None:
@@ -203,7 +225,9 @@ async def _follow(
             raise refused
         return response
     raise StreamUnreachable(
-        f"The station's stream at {host} redirected too many times.", "too many redirects"
+        N_("The station's stream at {host} redirected too many times."),
+        "too many redirects",
+        host=host,
     )
 
 
@@ -217,17 +241,20 @@ def content_refused(content_type: str, host: str) -> StreamUnreachable | None:
     shown = media if _MEDIA_TYPE.fullmatch(media) else "an unusual type"
     if media in PLAYLIST_TYPES:
         return StreamUnreachable(
-            f"The station's stream at {host} is a playlist, not an audio stream.",
+            N_("The station's stream at {host} is a playlist, not an audio stream."),
             f"a playlist ({shown}), not an audio stream",
+            host=host,
         )
     if media.startswith(WEB_TYPES) or media.endswith(("+json", "+xml")):
         return StreamUnreachable(
-            f"The station's stream at {host} is a web page, not an audio stream.",
+            N_("The station's stream at {host} is a web page, not an audio stream."),
             f"a web page ({shown}), not an audio stream",
+            host=host,
         )
     return StreamUnreachable(
-        f"The station's stream at {host} does not send audio.",
+        N_("The station's stream at {host} does not send audio."),
         f"not audio ({shown})",
+        host=host,
     )
 
 
@@ -239,11 +266,12 @@ def _guard_refused(host: str, error: OnAirError, *, redirected: bool) -> StreamU
     which names the refused host or port but no path, goes to the log reason)."""
     if redirected:
         return StreamUnreachable(
-            f"The station's stream at {host} redirected to an address OnAir does not contact.",
+            N_("The station's stream at {host} redirected to an address OnAir does not contact."),
             f"a redirect refused: {error.message}",
+            host=host,
         )
     return StreamUnreachable(
-        "That station's stream is on an address OnAir does not contact.",
+        N_("That station's stream is on an address OnAir does not contact."),
         f"refused: {error.message}",
     )
 
@@ -253,17 +281,20 @@ def _unreachable(host: str, error: BaseException) -> StreamUnreachable:
     while cause is not None:
         if isinstance(cause, AddressRefused):
             return StreamUnreachable(
-                "That station's stream is on an address OnAir does not contact.",
+                N_("That station's stream is on an address OnAir does not contact."),
                 "refused: the stream's host resolves only to addresses OnAir does not contact",
             )
         cause = cause.__cause__ or cause.__context__
     if isinstance(error, aiohttp.ClientResponseError):  # e.g. a SHOUTcast v1 "ICY 200 OK"
         return StreamUnreachable(
-            f"The station's stream at {host} does not speak HTTP.", "not an HTTP answer"
+            N_("The station's stream at {host} does not speak HTTP."),
+            "not an HTTP answer",
+            host=host,
         )
     return StreamUnreachable(
-        f"The station's stream at {host} could not be reached.",
+        N_("The station's stream at {host} could not be reached."),
         f"could not connect ({type(error).__name__})",
+        host=host,
     )
 
 
@@ -326,19 +357,21 @@ async def open_probed(
             )
             head = await response.content.read(PROBE_BYTES)
         if not head:
-            raise StreamUnreachable(f"The station's stream at {host} sent no audio.")
+            raise StreamUnreachable(N_("The station's stream at {host} sent no audio."), host=host)
         return OpenedStream(checked_url(str(response.url)), response, head)
     except BaseException as error:
         if response is not None:
             response.close()  # cancelled, timed out or refused: nothing stays open
         if isinstance(error, TimeoutError):
             raise StreamUnreachable(
-                f"The station's stream at {host} did not answer within {timeout:g} s.",
+                N_("The station's stream at {host} did not answer within {seconds} s."),
                 "no answer",
+                host=host,
+                seconds=f"{timeout:g}",
             ) from None
         if isinstance(error, aiohttp.ClientError | OSError):
             raise StreamUnreachable(
-                f"The station's stream at {host} could not be reached."
+                N_("The station's stream at {host} could not be reached."), host=host
             ) from None
         raise
 

@@ -17,6 +17,7 @@ from ..config import Settings, StationConfig
 from ..errors import VoiceRefused
 from ..guard.netguard import HostPolicy, UrlRefused, check_target, trusted_hosts
 from ..station import StationInfo
+from ..util.i18n import N_
 from .players import AudioHub, Probe, StreamDown, station_name
 from .stream import MAX_STREAM_URL, OpenedStream, StreamGuard, host_of
 
@@ -45,9 +46,9 @@ def check_stream(url: str, policy: HostPolicy, trusted: frozenset[str]) -> str:
     try:
         parsed = URL(url)
     except (ValueError, TypeError, UnicodeError):
-        raise UrlRefused("The station's stream address is not a URL.") from None
+        raise UrlRefused(N_("The station's stream address is not a URL.")) from None
     if parsed.user is not None or parsed.password is not None:
-        raise UrlRefused("The station's stream address must not carry a user name or password.")
+        raise UrlRefused(N_("The station's stream address must not carry a user name or password."))
     check_target(parsed, policy, trusted_hosts=trusted)
     return url
 
@@ -150,8 +151,8 @@ class StationStreams:
         try:
             opened = await self.probe(stream_url, self.guard_for(station))
         except StreamDown as down:
-            reason = str(down) or "it does not play."
-            raise VoiceRefused(errors.STREAM_URL_UNPLAYABLE.format(reason=reason)) from None
+            said = down.said or errors.Note(str(down) or N_("it does not play."))
+            raise VoiceRefused(errors.STREAM_URL_UNPLAYABLE, reason=said) from None
         opened.close()
         return opened.url
 

@@ -12,6 +12,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.runtime.core import OnAirBot
+from bot.util.i18n import N_
 
 from .alerts import AlertCommands
 from .announcements import AnnouncementCommands
@@ -34,7 +35,7 @@ class AdminCog(
     StationCommands,
     commands.GroupCog,
     group_name="onair",
-    group_description="Set up OnAir for this server",
+    group_description=N_("Set up OnAir for this server"),
 ):
     """``/onair``: the groups above, one command tree."""
 

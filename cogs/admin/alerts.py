@@ -8,6 +8,7 @@ import discord
 from discord import app_commands
 
 from bot.ui.scheduled import configure_alerts, configure_recap
+from bot.util.i18n import N_
 
 from ..shapes import Channel, Interaction, station_option
 from .base import AdminCommands
@@ -18,14 +19,14 @@ Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
 class AlertCommands(AdminCommands):
     @app_commands.command(
         name="alerts",
-        description="Post when a live show starts or ends, and when the station is down",
+        description=N_("Post when a live show starts or ends, and when the station is down"),
     )
     @app_commands.describe(
-        channel="Text channel or thread for the alerts",
-        role="Role to ping when a live show starts (optional)",
-        off="Stop the alerts of this station",
+        channel=N_("Text channel or thread for the alerts"),
+        role=N_("Role to ping when a live show starts (optional)"),
+        off=N_("Stop the alerts of this station"),
     )
-    @station_option("Which station")
+    @station_option(N_("Which station"))
     async def alerts(
         self,
         interaction: Interaction,
@@ -36,14 +37,16 @@ class AlertCommands(AdminCommands):
     ) -> None:
         await configure_alerts(interaction, channel, role, station, off)
 
-    @app_commands.command(name="recap", description="A weekly recap of the station in a channel")
-    @app_commands.describe(
-        channel="Text channel or thread for the recap",
-        day="Day of the week (this server's time zone)",
-        hour="Hour of that day, 0-23",
-        off="Stop the weekly recap",
+    @app_commands.command(
+        name="recap", description=N_("A weekly recap of the station in a channel")
     )
-    @station_option("Which station")
+    @app_commands.describe(
+        channel=N_("Text channel or thread for the recap"),
+        day=N_("Day of the week (this server's time zone)"),
+        hour=N_("Hour of that day, 0-23"),
+        off=N_("Stop the weekly recap"),
+    )
+    @station_option(N_("Which station"))
     async def recap(
         self,
         interaction: Interaction,

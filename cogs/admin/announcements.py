@@ -12,27 +12,28 @@ from bot.render import admin_embeds, station_embeds
 from bot.storage import Subscription
 from bot.ui import Reply, answer
 from bot.ui.checks import check_announce_target
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
+from bot.util.i18n import N_
 
 from ..shapes import Channel, Interaction, station_option
 from .base import AdminCommands
 
 
 class AnnouncementCommands(AdminCommands):
-    @app_commands.command(name="announce", description="Announce every new track in a channel")
+    @app_commands.command(name="announce", description=N_("Announce every new track in a channel"))
     @app_commands.describe(
-        channel="Text channel or thread",
-        mode="post: a message per track; card: one message kept up to date",
-        style=(
+        channel=N_("Text channel or thread"),
+        mode=N_("post: a message per track; card: one message kept up to date"),
+        style=N_(
             "compact: small artwork (a smaller card); full: big artwork "
             "(default: compact posts, full cards)"
         ),
-        role="Role to ping with each announcement (optional)",
-        min_seconds="Skip plays shorter than this (jingles); 0 = off",
-        skip_pattern="Skip titles or files matching this regular expression",
-        announce_live="Announce live shows",
+        role=N_("Role to ping with each announcement (optional)"),
+        min_seconds=N_("Skip plays shorter than this (jingles); 0 = off"),
+        skip_pattern=N_("Skip titles or files matching this regular expression"),
+        announce_live=N_("Announce live shows"),
     )
-    @station_option("Which station")
+    @station_option(N_("Which station"))
     async def announce(
         self,
         interaction: Interaction,
@@ -63,42 +64,46 @@ class AnnouncementCommands(AdminCommands):
                 style=style or "",
             )
         )
-        text = admin_embeds.announcing(chosen, channel.mention, mode, style)
+        text = admin_embeds.announcing(
+            chosen, channel.mention, mode, style, reader_lang(interaction)
+        )
         await interaction.response.send_message(text, ephemeral=True)
 
-    @app_commands.command(name="unannounce", description="Stop announcements in a channel")
+    @app_commands.command(name="unannounce", description=N_("Stop announcements in a channel"))
     @app_commands.autocomplete(station=station_autocomplete)
     async def unannounce(
         self, interaction: Interaction, channel: Channel, station: str | None = None
     ) -> None:
         slug = resolve_station(interaction, station).slug if station else None
         removed = await self.bot.announcer.unsubscribe(interaction.guild_id or 0, channel.id, slug)
-        text = admin_embeds.unannounced(channel.mention, removed)
+        text = admin_embeds.unannounced(channel.mention, removed, reader_lang(interaction))
         await interaction.response.send_message(text, ephemeral=True)
 
-    @app_commands.command(name="resume", description="Resume paused announcements in a channel")
+    @app_commands.command(name="resume", description=N_("Resume paused announcements in a channel"))
     async def resume(self, interaction: Interaction, channel: Channel) -> None:
         count = await self.bot.announcer.resume_channel(interaction.guild_id or 0, channel.id)
-        await interaction.response.send_message(
-            f"Resumed {count} announcement(s) in {channel.mention}.", ephemeral=True
-        )
+        text = admin_embeds.resumed(channel.mention, count, reader_lang(interaction))
+        await interaction.response.send_message(text, ephemeral=True)
 
-    @app_commands.command(name="preview", description="The announcement for the track on air now")
+    @app_commands.command(
+        name="preview", description=N_("The announcement for the track on air now")
+    )
     @app_commands.autocomplete(station=station_autocomplete)
     async def preview(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
+        lang = reader_lang(interaction)
 
         async def work() -> Reply:
             snapshot = await self.bot.registry.snapshot(chosen)
             play = snapshot.info.current_play()
             if play is None:
-                return Reply(content="Nothing is on air right now.", ephemeral=True)
+                return Reply(content=lang.t(admin_embeds.NOTHING_ON_AIR), ephemeral=True)
             embed, view = station_embeds.announcement(snapshot.info, play, chosen.name)
             return Reply(embed=embed, view=view, ephemeral=True)
 
         await answer(interaction, work())
 
-    @app_commands.command(name="status", description="Polling and announcement status")
+    @app_commands.command(name="status", description=N_("Polling and announcement status"))
     async def status(self, interaction: Interaction) -> None:
         guild_id = interaction.guild_id
         embed = admin_embeds.status(
@@ -109,5 +114,6 @@ class AnnouncementCommands(AdminCommands):
             await self.bot.storage.alert_subscriptions(guild_id=guild_id or 0),
             next(iter(await self.bot.storage.recaps(guild_id or 0)), None),
             self.bot.voice.status(guild_id or 0),
+            reader_lang(interaction),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)

@@ -6,24 +6,25 @@ import discord
 from discord import app_commands
 
 from bot.render import request_embeds
-from bot.ui.stations import resolve_station
+from bot.ui.stations import reader_lang, resolve_station
+from bot.util.i18n import N_
 
 from ..shapes import Channel, Interaction, station_option
 from .base import AdminCommands
 
 
 class RequestCommands(AdminCommands):
-    requests = app_commands.Group(name="requests", description="Song requests from this server")
+    requests = app_commands.Group(name="requests", description=N_("Song requests from this server"))
 
-    @requests.command(name="set", description="Turn song requests on or off and set limits")
+    @requests.command(name="set", description=N_("Turn song requests on or off and set limits"))
     @app_commands.describe(
-        enabled="Take requests for this station here",
-        role="Only members with this role may request (optional)",
-        anyone="Let everyone request again (clears the role)",
-        cooldown_minutes="One request per person every this many minutes (default 10)",
-        hourly_cap="At most this many requests an hour in this server (0 = no cap)",
-        channel="List accepted requests in this channel (optional)",
-        no_channel="Stop listing accepted requests",
+        enabled=N_("Take requests for this station here"),
+        role=N_("Only members with this role may request (optional)"),
+        anyone=N_("Let everyone request again (clears the role)"),
+        cooldown_minutes=N_("One request per person every this many minutes (default 10)"),
+        hourly_cap=N_("At most this many requests an hour in this server (0 = no cap)"),
+        channel=N_("List accepted requests in this channel (optional)"),
+        no_channel=N_("Stop listing accepted requests"),
     )
     @station_option()
     async def set_rules(
@@ -48,5 +49,5 @@ class RequestCommands(AdminCommands):
             hourly_cap=hourly_cap,
             channel_id=0 if no_channel else (channel.id if channel else None),
         )
-        text = request_embeds.settings_saved(chosen.name, state, rules)
+        text = request_embeds.settings_saved(chosen.name, state, rules, reader_lang(interaction))
         await interaction.response.send_message(text, ephemeral=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from discord import app_commands
 
 from bot.render import admin_embeds
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
 from bot.util.i18n import LANGUAGE_NAMES, N_
 
 from ..shapes import Interaction
@@ -35,4 +35,5 @@ class SettingsCommands(AdminCommands):
         saved = await self.bot.onboarding.save_settings(
             interaction.guild_id or 0, timezone, slug, language
         )
-        await interaction.response.send_message(admin_embeds.settings_saved(saved), ephemeral=True)
+        text = admin_embeds.settings_saved(saved, reader_lang(interaction))
+        await interaction.response.send_message(text, ephemeral=True)

@@ -6,23 +6,24 @@ from discord import app_commands
 
 from bot.render import admin_embeds
 from bot.ui.station_key import StationKeyModal
-from bot.ui.stations import resolve_station, station_autocomplete
+from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
+from bot.util.i18n import N_
 
 from ..shapes import Interaction
 from .base import AdminCommands
 
 
 class StationCommands(AdminCommands):
-    station = app_commands.Group(name="station", description="Stations this server uses")
+    station = app_commands.Group(name="station", description=N_("Stations this server uses"))
 
     @station.command(
-        name="add", description="Add this server's station (the key is asked for privately)"
+        name="add", description=N_("Add this server's station (the key is asked for privately)")
     )
     @app_commands.describe(
-        name="Display name",
-        base_url="Station server, like https://c5.radioboss.fm",
-        station_id="The station's number",
-        timezone="The station's time zone, like Europe/Berlin (default UTC)",
+        name=N_("Display name"),
+        base_url=N_("Station server, like https://c5.radioboss.fm"),
+        station_id=N_("The station's number"),
+        timezone=N_("The station's time zone, like Europe/Berlin (default UTC)"),
     )
     async def station_add(
         self,
@@ -36,18 +37,23 @@ class StationCommands(AdminCommands):
         request = self.bot.onboarding.check_request(
             interaction.guild_id or 0, name, base_url, station_id, timezone
         )
-        modal = StationKeyModal(self.bot.onboarding, request, user_id=interaction.user.id)
+        modal = StationKeyModal(
+            self.bot.onboarding, request, user_id=interaction.user.id, lang=reader_lang(interaction)
+        )
         await interaction.response.send_modal(modal)
 
-    @station.command(name="remove", description="Remove a station this server added")
+    @station.command(name="remove", description=N_("Remove a station this server added"))
     @app_commands.autocomplete(station=station_autocomplete)
     async def station_remove(self, interaction: Interaction, station: str) -> None:
         chosen = resolve_station(interaction, station)
         await self.bot.onboarding.remove(interaction.guild_id or 0, chosen)
         await self.bot.announcer.refresh()
-        await interaction.response.send_message(admin_embeds.removed(chosen), ephemeral=True)
+        await interaction.response.send_message(
+            admin_embeds.removed(chosen, reader_lang(interaction)), ephemeral=True
+        )
 
-    @station.command(name="list", description="Stations this server can use")
+    @station.command(name="list", description=N_("Stations this server can use"))
     async def station_list(self, interaction: Interaction) -> None:
-        embed = admin_embeds.station_list(self.bot.registry.visible(interaction.guild_id))
+        stations = self.bot.registry.visible(interaction.guild_id)
+        embed = admin_embeds.station_list(stations, reader_lang(interaction))
         await interaction.response.send_message(embed=embed, ephemeral=True)

@@ -9,12 +9,13 @@ from discord import app_commands
 
 from bot.announcer import templating as template_admin
 from bot.config import StationConfig
-from bot.render import community, station_embeds
+from bot.render import admin_embeds, community, station_embeds
 from bot.render.templated import announcement as templated
 from bot.storage import Subscription
 from bot.templates.model import PartName
 from bot.ui import Reply, answer
-from bot.ui.stations import resolve_station
+from bot.ui.stations import reader_lang, resolve_station
+from bot.util.i18n import N_
 from bot.util.text import clip, safe
 
 from ..shapes import Channel, Interaction, station_option
@@ -23,18 +24,18 @@ from .base import AdminCommands
 
 class TemplateCommands(AdminCommands):
     template = app_commands.Group(
-        name="template", description="Word a channel's announcements with your own templates"
+        name="template", description=N_("Word a channel's announcements with your own templates")
     )
 
-    @template.command(name="set", description="Word a channel's announcements (see the README)")
+    @template.command(name="set", description=N_("Word a channel's announcements (see the README)"))
     @app_commands.describe(
-        channel="The channel whose announcements to word",
-        variant="all plays, or only live shows / only AutoDJ plays (default: all)",
-        content="Message text above the embed, like: Now on {station}: {title}",
-        title="Embed title, like: {title}",
-        description="Embed text, like: by {artist} · {album|—} ({year|?})",
-        footer="Footer, like: {station} · {listeners} listening",
-        color="Embed colour, like #1DB954",
+        channel=N_("The channel whose announcements to word"),
+        variant=N_("all plays, or only live shows / only AutoDJ plays (default: all)"),
+        content=N_("Message text above the embed, like: Now on {station}: {title}"),
+        title=N_("Embed title, like: {title}"),
+        description=N_("Embed text, like: by {artist} · {album|—} ({year|?})"),
+        footer=N_("Footer, like: {station} · {listeners} listening"),
+        color=N_("Embed colour, like #1DB954"),
     )
     @station_option()
     async def template_set(
@@ -55,14 +56,14 @@ class TemplateCommands(AdminCommands):
         given |= {"footer": footer, "color": color}
         parts: dict[PartName, str] = {k: v for k, v in given.items() if v is not None}  # type: ignore[misc]
         sub = await template_admin.set_parts(self.bot.storage, sub, variant, parts)
-        text = community.template_saved(sub.templates, channel.mention)
+        text = community.template_saved(sub.templates, channel.mention, reader_lang(interaction))
         await interaction.response.send_message(text, ephemeral=True)
 
-    @template.command(name="clear", description="Back to the built-in announcement layout")
+    @template.command(name="clear", description=N_("Back to the built-in announcement layout"))
     @app_commands.describe(
-        channel="The channel whose announcement wording to clear",
-        variant="Only this variant (default: every variant)",
-        part="Only this part (default: every part)",
+        channel=N_("The channel whose announcement wording to clear"),
+        variant=N_("Only this variant (default: every variant)"),
+        part=N_("Only this part (default: every part)"),
     )
     @station_option()
     async def template_clear(
@@ -76,15 +77,15 @@ class TemplateCommands(AdminCommands):
         chosen = resolve_station(interaction, station)
         sub = await self._template_target(interaction, channel, chosen)
         sub = await template_admin.clear(self.bot.storage, sub, variant, part)
-        text = community.template_saved(sub.templates, channel.mention)
+        text = community.template_saved(sub.templates, channel.mention, reader_lang(interaction))
         await interaction.response.send_message(text, ephemeral=True)
 
     @template.command(
-        name="preview", description="A channel's announcement with the station's last play"
+        name="preview", description=N_("A channel's announcement with the station's last play")
     )
     @app_commands.describe(
-        channel="The channel whose announcement to preview",
-        variant="Preview with a live show's or an AutoDJ play (default: the last play)",
+        channel=N_("The channel whose announcement to preview"),
+        variant=N_("Preview with a live show's or an AutoDJ play (default: the last play)"),
     )
     @station_option()
     async def template_preview(
@@ -96,6 +97,7 @@ class TemplateCommands(AdminCommands):
     ) -> None:
         chosen = resolve_station(interaction, station)
         sub = await self._template_target(interaction, channel, chosen)
+        lang = reader_lang(interaction)
 
         async def work() -> Reply:
             live = None if variant is None else variant == "live"
@@ -106,7 +108,7 @@ class TemplateCommands(AdminCommands):
                 info = (await self.bot.registry.snapshot(chosen)).info
                 current = info.current_play()
                 if current is None:
-                    return Reply(content="Nothing is on air right now.", ephemeral=True)
+                    return Reply(content=lang.t(admin_embeds.NOTHING_ON_AIR), ephemeral=True)
                 play = current
             if live is not None and play.live != live:
                 # None of that kind recorded (a track asked for during a show): this play,
@@ -125,6 +127,7 @@ class TemplateCommands(AdminCommands):
                 safe(play.display, limit=80),
                 recorded=recorded is not None,
                 live=play.live,
+                lang=lang,
             )
             body = clip("\n".join(p for p in (heading, shown.content) if p), 2000)
             return Reply(content=body, embed=shown.embed, view=shown.view, ephemeral=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -127,37 +128,23 @@ async def running_bot(
     *,
     fake: FakeDiscord | None = None,
     extra_config: str = "",
-    stations: int = 1,
-    db_path: str = ":memory:",
     env_extra: dict[str, str] | None = None,
-    bot_extra: str = "",
-    database_extra: str = "",
-    cache_seconds: float = 5.0,
-    station_options: str = "",
-    **bot_options: Any,
+    **options: Any,
 ) -> AsyncIterator[BotEnv]:
+    """The bot on the fake Discord and ``sim``. ``options`` named like ``config_text``'s
+    (stations, db_path, cache_seconds, ...) go to the config file, the rest to ``create_bot``:
+    the config's options and their defaults are written once, in ``config_text``."""
     own_fake = fake is None
     fake = fake or FakeDiscord()
     if own_fake:
         await fake.start()
     env = {"ONAIR_TEST_STATION_KEY": STATION_KEY, "ONAIR_DISCORD_TOKEN": fake.expected_token}
     env.update(env_extra or {})
-    settings = parse_settings(
-        config_text(
-            sim,
-            fake,
-            extra=extra_config,
-            stations=stations,
-            db_path=db_path,
-            bot_extra=bot_extra,
-            database_extra=database_extra,
-            cache_seconds=cache_seconds,
-            station_options=station_options,
-        ),
-        env,
-    )
-    bot_options.setdefault("guild_ready_timeout", 0.05)
-    bot = create_bot(settings, connector=fake.connector(), **bot_options)
+    config_names = inspect.signature(config_text).parameters.keys() - {"sim", "fake", "extra"}
+    config = {name: options.pop(name) for name in config_names & options.keys()}
+    settings = parse_settings(config_text(sim, fake, extra=extra_config, **config), env)
+    options.setdefault("guild_ready_timeout", 0.05)
+    bot = create_bot(settings, connector=fake.connector(), **options)
     task: asyncio.Task[None] | None = None
     try:
         await bot.login(settings.token or "")

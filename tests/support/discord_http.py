@@ -33,3 +33,9 @@ async def call(
         if not await response.read():
             return response.status, None
         return response.status, await response.json()
+
+
+def all_text(fake: FakeDiscord) -> str:
+    """Everything the bot sent the fake (bodies, queries, headers) as text: where a secret must
+    never be."""
+    return "\n".join(repr(r.json) + repr(r.query) + repr(r.headers) for r in fake.requests)

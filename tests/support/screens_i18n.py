@@ -18,7 +18,9 @@ from bot.simulator import LIVE_SHOW, TRACKS
 
 from .botenv import running_bot
 from .fakediscord import FakeDiscord
+from .screens_announcements import alert_steps
 from .screens_community import screen_station
+from .screens_record import scene_line, write_scene
 
 # Discord locale -> the file name's tag and the catalog code /onair settings language: takes.
 LOCALES = (("pt-BR", "pt-br", "pt_BR"), ("de", "de", "de"))
@@ -31,7 +33,6 @@ async def i18n(out: Path) -> None:
 
 
 async def _community(out: Path, locale: str, tag: str, code: str) -> None:
-    from .screens import _line, alert_steps, write_scene  # screens imports this module
 
     slots = [(TRACKS[0], 200.0), (LIVE_SHOW, 3000.0), (TRACKS[1], 7200.0)]
     clock, sim = screen_station(slots, zone=ZoneInfo("Europe/Berlin"))
@@ -74,7 +75,7 @@ async def _community(out: Path, locale: str, tag: str, code: str) -> None:
                         if drawn and mine and record.status < 300:
                             started, sim_time = max(m for m in marks if m[0] <= record.at)
                             offset = sim_time - (started or record.at)
-                            line: dict[str, Any] = _line(record, offset, None)
+                            line: dict[str, Any] = scene_line(record, offset, None)
                             handle.write(json.dumps(line) + "\n")
     finally:
         await fake.stop()

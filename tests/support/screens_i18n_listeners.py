@@ -10,44 +10,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.simulator import StationSimulator
-
-from .botenv import STATION_KEY, running_bot
+from .screens_record import berlin_bot, write_scene
 
 LOCALES = (("pt-BR", "pt-br"), ("de", "de"))
 
 
 async def i18n_listeners(out: Path) -> None:
-    from .screens import BERLIN, write_scene  # screens imports this module
-
-    sim = StationSimulator()
-    sim.add_station(1, key=STATION_KEY, seed=6, public_url="https://c9.radioboss.fm", zone=BERLIN)
-    await sim.start()
-    try:
-        async with running_bot(sim) as env:
-            fake = env.fake
-            for locale, tag in LOCALES:
-                fake.user_locales[fake.owner_id] = locale
-                scenes: list[tuple[str, str, dict[str, Any]]] = [
-                    ("recent", "/recent count:8", {"count": 8}),
-                    ("history", "/history", {}),
-                    ("station", "/station", {}),
-                    ("top", "/top period:month", {"period": "month"}),
-                    ("playlist", "/playlist", {}),
-                    ("join", "/join", {}),
-                ]
-                for scene, label, options in scenes:
-                    since = len(fake.requests)
-                    iid = await fake.slash(label.split()[0].lstrip("/"), options)
-                    await fake.final_message(iid, within=30)
-                    if scene == "playlist" and fake.original(iid).get("components"):
-                        target = fake.original(iid)
-                        ids = [
-                            c["custom_id"] for r in target["components"] for c in r["components"]
-                        ]
-                        if "pg:jingles" in ids:
-                            await fake.response(await fake.click(target, "pg:jingles"))
-                    path = out / f"i18n-{tag}-{scene}.jsonl"
-                    write_scene(fake, path, since, {iid: label})
-    finally:
-        await sim.stop()
+    async with berlin_bot(seed=6) as env:
+        fake = env.fake
+        for locale, tag in LOCALES:
+            fake.user_locales[fake.owner_id] = locale
+            scenes: list[tuple[str, str, dict[str, Any]]] = [
+                ("recent", "/recent count:8", {"count": 8}),
+                ("history", "/history", {}),
+                ("station", "/station", {}),
+                ("top", "/top period:month", {"period": "month"}),
+                ("playlist", "/playlist", {}),
+                ("join", "/join", {}),
+            ]
+            for scene, label, options in scenes:
+                since = len(fake.requests)
+                iid = await fake.slash(label.split()[0].lstrip("/"), options)
+                await fake.final_message(iid, within=30)
+                if scene == "playlist" and fake.original(iid).get("components"):
+                    target = fake.original(iid)
+                    ids = [c["custom_id"] for r in target["components"] for c in r["components"]]
+                    if "pg:jingles" in ids:
+                        await fake.response(await fake.click(target, "pg:jingles"))
+                path = out / f"i18n-{tag}-{scene}.jsonl"
+                write_scene(fake, path, since, {iid: label})

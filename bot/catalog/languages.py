@@ -1,0 +1,66 @@
+"""Each guild's stored language (``/onair settings language:``), remembered for a short while.
+
+Every public post asks for its guild's language: an announcement to a thousand guilds, the voice
+status of every channel playing a station. Without this, each of them is one SELECT. The cache
+is per process and bounded (``size`` guilds, the least recently used go first); a change made
+with ``/onair settings`` in this process is seen at once (:meth:`GuildLanguages.forget`), and
+other processes of a fleet see it within ``ttl`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from ..storage import Storage
+
+LANGUAGE_TTL = 60.0  # seconds another process may show the old language after a change
+LANGUAGE_CACHE_SIZE = 10_000  # guilds remembered (a few hundred kB at most)
+
+
+class GuildLanguages:
+    """The stored language code of each guild ("" = Discord's preferred locale), cached."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        ttl: float = LANGUAGE_TTL,
+        size: int = LANGUAGE_CACHE_SIZE,
+    ) -> None:
+        self.storage = storage
+        self.clock = clock
+        self.ttl = ttl
+        self.size = size
+        self._known: OrderedDict[int, tuple[str, float]] = OrderedDict()
+        self._changes = 0  # forget() calls: a read that began before one is not kept
+        self.reads = 0  # storage reads (tests, figures)
+
+    async def stored(self, guild_id: int) -> str:
+        """The guild's stored language; from storage when not known or older than ``ttl``
+        (a storage failure is raised, and nothing is remembered)."""
+        now = self.clock()
+        known = self._known.get(guild_id)
+        if known is not None and now - known[1] < self.ttl:
+            self._known.move_to_end(guild_id)
+            return known[0]
+        self.reads += 1
+        changes = self._changes
+        language = (await self.storage.guild_settings(guild_id)).language
+        if changes != self._changes:
+            return language  # changed meanwhile: what was read may be the old language
+        self._known[guild_id] = (language, now)
+        self._known.move_to_end(guild_id)
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
+        return language
+
+    def forget(self, guild_id: int) -> None:
+        """The guild's language changed here: the next post reads it again."""
+        self._changes += 1
+        self._known.pop(guild_id, None)
+
+    def __len__(self) -> int:
+        return len(self._known)

@@ -1,0 +1,109 @@
+"""Discord's numbers the rules use: interaction and callback types, component types and button
+styles, message flags, command and option types, and the documented limits.
+"""
+
+from __future__ import annotations
+
+PING = 1
+APPLICATION_COMMAND = 2
+MESSAGE_COMPONENT = 3
+AUTOCOMPLETE = 4
+MODAL_SUBMIT = 5
+
+PONG = 1
+CHANNEL_MESSAGE = 4
+DEFERRED_CHANNEL_MESSAGE = 5
+DEFERRED_UPDATE_MESSAGE = 6
+UPDATE_MESSAGE = 7
+AUTOCOMPLETE_RESULT = 8
+MODAL = 9
+LAUNCH_ACTIVITY = 12
+
+ALLOWED_CALLBACKS: dict[int, frozenset[int]] = {
+    PING: frozenset({PONG}),
+    APPLICATION_COMMAND: frozenset(
+        {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, MODAL, LAUNCH_ACTIVITY}
+    ),
+    MESSAGE_COMPONENT: frozenset(
+        {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE, MODAL}
+    ),
+    AUTOCOMPLETE: frozenset({AUTOCOMPLETE_RESULT}),
+    MODAL_SUBMIT: frozenset(
+        {CHANNEL_MESSAGE, DEFERRED_CHANNEL_MESSAGE, DEFERRED_UPDATE_MESSAGE, UPDATE_MESSAGE}
+    ),
+}
+
+ACTION_ROW = 1
+BUTTON = 2
+STRING_SELECT = 3
+TEXT_INPUT = 4
+SELECT_MENUS = frozenset({3, 5, 6, 7, 8})  # string, user, role, mentionable, channel
+BUTTON_STYLES = frozenset({1, 2, 3, 4, 5, 6})
+LINK_STYLE = 5
+PREMIUM_STYLE = 6
+TEXT_INPUT_STYLES = frozenset({1, 2})
+
+SUPPRESS_EMBEDS = 1 << 2
+EPHEMERAL = 1 << 6
+SUPPRESS_NOTIFICATIONS = 1 << 12
+IS_COMPONENTS_V2 = 1 << 15
+
+CHAT_INPUT = 1
+USER_COMMAND = 2
+MESSAGE_COMMAND = 3
+SUB_COMMAND = 1
+SUB_COMMAND_GROUP = 2
+STRING_OPTION = 3
+OPTION_TYPES = frozenset(range(1, 12))
+
+CONTENT_MAX = 2000
+UPLOAD_MAX = 10 * 1024 * 1024  # bytes of files in one request (a server without boosts)
+EMBEDS_MAX = 10
+EMBED_TOTAL_MAX = 6000
+EMBED_TITLE_MAX = 256
+EMBED_DESCRIPTION_MAX = 4096
+EMBED_FIELDS_MAX = 25
+FIELD_NAME_MAX = 256
+FIELD_VALUE_MAX = 1024
+FOOTER_TEXT_MAX = 2048
+AUTHOR_NAME_MAX = 256
+URL_MAX = 2048
+ACTION_ROWS_MAX = 5
+ROW_WIDTH_MAX = 5
+BUTTON_LABEL_MAX = 80
+BUTTON_URL_MAX = 512
+BUTTON_SCHEMES = ("http", "https", "discord")
+CUSTOM_ID_MAX = 100
+SELECT_OPTIONS_MAX = 25
+SELECT_OPTION_TEXT_MAX = 100
+SELECT_PLACEHOLDER_MAX = 150
+SELECT_VALUES_MAX = 25
+MODAL_TITLE_MAX = 45
+MODAL_ROWS_MAX = 5
+TEXT_INPUT_LABEL_MAX = 45
+TEXT_INPUT_PLACEHOLDER_MAX = 100
+TEXT_INPUT_VALUE_MAX = 4000
+CHOICES_MAX = 25
+CHOICE_NAME_MAX = 100
+CHOICE_STRING_VALUE_MAX = 100
+COMMAND_NAME_MAX = 32
+COMMAND_DESCRIPTION_MAX = 100
+COMMAND_OPTIONS_MAX = 25
+COMMAND_TOTAL_MAX = 4000
+STRING_OPTION_LENGTH_MAX = 6000
+CHAT_INPUT_COMMANDS_MAX = 100
+CONTEXT_COMMANDS_MAX = 15  # each of user and message commands
+MENTION_IDS_MAX = 100
+# Discord's locales (AvailableLocalesEnum in its OpenAPI description): the only keys a
+# name_localizations or description_localizations object may hold, 34 at most.
+LOCALES = frozenset(
+    {
+        *("ar", "bg", "cs", "da", "de", "el", "en-GB", "en-US", "es-419", "es-ES", "fi", "fr"),
+        *("he", "hi", "hr", "hu", "id", "it", "ja", "ko", "lt", "nl", "no", "pl", "pt-BR"),
+        *("ro", "ru", "sv-SE", "th", "tr", "uk", "vi", "zh-CN", "zh-TW"),
+    }
+)
+MENTION_PARSE = frozenset({"roles", "users", "everyone"})
+NAME_PUNCTUATION = frozenset("-_'")
+DEVANAGARI = ((0x0900, 0x097F), (0xA8E0, 0xA8FF), (0x11B00, 0x11B5F))
+THAI = ((0x0E00, 0x0E7F),)
