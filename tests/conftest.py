@@ -38,7 +38,14 @@ from .support.cli import KEY as CLI_KEY
 from .support.cli import ONAIR, ROOT
 from .support.fakediscord import FakeDiscord
 from .support.stations import KEY, serving
-from .support.storage_backends import POSTGRES_ENV, open_backend
+from .support.storage_backends import POSTGRES_ENV, open_backend, use_worker_database
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (scripts/test runs `-n 2`), each worker its own PostgreSQL database."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker:
+        use_worker_database(worker)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -21,6 +22,7 @@ from bot.render.community import like_answer
 from bot.runtime.commandlocale import DESCRIPTION_MAX
 from bot.simulator import TRACKS
 from bot.storage.models import GuildSettings
+from bot.storage.sqlite import SqliteStorage
 from bot.util.i18n import DISCORD_LOCALES, ENGLISH, Translator, language_of
 
 from .support.botenv import running_bot
@@ -305,3 +307,29 @@ async def test_settings_language_is_seen_by_the_next_public_post_at_once(onair):
     assert bot.languages.reads == reads  # one post after another: no storage read each
     await fake.response(await fake.slash("onair", {"language": "pt_BR"}, sub=["settings"]))
     assert (await bot.guild_lang(guild_id)).code == "pt_BR"
+
+
+async def test_a_storage_fault_during_the_lookup_gives_the_last_known_language_or_none(tmp_path):
+    """The database fails while a post asks for its guild's language (the table is gone to
+    this connection: SQLite's 'no such table', a storage error): the post goes on in the
+    language last read, or Discord's / English for a guild never read; nothing is raised (an
+    event claimed before the lookup would otherwise never be created)."""
+    storage = await SqliteStorage(str(tmp_path / "onair.sqlite3")).open()
+    try:
+        clock = Clock()
+        languages = GuildLanguages(storage, clock=clock, ttl=60.0)
+        await storage.save_guild_settings(GuildSettings(1, language="de"))
+        assert await languages.stored(1) == "de"
+        clock.now += 61.0  # past the TTL: the next lookup reads storage again
+        outside = sqlite3.connect(tmp_path / "onair.sqlite3")
+        outside.execute("ALTER TABLE guild_settings RENAME TO guild_settings_away")
+        outside.commit()
+        assert await languages.stored(1) == "de"
+        assert await languages.stored(2) == ""
+        outside.execute("ALTER TABLE guild_settings_away RENAME TO guild_settings")
+        outside.commit()
+        outside.close()
+        await storage.save_guild_settings(GuildSettings(1, language="fr"))
+        assert await languages.stored(1) == "fr"  # back: read again, not the stale one kept
+    finally:
+        await storage.close()

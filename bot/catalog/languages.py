@@ -4,16 +4,20 @@ Every public post asks for its guild's language: an announcement to a thousand g
 status of every channel playing a station. Without this, each of them is one SELECT. The cache
 is per process and bounded (``size`` guilds, the least recently used go first); a change made
 with ``/onair settings`` in this process is seen at once (:meth:`GuildLanguages.forget`), and
-other processes of a fleet see it within ``ttl`` seconds.
+other processes of a fleet see it within ``ttl`` seconds. While the database fails, a post goes
+on in the language last read (else Discord's / English): a lookup never stops a post.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 
 from ..storage import Storage
+
+_LOGGER = logging.getLogger("onair.storage")
 
 LANGUAGE_TTL = 60.0  # seconds another process may show the old language after a change
 LANGUAGE_CACHE_SIZE = 10_000  # guilds remembered (a few hundred kB at most)
@@ -40,7 +44,7 @@ class GuildLanguages:
 
     async def stored(self, guild_id: int) -> str:
         """The guild's stored language; from storage when not known or older than ``ttl``
-        (a storage failure is raised, and nothing is remembered)."""
+        (while storage fails: the last read, however old, else "" and nothing is remembered)."""
         now = self.clock()
         known = self._known.get(guild_id)
         if known is not None and now - known[1] < self.ttl:
@@ -48,7 +52,11 @@ class GuildLanguages:
             return known[0]
         self.reads += 1
         changes = self._changes
-        language = (await self.storage.guild_settings(guild_id)).language
+        try:
+            language = (await self.storage.guild_settings(guild_id)).language
+        except Exception as error:
+            self.storage.outlive(error, _LOGGER, "a guild's language not read: %s", error)
+            return known[0] if known is not None else ""
         if changes != self._changes:
             return language  # changed meanwhile: what was read may be the old language
         self._known[guild_id] = (language, now)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -51,6 +53,50 @@ async def admin_connection(url: str) -> AsyncIterator[Any]:
         yield connection
     finally:
         await connection.close()
+
+
+def worker_url(url: str, worker: str) -> str:
+    """The database of one pytest-xdist worker: the given one's name plus the worker's id.
+
+    The storage and fleet tests drop every table; two workers on one database would drop each
+    other's tables in the middle of a test, so each worker has its own (onair_test_gw0, ...).
+    """
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/") or "postgres"
+    return urlunsplit(parts._replace(path=f"/{name}_{worker}"))
+
+
+async def _create_database(url: str, name: str) -> None:
+    import asyncpg
+
+    try:
+        connection = await asyncpg.connect(url, timeout=5)
+    except (OSError, Exception):  # no server, or a login refused: the tests skip, as before
+        return
+    try:
+        found = await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
+        # Suppressed: another run made it between the look and the CREATE; it is there, as wanted.
+        if not found:
+            with contextlib.suppress(asyncpg.DuplicateDatabaseError):
+                await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+
+
+def use_worker_database(worker: str) -> None:
+    """Points POSTGRES_ENV at this xdist worker's own database, created when missing.
+
+    Set in the worker's environment before any test runs, so fixtures, helpers and the `onair`
+    child processes of the fleet tests all see the worker's URL. A server that cannot be
+    reached is left to the tests, which skip as they do without one; a server that refuses
+    CREATE DATABASE fails the run (a shared database across workers would make tests flaky).
+    """
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        return
+    mine = worker_url(url, worker)
+    asyncio.run(_create_database(url, urlsplit(mine).path.lstrip("/")))
+    os.environ[POSTGRES_ENV] = mine
 
 
 async def reset_postgres(url: str) -> None:
