@@ -5,6 +5,8 @@ client against the fake Discord (and real audio through the fake Icecast for /on
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from bot import errors
@@ -12,8 +14,11 @@ from bot.announcer.templating import set_parts
 from bot.config import StationConfig
 from bot.errors import BadInput, Reason
 from bot.guard.netguard import HostPolicy, UrlRefused, check_url
+from bot.render.alert_embeds import alert_message
 from bot.render.paused import paused_reason
 from bot.render.voice_text import settings_text, spoken_seconds
+from bot.scheduled.alerts import live_show
+from bot.station import StationInfo
 from bot.storage import GuildStation, Subscription
 from bot.templates.formatter import TemplateError, parse
 from bot.ui.voice import stream_url_input
@@ -294,3 +299,17 @@ def test_a_staff_reasons_cause_is_said_in_the_readers_language(langs):
     assert german.endswith("(Hostname nicht gefunden)"), german
     plain = Failure(StationUnavailable, "c9.radioboss.fm", "HTTP 503", "x")
     assert staff_reason(plain, langs.lang("de")).endswith("(HTTP 503)")  # as it is
+
+
+# --- An untitled live show: named in the guild's language, its key as before ----------------
+
+
+def test_an_untitled_live_show_is_named_in_the_guilds_language(langs):
+    info = StationInfo(fetched_at=datetime(2026, 11, 26, tzinfo=UTC), live=True)
+    assert live_show(info) == ("live|live show", "", False)  # the key it always had
+    french = langs.lang("fr")
+    named = french.t("Live show")
+    assert named != "Live show"
+    payload = {"kind": "live_start", "title": "", "station_name": "Main FM"}
+    assert named in str(alert_message(payload, french).embed.title)
+    assert "Live show" in str(alert_message(payload).embed.title)  # English as before

@@ -57,8 +57,10 @@ def live_show(info: StationInfo) -> tuple[str, str, bool] | None:
     if not info.is_live:
         return None
     play = info.current_play()
-    title = (play.display if play else None) or info.on_air_title or "Live show"
-    key = play.claim_key if play else f"live|{title.casefold()}"
+    # An untitled show keeps an empty title, worded when shown in the guild's language
+    # ("Live show", "Ao vivo"); its key keeps the English words it has always had.
+    title = (play.display if play else None) or info.on_air_title or ""
+    key = play.claim_key if play else f"live|{(title or 'Live show').casefold()}"
     return key, title, play is not None and play.started is not None
 
 
