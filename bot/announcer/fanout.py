@@ -20,10 +20,11 @@ from ..config import Settings, StationConfig
 from ..history.playlog import PlayRecorder
 from ..station import Play, StationError
 from ..storage import RequestCredit, Storage, Subscription
+from ..util.text import describe
 from . import snapshot
 from .filters import skip_reason
 from .fleet import FleetCoordinator
-from .outbox import DeliveryOutbox, Resumable, describe, expires_at
+from .outbox import DeliveryOutbox, Resumable, expires_at
 from .watcher import Announcement
 
 _LOGGER = logging.getLogger("onair.announcer")

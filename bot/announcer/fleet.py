@@ -27,16 +27,12 @@ from ..station import StationInfo
 from ..storage import Storage
 from ..storage.fleet import PlayListener
 from ..util.tasks import stop_task
+from ..util.text import describe
 from . import snapshot
 from .watcher import WatchScheduler
 
 _LOGGER = logging.getLogger("onair.fleet")
 RETRY_FIRST = 0.2  # seconds to the first retry of a tick storage failed (then doubling)
-
-
-def describe(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class FleetCoordinator:

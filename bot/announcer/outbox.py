@@ -23,6 +23,7 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import Play
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
+from ..util.text import describe
 from . import snapshot
 from .watcher import Announcement
 
@@ -47,11 +48,6 @@ def expires_at(play: Play, detected_at: float, max_age: float) -> float:
         end = (play.started + play.duration).timestamp()
         limit = min(limit, max(end, detected_at + min(MIN_WINDOW, max_age)))
     return limit
-
-
-def describe(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 class DeliveryError(Exception):

@@ -24,10 +24,11 @@ from ..config import Settings, StationConfig
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
 from ..util.tasks import BackgroundTasks, stop_task
+from ..util.text import describe
 from . import snapshot
 from .fanout import Credit, FanOut
 from .fleet import FleetCoordinator
-from .outbox import Deliverer, DeliveryOutbox, Resumable, describe
+from .outbox import Deliverer, DeliveryOutbox, Resumable
 from .pollreport import station_label
 from .watcher import (
     ELSEWHERE,

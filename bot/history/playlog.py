@@ -23,6 +23,7 @@ from datetime import datetime
 
 from ..station import Play, StationInfo
 from ..storage import Storage
+from ..util.text import describe
 
 _LOGGER = logging.getLogger("onair.playlog")
 REMEMBERED = 4  # plays kept per station: a station flapping between two titles adds no rows
@@ -148,7 +149,7 @@ class PlayRecorder:
                 "works again",
                 item.play.display,
                 item.slug,
-                _describe(error),
+                describe(error),
             )
             return None
 
@@ -166,8 +167,3 @@ class PlayRecorder:
             self.limit,
         )
         self._lost_warned = True
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__

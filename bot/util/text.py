@@ -173,3 +173,10 @@ def bare_link(url: str | None) -> str | None:
 def _link_safe(url: str) -> str:
     """Parentheses (RFC 3986 allows them) percent-encoded: a ``)`` would end a masked link."""
     return url.replace("(", "%28").replace(")", "%29")
+
+
+def describe(error: BaseException) -> str:
+    """An error as one short log line: its type and the first line of its text (200 characters
+    at most), so a multi-line or huge message from a server cannot flood the log."""
+    text = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
