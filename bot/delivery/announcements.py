@@ -18,10 +18,9 @@ from ..history.likes import LikeService
 from ..programme.jingles import SkipRules
 from ..render import station_embeds
 from ..render.templated import announcement as templated
-from ..shows.text import guild_lang
 from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
-from ..util.i18n import N_
+from ..util.i18n import N_, guild_lang
 
 
 class RateGate:

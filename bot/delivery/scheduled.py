@@ -10,9 +10,8 @@ import discord
 from ..render.alert_embeds import alert_message
 from ..render.recap_embeds import recap_embed
 from ..scheduled.outbox import PostError
-from ..shows.text import guild_lang
 from ..storage import ScheduledPost
-from ..util.i18n import ENGLISH, Lang
+from ..util.i18n import ENGLISH, Lang, guild_lang
 from .announcements import (
     PERMANENT,
     REFUSED,

@@ -25,7 +25,8 @@ import discord
 
 from ..station import Play
 from ..storage import Storage
-from .text import guild_lang, stage_topic, voice_status
+from ..util.i18n import guild_lang
+from .text import stage_topic, voice_status
 
 _LOGGER = logging.getLogger("onair.shows")
 WRITE_TIMEOUT = 5.0  # seconds one status request may take

@@ -28,7 +28,8 @@ import discord
 from ..station import Play, StationInfo
 from ..station.play import ESTIMATE_TOLERANCE, normalise_title
 from ..storage import EVENT_ACTIVE, EVENT_CLAIMED, EVENT_COMPLETED, EVENT_FAILED, Storage
-from .text import event_description, event_location, event_name, guild_lang
+from ..util.i18n import guild_lang
+from .text import event_description, event_location, event_name
 
 _LOGGER = logging.getLogger("onair.shows")
 MAX_OPEN = 10  # OnAir's open (scheduled or active) events per guild

@@ -4,8 +4,6 @@ untrusted: one line, no control or format characters, cut to Discord's limit for
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..station import Play
 from ..util.i18n import ENGLISH, N_, Lang
 from ..util.links import EVENT_LOCATION, safe_url
@@ -17,13 +15,6 @@ EVENT_NAME_MAX = 100
 EVENT_DESCRIPTION_MAX = 1000
 EVENT_LOCATION_MAX = EVENT_LOCATION
 MUSIC, LIVE = "🎵", N_("🔴 LIVE:")
-
-
-async def guild_lang(client: Any, guild_id: int) -> Lang:
-    """The guild's language for public text (``OnAirBot.guild_lang``); English for a client
-    that keeps none (a bare discord.py client)."""
-    lookup = getattr(client, "guild_lang", None)
-    return await lookup(guild_id) if lookup is not None else ENGLISH
 
 
 def voice_status(play: Play | None, lang: Lang = ENGLISH) -> str | None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from datetime import date, timedelta
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from babel import Locale
 from babel.dates import format_date, format_timedelta
@@ -175,3 +176,10 @@ class Translator:
 
     def ago(self, locale: object, seconds: float) -> str:
         return self.lang(locale).ago(seconds)
+
+
+async def guild_lang(client: Any, guild_id: int) -> Lang:
+    """The guild's language for public text (``OnAirBot.guild_lang``); English for a client
+    that keeps none (a bare discord.py client)."""
+    lookup = getattr(client, "guild_lang", None)
+    return await lookup(guild_id) if lookup is not None else ENGLISH
