@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Sequence
 
 from .models import NewRequest, PendingRequest, RequestCredit, RequestSettings
-from .primitives import StoragePrimitives, upsert_row
+from .primitives import StoragePrimitives, upsert, upsert_row
 
 ASKING, ACCEPTED = "asking", "accepted"
 _COUNTED = (ASKING, ACCEPTED)  # a request being asked counts, a refused one is deleted
@@ -47,8 +47,7 @@ class RequestStore(StoragePrimitives):
 
     async def set_requests_enabled(self, guild_id: int, station: str, enabled: bool) -> None:
         await self.execute(
-            "INSERT INTO guild_request_stations (guild_id, station, enabled) VALUES (?, ?, ?) "
-            "ON CONFLICT (guild_id, station) DO UPDATE SET enabled = excluded.enabled",
+            upsert("guild_request_stations", "guild_id, station", "enabled"),
             (guild_id, station, int(enabled)),
         )
 
@@ -71,11 +70,7 @@ class RequestStore(StoragePrimitives):
             params += [request.guild_id, *_COUNTED, now - 3600.0, hourly_cap]
         counts = await self.execute_atomic(
             [
-                (
-                    "INSERT INTO guild_requests (guild_id, locked_at) VALUES (?, ?) "
-                    "ON CONFLICT (guild_id) DO UPDATE SET locked_at = excluded.locked_at",
-                    (request.guild_id, now),
-                ),
+                (upsert("guild_requests", "guild_id", "locked_at"), (request.guild_id, now)),
                 (
                     "INSERT INTO song_requests (token, guild_id, station, user_id, display_name, "
                     "ping, track_id, title, title_key, state, requested_at) "
