@@ -252,7 +252,7 @@ class RequestService:
                 raise await self._refusal(station, error) from None
             raise
         await self.storage.request_accepted(request_id)
-        self._queues.pop(station.slug, None)  # the queue changed
+        self.forget_queue(station)  # the queue changed
         listed = await self._list(rules, asked)
         return Accepted(track.title, listed)
 

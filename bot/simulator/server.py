@@ -169,13 +169,26 @@ class StationSimulator(StartStop):
         self, request: web.Request, endpoint: str
     ) -> SimStation | web.StreamResponse:
         """Count, apply latency and faults, check the station and key."""
+        faulted = await self._arrive(request, endpoint, request.match_info.get("sid", ""))
+        if faulted is not None:
+            return faulted
+        station = self.stations.get(request.match_info["sid"])
+        if station is None:
+            return _json({"error": "Station not found"}, status=404)
+        if not station.key_ok(request.query.get("key")):
+            return _json({"error": "Invalid API key"}, status=403)
+        return station
+
+    async def _arrive(
+        self, request: web.Request, endpoint: str, sid: str
+    ) -> web.StreamResponse | None:
+        """Count and log the call, apply latency and faults: the fault's answer, or None (the
+        station answers)."""
         self.counters[endpoint] += 1
-        self.counters[f"{endpoint}:{request.match_info.get('sid', '')}"] += 1
+        self.counters[f"{endpoint}:{sid}"] += 1
         self.counters["total"] += 1
         if self.request_log is not None:
-            self.request_log.append(
-                (self.clock(), f"{endpoint}:{request.match_info.get('sid', '')}")
-            )
+            self.request_log.append((self.clock(), f"{endpoint}:{sid}"))
         if self.latency:
             await asyncio.sleep(self.latency)
         fault = self.faults.take(endpoint)
@@ -183,12 +196,7 @@ class StationSimulator(StartStop):
             request[BLIP] = fault.kind  # the station answers, this answer shaped by it
         elif fault is not None:
             return await self._fault_response(request, fault)
-        station = self.stations.get(request.match_info["sid"])
-        if station is None:
-            return _json({"error": "Station not found"}, status=404)
-        if not station.key_ok(request.query.get("key")):
-            return _json({"error": "Invalid API key"}, status=403)
-        return station
+        return None
 
     async def _fault_response(self, request: web.Request, fault: Fault) -> web.StreamResponse:
         kind = fault.kind
@@ -280,17 +288,10 @@ class StationSimulator(StartStop):
 
     async def _public(self, request: web.Request, endpoint: str) -> SimStation | web.StreamResponse:
         sid = request.query.get("u", "")
-        self.counters[endpoint] += 1
-        self.counters[f"{endpoint}:{sid}"] += 1
-        self.counters["total"] += 1
         self.request_queries.append(dict(request.query))
-        if self.request_log is not None:
-            self.request_log.append((self.clock(), f"{endpoint}:{sid}"))
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        fault = self.faults.take(endpoint)
-        if fault is not None:
-            return await self._fault_response(request, fault)
+        faulted = await self._arrive(request, endpoint, sid)  # (blips are info's alone)
+        if faulted is not None:
+            return faulted
         station = self.stations.get(sid)
         if station is None:
             return _json({"error": True, "message": "Unknown station"})

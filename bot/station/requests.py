@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -196,7 +195,6 @@ class RequestsClient:
         self.max_bytes = max_bytes
         self.url_guard = url_guard
         self._headers = {"Accept": "application/json"}
-        self.last_latency: float | None = None
 
     def __repr__(self) -> str:
         return f"RequestsClient({self.base_url!r}, {self.station_id!r})"
@@ -240,7 +238,6 @@ class RequestsClient:
                 raise StationRefused(
                     f"OnAir no longer contacts this station's server: {error}"
                 ) from None
-        started = time.monotonic()
         cause: str
         try:
             async with self._session.get(
@@ -257,7 +254,6 @@ class RequestsClient:
         except (aiohttp.ClientError, OSError) as error:
             cause = type(error).__name__
         else:
-            self.last_latency = time.monotonic() - started
             if status != 200:
                 cause = f"HTTP {status}"
             else:

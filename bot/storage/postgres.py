@@ -290,7 +290,7 @@ class PgListener:
         is_storage_error: Callable[[BaseException], bool],
         health: StorageHealth,
         *,
-        noted: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] | None = None,
+        noted: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]],
         check_every: float = 10.0,
         on_close: Callable[[PgListener], None] | None = None,
     ) -> None:
@@ -302,7 +302,7 @@ class PgListener:
         self.health = health
         # The storage's own way to run an operation: a dead listening connection makes the
         # pools' connections suspect too.
-        self.noted = noted or _plain
+        self.noted = noted
         self.check_every = check_every
         self.on_close = on_close
         self.connected = asyncio.Event()
@@ -388,7 +388,3 @@ class PgListener:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
-
-
-async def _plain(operation: Callable[[], Awaitable[Any]]) -> Any:
-    return await operation()

@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Sequence
 
 from .models import NewRequest, PendingRequest, RequestCredit, RequestSettings
-from .primitives import StoragePrimitives, upsert_row
+from .primitives import StoragePrimitives, upsert, upsert_row
 
 ASKING, ACCEPTED = "asking", "accepted"
 _COUNTED = (ASKING, ACCEPTED)  # a request being asked counts, a refused one is deleted
@@ -47,8 +47,7 @@ class RequestStore(StoragePrimitives):
 
     async def set_requests_enabled(self, guild_id: int, station: str, enabled: bool) -> None:
         await self.execute(
-            "INSERT INTO guild_request_stations (guild_id, station, enabled) VALUES (?, ?, ?) "
-            "ON CONFLICT (guild_id, station) DO UPDATE SET enabled = excluded.enabled",
+            upsert("guild_request_stations", "guild_id, station", "enabled"),
             (guild_id, station, int(enabled)),
         )
 
@@ -71,11 +70,7 @@ class RequestStore(StoragePrimitives):
             params += [request.guild_id, *_COUNTED, now - 3600.0, hourly_cap]
         counts = await self.execute_atomic(
             [
-                (
-                    "INSERT INTO guild_requests (guild_id, locked_at) VALUES (?, ?) "
-                    "ON CONFLICT (guild_id) DO UPDATE SET locked_at = excluded.locked_at",
-                    (request.guild_id, now),
-                ),
+                (upsert("guild_requests", "guild_id", "locked_at"), (request.guild_id, now)),
                 (
                     "INSERT INTO song_requests (token, guild_id, station, user_id, display_name, "
                     "ping, track_id, title, title_key, state, requested_at) "
@@ -107,36 +102,50 @@ class RequestStore(StoragePrimitives):
     ) -> tuple[str, float] | None:
         """What would refuse a reservation now (see :meth:`request_wait`), or None: a cheap
         look before the station is searched (the reservation itself still decides)."""
+        until = await self._cooldown_until(guild_id, user_id, now=now, cooldown=cooldown)
+        if until is not None:
+            return "cooldown", until
+        if hourly_cap <= 0:
+            return None
         row = await self.fetchone(
             "SELECT COUNT(*) FROM song_requests WHERE guild_id = ? AND state IN (?, ?) "
             "AND requested_at > ?",
             (guild_id, *_COUNTED, now - 3600.0),
         )
-        full = hourly_cap > 0 and row is not None and int(row[0]) >= hourly_cap
-        why, until = await self.request_wait(
-            guild_id, user_id, now=now, cooldown=cooldown, hourly_cap=hourly_cap
-        )
-        return (why, until) if why == "cooldown" or full else None
+        if row is None or int(row[0]) < hourly_cap:
+            return None
+        return "cap", await self._cap_until(guild_id, now=now, hourly_cap=hourly_cap)
 
     async def request_wait(
         self, guild_id: int, user_id: int, *, now: float, cooldown: float, hourly_cap: int
     ) -> tuple[str, float]:
         """Why a reservation was refused and when asking again can succeed: ("cooldown" or
         "cap", unix time)."""
+        until = await self._cooldown_until(guild_id, user_id, now=now, cooldown=cooldown)
+        if until is not None:
+            return "cooldown", until
+        return "cap", await self._cap_until(guild_id, now=now, hourly_cap=hourly_cap)
+
+    async def _cooldown_until(
+        self, guild_id: int, user_id: int, *, now: float, cooldown: float
+    ) -> float | None:
+        """When the user's cooldown ends, or None when it is not running."""
         row = await self.fetchone(
             "SELECT MAX(requested_at) FROM song_requests WHERE guild_id = ? AND user_id = ? "
             "AND state IN (?, ?) AND requested_at > ?",
             (guild_id, user_id, *_COUNTED, now - cooldown),
         )
-        if row is not None and row[0] is not None:
-            return "cooldown", float(row[0]) + cooldown
+        return None if row is None or row[0] is None else float(row[0]) + cooldown
+
+    async def _cap_until(self, guild_id: int, *, now: float, hourly_cap: int) -> float:
+        """When the oldest request the guild's hourly cap counts leaves the hour."""
         rows = await self.fetch(
             "SELECT requested_at FROM song_requests WHERE guild_id = ? AND state IN (?, ?) "
             "AND requested_at > ? ORDER BY requested_at DESC LIMIT ?",
             (guild_id, *_COUNTED, now - 3600.0, max(1, hourly_cap)),
         )
         oldest = float(rows[-1][0]) if rows else now
-        return "cap", oldest + 3600.0
+        return oldest + 3600.0
 
     async def request_accepted(self, request_id: int) -> None:
         await self.execute(

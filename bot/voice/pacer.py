@@ -48,17 +48,11 @@ class Pacer:
         self._backlog: deque[bytes] = deque()
         self._ready = asyncio.Event()
         self._new_run = False
-        self.emitted = 0
         self.dropped = 0  # the oldest packets of a backlog over its bound
         self.replaced = 0  # an old run's packets a new run's burst replaced
 
     def __len__(self) -> int:
         return len(self._backlog)
-
-    @property
-    def seconds(self) -> float:
-        """Seconds of sound waiting in the backlog."""
-        return len(self._backlog) * self.frame_seconds
 
     def new_run(self) -> None:
         """A new decoder run starts: its first packets replace the backlog's rest."""
@@ -99,6 +93,5 @@ class Pacer:
             now = loop.time()
             due = max(due, now - CATCH_UP_SECONDS)
             while self._backlog and due <= now + LEAD_SECONDS:
-                self.emitted += 1
                 self._emit(self._backlog.popleft())
                 due += self.frame_seconds

@@ -37,7 +37,6 @@ class Rejoins:
         self.turns = turns or GatewayTurns()  # each attempt's op 4 waits for the shard's turn
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._sessions: dict[int, VoiceSession] = {}
-        self.order: list[int] = []  # guilds in the order their attempts got a turn (tests)
         self.rejoined = 0  # sessions rejoined after a restart, reconnect or failure (tests, logs)
 
     def __contains__(self, guild_id: object) -> bool:
@@ -76,7 +75,6 @@ class Rejoins:
                     delay = first_delay
                 await asyncio.sleep(delay)
                 await self.turns.turn(self.shard_of(session.guild_id))
-                self.order.append(session.guild_id)
                 outcome = await self.attempt(session)
                 if outcome is not None:
                     if outcome:

@@ -221,9 +221,7 @@ class VoiceService:
         session = self.rejoins.session(guild_id)
         if session is None:
             return None
-        guild = self.client.get_guild(guild_id)
-        shard = guild.shard_id if guild is not None else 0
-        waiting = self.rejoins.turns.waiting(shard)
+        waiting = self.rejoins.turns.waiting(self.rejoins.shard_of(guild_id))
         return VoiceStatus("rejoining", session.channel_id, session.station, waiting)
 
     def present(self, guild_id: int) -> bool:

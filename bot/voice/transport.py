@@ -22,8 +22,6 @@ NONCE = struct.Struct(">I")  # the 4 bytes sent after the ciphertext (the rest o
 _PAD = b"\x00" * 20
 _TAG = 16
 
-Seal = Callable[[bytes, bytes, bytes], bytes]  # (key, header, payload) with a nonce: see seal()
-
 
 def _public(key: bytes, header: bytes, payload: bytes, nonce: bytes) -> bytes:
     return crypto_aead_xchacha20poly1305_ietf_encrypt(payload, header, nonce + _PAD, key)
