@@ -259,19 +259,14 @@ def playlist_page(
         len(rows),
         page=page + 1,
         pages=pages,
-        count=_count(len(rows), lang),
+        count=lang.count(len(rows)),
     )
     if hidden:
         footer += " · " + lang.tn(
-            "{count} jingle hidden", "{count} jingles hidden", hidden, count=_count(hidden, lang)
+            "{count} jingle hidden", "{count} jingles hidden", hidden, count=lang.count(hidden)
         )
     builder.footer(footer)
     return builder.build()
-
-
-def _count(n: int, lang: Lang) -> str:
-    """``1000`` in English (as /playlist always wrote it), ``1.000`` / ``1 000`` elsewhere."""
-    return str(n) if lang.is_english else lang.number(n)
 
 
 def listen_embed(
