@@ -197,13 +197,7 @@ _SECTION = {"played": N_("Played"), "playing": N_("On air"), "upcoming": N_("Up 
 def day_heading(day: date, lang: Lang = ENGLISH) -> str:
     """``── Tuesday 25 November, station time ──``: the date itself (a "Yesterday" is wrong
     once the message is a day old), on the station's clock, written as the language writes it."""
-    if lang.is_english:
-        written = "{weekday} {day} {month}".format(
-            weekday=f"{day:%A}", day=day.day, month=f"{day:%B}"
-        )
-    else:
-        written = lang.day(day)
-    return lang.t("── {day}, station time ──", day=written)
+    return lang.t("── {day}, station time ──", day=lang.day(day))
 
 
 def playlist_page(
