@@ -25,9 +25,8 @@ from datetime import datetime, timedelta
 from ..config import PollSettings as PollSettings  # re-exported: where the policy is read
 from ..station import Play, RecentItem, StationInfo
 from ..station.play import normalise_title
+from .catchup import SCANNED
 from .detector import PLACEHOLDER_TITLES
-
-SCANNED_RECENT = 10  # entries of ``recent`` looked at for plays between two polls
 
 
 @dataclass(slots=True)
@@ -392,7 +391,7 @@ def _aired_after(show: str, key: str, info: StationInfo) -> float | None:
     Without it, a short play after a show (shorter than the cadence the show's end is polled
     at) made the show's learned length run to the start of the play after it, and its next
     airing's end was then expected (and polled for) seconds too late."""
-    recent = info.recent[:SCANNED_RECENT]
+    recent = info.recent[:SCANNED]  # as many as catchup looks at
     if not recent or not _entry_is(recent[0], key):
         return 0.0
     for index in range(1, len(recent)):

@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import textwrap
+import time
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -207,8 +208,6 @@ class DemoRequest:
         self.base = base
 
     async def open(self) -> None:
-        import aiohttp
-
         from ..storage import SqliteStorage
 
         self.session = aiohttp.ClientSession()
@@ -219,10 +218,8 @@ class DemoRequest:
         await self.storage.close()
 
     async def after_play(self, announcement: Announcement, count: int) -> None:
-        import time
-
         from ..requests.service import title_keys
-        from ..station import RequestsClient, StationError, normalise_title
+        from ..station import RequestsClient, normalise_title
         from ..storage import NewRequest
 
         now = time.time()

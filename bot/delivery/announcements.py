@@ -18,9 +18,10 @@ from ..history.likes import LikeService
 from ..programme.jingles import SkipRules
 from ..render import station_embeds
 from ..render.templated import announcement as templated
+from ..shows.text import guild_lang
 from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
-from ..util.i18n import ENGLISH, N_, Lang
+from ..util.i18n import N_
 
 
 class RateGate:
@@ -232,13 +233,6 @@ class DiscordDeliverer:
             await self.gate.acquire()
             with contextlib.suppress(discord.HTTPException):
                 await channel.get_partial_message(card_id).delete()
-
-
-async def guild_lang(client: discord.Client, guild_id: int) -> Lang:
-    """The guild's language for public posts (``OnAirBot.guild_lang``); English for a client
-    that keeps none (a bare discord.py client in tests)."""
-    lookup = getattr(client, "guild_lang", None)
-    return await lookup(guild_id) if lookup is not None else ENGLISH
 
 
 def credits_in(sub: Subscription, announcement: Announcement) -> list[RequestCredit]:

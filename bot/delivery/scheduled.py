@@ -10,6 +10,7 @@ import discord
 from ..render.alert_embeds import alert_message
 from ..render.recap_embeds import recap_embed
 from ..scheduled.outbox import PostError
+from ..shows.text import guild_lang
 from ..storage import ScheduledPost
 from ..util.i18n import ENGLISH, Lang
 from .announcements import (
@@ -18,7 +19,6 @@ from .announcements import (
     RateGate,
     earlier_post,
     gone,
-    guild_lang,
     post_message,
     refused,
 )

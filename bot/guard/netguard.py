@@ -120,13 +120,13 @@ def address_refused(address: str) -> str | None:
             if kind == N_("an IPv4-mapped address"):
                 return None  # the same as contacting the public IPv4 address itself
     checks = (
-        (ip.is_loopback, N_(N_("a loopback address"))),
-        (ip.is_link_local, N_(N_("a link-local address"))),
-        (ip.is_multicast, N_(N_("a multicast address"))),
-        (ip.is_unspecified, N_(N_("an unspecified address"))),
-        (ip.is_reserved, N_(N_("a reserved address"))),
-        (ip.is_private, N_(N_("a private address"))),
-        (not ip.is_global, N_(N_("not a public address"))),
+        (ip.is_loopback, N_("a loopback address")),
+        (ip.is_link_local, N_("a link-local address")),
+        (ip.is_multicast, N_("a multicast address")),
+        (ip.is_unspecified, N_("an unspecified address")),
+        (ip.is_reserved, N_("a reserved address")),
+        (ip.is_private, N_("a private address")),
+        (not ip.is_global, N_("not a public address")),
     )
     for refused, why in checks:
         if refused:

@@ -102,11 +102,9 @@ class AlertService(GuildPosts):
                 try:
                     await self._decide(name, seen, now)
                 except Exception as error:
-                    if not self.storage.is_storage_error(error):
-                        raise
                     # The state is unchanged: the next poll decides again (same keys, once).
-                    self.storage.health.warn(
-                        _LOGGER, "could not evaluate the alerts of %s (%s)", name, error
+                    self.storage.outlive(
+                        error, _LOGGER, "could not evaluate the alerts of %s (%s)", name, error
                     )
 
     async def _decide(self, name: str, seen: Observation, now: float) -> None:
