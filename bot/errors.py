@@ -29,8 +29,7 @@ class OnAirError(Exception):
         text = str(self.args[0]) if self.args else "That did not work."
         if not self.values:
             return lang.t(text)
-        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
-        return lang.t(text, **values)
+        return lang.t(text, **_said(self.values, lang))
 
 
 class Said:
@@ -38,6 +37,11 @@ class Said:
 
     def said_in(self, lang: Lang) -> str:
         raise NotImplementedError
+
+
+def _said(values: dict[str, object], lang: Lang) -> dict[str, object]:
+    """A message's values with each :class:`Said` one said in ``lang``."""
+    return {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in values.items()}
 
 
 class Note(Said):
@@ -48,8 +52,7 @@ class Note(Said):
         self.values = values
 
     def said_in(self, lang: Lang) -> str:
-        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
-        return lang.t(self.text, **values)
+        return lang.t(self.text, **_said(self.values, lang))
 
 
 class Reason(Said):
@@ -64,8 +67,7 @@ class Reason(Said):
     def said_in(self, lang: Lang) -> str:
         if isinstance(self.text, OnAirError):
             return self.text.said_in(lang).rstrip(".")
-        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
-        return lang.t(self.text, **values).rstrip(".")
+        return lang.t(self.text, **_said(self.values, lang)).rstrip(".")
 
     def __str__(self) -> str:
         return self.said_in(ENGLISH)
@@ -76,8 +78,7 @@ class Formatted(Note):
     why a template is refused."""
 
     def said_in(self, lang: Lang) -> str:
-        values = {k: v.said_in(lang) if isinstance(v, Said) else v for k, v in self.values.items()}
-        return lang.t(self.text).format(**values)
+        return lang.t(self.text).format(**_said(self.values, lang))
 
 
 class Number(Said):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.errors import OnAirError
 from bot.render import request_embeds
@@ -14,12 +13,12 @@ from bot.ui.choices import ChoiceLanes
 from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
 from bot.util.i18n import N_
 
-from .shapes import THIS_SERVERS, station_option
+from .shapes import THIS_SERVERS, BotCog, station_option
 
 
-class RequestsCog(commands.Cog):
+class RequestsCog(BotCog):
     def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
+        super().__init__(bot)
         self.lanes = ChoiceLanes()
 
     async def song_autocomplete(

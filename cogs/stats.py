@@ -8,7 +8,6 @@ from datetime import datetime
 
 import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.config import StationConfig
 from bot.inputs.ranges import stats_range
@@ -20,7 +19,7 @@ from bot.ui import Reply, answer
 from bot.ui.stations import reader_lang, resolve_station
 from bot.util.i18n import N_
 
-from .shapes import Interaction, station_option
+from .shapes import BotCog, Interaction, station_option
 
 CHART = "stats.png"
 # The names Discord shows (translated per client language); the values stay OnAir's words.
@@ -32,9 +31,9 @@ PERIOD_CHOICES = [
 ]
 
 
-class StatsCog(commands.Cog):
+class StatsCog(BotCog):
     def __init__(self, bot: OnAirBot) -> None:
-        self.bot = bot
+        super().__init__(bot)
         self.charts = ChartRenderer()  # its worker process starts on the first /stats
 
     async def cog_unload(self) -> None:

@@ -95,13 +95,18 @@ class StationRegistry:
         self.recorder: PlayRecorder | None = None
         self._requests: dict[tuple[str, str, int], RequestsClient] = {}
 
-    def _client(self, station: StationConfig, *, guarded: bool) -> RecordingClient:
+    def _guard(self, *, guarded: bool) -> Callable[[URL], None]:
+        """The check of a station's every request and redirect, against the policy of today
+        (``guarded``: a guild's station, whose host the owner did not configure)."""
         trusted = frozenset() if guarded else self.trusted_hosts
 
         def guard(url: URL) -> None:
-            # Every request and every redirect, against the policy of today.
             check_target(url, self.policy, trusted_hosts=trusted)
 
+        return guard
+
+    def _client(self, station: StationConfig, *, guarded: bool) -> RecordingClient:
+        guard = self._guard(guarded=guarded)
         client = RecordingClient(
             station.base_url,
             station.station_id,
@@ -127,11 +132,7 @@ class StationRegistry:
         identity = (station.slug, station.base_url, station.station_id)
         client = self._requests.get(identity)
         if client is None:
-            trusted = frozenset() if station.owner_guild else self.trusted_hosts
-
-            def guard(url: URL) -> None:
-                check_target(url, self.policy, trusted_hosts=trusted)
-
+            guard = self._guard(guarded=bool(station.owner_guild))
             client = RequestsClient(
                 station.base_url, station.station_id, session=self.session, url_guard=guard
             )

@@ -50,11 +50,6 @@ WEEKDAY_NAMES = (
 )
 
 
-def _count(lang: Lang, n: int) -> str:
-    """A count as the language writes it; English as before (no thousands separator)."""
-    return str(n) if lang.is_english else lang.number(n)
-
-
 def weekday(lang: Lang, index: int) -> str:
     """Monday .. Sunday (0-6) in the language."""
     return lang.t(WEEKDAY_NAMES[index % 7])
@@ -235,14 +230,14 @@ def voice_line(voice: VoiceStatus, lang: Lang = ENGLISH) -> str:
         line += lang.t(
             ": {count} channels wait for Discord's gateway limit (about 100 voice "
             "joins a minute per shard)",
-            count=_count(lang, voice.ahead),
+            count=lang.count(voice.ahead),
         )
     return line
 
 
 def _delivered(lang: Lang, state: str, n: int) -> str:
     """One delivery state as an admin reads it (English: the same words for one and many)."""
-    count = _count(lang, n)
+    count = lang.count(n)
     if state == SENT:
         return lang.tn("**{count}** posted", "**{count}** posted", n, count=count)
     if state == PENDING:
@@ -315,7 +310,7 @@ def resumed(channel: str, count: int, lang: Lang = ENGLISH) -> str:
         "Resumed {count} announcement(s) in {channel}.",
         "Resumed {count} announcement(s) in {channel}.",
         count,
-        count=_count(lang, count),
+        count=lang.count(count),
         channel=channel,
     )
 

@@ -46,18 +46,13 @@ def _zone(name: str) -> tzinfo:
         return UTC
 
 
-def day_and_time(moment: datetime, lang: Lang = ENGLISH) -> str:
-    """``Fri 20 Nov, 19:01``: short enough for a phone's inline field."""
-    return weekday_time(lang, moment)
-
-
 def week_line(start: datetime, end: datetime, lang: Lang = ENGLISH) -> str:
     """The week as 7 days: ``Thu 19 Nov – Wed 25 Nov`` when it runs midnight to midnight,
     else from and to the recap's hour (``Thu 19 Nov, 18:00 – Thu 26 Nov, 18:00``)."""
     if start.time() == end.time() == datetime.min.time():
         last = datetime.fromtimestamp(end.timestamp() - 1, end.tzinfo)
         return f"{weekday_date(lang, start)} – {weekday_date(lang, last)}"
-    return f"{day_and_time(start, lang)} – {day_and_time(end, lang)}"
+    return f"{weekday_time(lang, start)} – {weekday_time(lang, end)}"
 
 
 def recap_embed(summary: dict[str, Any], lang: Lang = ENGLISH) -> discord.Embed:
@@ -86,7 +81,7 @@ def recap_embed(summary: dict[str, Any], lang: Lang = ENGLISH) -> discord.Embed:
     if isinstance(peak, list) and when is not None:
         builder.field(
             lang.t("Peak listeners"),
-            f"{lang.number(int(peak[0]))} · {day_and_time(when.astimezone(zone), lang)}",
+            f"{lang.number(int(peak[0]))} · {weekday_time(lang, when.astimezone(zone))}",
         )
     busiest = summary.get("busiest")
     if isinstance(busiest, list) and len(busiest) == 3 and 0 <= int(busiest[0]) < 7:

@@ -197,13 +197,7 @@ _SECTION = {"played": N_("Played"), "playing": N_("On air"), "upcoming": N_("Up 
 def day_heading(day: date, lang: Lang = ENGLISH) -> str:
     """``── Tuesday 25 November, station time ──``: the date itself (a "Yesterday" is wrong
     once the message is a day old), on the station's clock, written as the language writes it."""
-    if lang.is_english:
-        written = "{weekday} {day} {month}".format(
-            weekday=f"{day:%A}", day=day.day, month=f"{day:%B}"
-        )
-    else:
-        written = lang.day(day)
-    return lang.t("── {day}, station time ──", day=written)
+    return lang.t("── {day}, station time ──", day=lang.day(day))
 
 
 def playlist_page(
@@ -259,19 +253,14 @@ def playlist_page(
         len(rows),
         page=page + 1,
         pages=pages,
-        count=_count(len(rows), lang),
+        count=lang.count(len(rows)),
     )
     if hidden:
         footer += " · " + lang.tn(
-            "{count} jingle hidden", "{count} jingles hidden", hidden, count=_count(hidden, lang)
+            "{count} jingle hidden", "{count} jingles hidden", hidden, count=lang.count(hidden)
         )
     builder.footer(footer)
     return builder.build()
-
-
-def _count(n: int, lang: Lang) -> str:
-    """``1000`` in English (as /playlist always wrote it), ``1.000`` / ``1 000`` elsewhere."""
-    return str(n) if lang.is_english else lang.number(n)
 
 
 def listen_embed(

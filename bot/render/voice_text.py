@@ -16,13 +16,12 @@ def spoken_seconds(seconds: float, lang: Lang = ENGLISH) -> str:
     minutes, rest = divmod(total, 60)
     parts = []
 
-    def count(n: int) -> str:  # English as before: "1440 minutes", no separator
-        return str(n) if lang.is_english else lang.number(n)
-
     if minutes:
-        parts.append(lang.tn("{count} minute", "{count} minutes", minutes, count=count(minutes)))
+        parts.append(
+            lang.tn("{count} minute", "{count} minutes", minutes, count=lang.count(minutes))
+        )
     if rest or not minutes:
-        parts.append(lang.tn("{count} second", "{count} seconds", rest, count=count(rest)))
+        parts.append(lang.tn("{count} second", "{count} seconds", rest, count=lang.count(rest)))
     return " ".join(parts)
 
 

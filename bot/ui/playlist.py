@@ -96,7 +96,7 @@ class PlaylistPages(Paginator):
         if self.show_jingles:
             self.toggle.label = self.lang.t("Hide jingles")
         else:
-            shown = str(count) if self.lang.is_english else self.lang.number(count)
+            shown = self.lang.count(count)
             self.toggle.label = self.lang.tn(
                 "Show jingles ({count})", "Show jingles ({count})", count, count=shown
             )

@@ -116,6 +116,11 @@ class Lang:
             return f"{n:,}"
         return format_decimal(n, locale=self.locale)
 
+    def count(self, n: int) -> str:
+        """A count in a sentence: ``1000`` in English (as OnAir always wrote counts, no
+        separator), ``1.000`` / ``1 000`` as the other languages write it."""
+        return str(n) if self.is_english else self.number(n)
+
     def ago(self, seconds: float) -> str:
         """How long ago, in words: "3 minutes ago", "vor 3 Minuten", "há 3 minutos"."""
         return format_timedelta(
