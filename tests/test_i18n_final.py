@@ -5,6 +5,7 @@ client against the fake Discord (and real audio through the fake Icecast for /on
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -25,6 +26,7 @@ from bot.ui.voice import stream_url_input
 from bot.util.i18n import ENGLISH, Translator
 
 from .support.botenv import DEV_OVERRIDE, STATION_KEY
+from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import CONNECT, VIEW_CHANNEL
 from .support.voice_bot import icecast_fixture, mp3_fixture, reply_of, voice_bot
 from .test_i18n_admin import admin_english_left, everything_shown
@@ -313,3 +315,20 @@ def test_an_untitled_live_show_is_named_in_the_guilds_language(langs):
     payload = {"kind": "live_start", "title": "", "station_name": "Main FM"}
     assert named in str(alert_message(payload, french).embed.title)
     assert "Live show" in str(alert_message(payload).embed.title)  # English as before
+
+
+# --- /onair preview shows the post as the guild will see it ---------------------------------
+
+
+async def test_the_preview_is_worded_in_the_guilds_language_not_the_admins(onair):
+    """The preview is of a public post, so it is in the guild's language (fr here), whatever
+    the admin's own client language (en-US); only the admin's own words ("nothing on air")
+    would follow the admin."""
+    fake = onair.fake
+    await fake.response(await fake.slash("onair", {"language": "fr"}, sub=["settings"]))
+    preview = await fake.final_message(await fake.slash("onair", {}, sub=["preview"]))
+    assert preview["flags"] & EPHEMERAL
+    footer = preview["embeds"][0]["footer"]["text"]
+    assert re.search(r"· \d+ auditeurs?$", footer), footer
+    labels = [b["label"] for row in preview["components"] for b in row["components"]]
+    assert labels[:2] == ["Écouter", "Lecteur web"]

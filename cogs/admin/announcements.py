@@ -98,7 +98,11 @@ class AnnouncementCommands(AdminCommands):
             play = snapshot.info.current_play()
             if play is None:
                 return Reply(content=lang.t(admin_embeds.NOTHING_ON_AIR), ephemeral=True)
-            embed, view = station_embeds.announcement(snapshot.info, play, chosen.name)
+            # The post as the guild will see it: in the guild's language, not the admin's.
+            post_lang = await self.bot.guild_lang(interaction.guild_id or 0)
+            embed, view = station_embeds.announcement(
+                snapshot.info, play, chosen.name, lang=post_lang
+            )
             return Reply(embed=embed, view=view, ephemeral=True)
 
         await answer(interaction, work())

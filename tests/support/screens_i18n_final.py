@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.simulator import StationSimulator
 
-from .botenv import running_bot
+from .botenv import STATION_KEY, running_bot
 from .fakediscord import CONNECT, VIEW_CHANNEL, FakeDiscord
 from .screens_record import write_scene
 
@@ -35,6 +35,30 @@ async def i18n_voice(out: Path) -> None:
                 iid = await fake.slash("onair", options, sub=["voice"], guild=guild)
                 await fake.final_message(iid, within=30)
                 write_scene(fake, out / f"i18n-{tag}-voice.jsonl", since, {iid: "/onair voice"})
+    finally:
+        await fake.stop()
+        await sim.stop()
+
+
+async def i18n_preview(out: Path) -> None:
+    """/onair preview by an en-US admin of a guild set to pt_BR, then one set to de: the
+    preview is the post as the guild sees it."""
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, seed=3, public_url="https://c9.radioboss.fm")
+    await sim.start()
+    fake = FakeDiscord(guild_count=2)
+    await fake.start()
+    try:
+        async with running_bot(sim, fake=fake):
+            for (code, tag), guild in zip(
+                (("pt_BR", "pt-br"), ("de", "de")), fake.guilds, strict=True
+            ):
+                iid = await fake.slash("onair", {"language": code}, sub=["settings"], guild=guild)
+                await fake.response(iid)
+                since = len(fake.requests)
+                iid = await fake.slash("onair", {}, sub=["preview"], guild=guild)
+                await fake.final_message(iid, within=30)
+                write_scene(fake, out / f"i18n-{tag}-preview.jsonl", since, {iid: "/onair preview"})
     finally:
         await fake.stop()
         await sim.stop()
