@@ -217,8 +217,13 @@ NO_STATUS_PERMISSION = N_(
     "as it is until a server admin allows it."
 )
 EVENTS_NO_PERMISSION = N_(
-    "I need the **Manage Events** permission in this server to make events for live shows. "
-    "Please ask a server admin to allow it, then run this again."
+    "I need the **Create Events** permission in this server to make events for live shows "
+    "(**Manage Events** alone is not enough). Please ask a server admin to allow it, then run "
+    "this again."
+)
+EVENTS_PERMISSION_MISSING = N_(
+    "I'm missing the **Create Events** permission in this server (**Manage Events** alone is not "
+    "enough), so no event is made for a live show until a server admin allows it."
 )
 RANGE_TOO_LONG = N_(
     "That range is {days} days; the most is {most}. Ask for a shorter one, for example "

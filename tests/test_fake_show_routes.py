@@ -15,6 +15,7 @@ from .support.botenv import fake_discord_fixture
 from .support.discord_http import call, fake_http_fixture
 from .support.fakediscord import (
     CONNECT,
+    CREATE_EVENTS,
     MANAGE_CHANNELS,
     MANAGE_EVENTS,
     SET_VOICE_CHANNEL_STATUS,
@@ -23,6 +24,8 @@ from .support.fakediscord import (
 )
 
 pytestmark = pytest.mark.e2e
+
+ADMINISTRATOR = 1 << 3  # every permission at once (the fake does not model it)
 
 fake = fake_discord_fixture()
 
@@ -167,7 +170,7 @@ async def test_stage_instances_need_a_stage_moderator_and_exist_once(fake, http)
 @pytest.fixture
 def events_guild(fake: FakeDiscord) -> int:
     guild = fake.guilds[0]
-    guild.bot_role_permissions = MANAGE_EVENTS
+    guild.bot_role_permissions = CREATE_EVENTS
     return guild.id
 
 
@@ -336,11 +339,72 @@ async def test_an_event_carries_what_discord_answers(fake, http, events_guild):
     assert listed == [changed]
 
 
-async def test_events_need_manage_events(fake, http):
+async def test_creating_an_event_needs_create_events(fake, http):
     status, body = await call(
         http, "POST", f"/guilds/{fake.guilds[0].id}/scheduled-events", external()
     )
     assert (status, body["code"]) == (403, rules.MISSING_PERMISSIONS)
+
+
+@pytest.mark.parametrize(
+    "permissions",
+    [MANAGE_EVENTS, ((1 << 53) - 1) & ~CREATE_EVENTS & ~ADMINISTRATOR],
+    ids=["Manage Events", "every other permission"],
+)
+async def test_since_2026_manage_events_alone_creates_no_event(fake, http, permissions):
+    # Discord's change log (2025-11-20, 2025-11-24): from 23 February 2026 a bot needs
+    # CREATE_EVENTS to create a scheduled event, whatever else it has.
+    guild = fake.guilds[0]
+    guild.bot_role_permissions = permissions
+    status, body = await call(http, "POST", f"/guilds/{guild.id}/scheduled-events", external())
+    assert (status, body["code"]) == (403, rules.MISSING_PERMISSIONS)
+    assert guild.events == {}
+
+
+@pytest.mark.parametrize("permissions", [CREATE_EVENTS, MANAGE_EVENTS])
+async def test_the_bots_own_event_is_edited_and_deleted_with_either_permission(
+    fake, http, events_guild, permissions
+):
+    base = f"/guilds/{events_guild}/scheduled-events"
+    status, created = await call(http, "POST", base, external())
+    assert status == 200
+    fake.guilds[0].bot_role_permissions = permissions
+    status, started = await call(http, "PATCH", f"{base}/{created['id']}", {"status": 2})
+    assert (status, started["status"]) == (200, rules.ACTIVE)
+    status, _ = await call(http, "DELETE", f"{base}/{created['id']}")
+    assert status == 204
+    fake.guilds[0].bot_role_permissions = 0
+    status, created = await call(http, "POST", base, external())
+    assert status == 403
+
+
+async def test_someone_elses_event_needs_manage_events(fake, http, events_guild):
+    guild = fake.guilds[0]
+    theirs = fake.add_event(guild, creator_id=fake.owner_id)
+    path = f"/guilds/{events_guild}/scheduled-events/{theirs}"
+    for method, body in (("PATCH", {"status": rules.CANCELED}), ("DELETE", None)):
+        status, answer = await call(http, method, path, body)
+        assert (status, answer["code"]) == (403, rules.MISSING_PERMISSIONS), method
+    assert guild.events[theirs]["status"] == rules.SCHEDULED
+    guild.bot_role_permissions = MANAGE_EVENTS
+    status, answer = await call(http, "PATCH", path, {"status": rules.CANCELED})
+    assert (status, answer["status"]) == (200, rules.CANCELED)
+    status, _ = await call(http, "DELETE", path)
+    assert status == 204
+    assert theirs not in guild.events
+
+
+async def test_a_voice_event_needs_connect_in_its_channel_too(fake, http, events_guild):
+    guild = fake.guilds[0]
+    channel = fake.add_voice_channel(guild, bot_deny=CONNECT)
+    body = external(entity_metadata=None, scheduled_end_time=None)
+    body.update(entity_type=rules.VOICE, channel_id=str(channel))
+    base = f"/guilds/{events_guild}/scheduled-events"
+    status, answer = await call(http, "POST", base, body)
+    assert (status, answer["code"]) == (403, rules.MISSING_PERMISSIONS)
+    allowed = fake.add_voice_channel(guild)
+    status, answer = await call(http, "POST", base, {**body, "channel_id": str(allowed)})
+    assert status == 200, answer
 
 
 async def test_a_guild_holds_at_most_100_live_events(fake, http, events_guild):

@@ -23,7 +23,7 @@ from bot.util.i18n import ENGLISH, Translator, language_of
 
 from .support.botenv import fake_discord_fixture, running_bot
 from .support.discord_rules import EPHEMERAL
-from .support.fakediscord import MANAGE_EVENTS, FakeDiscord
+from .support.fakediscord import CREATE_EVENTS, FakeDiscord
 from .support.shows_bot import advance
 from .support.shows_bot import poll as shows_poll
 from .support.voice_bot import icecast_fixture, mp3_fixture
@@ -273,7 +273,7 @@ async def test_a_french_guild_gets_its_recap_in_french(recap_sim, fake):
 async def events_fake() -> Any:
     fake = FakeDiscord(guild_count=2)
     for guild in fake.guilds:
-        guild.bot_role_permissions = MANAGE_EVENTS
+        guild.bot_role_permissions = CREATE_EVENTS
     async with fake:
         yield fake
 

@@ -19,7 +19,7 @@ from bot.runtime.logs import RedactingFilter, setup_logging
 from bot.shows.service import ShowsService
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
-from .support.fakediscord import MANAGE_EVENTS, FakeDiscord
+from .support.fakediscord import CREATE_EVENTS, MANAGE_EVENTS, FakeDiscord
 from .support.stations import KEY, make_client
 from .support.waiting import wait_for
 
@@ -204,14 +204,16 @@ async def test_an_example_channel_id_is_named_as_such_not_as_a_deleted_channel(
 
 
 def _prepare_events(fake: FakeDiscord) -> None:
-    fake.guilds[1].bot_role_permissions = MANAGE_EVENTS  # the second guild may make events
+    # The first guild invited OnAir before Discord's 2026 split: Manage Events makes no event.
+    fake.guilds[0].bot_role_permissions = MANAGE_EVENTS
+    fake.guilds[1].bot_role_permissions = CREATE_EVENTS  # the second guild may make events
 
 
 events_fake = fake_discord_fixture("events_fake", prepare=_prepare_events, guild_count=2)
 
 
 @pytest.mark.e2e
-async def test_live_events_without_manage_events_are_reported_at_start_up(
+async def test_live_events_without_create_events_are_reported_at_start_up(
     events_fake, live_simulator, caplog
 ):
     caplog.set_level(logging.INFO, logger="onair.shows")
@@ -220,15 +222,15 @@ async def test_live_events_without_manage_events_are_reported_at_start_up(
         f'\n[[guilds]]\nid = {g.id}\nlive_events = ["main"]\n' for g in (without, allowed)
     )
     async with running_bot(live_simulator, fake=events_fake, extra_config=config):
-        await wait_for(lambda: "Manage Events" in caplog.text)
-    lines = [r.getMessage() for r in caplog.records if "Manage Events" in r.getMessage()]
+        await wait_for(lambda: "Create Events" in caplog.text)
+    lines = [r.getMessage() for r in caplog.records if "Create Events" in r.getMessage()]
     assert lines == [
         f"guild {without.id} ({without.name}): live-show events are on for main (live_events or "
-        "/onair events) but OnAir lacks the Manage Events permission there; no event is made "
-        "until a server admin grants it"
+        "/onair events) but OnAir lacks the Create Events permission there (Manage Events alone "
+        "is not enough); no event is made until a server admin grants it"
     ]
     assert all(
-        r.levelno == logging.WARNING for r in caplog.records if "Manage Events" in r.getMessage()
+        r.levelno == logging.WARNING for r in caplog.records if "Create Events" in r.getMessage()
     )
 
 

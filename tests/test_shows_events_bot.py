@@ -1,6 +1,6 @@
 """Shows through the real bot: the Scheduled Events OnAir makes for live shows (one active event
-per show, then completed; its place never a link; Manage Events; at most ten open; the config
-file turning them on).
+per show, then completed; its place never a link; Create Events, which Manage Events no longer
+stands in for; at most ten open; the config file turning them on).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from bot.storage import EVENT_ACTIVE
 
 from .support import discord_rules as rules
 from .support.botenv import running_bot
+from .support.fakediscord import Guild
 from .support.shows_bot import (
     advance,
     event_writes,
@@ -29,6 +30,7 @@ __all__ = ["programme_sim"]  # another test's fixture, used here too
 
 
 async def test_a_live_show_becomes_one_active_event_then_completed(programme_sim, events_fake):
+    # OnAir has Create Events here and not Manage Events: it makes, starts and ends its own.
     fake = events_fake
     guild = fake.guilds[0]
     async with running_bot(programme_sim, fake=fake) as env:
@@ -128,7 +130,9 @@ async def test_a_restart_mid_show_makes_no_second_event(programme_sim, events_fa
         await wait_for(lambda: event["status"] == rules.COMPLETED)
 
 
-async def test_events_need_manage_events_and_other_guilds_go_on(programme_sim, events_fake):
+async def test_events_need_create_events_and_other_guilds_go_on(programme_sim, events_fake):
+    # The second guild gave OnAir Manage Events (its invite before Discord's 2026 split), which
+    # creates no event: refused up front, and no request Discord would answer with 403.
     fake = events_fake
     first, second = fake.guilds
     async with running_bot(programme_sim, fake=fake) as env:
@@ -167,3 +171,25 @@ async def test_the_config_file_turns_events_on_and_the_status_off(programme_sim,
         advance(programme_sim, 46)
         await poll(env)
         await wait_for(lambda: len(fake.live_events(guild)) == 1)
+
+
+async def test_onair_status_names_create_events_where_it_is_missing(programme_sim, events_fake):
+    fake = events_fake
+    allowed, without = fake.guilds
+    async with running_bot(programme_sim, fake=fake) as env:
+        await turn_on(env, allowed)
+        await env.bot.storage.set_show_events(without.id, "main", on=True)  # from before the split
+
+        async def events_field(guild: Guild) -> str:
+            status = await fake.final_message(
+                await fake.slash("onair", {}, sub=["status"], guild=guild)
+            )
+            fields = {f["name"]: f["value"] for f in status["embeds"][0]["fields"]}
+            return fields[next(name for name in fields if "event" in name.lower())]
+
+        assert await events_field(allowed) == "🟢 an event for each live show of `main`"
+        assert await events_field(without) == (
+            "🔴 no event for the live shows of `main`\n⚠️ " + errors.EVENTS_PERMISSION_MISSING
+        )
+        fake.user_locales[fake.owner_id] = "de"
+        assert "Mir fehlt die Berechtigung **Events erstellen**" in await events_field(without)

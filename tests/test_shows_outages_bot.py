@@ -16,7 +16,7 @@ from bot.simulator import LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimu
 from .support import discord_rules as rules
 from .support.botenv import running_bot
 from .support.fakediscord import (
-    MANAGE_EVENTS,
+    CREATE_EVENTS,
     SET_VOICE_CHANNEL_STATUS,
     FakeDiscord,
     Guild,
@@ -162,7 +162,7 @@ async def test_a_stopped_station_clears_the_status_and_completes_the_event(long_
     sim = long_show_sim
     fake = FakeDiscord()
     guild = fake.guilds[0]
-    guild.bot_role_permissions |= MANAGE_EVENTS
+    guild.bot_role_permissions |= CREATE_EVENTS
     channel = fake.add_voice_channel(guild, "Radio", bot_allow=SET_VOICE_CHANNEL_STATUS)
     async with fake:
         await fake.set_member_voice(guild, LISTENER, channel)
@@ -260,7 +260,7 @@ async def test_one_poll_blips_mid_show_change_nothing_anywhere(long_show_sim, ic
         sim.set_quirks({"no_recent_started"})
     fake = FakeDiscord()
     guild = fake.guilds[0]
-    guild.bot_role_permissions |= MANAGE_EVENTS
+    guild.bot_role_permissions |= CREATE_EVENTS
     channel = fake.add_voice_channel(guild, "Radio", bot_allow=SET_VOICE_CHANNEL_STATUS)
     text, role = guild.channels[0], guild.roles[1]
     async with fake:

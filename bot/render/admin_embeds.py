@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from .. import errors
 from ..announcer.watcher import ELSEWHERE
 from ..catalog.registry import short_slug
 from ..config import StationConfig
@@ -96,13 +97,23 @@ def status(
     recap: Recap | None = None,
     voice: VoiceStatus | None = None,
     lang: Lang = ENGLISH,
+    *,
+    event_stations: Sequence[str] = (),
+    may_make_events: bool = True,
 ) -> discord.Embed:
     """Per watched station: state, last and next poll, last error; then where it announces
     and what became of the last day's announcements. With nothing set up, that is said once,
-    with the command that sets it up."""
+    with the command that sets it up. Voice and the live-show events (``event_stations``, and
+    whether OnAir may make them here) come first: they need no announcement."""
     builder = EmbedBuilder(lang.t("OnAir status"))
     if voice is not None:
         builder.field(lang.t("Voice"), voice_line(voice, lang), inline=False)
+    if event_stations:
+        builder.field(
+            lang.t("Live-show events"),
+            events_line(event_stations, may_make_events, lang),
+            inline=False,
+        )
     watched = [(station, st) for station in stations if (st := status_for(station)) is not None]
     if not watched and not subs:
         builder.description = lang.t(
@@ -213,6 +224,19 @@ def _scheduled(
         )
     if scheduled:
         builder.field(lang.t("Alerts and recap"), "\n".join(scheduled), inline=False)
+
+
+def events_line(stations: Sequence[str], allowed: bool, lang: Lang = ENGLISH) -> str:
+    """``🟢 an event for each live show of `main` ``; without the permission Discord asks for
+    (Create Events), red, and the permission named as the admin's Discord client names it."""
+    names = ", ".join(f"`{safe(station, limit=60)}`" for station in stations[:10])
+    if allowed:
+        return lang.t("🟢 an event for each live show of {stations}", stations=names)
+    return (
+        lang.t("🔴 no event for the live shows of {stations}", stations=names)
+        + "\n⚠️ "
+        + lang.t(errors.EVENTS_PERMISSION_MISSING)
+    )
 
 
 def voice_line(voice: VoiceStatus, lang: Lang = ENGLISH) -> str:

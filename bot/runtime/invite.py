@@ -28,7 +28,7 @@ PERMISSIONS: dict[str, str] = {
     "set_voice_channel_status": (
         "show what plays as the status of the voice channel OnAir plays in"
     ),
-    "manage_events": "make a server event for each live show (/onair events)",
+    "create_events": "make a server event for each live show, start it and end it (/onair events)",
 }
 
 

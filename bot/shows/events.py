@@ -4,8 +4,8 @@ When a station reports a live show, OnAir creates one external event for it in e
 asked (``/onair events``) and starts it (ACTIVE); when the station moves on to anything else, or
 stops answering or playing for longer than ``offline_after`` (:meth:`ShowEvents.station_down`),
 it completes it. A guild holds at most ``MAX_OPEN`` of OnAir's open events; the rest are skipped
-with a log line. Manage Events is checked before any request (a 403 counts toward Discord's
-invalid-request limit).
+with a log line. Create Events is checked before any request (a 403 counts toward Discord's
+invalid-request limit): :func:`may_make_events`.
 
 One event per airing. An airing is one play of the show as the station reports it (the same
 show and start): the row is claimed in storage before the event is created; an airing with an
@@ -38,6 +38,13 @@ DEFAULT_LENGTH = timedelta(hours=1)  # an external event needs an end; live show
 MIN_LENGTH = timedelta(minutes=15)
 SCHEDULED, ACTIVE, COMPLETED, CANCELED = 1, 2, 3, 4
 FINISHED_EVENT = 180000  # Discord: "Cannot update a finished event"
+
+
+def may_make_events(guild: discord.Guild) -> bool:
+    """Whether OnAir may make a live show's event in ``guild``: Discord asks a bot for Create
+    Events to create one (Manage Events alone has not been enough since 23 February 2026), and
+    Create Events also starts and ends the events OnAir made."""
+    return guild.me.guild_permissions.create_events
 
 
 def show_key(play: Play) -> str:
@@ -119,8 +126,8 @@ class ShowEvents:
                 len(open_events),
             )
             return
-        if not guild.me.guild_permissions.manage_events:
-            _LOGGER.info("no event for a live show in guild %s: no Manage Events", guild_id)
+        if not may_make_events(guild):
+            _LOGGER.info("no event for a live show in guild %s: no Create Events", guild_id)
             return
         rows = await self.storage.show_event_airings(guild_id, station)
         if aired_before(play, [k for k, state in rows if state == EVENT_COMPLETED]):

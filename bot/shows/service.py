@@ -29,7 +29,7 @@ from ..scheduled.alerts import Observation
 from ..station import StationError, StationInfo
 from ..storage import Storage
 from .channel_status import ChannelStatusKeeper, Players, follow_status_events
-from .events import ShowEvents
+from .events import ShowEvents, may_make_events
 
 _LOGGER = logging.getLogger("onair.shows")
 
@@ -115,12 +115,12 @@ class ShowsService:
                 stations[guild_id].append(station)
         for guild_id, names in sorted(stations.items()):
             guild = self.client.get_guild(guild_id)
-            if guild is None or guild.me.guild_permissions.manage_events:
+            if guild is None or may_make_events(guild):
                 continue
             _LOGGER.warning(
                 "guild %s (%s): live-show events are on for %s (live_events or /onair events) "
-                "but OnAir lacks the Manage Events permission there; no event is made until a "
-                "server admin grants it",
+                "but OnAir lacks the Create Events permission there (Manage Events alone is not "
+                "enough); no event is made until a server admin grants it",
                 guild_id,
                 guild.name[:100],
                 ", ".join(sorted(names)),
@@ -231,6 +231,11 @@ class ShowsService:
                 await self.player_started(guild_id, channel_id, station)
 
     # Events -------------------------------------------------------------------------------
+
+    async def event_stations(self, guild_id: int) -> list[str]:
+        """The stations whose live shows get an event in ``guild_id``, sorted."""
+        pairs = await self.storage.show_event_guilds()
+        return sorted(station for guild, station in pairs if guild == guild_id)
 
     async def set_events(self, guild_id: int, station: str, *, on: bool) -> bool:
         """Turn a station's live-show events on or off here; whether that changed anything."""

@@ -9,6 +9,7 @@ from discord import app_commands
 
 from bot.guard.patterns import compile_pattern
 from bot.render import admin_embeds, station_embeds
+from bot.shows import may_make_events
 from bot.storage import Subscription
 from bot.ui import Reply, answer
 from bot.ui.checks import check_announce_target
@@ -110,6 +111,7 @@ class AnnouncementCommands(AdminCommands):
     @app_commands.command(name="status", description=N_("Polling and announcement status"))
     async def status(self, interaction: Interaction) -> None:
         guild_id = interaction.guild_id
+        guild = interaction.guild
         embed = admin_embeds.status(
             self.bot.registry.visible(guild_id),
             self.bot.announcer.status_for,
@@ -119,5 +121,7 @@ class AnnouncementCommands(AdminCommands):
             next(iter(await self.bot.storage.recaps(guild_id or 0)), None),
             self.bot.voice.status(guild_id or 0),
             reader_lang(interaction),
+            event_stations=await self.bot.shows.event_stations(guild_id or 0),
+            may_make_events=guild is None or may_make_events(guild),
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)

@@ -6,6 +6,7 @@ from discord import app_commands
 
 from bot.errors import EVENTS_NO_PERMISSION, NOT_HERE, BadInput
 from bot.render import admin_embeds
+from bot.shows import may_make_events
 from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
 from bot.ui.voice import configure_voice, voice_channel_autocomplete
 from bot.util.i18n import N_
@@ -49,7 +50,7 @@ class VoiceCommands(AdminCommands):
         guild = interaction.guild
         if guild is None:
             raise BadInput(NOT_HERE)
-        if enabled and not guild.me.guild_permissions.manage_events:
+        if enabled and not may_make_events(guild):
             raise BadInput(EVENTS_NO_PERMISSION)
         changed = await self.bot.shows.set_events(guild.id, chosen.slug, on=enabled)
         text = admin_embeds.show_events(chosen, enabled, changed, reader_lang(interaction))

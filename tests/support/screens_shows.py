@@ -145,8 +145,8 @@ async def a_week_of_plays(storage: Any, end: float) -> None:
 async def show_scenes(out: Path) -> None:
     """/onair voice status:on|off while OnAir plays (the channel status itself is in Discord's
     sidebar, which discord-look does not draw), /onair events, and /onair events without
-    Manage Events."""
-    from .fakediscord import MANAGE_EVENTS, SET_VOICE_CHANNEL_STATUS
+    Create Events (the other guild has Manage Events, which makes no event since 2026)."""
+    from .fakediscord import CREATE_EVENTS, MANAGE_EVENTS, SET_VOICE_CHANNEL_STATUS
 
     rig = await voice_station("shows")
     if rig is None:
@@ -154,7 +154,8 @@ async def show_scenes(out: Path) -> None:
     icecast, sim = rig
     fake = FakeDiscord(guild_count=2, channels_per_guild=2)
     guild, other = fake.guilds
-    guild.bot_role_permissions = MANAGE_EVENTS
+    guild.bot_role_permissions = CREATE_EVENTS
+    other.bot_role_permissions = MANAGE_EVENTS
     lounge = fake.add_voice_channel(guild, "Lounge", bot_allow=SET_VOICE_CHANNEL_STATUS)
     radio = fake.add_voice_channel(other, "Radio")  # no Set Voice Channel Status there
     listener = 700000000000000001

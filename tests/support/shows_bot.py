@@ -1,6 +1,7 @@
 """What the show tests through the real bot share: the manual clock moved on, a poll of the
 station's watch, the status text a play shows, the voice status writes Discord received, and a
-fake Discord where OnAir may make Scheduled Events.
+fake Discord where OnAir may make Scheduled Events in one guild (Create Events) and not in the other
+(Manage Events only).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bot.station import Play
 
 from .botenv import BotEnv
 from .fakediscord import (
+    CREATE_EVENTS,
     MANAGE_EVENTS,
     FakeDiscord,
     Guild,
@@ -54,7 +56,10 @@ def channel_of(fake: FakeDiscord, guild: Guild, channel_id: int) -> Any:
 @pytest.fixture(name="events_fake")
 async def events_fake_fixture() -> AsyncIterator[FakeDiscord]:
     fake = FakeDiscord(guild_count=2)
-    fake.guilds[0].bot_role_permissions = MANAGE_EVENTS  # the second guild lacks it
+    # The first guild lets OnAir create events (and so start and end its own); the second was
+    # invited before Discord's split: Manage Events, which creates none since 23 February 2026.
+    fake.guilds[0].bot_role_permissions = CREATE_EVENTS
+    fake.guilds[1].bot_role_permissions = MANAGE_EVENTS
     async with fake:
         yield fake
 

@@ -1,5 +1,5 @@
 """Guild scheduled events (/guilds/{guild}/scheduled-events[/{event}]): fields, times, status
-transitions and the guild's limit.
+transitions, the guild's limit, and who may create, edit or delete one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ from .errors import (
 )
 from .fields import _iso8601, _object, _snowflake, _text
 
+# Since 2026-02-23 (change log, 2025-11-20 and 2025-11-24) a bot needs CREATE_EVENTS to create
+# an event; MANAGE_EVENTS alone no longer does. CREATE_EVENTS also edits and deletes the events
+# it made; MANAGE_EVENTS edits and deletes anyone's.
 MANAGE_EVENTS = 1 << 33
+CREATE_EVENTS = 1 << 44
+# What a VOICE or STAGE_INSTANCE event needs besides, in its channel (guild-scheduled-event.mdx).
+_VIEW_CHANNEL, _CONNECT = 1 << 10, 1 << 20
+_MANAGE_CHANNELS, _MUTE_MEMBERS, _MOVE_MEMBERS = 1 << 4, 1 << 22, 1 << 24
 EVENT_NAME_MAX = 100
 EVENT_DESCRIPTION_MAX = 1000
 EVENT_LOCATION_MAX = 100
@@ -158,6 +165,26 @@ def check_scheduled_event(
             "GUILD_SCHEDULED_EVENT_INVALID_STATUS_TRANSITION",
             "Invalid status transition.",
         )
+
+
+def may_change_event(allowed: int, *, entity_type: Any, creating: bool, own: bool) -> bool:
+    """Whether permissions ``allowed`` (guild-level for an EXTERNAL event, the event's channel's
+    for VOICE and STAGE_INSTANCE) let the caller create (``creating``) or edit or delete an
+    event, per guild-scheduled-event.mdx: creating takes CREATE_EVENTS; editing or deleting
+    takes CREATE_EVENTS or MANAGE_EVENTS for the caller's ``own`` event and MANAGE_EVENTS for
+    anyone else's; a VOICE event also VIEW_CHANNEL and CONNECT, a STAGE_INSTANCE event
+    MANAGE_CHANNELS, MUTE_MEMBERS and MOVE_MEMBERS."""
+    if creating:
+        events = bool(allowed & CREATE_EVENTS)
+    elif own:
+        events = bool(allowed & (CREATE_EVENTS | MANAGE_EVENTS))
+    else:
+        events = bool(allowed & MANAGE_EVENTS)
+    channel = {
+        VOICE: _VIEW_CHANNEL | _CONNECT,
+        STAGE_INSTANCE: _MANAGE_CHANNELS | _MUTE_MEMBERS | _MOVE_MEMBERS,
+    }.get(entity_type, 0)
+    return events and allowed & channel == channel
 
 
 def too_many_events() -> Rejection:

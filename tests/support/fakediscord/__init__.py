@@ -24,6 +24,7 @@ The parts, one job each (docs/development.md draws them): ``objects`` (what it k
 
 from .objects import (
     CONNECT,
+    CREATE_EVENTS,
     DISCORD_EPOCH_MS,
     MANAGE_CHANNELS,
     MANAGE_EVENTS,
@@ -43,6 +44,7 @@ from .wire import FakeResolver
 
 __all__ = [
     "CONNECT",
+    "CREATE_EVENTS",
     "DISCORD_EPOCH_MS",
     "MANAGE_CHANNELS",
     "MANAGE_EVENTS",

@@ -28,6 +28,7 @@ MOVE_MEMBERS = 1 << 24
 STAGE_MODERATOR = MANAGE_CHANNELS | MUTE_MEMBERS | MOVE_MEMBERS  # Discord's three, in the stage
 SET_VOICE_CHANNEL_STATUS = rules.SET_VOICE_CHANNEL_STATUS
 MANAGE_EVENTS = rules.MANAGE_EVENTS
+CREATE_EVENTS = rules.CREATE_EVENTS
 GUILD_VOICE_STATES = 1 << 7  # the gateway intent
 EVERYONE_PERMISSIONS = 1071698660929  # @everyone's: view, connect, speak, request to speak; no mute
 
@@ -118,7 +119,7 @@ class Guild:
     member_names: dict[int, str] = field(default_factory=dict)  # members seen in voice
     # @everyone's permissions; a test may take some away
     everyone_permissions: int = EVERYONE_PERMISSIONS
-    # Guild-wide permissions of the bot's own role (e.g. MANAGE_EVENTS), beyond @everyone's.
+    # Guild-wide permissions of the bot's own role (e.g. CREATE_EVENTS), beyond @everyone's.
     bot_role_permissions: int = 0
     bot_role: int = 0  # its id, made with the guild
     # Scheduled events by id, in Discord's shape (what the GET routes answer).
