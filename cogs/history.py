@@ -62,7 +62,7 @@ class HistoryCog(BotCog):
             embed = station_embeds.history_embed(
                 rows,
                 heading,
-                chosen.timezone,
+                moment or now,
                 since=since,
                 mark_first=moment is not None,
                 lead=lead,

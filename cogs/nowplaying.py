@@ -32,7 +32,8 @@ class NowPlayingCog(BotCog):
                 skip=skip,
                 lang=lang,
             )
-            view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view, lang)
+            if not snapshot.stale:  # a station that does not answer has nothing on air to like
+                view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view, lang)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 
         await answer(interaction, work())

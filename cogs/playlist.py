@@ -42,7 +42,9 @@ class PlaylistCog(BotCog):
             skip = await skip_rules(interaction, chosen)
             lang = reader_lang(interaction)
 
-            def page_of(shown: Sequence[Slot], page: int, hidden: int) -> discord.Embed:
+            def page_of(
+                shown: Sequence[Slot], page: int, hidden: int, origin: int
+            ) -> discord.Embed:
                 return station_embeds.playlist_page(
                     list(shown),
                     page,
@@ -50,6 +52,7 @@ class PlaylistCog(BotCog):
                     chosen.name,
                     chosen.timezone,
                     hidden=hidden,
+                    origin=origin,
                     lang=lang,
                 )
 

@@ -29,9 +29,7 @@ class RecentCog(BotCog):
             skip = await skip_rules(interaction, chosen)  # jingles left out, as in "Next"
             info = snapshot.info
             lang = reader_lang(interaction)
-            embed = station_embeds.recent(
-                info, chosen.name, count, chosen.timezone, skip=skip, lang=lang
-            )
+            embed = station_embeds.recent(info, chosen.name, count, skip=skip, lang=lang)
             return Reply(embed=embed)
 
         await answer_with_snapshot(interaction, station, render)

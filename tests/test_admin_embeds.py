@@ -123,16 +123,20 @@ async def test_a_failed_call_names_its_server_and_cause_never_the_key(simulator,
     assert KEY not in staff_reason(refused.value)
 
 
-def test_a_down_alert_words_the_stored_failure_and_an_older_stored_text_as_it_is():
+def test_a_down_alert_shows_no_server_or_code_and_reads_as_english():
+    """An alert channel may be public: the host, port and HTTP code are staff's (/onair
+    status, the log), and the sentence is English ("has not answered since")."""
     from bot.render.alert_embeds import alert_message
+    from bot.scheduled.alerts import NOT_PLAYING
 
     payload = {"kind": "down", "station_name": "Main FM", "at": AT.timestamp(), "since": 0.0}
-    stored = Failure.of(StationAuthError()).dumps()
-    assert Failure.loads(stored) == Failure(StationAuthError, "", "", StationAuthError().message)
-    text = alert_message({**payload, "reason": stored}).embed.description or ""
-    assert text.endswith(
-        "): the station server refused the API key.\nOnAir posts here again when it is back."
-    )
-    older = alert_message({**payload, "reason": "The station server did not answer in time."})
-    assert "): The station server did not answer in time.." not in (older.embed.description or "")
-    assert "The station server did not answer in time." in (older.embed.description or "")
+    failure = Failure(StationUnavailable, "127.0.0.1:43607", "HTTP 503", "x")
+    for stored in (failure.dumps(), Failure.of(StationAuthError()).dumps(), "an older text"):
+        text = alert_message({**payload, "reason": stored}).embed.description or ""
+        assert text == (
+            "**Main FM** has not answered since <t:0:t> (<t:0:R>).\n"
+            "OnAir posts here again when it is back.\n"
+            "-# Admins find the cause in `/onair status`."
+        )
+    silent = alert_message({**payload, "reason": NOT_PLAYING}).embed.description or ""
+    assert silent.startswith("**Main FM** has played nothing since <t:0:t> (<t:0:R>).\n")

@@ -204,7 +204,11 @@ async def test_stats_defers_and_attaches_chart(onair):
         ({"from": "2026-13-01"}, "YYYY-MM-DD"),
         ({"from": "2026-03-10", "to": "2026-03-01"}, "after"),
         ({"from": "2020-01-01", "to": "2022-01-01"}, "the most is 366"),
-        ({"from": "2020-01-01", "to": "2022-01-01"}, "`from:2021-01-01 to:2022-01-01`"),
+        # Word joiners after the hyphens: no line breaks inside a date (pt-BR broke "2025-").
+        (
+            {"from": "2020-01-01", "to": "2022-01-01"},
+            "`from:2021-\u206001-\u206001 to:2022-\u206001-\u206001`",
+        ),
         ({"from": "2999-01-01", "to": "2999-01-02"}, "in the future"),
         ({"period": "7d", "from": "2026-01-01"}, "either"),
     ],
@@ -220,12 +224,27 @@ async def test_stats_bad_dates_are_ephemeral_and_named(onair, options, words):
 
 
 async def test_station_down_shows_last_known_state_then_friendly_error(onair):
-    await onair.fake.final_message(await onair.fake.slash("nowplaying"))
+    fresh = await onair.fake.final_message(await onair.fake.slash("nowplaying"))
+    assert [b["label"] for row in fresh["components"] for b in row["components"]] == [
+        "Listen",
+        "Web player",
+        "Like",
+    ]
     onair.sim.inject("status", status=503)
     client = onair.bot.registry.clients["main"]
     client.forget_cached()
     message = await onair.fake.final_message(await onair.fake.slash("nowplaying"), within=30)
-    assert "as of <t:" in message["embeds"][0]["description"].splitlines()[-1]
+    last = message["embeds"][0]["description"].splitlines()[-1]
+    assert re.fullmatch(r"⚠️ The station is not answering; last updated <t:\d+:R>\.", last)
+    # Nothing on air to like, and no Listen to a stream nothing says still plays.
+    assert not message.get("components")
+    # Once Discord fills in "há 2 minutos", the Portuguese still reads ("são de há" did not).
+    onair.fake.user_locales[onair.fake.owner_id] = "pt-BR"
+    message = await onair.fake.final_message(await onair.fake.slash("nowplaying"), within=30)
+    last = message["embeds"][0]["description"].splitlines()[-1]
+    assert re.fullmatch(r"⚠️ A rádio não está respondendo; dados atualizados <t:\d+:R>\.", last)
+    assert not message.get("components")
+    del onair.fake.user_locales[onair.fake.owner_id]
     client.last_info = None
     client.forget_cached()
     iid = await onair.fake.slash("station")
@@ -308,11 +327,38 @@ async def test_playlist_paginates_1000_items_only_for_invoker(onair):
     update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
     data = update.json["data"]
     assert data["embeds"][0]["footer"]["text"].endswith(" · 1000 items")
-    assert data["components"][0]["components"][2]["label"].endswith("/100")
+    # 100 pages of 10, the first one short when the pages break where the row keeps its place
+    assert re.fullmatch(r"\d+/10[01]", data["components"][0]["components"][2]["label"])
     assert reading in data["embeds"][0]["description"]
     assert data["components"][1]["components"][0]["label"] == "Hide jingles"
     update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
     assert reading in update.json["data"]["embeds"][0]["description"]  # and back
+
+
+async def test_show_jingles_keeps_on_air_and_up_next_where_they_were_on_the_page(onair):
+    """Clicking "Show jingles" on the page that is playing: it jumped from 2/4 to 2/6, a page
+    of what played before, and "On air" and "Up next" left it."""
+    iid = await onair.fake.slash("playlist")
+    message = await onair.fake.final_message(iid)
+    target = onair.fake.original(iid)
+    lines = message["embeds"][0]["description"].splitlines()
+    on_air = next(i for i, line in enumerate(lines) if line.startswith("▶ **"))
+    assert lines[on_air - 1] == "**On air**"
+    assert lines[on_air + 1] == "**Up next**"  # the opening page shows what comes next
+    (toggle,) = message["components"][1]["components"]
+    assert toggle["label"].startswith("Show jingles (")
+    pages_before = message["components"][0]["components"][2]["label"]
+    for label in ("Hide jingles", toggle["label"]):  # shown, then hidden again
+        update = await onair.fake.response(await onair.fake.click(target, "pg:jingles"))
+        data = update.json["data"]
+        assert data["components"][1]["components"][0]["label"] == label
+        shown = data["embeds"][0]["description"].splitlines()
+        # The item on air, on the same line of the page, with its headings around it.
+        assert shown[on_air] == lines[on_air]
+        assert shown[on_air - 1] == "**On air**"
+        assert shown[on_air + 1] == "**Up next**"
+    assert shown == lines  # and back: the page it was
+    assert data["components"][0]["components"][2]["label"] == pages_before
 
 
 async def test_paginator_disables_itself_on_timeout(onair):

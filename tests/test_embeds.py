@@ -13,6 +13,7 @@ from bot.programme.jingles import SkipRules
 from bot.render import embeds, station_embeds
 from bot.station import StationInfo
 from bot.ui.streams import with_more_streams
+from bot.util.i18n import Translator
 from bot.util.text import safe, search_url
 
 from .support import discord_rules as rules
@@ -175,7 +176,7 @@ def test_full_announcements_and_history_stay_within_limits(title, artist, extra)
         assert len(embed.url or "") <= 512
     moment = datetime(2026, 1, 1, tzinfo=UTC)
     heading = safe(extra, limit=200)  # the cog makes the heading safe
-    _check(station_embeds.history_embed([(moment, title, artist)] * 40, heading, UTC))
+    _check(station_embeds.history_embed([(moment, title, artist)] * 40, heading, moment))
 
 
 def test_title_links_to_a_search_for_the_track():
@@ -250,30 +251,46 @@ def test_more_streams_labels_are_plain_and_bounded():
     _listen_view(info)
 
 
-def test_recent_dates_plays_not_from_today_in_the_station_zone():
+def test_recent_is_on_the_readers_clock_with_no_station_day_line_among_the_rows():
+    """Discord draws each <t:…> in the reader's zone: a line at the station's midnight fell
+    inside a Tokyo reader's morning ("Saturday, station time" above their Sunday 07:58)."""
     berlin = ZoneInfo("Europe/Berlin")
     raw = {
         "nowplaying": "A - Now",
         "recent": [
             {"title": "A - Now", "started": "2026-11-23 00:05:00"},
             {"title": "B - Before midnight", "started": "2026-11-22 23:58:00"},
+            {"title": "C - The evening before", "started": "2026-11-22 09:00:00"},
         ],
     }
-    # 00:06 in Berlin is still 23:06 UTC on the 22nd: "today" is the station's day.
+    a, b, c = (
+        int(datetime(2026, 11, 22, h, m, tzinfo=UTC).timestamp())
+        for h, m in ((23, 5), (22, 58), (8, 0))
+    )
     info = StationInfo.parse(raw, berlin, datetime(2026, 11, 22, 23, 6, tzinfo=UTC))
-    lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
-    assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[0])
-    # One day line where the day changes, not the date on every row.
-    # The station's date, said to be the station's: no "Yesterday" that is wrong a day later.
-    assert lines[1] == "-# ── Sunday 22 November, station time ──"
-    assert re.fullmatch(r"<t:\d+:t> B - Before midnight", lines[2])
-    # All from yesterday: the day line comes first.
+    lines = (station_embeds.recent(info, "S", 10).description or "").splitlines()
+    # Times alone for the last hours; a row 14 h older than the one above it, with its date.
+    assert lines == [
+        f"<t:{a}:t> **▶ A - Now**",
+        f"<t:{b}:t> B - Before midnight",
+        f"<t:{c}:f> C - The evening before",
+    ]
+    # Read two days later: the first row carries its date (the reader's), the rest run on.
     info = StationInfo.parse(raw, berlin, datetime(2026, 11, 25, 10, tzinfo=UTC))
-    lines = (station_embeds.recent(info, "S", 10, berlin).description or "").splitlines()
-    assert lines[0] == "-# ── Monday 23 November, station time ──"
-    assert re.fullmatch(r"<t:\d+:t> \*\*▶ A - Now\*\*", lines[1])
-    assert lines[2] == "-# ── Sunday 22 November, station time ──"
-    assert len(lines) == 4
+    lines = (station_embeds.recent(info, "S", 10).description or "").splitlines()
+    assert lines[:2] == [f"<t:{a}:f> **▶ A - Now**", f"<t:{b}:t> B - Before midnight"]
+    assert not any("──" in line or "station time" in line for line in lines)
+
+
+def test_a_day_line_keeps_its_closing_rule_on_its_last_word():
+    """On a 400 px phone the German line wraps; the "──" must not sit alone on a line."""
+    translator = Translator.load()
+    for code in ("en", "de", "pt_BR", "es", "fr"):
+        line = station_embeds.day_heading(date(2026, 11, 28), translator.lang(code))
+        assert line.startswith("──\u00a0"), (code, line)
+        assert line.endswith("\u00a0──"), (code, line)
+        assert " ──" not in line
+        assert "── " not in line
 
 
 def test_recent_leaves_jingles_out_as_next_and_the_playlist_do():
@@ -289,7 +306,7 @@ def test_recent_leaves_jingles_out_as_next_and_the_playlist_do():
     }
     info = StationInfo.parse(raw, UTC, datetime(2026, 11, 23, 10, 11, tzinfo=UTC))
     skip = SkipRules(patterns=("(?i)^sweeper",))
-    embed = station_embeds.recent(info, "S", 10, UTC, skip=skip)
+    embed = station_embeds.recent(info, "S", 10, skip=skip)
     lines = (embed.description or "").splitlines()
     assert [line.split("> ", 1)[1] for line in lines] == [
         "**▶ A - Now**",

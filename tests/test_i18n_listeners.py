@@ -37,12 +37,12 @@ def station_words(onair: Any) -> tuple[str, ...]:
 def test_day_lines_are_written_as_the_language_writes_a_date():
     translator = Translator.load()
     day = date(2026, 11, 24)
-    assert day_heading(day) == "── Tuesday 24 November, station time ──"
+    assert day_heading(day) == "──\u00a0Tuesday 24 November, station time\u00a0──"
     assert day_heading(day, ENGLISH) == day_heading(day)
     assert day_heading(day, translator.lang("pt-BR")) == (
-        "── terça-feira, 24 de novembro de 2026, horário da rádio ──"
+        "──\u00a0terça-feira, 24 de novembro de 2026, horário da rádio\u00a0──"
     )
-    german = "── Dienstag, 24. November 2026, Senderzeit ──"
+    german = "──\u00a0Dienstag, 24. November 2026, Senderzeit\u00a0──"
     assert day_heading(day, translator.lang("de")) == german
 
 

@@ -90,13 +90,15 @@ def test_playlist_page_shows_sections_and_a_day_line_at_midnight():
     assert "**Up next**" in lines
     playing = lines[lines.index("**On air**") + 1]
     assert playing.startswith(f"▶ **{at(22, 23, 54)} A - On air")
-    midnight = lines.index("-# ── Monday 23 November, station time ──")
+    midnight = lines.index("-# ──\u00a0Monday 23 November, station time\u00a0──")
     assert at(22, 23, 58) in lines[midnight - 1]
     assert at(23, 0, 2) in lines[midnight + 1]
     assert embed.footer.text == "Page 1/1 · 7 items"
     # A later page that starts on another day says which day at its top.
     second = station_embeds.playlist_page(slots, 1, 5, "Main", BERLIN, today=NOW.date())
-    assert (second.description or "").splitlines()[0] == "-# ── Monday 23 November, station time ──"
+    assert (second.description or "").splitlines()[
+        0
+    ] == "-# ──\u00a0Monday 23 November, station time\u00a0──"
 
 
 def test_check_lists_the_next_three_in_time_order_with_a_day_line():

@@ -9,11 +9,21 @@ from ..util.i18n import N_
 
 PERIODS = {"today": 1, "7d": 7, "30d": 30, "90d": 90}
 MAX_SPAN_DAYS = 366
+WORD_JOINER = "\u2060"
+
+
+def unbroken(day: date) -> str:
+    """``2026-03-01`` as a reply suggests it: a word joiner after each hyphen, so a line
+    never breaks inside the date (browsers break after a hyphen, and the pt-BR sentence put
+    ``from:2025-`` at one line's end), while it still shows and copies as the ASCII date:
+    :func:`_parse` drops the joiners of a pasted suggestion."""
+    return day.isoformat().replace("-", "-" + WORD_JOINER)
 
 
 def _parse(value: str, label: str) -> date:
+    typed = value.replace(WORD_JOINER, "").replace("\u2011", "-").strip()
     try:
-        return date.fromisoformat(value.strip())
+        return date.fromisoformat(typed)
     except ValueError:
         raise BadInput(
             N_("`{option}` must be a date written YYYY-MM-DD (for example 2026-03-01)."),
@@ -47,8 +57,8 @@ def stats_range(
                 RANGE_TOO_LONG,
                 days=(last - first).days + 1,
                 most=MAX_SPAN_DAYS,
-                first=last - timedelta(days=MAX_SPAN_DAYS - 1),
-                last=last,
+                first=unbroken(last - timedelta(days=MAX_SPAN_DAYS - 1)),
+                last=unbroken(last),
             )
         return first, last
     days = PERIODS.get(period or "7d")

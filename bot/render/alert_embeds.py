@@ -10,11 +10,9 @@ from typing import Any
 import discord
 
 from ..scheduled.alerts import NOT_PLAYING
-from ..station.errors import Failure
 from ..util.i18n import ENGLISH, Lang
 from ..util.text import safe, timestamp
 from .embeds import LIVE, EmbedBuilder, link_view
-from .problems import staff_reason
 
 DOWN = discord.Colour(0xF0B232)  # amber: staff, not listeners
 BACK = discord.Colour(0x23A55A)
@@ -49,7 +47,8 @@ def _moment(value: Any) -> datetime | None:
 
 def alert_message(payload: dict[str, Any], lang: Lang = ENGLISH) -> AlertMessage:
     """The message of one alert (``payload`` as bot.scheduled.alert_service stores it), in the
-    guild's language (``lang``); the staff reason of a down alert stays as stored."""
+    guild's language (``lang``). A down alert keeps its stored reason for the log and never
+    shows it: alert channels may be public."""
     kind = str(payload.get("kind") or "")
     station = safe(str(payload.get("station_name") or ""), limit=100) or lang.t("The station")
     show = safe(str(payload.get("title") or ""), limit=200) or lang.t("Live show")
@@ -80,23 +79,18 @@ def alert_message(payload: dict[str, Any], lang: Lang = ENGLISH) -> AlertMessage
             back = lang.t("**{station}** is back to its programme.", station=station)
         builder = EmbedBuilder(lang.t("Live show ended: {show}", show=show), back, colour=ENDED)
     elif kind == "down":
-        # For staff: the cause and the server (bot.render.problems), never a listener's advice.
-        stored = str(payload.get("reason") or "")
-        failure = Failure.loads(stored)
-        said = staff_reason(failure, lang) if failure is not None else stored  # older: as stored
-        reason = safe(said, limit=200).rstrip(".")
+        # Said where listeners may read it: since when, and whether the station answers at all;
+        # the server and the low-level cause ("HTTP 503") are staff's, in /onair status.
         values = {"station": station, "time": timestamp(since, "t"), "ago": timestamp(since)}
-        if reason == NOT_PLAYING:
-            first = lang.t("**{station}** is not playing since {time} ({ago}).", **values)
-        elif reason:
-            first = lang.t(
-                "**{station}** is not answering since {time} ({ago}): {reason}.",
-                reason=reason,
-                **values,
-            )
+        if str(payload.get("reason") or "") == NOT_PLAYING:
+            first = lang.t("**{station}** has played nothing since {time} ({ago}).", **values)
         else:
-            first = lang.t("**{station}** is not answering since {time} ({ago}).", **values)
-        lines = [first, lang.t("OnAir posts here again when it is back.")]
+            first = lang.t("**{station}** has not answered since {time} ({ago}).", **values)
+        lines = [
+            first,
+            lang.t("OnAir posts here again when it is back."),
+            "-# " + lang.t("Admins find the cause in `/onair status`."),
+        ]
         builder = EmbedBuilder(
             lang.t("⚠️ {station} is down", station=station), "\n".join(lines), colour=DOWN
         )

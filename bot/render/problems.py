@@ -1,7 +1,7 @@
 """A failed station call as staff read it: the cause and the server, never a listener's advice.
 
 Listeners read ``StationError.message`` ("not answering right now; try again in a little
-while"). Staff (``/onair status``, the down alert) need what failed and where: "no answer from
+while"). Staff (``/onair status``; never a public post) need what failed and where: "no answer from
 c9.radioboss.fm (timeout)". The server is the host and port only: never a URL with its query,
 which holds the key.
 """

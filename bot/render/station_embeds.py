@@ -9,7 +9,7 @@ the "Next" line) are ``station_parts.py``; ``/stats`` is ``stats_embeds.py``.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Literal
 
 import discord
@@ -33,6 +33,8 @@ from .stream_choices import MORE_STREAMS, more_streams
 
 NO_RECENT = N_("No recent plays reported.")
 NBSP = "\u00a0"
+# A row this much older than the one above it (or than the answer) carries its date.
+DATED_AFTER = timedelta(hours=12)
 # 12 segments: the bar fits the text column beside the thumbnail on a 400 px phone screen.
 BAR_WIDTH = 12
 Style = Literal["compact", "full"]
@@ -70,7 +72,9 @@ def _render_nowplaying(
     info: StationInfo, station_name: str, *, stale: bool, skip: SkipRules, lang: Lang
 ) -> Rendered:
     """What is on air. A stale card (the station does not answer) is grey and keeps only what
-    was true then: no frozen bar, no "started … ago", no "Next at" that may have passed."""
+    was true then: no frozen bar, no "started … ago", no "Next at" that may have passed, and
+    no Listen or Web player: the stream comes from the server that stopped answering, and
+    nothing OnAir knows says it still plays."""
     play = info.current_play()
     name = station_parts.station_name(info, station_name)
     lines: list[str] = []
@@ -103,34 +107,32 @@ def _render_nowplaying(
     if stale:
         lines.append(
             lang.t(
-                "⚠️ The station is not answering; this is as of {when}.",
+                "⚠️ The station is not answering; last updated {when}.",
                 when=timestamp(info.fetched_at),
             )
         )
     builder.description = "\n".join(lines)
     builder.thumbnail(station_parts.artwork_for(info, play))
     station_parts.footer(builder, info, name, when=None, listeners_now=not stale, lang=lang)
-    return builder.build(), station_parts.listen_buttons(info.links, lang)
+    return builder.build(), None if stale else station_parts.listen_buttons(info.links, lang)
 
 
-def _dated(
-    rows: list[tuple[datetime | None, str]], today: date, zone: tzinfo, lang: Lang = ENGLISH
-) -> list[str]:
-    """Rows of "<t:…:t> text" (newest first) with one day line where the station's day
-    changes (and above the first row when it is not the station's today), instead of the date
-    on every row. The line names the station's day and says so: the times are each reader's
-    own (Discord timestamps), and no reader's zone is known to draw a line at their midnight."""
+def _dated(rows: list[tuple[datetime | None, str]], reference: datetime) -> list[str]:
+    """Rows of "<t:…> text" (newest first), every time on the reader's own clock: Discord
+    draws ``<t:…>`` in each reader's zone, which the bot does not know, so it draws no line at a
+    midnight (the station's is not the reader's, and a day line in the station's zone landed
+    inside the reader's morning). Times alone read as the last hours; a row more than 12 hours
+    older than ``reference`` (the first row) or than the row above it carries its date too
+    (``<t:…:f>``, still the reader's), so no row's day is left to guess."""
     lines: list[str] = []
-    shown: date | None = today
+    newer = reference
     for moment, text in rows:
         if moment is None:
             lines.append(f"— {text}")
             continue
-        day = moment.astimezone(zone).date()
-        if day != shown:
-            lines.append(f"-# {day_heading(day, lang)}")
-            shown = day
-        lines.append(f"{timestamp(moment, 't')} {text}")
+        style = "f" if newer - moment > DATED_AFTER else "t"
+        lines.append(f"{timestamp(moment, style)} {text}")
+        newer = moment
     return lines
 
 
@@ -153,15 +155,14 @@ def recent(
     info: StationInfo,
     station_name: str,
     count: int,
-    zone: tzinfo = UTC,
     *,
     skip: SkipRules = NO_RULES,
     lang: Lang = ENGLISH,
 ) -> discord.Embed:
+    """The last plays, on the reader's clock (see :func:`_dated`)."""
     name = station_parts.station_name(info, station_name)
     tracks = recent_tracks(info, skip)
     items = tracks[:count]
-    today = info.fetched_at.astimezone(zone).date()
     rows: list[tuple[datetime | None, str]] = []
     for index, item in enumerate(items):
         artist, title = item.artist_and_title
@@ -170,7 +171,7 @@ def recent(
         rows.append((item.started, f"**▶ {text}**" if index == 0 else text))
     builder = EmbedBuilder(
         lang.t("Recently played on {name}", name=name),
-        "\n".join(_dated(rows, today, zone, lang)) or lang.t(NO_RECENT),
+        "\n".join(_dated(rows, info.fetched_at)) or lang.t(NO_RECENT),
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
     # English says "tracks" for one too, as before; other languages pick their plural form.
@@ -196,8 +197,25 @@ _SECTION = {"played": N_("Played"), "playing": N_("On air"), "upcoming": N_("Up 
 
 def day_heading(day: date, lang: Lang = ENGLISH) -> str:
     """``── Tuesday 25 November, station time ──``: the date itself (a "Yesterday" is wrong
-    once the message is a day old), on the station's clock, written as the language writes it."""
-    return lang.t("── {day}, station time ──", day=lang.day(day))
+    once the message is a day old), on the station's clock, written as the language writes it.
+    Each rule is bound to the word beside it by a no-break space, so a line that wraps on a
+    phone never leaves a "──" alone on the last line."""
+    text = lang.t("── {day}, station time ──", day=lang.day(day))
+    return text.replace("── ", "──" + NBSP).replace(" ──", NBSP + "──")
+
+
+def page_span(total: int, page: int, per_page: int, origin: int = 0) -> tuple[int, int, int]:
+    """(first row, end, page count) of ``page`` (clamped) when pages break at ``origin`` plus
+    a multiple of ``per_page``: with an ``origin`` the first page is the short one, so a row
+    can keep its place on its page when rows are added or taken away above it."""
+    origin %= per_page
+    head = 1 if origin else 0
+    pages = max(1, head + -(-(total - origin) // per_page)) if total > origin else 1
+    page = max(0, min(page, pages - 1))
+    if head and page == 0:
+        return 0, origin, pages
+    first = origin + (page - head) * per_page
+    return first, min(total, first + per_page), pages
 
 
 def playlist_page(
@@ -209,14 +227,15 @@ def playlist_page(
     today: date | None = None,
     *,
     hidden: int = 0,
+    origin: int = 0,
     lang: Lang = ENGLISH,
 ) -> discord.Embed:
     """One page: section headings (Played, On air, Up next) and a day line at each midnight,
-    so no legend is needed and no list jumps backwards. ``hidden``: jingles left out."""
-    pages = max(1, -(-len(rows) // per_page))
+    so no legend is needed and no list jumps backwards. ``hidden``: jingles left out;
+    ``origin``: where pages break (:func:`page_span`)."""
+    first, end, pages = page_span(len(rows), page, per_page, origin)
     page = max(0, min(page, pages - 1))
-    first = page * per_page
-    chunk = rows[first : first + per_page]
+    chunk = rows[first:end]
     if today is None:
         today = datetime.now(zone).date()
     lines: list[str] = []
@@ -373,21 +392,22 @@ def moment_line(moment: datetime, lang: Lang = ENGLISH) -> str:
 def history_embed(
     rows: list[tuple[datetime, str, str | None]],
     heading: str,
-    zone: tzinfo,
+    reference: datetime,
     *,
     since: datetime | None = None,
     mark_first: bool = False,
     lead: tuple[str, ...] = (),
     lang: Lang = ENGLISH,
 ) -> discord.Embed:
-    """History rows (newest first); ``mark_first``: the first row is the one on air at the
-    asked moment. Says from when history is available."""
+    """History rows (newest first) on the reader's clock (:func:`_dated`; ``reference``: the
+    asked moment, else now); ``mark_first``: the first row is the one on air at the asked
+    moment. Says from when history is available."""
     entries: list[tuple[datetime | None, str]] = []
     for index, (started, title, artist) in enumerate(rows):
         text = isolate(safe(f"{artist} - {title}" if artist else title, limit=200, fallback="?"))
         entries.append((started, f"**▶ {text}**" if mark_first and index == 0 else text))
     lines = [*lead] if lead else []
-    lines += _dated(entries, datetime.now(zone).date(), zone, lang)
+    lines += _dated(entries, reference)
     if not entries:
         lines.append(lang.t("Nothing found in the play history."))
     if since is not None:

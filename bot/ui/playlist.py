@@ -10,11 +10,12 @@ import discord
 
 from ..programme.jingles import NO_RULES, SkipRules, is_jingle
 from ..programme.timeline import Slot
+from ..render.station_embeds import page_span
 from ..util.i18n import ENGLISH, Lang
 from .paginator import Paginator
 
-# (rows shown, page, hidden jingles) -> the page's embed
-PageOf = Callable[[Sequence[Slot], int, int], discord.Embed]
+# (rows shown, page, hidden jingles, where pages break) -> the page's embed
+PageOf = Callable[[Sequence[Slot], int, int, int], discord.Embed]
 
 
 def slot_is_jingle(slot: Slot, skip: SkipRules = NO_RULES) -> bool:
@@ -26,7 +27,9 @@ def slot_is_jingle(slot: Slot, skip: SkipRules = NO_RULES) -> bool:
 
 class PlaylistPages(Paginator):
     """The paginator plus a "Show jingles" toggle. It opens on the item on air; the toggle
-    keeps the reader on the rows they were reading."""
+    keeps the reader on the rows they were reading, each in its place on the page: the item on
+    air when the page shows it (with "On air" and "Up next" around it), else the page's first
+    track. Pages then break where that row keeps its place (``origin``, :func:`page_span`)."""
 
     def __init__(
         self,
@@ -45,7 +48,7 @@ class PlaylistPages(Paginator):
         self.page_of = page_of
         self.per_page = per_page
         self.show_jingles = False
-        self._reading: int | None = None  # the row the last toggle kept in view
+        self.origin = 0  # where pages break (page_span); moved by the toggle
         super().__init__(self._render, self._page_count(), owner_id=owner_id, timeout=timeout)
         if not any(self.jingles):
             self.remove_item(self.toggle)
@@ -61,30 +64,33 @@ class PlaylistPages(Paginator):
     def _shown_indices(self) -> list[int]:
         return [i for i, jingle in enumerate(self.jingles) if self.show_jingles or not jingle]
 
-    def _anchor(self) -> int:
-        """The row the reader is looking at (the first track of the page shown, else its first
-        row): the page that holds it stays open when jingles are shown or hidden."""
-        indices = self._shown_indices()
-        page = indices[self.page * self.per_page : (self.page + 1) * self.per_page]
-        if self._reading in page:  # toggled back and forth: the same row, not the page's first
-            return self._reading
-        return next((i for i in page if not self.jingles[i]), page[0] if page else 0)
+    def _span(self, page: int) -> tuple[int, int, int]:
+        return page_span(len(self._shown_indices()), page, self.per_page, self.origin)
 
-    def _page_of_row(self, anchor: int) -> int:
+    def _anchor(self) -> tuple[int, int]:
+        """(row, its place on the page) the reader is looking at: the item on air when the
+        page shows it, else the page's first track (else its first row)."""
         indices = self._shown_indices()
-        position = bisect.bisect_left(indices, anchor)
-        return min(position, max(0, len(indices) - 1)) // self.per_page
+        first, end, _ = self._span(self.page)
+        page = indices[first:end]
+        playing = [i for i in page if self.rows[i].state == "playing"]
+        tracks = [i for i in page if not self.jingles[i]]
+        anchor = (playing or tracks or page or [0])[0]
+        return anchor, page.index(anchor) if anchor in page else 0
 
     def _page_count(self) -> int:
-        return max(1, -(-len(self.shown()) // self.per_page))
+        return self._span(0)[2]
 
     def _render(self, page: int) -> discord.Embed:
-        return self.page_of(self.shown(), page, self.hidden)
+        return self.page_of(self.shown(), page, self.hidden, self.origin)
 
     def playing_page(self) -> int:
         shown = self.shown()
         index = next((i for i, r in enumerate(shown) if r.state == "playing"), 0)
-        return index // self.per_page
+        return self._page_of_position(index)
+
+    def _page_of_position(self, position: int) -> int:
+        return next(page for page in range(self._page_count()) if position < self._span(page)[1])
 
     @property
     def needed(self) -> bool:
@@ -107,8 +113,11 @@ class PlaylistPages(Paginator):
     async def toggle(
         self, interaction: discord.Interaction[Any], _: discord.ui.Button[Any]
     ) -> None:
-        anchor = self._reading = self._anchor()
+        anchor, place = self._anchor()
         self.show_jingles = not self.show_jingles
+        indices = self._shown_indices()
+        position = min(bisect.bisect_left(indices, anchor), max(0, len(indices) - 1))
+        self.origin = (position - place) % self.per_page
         self.page_count = self._page_count()
         self._label()
-        await self._show(interaction, self._page_of_row(anchor))
+        await self._show(interaction, self._page_of_position(position))
