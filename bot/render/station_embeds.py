@@ -173,9 +173,8 @@ def recent(
         "\n".join(_dated(rows, today, zone, lang)) or lang.t(NO_RECENT),
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
-    # English says "tracks" for one too, as before; other languages pick their plural form.
     footer = lang.tn(
-        "{shown} of {count} recent tracks · ▶ on air now",
+        "{shown} of {count} recent track · ▶ on air now",
         "{shown} of {count} recent tracks · ▶ on air now",
         len(tracks),
         shown=lang.number(len(items)),
@@ -246,19 +245,15 @@ def playlist_page(
         lang.t("Playlist of {name}", name=station_parts.station_name(None, station_name)),
         "\n".join(lines) or lang.t("The playlist is empty."),
     )
-    # English as before: "items" for one too, and counts without a thousands separator.
     footer = lang.tn(
-        "Page {page}/{pages} · {count} items",
+        "Page {page}/{pages} · {count} item",
         "Page {page}/{pages} · {count} items",
         len(rows),
         page=page + 1,
         pages=pages,
-        count=lang.count(len(rows)),
     )
     if hidden:
-        footer += " · " + lang.tn(
-            "{count} jingle hidden", "{count} jingles hidden", hidden, count=lang.count(hidden)
-        )
+        footer += " · " + lang.tn("{count} jingle hidden", "{count} jingles hidden", hidden)
     builder.footer(footer)
     return builder.build()
 
