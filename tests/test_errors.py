@@ -55,7 +55,7 @@ def test_the_add_flow_names_what_the_client_saw_when_it_says_more() -> None:
 def test_every_problem_has_its_own_wording_and_a_technical_line_for_logs() -> None:
     assert set(errors.STATION_DETAILS) | {Problem.WRONG_SHAPE} == set(Problem)
     timeout = StationUnavailable(Problem.TIMEOUT, server="c9.radioboss.fm")
-    assert str(timeout) == "no answer in time (server c9.radioboss.fm)"
+    assert str(timeout) == "no answer in time (server: c9.radioboss.fm)"
     assert errors.station_detail(timeout) == (
         "The station server c9.radioboss.fm did not answer in time."
     )

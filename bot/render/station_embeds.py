@@ -251,9 +251,12 @@ def playlist_page(
         len(rows),
         page=page + 1,
         pages=pages,
+        count=lang.count(len(rows)),
     )
     if hidden:
-        footer += " · " + lang.tn("{count} jingle hidden", "{count} jingles hidden", hidden)
+        footer += " · " + lang.tn(
+            "{count} jingle hidden", "{count} jingles hidden", hidden, count=lang.count(hidden)
+        )
     builder.footer(footer)
     return builder.build()
 

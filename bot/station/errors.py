@@ -41,7 +41,7 @@ class Problem(Enum):
     TOO_MANY_REDIRECTS = "redirected too many times"
     NOT_CONTACTED = "address not contacted"
     NO_LONGER_CONTACTED = "address refused by the policy"
-    REDIRECT_REFUSED = "redirect to an address not contacted"
+    REDIRECT_REFUSED = "redirected to an address not contacted"
     INTERNAL_ADDRESS = "internal address"
     REQUESTS_UNAVAILABLE = "song requests unavailable"
     REQUESTS_OFF = "song requests off"
@@ -72,10 +72,10 @@ class StationError(Exception):
 
 
 def technical(problem: Problem, values: dict[str, object]) -> str:
-    """``timeout (server c9.radioboss.fm)``: what a log says of a failed call."""
+    """``no answer in time (server: c9.radioboss.fm)``: what a log says of a failed call."""
     if not values:
         return problem.value
-    return f"{problem.value} ({', '.join(f'{k} {v}' for k, v in values.items())})"
+    return f"{problem.value} ({'; '.join(f'{k}: {v}' for k, v in values.items())})"
 
 
 class StationAuthError(StationError):
