@@ -265,7 +265,9 @@ class StationClient:
         if self.url_guard is not None:
             why = self._refusal(self.url_guard, url)
             if why is not None:
-                _LOGGER.info("GET %s refused: %s", self._describe(url), why or type(why).__name__)
+                _LOGGER.info(
+                    "GET %s refused: %s", self._describe(url), str(why) or type(why).__name__
+                )
                 raise StationRefused(Problem.NO_LONGER_CONTACTED, why=why)
         policy = self.retry
         deadline = time.monotonic() + policy.budget
