@@ -246,7 +246,7 @@ def _key(args: argparse.Namespace) -> str | None:
 
 
 def _fail(what: str, args: argparse.Namespace, error: StationError) -> int:
-    message = error.message
+    message = errors.station_detail(error)
     if isinstance(error, StationAuthError) and not args.key:
         message = errors.CLI_NO_KEY  # nothing was refused: nothing was sent
     print(f"onair: {what} from {redact_url(args.base_url)} failed: {message}", file=sys.stderr)

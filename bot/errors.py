@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from babel.lists import format_list
 
-from .station import StationAuthError, StationError, StationNotFound, StationUnavailable
+from .station import (
+    Problem,
+    RequestRefused,
+    RequestsOff,
+    StationAuthError,
+    StationError,
+    StationNotFound,
+    StationRefused,
+    StationUnavailable,
+)
 from .station.errors import RequestsUnavailable
 from .util.i18n import ENGLISH, N_, Lang
 
@@ -99,13 +108,9 @@ class PermissionNames(Said):
         self.names = tuple(names)
 
     def said_in(self, lang: Lang) -> str:
-        names = [lang.t(name) for name in self.names]
-        if lang.is_english:  # as before: "A, B and C", no serial comma
-            joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        else:
-            joined = format_list(names, locale=lang.locale)
+        joined = format_list([lang.t(name) for name in self.names], locale=lang.locale)
         return lang.tn(
-            "**{names}** permission", "**{names}** permissions", len(names), names=joined
+            "**{names}** permission", "**{names}** permissions", len(self.names), names=joined
         )
 
 
@@ -140,6 +145,8 @@ CLI_NO_KEY = (
     "not echo it) or set ONAIR_STATION_KEY (in the environment or in .env)"
 )
 NOT_HERE = N_("You can't use this command here.")
+# A value discord.py could not turn into what the option asks for (a channel OnAir cannot see).
+BAD_VALUE = N_("That value doesn't work here: {value}")
 NEED_MANAGE = N_("You need the **Manage Server** permission to change OnAir's settings here.")
 NOT_YOUR_FORM = N_(
     "This form was opened by someone else (or in another server); "
@@ -239,20 +246,99 @@ REBROADCAST_TERMS = N_(
 )
 
 
-def station_problem(error: StationError, *, detail: bool = False, lang: Lang = ENGLISH) -> str:
-    """The text for a failed station call. ``detail`` adds what the client saw when it says
-    more than its kind (the add flow: the admin has just typed the address and the id)."""
+# What a failed station call was, one sentence per problem (the add flow's detail after the
+# summary above, `onair check` and `onair watch`); {server} is a host and port, never a URL.
+STATION_DETAILS: dict[Problem, str] = {
+    Problem.UNREACHABLE: N_("The station could not be reached."),
+    Problem.KEY_REFUSED: STATION_KEY_REFUSED,
+    Problem.UNKNOWN_STATION: STATION_NOT_FOUND,
+    Problem.NO_PLAYLIST: N_("The station server knows neither playlist path for this station."),
+    Problem.NOT_ANSWERING: STATION_UNAVAILABLE,
+    Problem.TIMEOUT: N_("The station server {server} did not answer in time."),
+    Problem.HOST_NOT_FOUND: N_("OnAir could not find the server {host}; check the base URL."),
+    Problem.TLS_UNTRUSTED: N_(
+        "The secure connection to {server} failed: its TLS certificate is not trusted "
+        "(expired, self-signed or for another name)."
+    ),
+    Problem.TLS_FAILED: N_(
+        "The secure connection to {server} failed (TLS error); check the base URL."
+    ),
+    Problem.CONNECTION_REFUSED: N_(
+        "The station server {server} refused the connection; is it running on that port?"
+    ),
+    Problem.CONNECT_FAILED: N_("OnAir could not connect to the station server {server}."),
+    Problem.CLOSED: N_("The station server {server} closed the connection without answering."),
+    Problem.RATE_LIMITED: N_("The station is rate limiting OnAir; try again later."),
+    Problem.REJECTED: N_("The station rejected the request (HTTP {status}); check the base URL."),
+    Problem.ERROR_ANSWER: N_("The station answered with an error instead of data."),
+    Problem.UNREADABLE: N_("The station sent an answer OnAir cannot read."),
+    Problem.TOO_LARGE: N_("The station's answer is too large to be station data."),
+    Problem.EMPTY: N_("The station sent an empty answer; try again later."),
+    Problem.NOT_JSON: N_("The station's answer is not valid JSON; check the base URL."),
+    Problem.NOT_OBJECT: N_("The station's answer is not a JSON object; check the base URL."),
+    Problem.BAD_VALUES: N_("The station sent values OnAir cannot read."),
+    Problem.TOO_MANY_REDIRECTS: N_("The station redirected too many times."),
+    Problem.NOT_CONTACTED: N_("OnAir does not contact this station's address."),
+    Problem.NO_LONGER_CONTACTED: N_("OnAir no longer contacts this station's server: {why}"),
+    Problem.REDIRECT_REFUSED: N_("The station redirected to an address OnAir does not contact."),
+    Problem.INTERNAL_ADDRESS: N_(
+        "The station server {server} is at an address OnAir does not contact."
+    ),
+    Problem.REQUESTS_UNAVAILABLE: N_(
+        "Song requests are unavailable right now; try again in a little while."
+    ),
+    Problem.REQUESTS_OFF: N_("This station is not taking song requests right now."),
+    Problem.REQUEST_REFUSED: N_("The station did not accept the request: {reason}"),
+}
+# A part of an answer that is not the object expected (``what``, as the parser names it).
+_WRONG_SHAPES = {
+    "station info": N_("The station sent station info that is not a JSON object."),
+    "statistics": N_("The station sent statistics that is not a JSON object."),
+    "a playlist": N_("The station sent a playlist that is not a JSON object."),
+}
+_REQUEST_REFUSED_PLAIN = N_("The station did not accept the request.")
+
+
+def station_detail(error: StationError, lang: Lang = ENGLISH) -> str:
+    """What went wrong, as one sentence in ``lang`` (its server, status or reason named)."""
+    text = STATION_DETAILS.get(error.problem, STATION_DETAILS[Problem.UNREACHABLE])
+    if error.problem is Problem.WRONG_SHAPE:
+        text = _WRONG_SHAPES.get(str(error.values.get("what")), STATION_DETAILS[Problem.UNREADABLE])
+    elif error.problem is Problem.REQUEST_REFUSED and not error.values.get("reason"):
+        text = _REQUEST_REFUSED_PLAIN
+    values = {
+        k: v.said_in(lang) if isinstance(v, OnAirError) else v for k, v in error.values.items()
+    }
+    try:
+        return lang.t(text).format(**values)
+    except (KeyError, IndexError):  # a value the sentence names is missing: its summary
+        return _summary(error, lang)
+
+
+def _summary(error: StationError, lang: Lang) -> str:
+    """What a listener needs to know of a failed call: its kind, and what to do."""
     if isinstance(error, StationAuthError):
         return lang.t(STATION_KEY_REFUSED)
     if isinstance(error, StationNotFound):
         return lang.t(STATION_NOT_FOUND)
-    if isinstance(error, RequestsUnavailable):
-        return error.message
     if isinstance(error, StationUnavailable):
-        if not detail or error.message == error.default_message:
-            return lang.t(STATION_UNAVAILABLE)
-        return f"{lang.t(STATION_UNAVAILABLE)} ({error.message})"
-    return f"{lang.t(STATION_UNREADABLE)} ({error.message})"
+        return lang.t(STATION_UNAVAILABLE)
+    return lang.t(STATION_UNREADABLE)
+
+
+def station_problem(error: StationError, *, detail: bool = False, lang: Lang = ENGLISH) -> str:
+    """The text for a failed station call, in ``lang``. ``detail`` adds what the client saw
+    when it says more than its kind (the add flow: the admin has just typed the address and
+    the id)."""
+    if isinstance(error, StationAuthError | StationNotFound):
+        return _summary(error, lang)
+    if isinstance(error, RequestsUnavailable | RequestsOff | RequestRefused | StationRefused):
+        return station_detail(error, lang)  # a whole sentence of its own: nothing to add
+    if isinstance(error, StationUnavailable) and (
+        not detail or error.problem is Problem.NOT_ANSWERING
+    ):
+        return _summary(error, lang)
+    return f"{_summary(error, lang)} ({station_detail(error, lang)})"
 
 
 # Live and offline alerts, weekly recap (/onair alerts, /onair recap).

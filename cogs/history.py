@@ -37,7 +37,7 @@ class HistoryCog(BotCog):
         chosen = resolve_station(interaction, station)
         lang = reader_lang(interaction)
         now = datetime.now(chosen.timezone)
-        moment = parse_moment(at, now, day_first=not lang.is_english) if at else None
+        moment = parse_moment(at, now, day_first=lang.reads_day_first) if at else None
         if moment is None and not search:
             moment = now
         if moment is not None and search:

@@ -1,5 +1,6 @@
-"""Connection failures are named in the StationUnavailable message (never with the key):
-DNS, refused connection, TLS/certificate, timeout."""
+"""Connection failures are named in what people read of a StationUnavailable
+(``errors.station_detail``) and in its line for logs (never with the key): DNS, refused
+connection, TLS/certificate, timeout."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import trustme
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from bot.station import RetryPolicy, StationClient, StationUnavailable
+from bot import errors
+from bot.station import Problem, RetryPolicy, StationClient, StationUnavailable
 
 from .support.cli import ONAIR, ROOT
 
@@ -56,7 +58,9 @@ async def test_refused_port_is_named(session):
     port = _closed_port()
     client = StationClient(f"http://127.0.0.1:{port}", 1, KEY, session=session, retry=FAST)
     error = await _failure(client)
-    assert "refused the connection" in error.message
+    assert error.problem is Problem.CONNECTION_REFUSED
+    assert "refused the connection" in errors.station_detail(error)
+    assert f"127.0.0.1:{port}" in errors.station_detail(error)
     assert f"127.0.0.1:{port}" in error.message
 
 
@@ -65,7 +69,7 @@ async def test_unknown_name_is_named():
     async with aiohttp.ClientSession(connector=connector) as session:
         client = StationClient("https://radio.nowhere.example", 1, KEY, session=session, retry=FAST)
         error = await _failure(client)
-    assert "could not find the server radio.nowhere.example" in error.message
+    assert "could not find the server radio.nowhere.example" in errors.station_detail(error)
 
 
 @pytest.fixture
@@ -93,8 +97,8 @@ async def untrusted_tls() -> AsyncIterator[str]:
 async def test_untrusted_certificate_is_named(untrusted_tls, session):
     client = StationClient(untrusted_tls, 1, KEY, session=session, retry=FAST)
     error = await _failure(client)
-    assert "certificate" in error.message
-    assert "127.0.0.1" in error.message
+    assert "certificate" in errors.station_detail(error)
+    assert "127.0.0.1" in errors.station_detail(error)
 
 
 async def test_timeout_is_named(simulator, session):
@@ -108,7 +112,7 @@ async def test_timeout_is_named(simulator, session):
         timeout=aiohttp.ClientTimeout(total=0.3),
     )
     error = await _failure(client)
-    assert "did not answer in time" in error.message
+    assert "did not answer in time" in errors.station_detail(error)
 
 
 @pytest.mark.e2e

@@ -377,3 +377,18 @@ def test_an_arabic_title_is_isolated_so_the_duration_stays_after_it():
     assert f"\u2068{arabic}\u2069 (4:40)" in embed.description
     assert embed.title == "Playlist of \u2068نور FM\u2069"
     assert "` A - B (3:00)" in embed.description
+
+
+def test_one_recent_track_and_one_playlist_item_are_singular():
+    raw = {"nowplaying": "A - Now", "recent": [{"title": "A - Now", "started": "2026-11-23 10:10"}]}
+    info = StationInfo.parse(raw, UTC, datetime(2026, 11, 23, 10, 11, tzinfo=UTC))
+    embed = station_embeds.recent(info, "S", 10)
+    assert embed.footer.text == "1 of 1 recent track · ▶ on air now"
+    from bot.programme.timeline import Slot
+    from bot.station import Playlist
+
+    raw_list = {"TRACK": [{"ARTIST": "A", "TITLE": "B", "DURATION": "03:00"}]}
+    playlist = Playlist.parse(raw_list, UTC, datetime(2026, 1, 1, tzinfo=UTC))
+    slot = Slot(playlist.items[0], "upcoming")
+    page = station_embeds.playlist_page([slot], 0, 10, "S", UTC, today=date(2026, 1, 1))
+    assert page.footer.text == "Page 1/1 · 1 item"

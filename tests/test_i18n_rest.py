@@ -300,10 +300,10 @@ async def test_settings_language_is_seen_by_the_next_public_post_at_once(onair):
     fake = onair.fake
     guild_id = fake.guilds[0].id
     bot = onair.bot
-    assert (await bot.guild_lang(guild_id)).is_english
+    assert (await bot.guild_lang(guild_id)).code == "en"
     reads = bot.languages.reads
     for _ in range(5):
-        assert (await bot.guild_lang(guild_id)).is_english
+        assert (await bot.guild_lang(guild_id)).code == "en"
     assert bot.languages.reads == reads  # one post after another: no storage read each
     await fake.response(await fake.slash("onair", {"language": "pt_BR"}, sub=["settings"]))
     assert (await bot.guild_lang(guild_id)).code == "pt_BR"

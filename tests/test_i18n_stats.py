@@ -149,7 +149,7 @@ def test_the_chart_draws_the_words_it_is_given():
     english = chart_words(render_stats_chart(days))
     assert english[:3] == ["per day", "sessions", "unique listeners"]
     assert "busiest: Nov 8" in english
-    assert english[-4:] == ["1.5k", "3k", "4.5k", "6k"]
+    assert english[-4:] == ["1.5K", "3K", "4.5K", "6K"]  # CLDR's English compact numbers
     french = chart_words(render_stats_chart(days, False, ChartText.of(translator.lang("fr"))))
     assert french[:3] == ["par jour", "sessions", "auditeurs uniques"]
     assert "pic : 08/11" in french
@@ -194,7 +194,7 @@ def test_the_recap_is_written_as_each_language_writes_it():
     fields = {f.name: f.value for f in german.fields}
     assert fields["Hörerspitze"] == "1.500 · Fr., 20. Nov., 20:00"
     assert fields["Stärkste Stunde"] == "Freitag 19:00–20:00"
-    assert fields["Live-Sendungen"].endswith(" · 1-mal auf Sendung")
+    assert fields["Live-Sendungen"].endswith(" · 1× gesendet")
     assert fields["Meistgespielt"].splitlines()[1].endswith(" · 1× gespielt")
 
     brazil = recap_embed(recap_summary(), translator.lang("pt-BR"))

@@ -11,13 +11,14 @@ import pytest
 
 from bot.simulator import TRACKS, StationSimulator
 from bot.station import (
+    Problem,
     RequestRefused,
     RequestsClient,
     RequestsOff,
     RequestTrack,
     StationUnavailable,
 )
-from bot.station.requests import UNAVAILABLE, parse_made, parse_queue, parse_search
+from bot.station.requests import parse_made, parse_queue, parse_search
 
 
 def client(sim: StationSimulator, session: aiohttp.ClientSession, **kw) -> RequestsClient:
@@ -114,7 +115,7 @@ async def test_html_empty_or_broken_answers_mean_unavailable(simulator, session,
     }
     with pytest.raises(StationUnavailable) as failed:
         await calls[endpoint]()
-    assert failed.value.message == UNAVAILABLE
+    assert failed.value.problem is Problem.REQUESTS_UNAVAILABLE
 
 
 async def test_a_slow_answer_times_out_as_unavailable(simulator, session):

@@ -11,11 +11,12 @@ import pytest
 from aiohttp import web
 from yarl import URL
 
+from bot import errors
 from bot.catalog.registry import StationRegistry
 from bot.config import parse_settings
 from bot.guard.netguard import HostPolicy, UrlRefused, address_refused, check_target, check_url
 from bot.simulator import StationSimulator
-from bot.station import RetryPolicy, StationClient, StationRefused, StationUnavailable
+from bot.station import Problem, RetryPolicy, StationClient, StationRefused, StationUnavailable
 from bot.storage import GuildStation
 
 from .support.stations import KEY
@@ -140,7 +141,8 @@ async def test_stored_guild_station_is_rechecked_at_every_poll(simulator, sessio
     with pytest.raises(StationRefused) as caught:
         await registry.client(station).info()
     assert simulator.counters["total"] == before  # no request sent
-    assert "OnAir no longer contacts" in caught.value.message
+    assert caught.value.problem is Problem.NO_LONGER_CONTACTED
+    assert "OnAir no longer contacts" in errors.station_detail(caught.value)
     assert any("refused" in r.getMessage() for r in caplog.records)
     assert KEY not in caplog.text
     assert KEY not in caught.value.message

@@ -149,7 +149,7 @@ async def watch(
 
     async def on_error(error: StationError) -> None:
         nonlocal fatal
-        message = error.message
+        message = errors.station_detail(error)
         if isinstance(error, StationAuthError) and not key:
             message = errors.CLI_NO_KEY
         print(f"onair watch: {message}", file=sys.stderr, flush=True)

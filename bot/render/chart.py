@@ -12,7 +12,7 @@ from typing import Any
 
 from ..station import DayStats
 from ..util.i18n import ENGLISH_CODE, N_, Lang
-from .lang_dates import axis_number, chart_day
+from .lang_dates import CHART_DAY_PATTERN, axis_number, chart_day
 
 # Discord's dark theme: the embed's own background, its text colours, OnAir's brand colour.
 BACKGROUND = "#2b2d31"
@@ -41,6 +41,7 @@ class ChartText:
     per_day: str = PER_DAY
     today_so_far: str = TODAY_SO_FAR
     busiest: str = BUSIEST
+    day_pattern: str = CHART_DAY_PATTERN
 
     @classmethod
     def of(cls, lang: Lang) -> ChartText:
@@ -51,6 +52,7 @@ class ChartText:
             lang.t(PER_DAY),
             lang.t(TODAY_SO_FAR),
             lang.t(BUSIEST),
+            lang.t(CHART_DAY_PATTERN),
         )
 
 
@@ -82,7 +84,8 @@ def render_stats_chart(
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     words = words or ChartText()
-    lang = Lang(words.code)  # formats only: the words come translated
+    # Formats only (the words come translated), the day label's pattern among them.
+    lang = Lang(words.code, {CHART_DAY_PATTERN: words.day_pattern})
     figure = Figure(figsize=(8, 3.6), dpi=100, facecolor=BACKGROUND)
     axes = figure.subplots()
     axes.set_facecolor(BACKGROUND)

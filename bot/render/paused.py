@@ -32,8 +32,8 @@ _LONGEST = 200  # longer than any reason OnAir writes: anything longer is shown 
 
 
 def paused_reason(reason: str, lang: Lang) -> str:
-    """``reason`` (as stored) said in ``lang``; English and unknown reasons unchanged."""
-    if lang.is_english or len(reason) > _LONGEST:
+    """``reason`` (as stored) said in ``lang``; unknown reasons unchanged."""
+    if len(reason) > _LONGEST:
         return reason
     for pattern, msgid in _PATTERNS:
         found = pattern.fullmatch(reason)

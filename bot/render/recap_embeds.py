@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import discord
 
-from ..config.schema import WEEKDAYS
 from ..util.i18n import ENGLISH, Lang
 from ..util.text import safe
 from .embeds import BRAND, EmbedBuilder
@@ -87,7 +86,7 @@ def recap_embed(summary: dict[str, Any], lang: Lang = ENGLISH) -> discord.Embed:
     if isinstance(busiest, list) and len(busiest) == 3 and 0 <= int(busiest[0]) < 7:
         # The hour alone: its mean would read as the peak's figure beside it.
         weekday, hour = int(busiest[0]), int(busiest[1])
-        day = weekday_name(lang, weekday, WEEKDAYS[weekday])
+        day = weekday_name(lang, weekday)
         builder.field(
             lang.t("Busiest hour"),
             f"{day} {hour:02d}:00–{(hour + 1) % 24:02d}:00",

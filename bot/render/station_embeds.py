@@ -174,9 +174,8 @@ def recent(
         "\n".join(_dated(rows, info.fetched_at)) or lang.t(NO_RECENT),
     )
     builder.thumbnail(cache_busted(items[0].artwork, items[0].artwork_id or "") if items else None)
-    # English says "tracks" for one too, as before; other languages pick their plural form.
     footer = lang.tn(
-        "{shown} of {count} recent tracks · ▶ on air now",
+        "{shown} of {count} recent track · ▶ on air now",
         "{shown} of {count} recent tracks · ▶ on air now",
         len(tracks),
         shown=lang.number(len(items)),
@@ -265,9 +264,8 @@ def playlist_page(
         lang.t("Playlist of {name}", name=station_parts.station_name(None, station_name)),
         "\n".join(lines) or lang.t("The playlist is empty."),
     )
-    # English as before: "items" for one too, and counts without a thousands separator.
     footer = lang.tn(
-        "Page {page}/{pages} · {count} items",
+        "Page {page}/{pages} · {count} item",
         "Page {page}/{pages} · {count} items",
         len(rows),
         page=page + 1,

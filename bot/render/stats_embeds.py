@@ -12,7 +12,7 @@ from ..util.i18n import ENGLISH, Lang
 from ..util.text import flag, isolate, safe
 from . import station_parts
 from .embeds import EmbedBuilder
-from .lang_dates import country, date_range, full_date, percent, weekday_date_padded
+from .lang_dates import country, date_range, full_date, percent, weekday_date
 
 TOP_COUNTRIES = 5
 _ORDERED = re.compile(r"^(\d+)\.(?=\s)")
@@ -80,7 +80,7 @@ def stats_embed(
         second.append(lang.t("**{hours}** h listened", hours=n(stats.total_tlh)))
     peak = max(days, key=lambda d: d.sessions, default=None)
     if peak is not None and peak.sessions > 0 and len(days) > 1:
-        second.append(lang.t("busiest day {day}", day=weekday_date_padded(lang, peak.day)))
+        second.append(lang.t("busiest day {day}", day=weekday_date(lang, peak.day)))
     if second:
         lines.append(" · ".join(second))
     ranked = sorted(stats.countries, key=lambda c: -c.value)

@@ -19,7 +19,7 @@ from ..errors import OnAirError
 from ..guard.keybox import KeyBox
 from ..station import StationError
 from ..storage import Storage
-from ..util.i18n import Lang, Translator
+from ..util.i18n import ENGLISH, Lang, Translator
 from ..util.metrics import Metrics, MetricsServer
 from .commandlocale import CommandLocales
 from .commandsync import state_path, sync_commands
@@ -59,33 +59,34 @@ EXTENSIONS = (
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
 
 
-def user_message(error: BaseException) -> str | None:
-    """The message a user sees for a known error (texts in ``bot.errors``), or None for a bug."""
+def user_message(error: BaseException, lang: Lang = ENGLISH) -> str | None:
+    """The message a user sees for a known error, said in ``lang`` (texts in ``bot.errors``),
+    or None for a bug. Chosen as a message and its values and translated once, here: a text
+    filled in first would no longer be found in a catalog."""
     if isinstance(error, OnAirError):
-        return error.message
+        return error.said_in(lang)
     if isinstance(error, StationError):
-        return errors.station_problem(error)
+        return errors.station_problem(error, lang=lang)
+    if type(error) is app_commands.CheckFailure and str(error):
+        return lang.t(str(error))  # OnAir's own check: its text is a message of bot.errors
     if isinstance(error, app_commands.CheckFailure):
-        return str(error) or errors.NOT_HERE
+        return lang.t(errors.NOT_HERE)  # discord.py's checks word their refusals in English
     if isinstance(error, app_commands.TransformerError):
-        return (
-            f"That value doesn't work here: {discord.utils.escape_mentions(str(error.value))[:100]}"
-        )
+        value = discord.utils.escape_mentions(str(error.value))[:100]
+        return lang.t(errors.BAD_VALUE, value=value)
     return None
 
 
 async def report_error(interaction: discord.Interaction[Any], error: BaseException) -> None:
-    """Tell the user what went wrong, once, privately (in their own language where the text is
-    in the catalogs); log a traceback for anything unexpected."""
-    message = user_message(error)
+    """Tell the user what went wrong, once, privately, in their own language; log a traceback
+    for anything unexpected."""
+    translator = getattr(interaction.client, "translator", None)
+    lang = translator.lang(interaction.locale) if isinstance(translator, Translator) else ENGLISH
+    message = user_message(error, lang)
     if message is None:
         command = interaction.command.qualified_name if interaction.command else "?"
         _LOGGER.error("interaction /%s failed", command, exc_info=error)
-        message = errors.GENERIC_ERROR
-    translator = getattr(interaction.client, "translator", None)
-    if isinstance(translator, Translator):
-        lang = translator.lang(interaction.locale)
-        message = error.said_in(lang) if isinstance(error, OnAirError) else lang.t(message)
+        message = lang.t(errors.GENERIC_ERROR)
     try:
         if interaction.response.is_done():
             await interaction.followup.send(message, ephemeral=True)

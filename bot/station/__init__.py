@@ -3,6 +3,7 @@
 from .client import CacheTimes, RetryPolicy, StationClient
 from .errors import (
     AddressRefused,
+    Problem,
     RequestRefused,
     RequestsOff,
     StationAuthError,
@@ -30,6 +31,7 @@ __all__ = [
     "Playback",
     "Playlist",
     "PlaylistItem",
+    "Problem",
     "QueuedSong",
     "RecentItem",
     "RequestRefused",

@@ -25,6 +25,7 @@ from .bodies import read_at_most
 from .cache import SharedAnswers
 from .errors import (
     AddressRefused,
+    Problem,
     SanitisedCause,
     StationError,
     StationNotFound,
@@ -35,7 +36,7 @@ from .errors import (
 from .failures import (
     Retry,
     body_error,
-    connection_message,
+    connection_error,
     retry_after_seconds,
     server_of,
     status_error,
@@ -219,7 +220,7 @@ class StationClient:
                 continue
             self._playlist_path_by_base[self.base_url] = path
             return playlist
-        raise StationNotFound("The station server knows neither playlist path for this station.")
+        raise StationNotFound(Problem.NO_PLAYLIST)
 
     # The one request function ------------------------------------------------------------
 
@@ -264,8 +265,10 @@ class StationClient:
         if self.url_guard is not None:
             why = self._refusal(self.url_guard, url)
             if why is not None:
-                _LOGGER.info("GET %s refused: %s", self._describe(url), why)
-                raise StationRefused(f"OnAir no longer contacts this station's server: {why}")
+                _LOGGER.info(
+                    "GET %s refused: %s", self._describe(url), str(why) or type(why).__name__
+                )
+                raise StationRefused(Problem.NO_LONGER_CONTACTED, why=why)
         policy = self.retry
         deadline = time.monotonic() + policy.budget
         attempt = 0
@@ -305,7 +308,7 @@ class StationClient:
         # One deadline for the try, redirects included: a hop does not get a fresh timeout.
         deadline = time.monotonic() + max(0.01, min(total, remaining))
         failure: str
-        message: str | None = None
+        named: StationUnavailable | None = None
         guard = self.redirect_guard or self.url_guard
         try:
             for _hop in range(4):
@@ -332,6 +335,7 @@ class StationClient:
                     location = response.headers.get("Location")
                 if guard is None or status not in (301, 302, 303, 307, 308) or not location:
                     break
+                why: Exception | str | None
                 try:
                     url = url.join(URL(location))
                     why = self._refusal(guard, url)
@@ -339,11 +343,9 @@ class StationClient:
                     why = "the redirect target is not a valid URL"
                 if why is not None:
                     _LOGGER.info("redirect to %s refused: %s", self._describe(url), why)
-                    raise StationRefused(
-                        "The station redirected to an address OnAir does not contact."
-                    )
+                    raise StationRefused(Problem.REDIRECT_REFUSED)
             else:
-                raise StationResponseError("The station redirected too many times.")
+                raise StationResponseError(Problem.TOO_MANY_REDIRECTS)
         except StationError:
             raise
         except TimeoutError:
@@ -356,38 +358,36 @@ class StationClient:
                 exc.os_error, AddressRefused
             ):
                 failure = "address refused"
-            message = connection_message(exc, url)
+            named = connection_error(exc, url)
         else:
             status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
         if failure == "redirects":
-            raise StationResponseError("The station redirected too many times.")
+            raise StationResponseError(Problem.TOO_MANY_REDIRECTS)
         if failure == "address refused":
             _LOGGER.info("GET %s refused: internal addresses only", self._describe(url))
-            raise StationRefused(
-                f"The station server {server_of(url)} is at an address OnAir does not contact."
-            )
+            raise StationRefused(Problem.INTERNAL_ADDRESS, server=server_of(url))
         if failure == "timeout":
-            message = f"The station server {server_of(url)} did not answer in time."
-            raise Retry(StationUnavailable(message), failure)
-        raise Retry(StationUnavailable(message), failure)
+            raise Retry(StationUnavailable(Problem.TIMEOUT, server=server_of(url)), failure)
+        raise Retry(named or StationUnavailable(), failure)
 
     @staticmethod
-    def _refusal(guard: Callable[[URL], None], url: URL) -> str | None:
-        """Why the guard refuses ``url`` (its message names the host, never the query)."""
+    def _refusal(guard: Callable[[URL], None], url: URL) -> Exception | None:
+        """Why the guard refuses ``url`` (its message names the host, never the query), without
+        its traceback (whose frames hold the URL and its key)."""
         try:
             guard(url)
         except Exception as error:
-            return str(error) or type(error).__name__
+            return error.with_traceback(None)
         return None
 
     async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes:
         """Read at most ``max_bytes``: a larger body is refused as it streams in."""
         if response.content_length is not None and response.content_length > self.max_bytes:
-            raise StationResponseError("The station's answer is too large to be station data.")
+            raise StationResponseError(Problem.TOO_LARGE)
         body = await read_at_most(response, self.max_bytes)
         if body is None:
-            raise StationResponseError("The station's answer is too large to be station data.")
+            raise StationResponseError(Problem.TOO_LARGE)
         return body
 
     async def _parse(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
@@ -403,23 +403,19 @@ class StationClient:
             return build(payload)
         except (ValueError, ArithmeticError, RecursionError):
             # The coercions read hostile values as unknowns; this is the net beneath them.
-            raise StationResponseError("The station sent values OnAir cannot read.") from None
+            raise StationResponseError(Problem.BAD_VALUES) from None
 
     @staticmethod
     def _decode(body: bytes) -> dict[str, Any]:
         if not body.strip():
-            raise StationResponseError("The station sent an empty answer; try again later.")
+            raise StationResponseError(Problem.EMPTY)
         try:
             payload = json.loads(body)
         except (ValueError, RecursionError):
-            raise StationResponseError(
-                "The station's answer is not valid JSON; check the base URL."
-            ) from None
+            raise StationResponseError(Problem.NOT_JSON) from None
         error = body_error(payload)
         if error is not None:
             raise error
         if not isinstance(payload, dict):
-            raise StationResponseError(
-                "The station's answer is not a JSON object; check the base URL."
-            )
+            raise StationResponseError(Problem.NOT_OBJECT)
         return payload

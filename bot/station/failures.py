@@ -1,6 +1,6 @@
 """What a failed station call means: each way a request can fail (status, connection, an error
-message where data was expected) translated into the ``StationError`` a user reads. Messages
-name the server (host and port), never the URL's query, which holds the key."""
+message where data was expected) translated into a ``StationError`` and its :class:`Problem`.
+Its values name the server (host and port), never the URL's query, which holds the key."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import aiohttp
 from yarl import URL
 
 from .errors import (
+    Problem,
     SanitisedCause,
     StationAuthError,
     StationError,
@@ -51,25 +52,22 @@ def server_of(url: URL) -> str:
     return f"{url.host or '?'}{port}"
 
 
-def connection_message(exc: BaseException, url: URL) -> str | None:
-    """A user-fit message naming why the connection failed, or None for the generic one."""
+def connection_error(exc: BaseException, url: URL) -> StationUnavailable | None:
+    """Why the connection failed, naming the server; None for the generic problem."""
     server = server_of(url)
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return f"OnAir could not find the server {url.host}; check the base URL."
+        return StationUnavailable(Problem.HOST_NOT_FOUND, host=url.host or "?")
     if isinstance(exc, aiohttp.ClientConnectorCertificateError | ssl.SSLCertVerificationError):
-        return (
-            f"The secure connection to {server} failed: its TLS certificate is not trusted "
-            "(expired, self-signed or for another name)."
-        )
+        return StationUnavailable(Problem.TLS_UNTRUSTED, server=server)
     if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
-        return f"The secure connection to {server} failed (TLS error); check the base URL."
+        return StationUnavailable(Problem.TLS_FAILED, server=server)
     os_error = exc.os_error if isinstance(exc, aiohttp.ClientConnectorError) else exc
     if isinstance(os_error, ConnectionRefusedError):
-        return f"The station server {server} refused the connection; is it running on that port?"
+        return StationUnavailable(Problem.CONNECTION_REFUSED, server=server)
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return f"OnAir could not connect to the station server {server}."
+        return StationUnavailable(Problem.CONNECT_FAILED, server=server)
     if isinstance(exc, aiohttp.ServerDisconnectedError | ConnectionResetError):
-        return f"The station server {server} closed the connection without answering."
+        return StationUnavailable(Problem.CLOSED, server=server)
     return None
 
 
@@ -85,7 +83,7 @@ def body_error(payload: Any) -> StationError | None:
         return StationAuthError()
     if any(word in lowered for word in _NOT_FOUND_WORDS):
         return StationNotFound()
-    return StationResponseError("The station answered with an error instead of data.")
+    return StationResponseError(Problem.ERROR_ANSWER)
 
 
 def status_error(status: int, retry_after: float | None) -> NoReturn:
@@ -97,7 +95,5 @@ def status_error(status: int, retry_after: float | None) -> NoReturn:
     if status >= 500 or (status == 429 and retry_after is not None):
         raise Retry(StationUnavailable(retry_after=retry_after), f"HTTP {status}", retry_after)
     if status == 429:
-        raise StationUnavailable("The station is rate limiting OnAir; try again later.") from cause
-    raise StationResponseError(
-        f"The station rejected the request (HTTP {status}); check the base URL."
-    ) from cause
+        raise StationUnavailable(Problem.RATE_LIMITED) from cause
+    raise StationResponseError(Problem.REJECTED, status=status) from cause

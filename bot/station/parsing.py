@@ -9,7 +9,7 @@ from datetime import tzinfo
 from typing import Any, TypeVar
 
 from . import coerce as c
-from .errors import StationResponseError
+from .errors import Problem, StationResponseError
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ def memoised(memo: ParseMemo | None, name: str, raw: Any, build: Callable[[], T]
 
 def require_object(payload: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(payload, Mapping):
-        raise StationResponseError(f"The station sent {what} that is not a JSON object.")
+        raise StationResponseError(Problem.WRONG_SHAPE, what=what)
     return payload
 
 

@@ -22,6 +22,7 @@ from yarl import URL
 
 from .bodies import read_at_most
 from .errors import (
+    Problem,
     RequestRefused,
     RequestsOff,
     RequestsUnavailable,
@@ -32,7 +33,6 @@ from .failures import server_of
 
 _LOGGER = logging.getLogger("onair.requests")
 
-UNAVAILABLE = RequestsUnavailable.default_message
 MAX_TRACKS = 100  # search results kept (no paging upstream; Discord shows 25)
 MAX_QUEUE = 50
 MAX_TITLE = 300  # characters of a title kept (Discord shows 100 in a choice)
@@ -236,7 +236,7 @@ class RequestsClient:
             except Exception as error:
                 _LOGGER.info("%s on %s refused: %s", endpoint, where, error)
                 raise StationRefused(
-                    f"OnAir no longer contacts this station's server: {error}"
+                    Problem.NO_LONGER_CONTACTED, why=error.with_traceback(None)
                 ) from None
         cause: str
         try:

@@ -47,12 +47,24 @@ LANGUAGE_NAMES: Mapping[str, str] = {
     "fr": "Français",
 }
 
+# The CLDR locale a language's numbers, dates and lists are written in, where it is not the
+# language's own code: OnAir's English writes them as British English does ("24 Nov 2026",
+# "Fri 20 Nov", "A, B and C").
+FORMAT_LOCALES: Mapping[str, str] = {ENGLISH_CODE: "en_GB"}
+
 Entry = str | tuple[str, ...]
 
 
 def N_(message: str) -> str:
     """Marks a constant for extraction; it is translated where it is shown."""
     return message
+
+
+# Messages that are CLDR patterns, so that each catalog (English's are the msgids) gives its
+# language's own: the full date of /recent's day lines (letters are fields, quoted text is
+# literal), and how a count in a sentence is written (``#,##0`` groups the thousands).
+DAY_PATTERN = N_("EEEE d MMMM")
+COUNT_PATTERN = N_("#0")
 
 
 def language_of(locale: object) -> str:
@@ -87,11 +99,15 @@ class Lang:
 
     @cached_property
     def locale(self) -> Locale:
-        return Locale.parse(self.code)
+        """Where Babel reads the language's formats (CLDR): numbers, dates, lists, names."""
+        return Locale.parse(FORMAT_LOCALES.get(self.code, self.code))
 
-    @property
-    def is_english(self) -> bool:
-        return self.code == ENGLISH_CODE
+    @cached_property
+    def reads_day_first(self) -> bool:
+        """Whether a date typed as "20/11" is unambiguous: the language writes the day before
+        the month (CLDR's short date of the language itself: English's "M/d/yy" is not)."""
+        pattern = str(Locale.parse(self.code).date_formats["short"].pattern)
+        return pattern.find("d") < pattern.find("M")
 
     def t(self, msgid: str, /, **values: object) -> str:
         """The message in this language (English when missing), its placeholders filled."""
@@ -111,15 +127,13 @@ class Lang:
         return text.format(**values)
 
     def number(self, n: int | float) -> str:
-        """1,234 / 1.234 / 1 234, as the language writes it (English as before: ``f"{n:,}"``)."""
-        if self.is_english:
-            return f"{n:,}"
+        """1,234 / 1.234 / 1 234, as the language writes it."""
         return format_decimal(n, locale=self.locale)
 
     def count(self, n: int) -> str:
-        """A count in a sentence: ``1000`` in English (as OnAir always wrote counts, no
-        separator), ``1.000`` / ``1 000`` as the other languages write it."""
-        return str(n) if self.is_english else self.number(n)
+        """A count in a sentence, in the language's pattern for counts: "1440 minutes" (OnAir's
+        English groups no digits there), "1.440 Minuten"."""
+        return format_decimal(n, self.t(COUNT_PATTERN), locale=self.locale)
 
     def ago(self, seconds: float) -> str:
         """How long ago, in words: "3 minutes ago", "vor 3 Minuten", "há 3 minutos"."""
@@ -128,8 +142,9 @@ class Lang:
         )
 
     def day(self, value: date) -> str:
-        """A date as the language writes it in full ("terça-feira, 25 de novembro")."""
-        return format_date(value, "EEEE d MMMM" if self.is_english else "full", locale=self.locale)
+        """A date as the language writes it in full ("Tuesday 25 November", "terça-feira, 25 de
+        novembro de 2026"): a CLDR pattern that is itself a message, so each catalog words it."""
+        return format_date(value, self.t(DAY_PATTERN), locale=self.locale)
 
 
 ENGLISH = Lang(ENGLISH_CODE)
