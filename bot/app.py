@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
@@ -14,7 +14,8 @@ import discord
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from .announcer import WatchScheduler
-from .announcer.service import AnnouncerService, PollObserver
+from .announcer.followers import Followers
+from .announcer.service import AnnouncerService, SharedInfo, process_owner
 from .catalog.languages import GuildLanguages
 from .catalog.onboarding import StationOnboarding
 from .catalog.registry import StationRegistry
@@ -27,15 +28,16 @@ from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_
 from .history.likes import LikeService
 from .requests.service import RequestService
 from .runtime.core import OnAirBot
+from .runtime.services import Services
 from .scheduled.alert_service import AlertService
 from .scheduled.outbox import PostOutbox
 from .scheduled.recap_service import RecapService
 from .shows.service import ShowsService
-from .station import StationError, StationInfo
-from .storage import create_storage
+from .storage import Storage, create_storage
+from .util.hooks import Hook
 from .util.metrics import Metrics
 from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, VoiceSender, find_ffmpeg
-from .voice.players import Probe, StreamDown
+from .voice.players import PlayerListener, Probe, StreamDown
 from .voice.service import VoiceService
 from .voice.stream import OpenedStream, StreamGuard, open_probed
 
@@ -49,12 +51,17 @@ def create_bot(
     connector: aiohttp.BaseConnector | None = None,
     metrics: Metrics | None = None,
     said: set[str] | None = None,
+    clock: Callable[[], float] = time.time,
+    commands_only: bool = False,
     **options: Any,
 ) -> OnAirBot:
     """The bot and every service it runs (the composition root: nothing else builds them).
     ``connector`` lets tests point discord.py at a fake Discord; ``metrics`` and ``said`` (the
-    start-up lines already logged) outlive one attempt of ``onair run``. A bad ``ONAIR_SECRET_KEY``
-    raises :class:`KeyBoxError` before anything that needs closing (the session) is made."""
+    start-up lines already logged) outlive one attempt of ``onair run``; ``clock`` is the wall
+    clock of the scheduled posts (tests drive alerts and recaps on their own); ``commands_only``
+    builds no voice engine (`onair sync`). ``options`` go to discord.py. A bad
+    ``ONAIR_SECRET_KEY`` raises :class:`KeyBoxError` before anything that needs closing (the
+    session) is made."""
     keybox = KeyBox(settings.secret_key)
     policy = policy_for(
         settings.allowed_station_hosts,
@@ -75,7 +82,9 @@ def create_bot(
         timeout=aiohttp.ClientTimeout(total=15, connect=5),
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},
     )
-    registry = StationRegistry(settings, session)
+    # In a fleet the announcer binds it: commands read what another process polled.
+    shared_info: Hook[SharedInfo] = Hook("shared station info")
+    registry = StationRegistry(settings, session, shared_info=shared_info)
     storage = create_storage(
         settings.database_url or settings.database_path,
         lock_timeout=settings.database_lock_timeout,
@@ -83,91 +92,148 @@ def create_bot(
     scheduler = AsyncIOScheduler(
         timezone=UTC, job_defaults={"misfire_grace_time": None, "coalesce": True}
     )
-    # Tests drive the scheduled posts (alerts, recaps) on a clock of their own.
-    clock: Callable[[], float] = options.pop("clock", time.time)
+    parts = _Parts(
+        settings=settings,
+        session=session,
+        registry=registry,
+        storage=storage,
+        scheduler=scheduler,
+        keybox=keybox,
+        metrics=metrics or Metrics(),
+        shared_info=shared_info,
+        clock=clock,
+        voice_engine=(None, None) if commands_only else _voice_engine(session, said),
+    )
     if connector is not None:
         options["connector"] = connector
     if settings.shard_count:
         options.setdefault("shard_count", settings.shard_count)
         if settings.shard_ids:
             options.setdefault("shard_ids", list(settings.shard_ids))
-    bot = OnAirBot(
+    return OnAirBot(
         settings,
         session=session,
         registry=registry,
         storage=storage,
         scheduler=scheduler,
         keybox=keybox,
-        metrics=metrics,
+        metrics=parts.metrics,
+        serve_metrics=metrics is None,
+        services=parts.services,
+        commands_only=commands_only,
         **options,
     )
-    # The announcer posts through the bot's own client; the announcer cog starts and stops it.
-    # One pace under Discord's global limit for announcements and the shows' requests.
-    gate = RateGate()
-    bot.likes = LikeService(storage, wall=clock)
-    bot.announcer = AnnouncerService(
-        settings,
-        registry,
-        storage,
-        WatchScheduler(scheduler),
-        DiscordDeliverer(bot, gate=gate, likes=bot.likes),
-    )
-    bot.announcer.outbox.metrics = bot.metrics  # the outbox observes the sends
-    # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog runs it).
-    bot.posts = PostOutbox(
-        storage,
-        DiscordPostSender(bot),
-        owner=bot.announcer.owner,
-        lease=settings.delivery_lease,
-        clock=clock,
-    )
-    bot.alerts = AlertService(settings, registry, storage, bot.posts, clock=clock)
-    bot.recaps = RecapService(settings, registry, storage, bot.posts, clock=clock)
-    hub, probe = (None, None) if options.get("commands_only") else _voice_engine(session, said)
-    bot.voice = VoiceService(
-        bot,
-        settings,
-        registry,
-        storage,
-        hub=hub,
-        probe=probe,
-        sender=VoiceSender() if hub is not None else None,
-    )
-    # Voice channel status and live-show events: told of each station's new plays by the
-    # announcer's watch (once per station), and where players start and stop by voice.
-    bot.shows = ShowsService(
-        bot,
-        storage,
-        registry,
-        bot.voice,
-        refresh_watches=bot.announcer.refresh,
-        handles_guild=settings.handles_guild,
-        pace=gate.acquire,
-        guild_configs=settings.guilds,
-        offline_after=settings.offline_after,
-        clock=clock,
-    )
-    # Each poll: the alerts judge it, and the shows end a live show's events in an outage.
-    bot.announcer.poll_observer = _both(bot.alerts.observe, bot.shows.observe)
-    bot.announcer.change_listeners.append(bot.shows.station_changed)
-    bot.announcer.also_watch = _followed_stations(bot.alerts, bot.recaps, bot.shows)
-    bot.voice.listener = bot.shows
-    # Song requests: the credit is decided where plays are fanned out.
-    bot.requests = RequestService(settings, registry, storage)
-    bot.requests.lister = _request_lister(bot, gate)
-    bot.announcer.credit_requests(bot.requests.credits_for)
-    if not options.get("commands_only"):
-        bot.add_listener(bot.shows.report_missing_permissions, "on_ready")
-    bot.languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
-    bot.onboarding = StationOnboarding(
-        settings,
-        registry,
-        storage,
-        bot.keybox,
-        is_member=lambda guild: bot.get_guild(guild) is not None,
-        languages=bot.languages,
-    )
-    return bot
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What the services are built from, beside the bot they send through."""
+
+    settings: Settings
+    session: aiohttp.ClientSession
+    registry: StationRegistry
+    storage: Storage
+    scheduler: AsyncIOScheduler
+    keybox: KeyBox
+    metrics: Metrics
+    shared_info: Hook[SharedInfo]
+    clock: Callable[[], float]
+    voice_engine: tuple[Broadcasts | None, Probe | None]
+
+    def services(self, bot: OnAirBot) -> Services:
+        """Every service, each built with its collaborators, in dependency order. Two pairs
+        need each other and meet through a :class:`Hook`: the voice service tells the shows
+        where players start and stop, and the shows ask the announcer (built last, as it
+        reports to the others) to plan its watches again."""
+        settings, registry, storage, clock = self.settings, self.registry, self.storage, self.clock
+        # One pace under Discord's global limit for announcements, the shows' requests and
+        # the request channel's lines.
+        gate = RateGate()
+        likes = LikeService(storage, wall=clock)
+        owner = process_owner()
+        # Alerts and recaps: recorded, then sent once through one outbox (the scheduled cog).
+        posts = PostOutbox(
+            storage,
+            DiscordPostSender(bot),
+            owner=owner,
+            lease=settings.delivery_lease,
+            clock=clock,
+        )
+        alerts = AlertService(settings, registry, storage, posts, clock=clock)
+        recaps = RecapService(settings, registry, storage, posts, clock=clock)
+        hub, probe = self.voice_engine
+        player_events: Hook[PlayerListener] = Hook("voice players")
+        voice = VoiceService(
+            bot,
+            settings,
+            registry,
+            storage,
+            hub=hub,
+            probe=probe,
+            sender=VoiceSender() if hub is not None else None,
+            listener=player_events,
+        )
+        refresh_watches: Hook[Callable[[], Awaitable[None]]] = Hook("refresh watches")
+        # Voice channel status and live-show events: told of each station's new plays by the
+        # announcer's watch (once per station), and where players start and stop by voice.
+        shows = ShowsService(
+            bot,
+            storage,
+            registry,
+            voice,
+            refresh_watches=refresh_watches,
+            player_events=player_events,
+            handles_guild=settings.handles_guild,
+            pace=gate.acquire,
+            guild_configs=settings.guilds,
+            offline_after=settings.offline_after,
+            clock=clock,
+        )
+        requests = RequestService(settings, registry, storage, lister=_request_lister(bot, gate))
+
+        async def shows_stations() -> set[str]:
+            return shows.wanted_stations()
+
+        # Each poll: the alerts judge it, and the shows end a live show's events in an
+        # outage; the credit of a play is decided where plays are fanned out.
+        announcer = AnnouncerService(
+            settings,
+            registry,
+            storage,
+            WatchScheduler(self.scheduler),
+            DiscordDeliverer(bot, gate=gate, likes=likes),
+            followers=Followers(
+                poll_observers=(alerts.observe, shows.observe),
+                change_listeners=(shows.station_changed,),
+                followed=(alerts.stations, recaps.stations, shows_stations),
+                credit=requests.credits_for,
+            ),
+            owner=owner,
+            metrics=self.metrics,
+            shared_info=self.shared_info,
+            refresh_hook=refresh_watches,
+        )
+        languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
+        onboarding = StationOnboarding(
+            settings,
+            registry,
+            storage,
+            self.keybox,
+            is_member=lambda guild: bot.get_guild(guild) is not None,
+            languages=languages,
+        )
+        return Services(
+            announcer=announcer,
+            onboarding=onboarding,
+            voice=voice,
+            posts=posts,
+            alerts=alerts,
+            recaps=recaps,
+            shows=shows,
+            likes=likes,
+            requests=requests,
+            languages=languages,
+        )
 
 
 def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
@@ -184,35 +250,6 @@ def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Await
         await channel.send(text, allowed_mentions=discord.AllowedMentions.none())
 
     return post
-
-
-def _both(first: PollObserver, second: PollObserver) -> PollObserver:
-    """One poll observer that hands each poll to two (both run; an error is raised after)."""
-
-    def observe(
-        slugs: list[str], info: StationInfo | None, error: StationError | None
-    ) -> Coroutine[Any, Any, None]:
-        works = (first(slugs, info, error), second(slugs, info, error))
-
-        async def run() -> None:
-            for result in await asyncio.gather(*works, return_exceptions=True):
-                if isinstance(result, BaseException):
-                    raise result
-
-        return run()
-
-    return observe
-
-
-def _followed_stations(
-    alerts: AlertService, recaps: RecapService, shows: ShowsService
-) -> Callable[[], Awaitable[set[str]]]:
-    """The stations watched though no channel announces them."""
-
-    async def stations() -> set[str]:
-        return await alerts.stations() | await recaps.stations() | shows.wanted_stations()
-
-    return stations
 
 
 def _voice_engine(

@@ -19,7 +19,7 @@ class ScheduledCog(BotCog):
         )
 
     async def cog_unload(self) -> None:
-        self.bot.announcer.poll_observer = None  # polls from now on are not judged
+        self.bot.announcer.stop_observing_polls()
         if self.bot.scheduler.get_job("posts:prune"):
             self.bot.scheduler.remove_job("posts:prune")
         await self.bot.recaps.stop()

@@ -17,6 +17,7 @@ from bot.announcer.watcher import StationWatch
 from bot.config import Settings, StationConfig
 from bot.runtime.logs import RedactingFilter, setup_logging
 from bot.shows.service import ShowsService
+from bot.util.hooks import Hook
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.fakediscord import CREATE_EVENTS, MANAGE_EVENTS, FakeDiscord
@@ -250,7 +251,7 @@ async def test_the_start_up_permission_check_after_a_stop_is_quiet(
         bot.storage,  # closed with the bot
         bot.registry,
         bot.voice,
-        refresh_watches=bot.announcer.refresh,
+        refresh_watches=Hook("refresh watches"),
         handles_guild=lambda guild_id: True,
     )
     said = len(caplog.records)

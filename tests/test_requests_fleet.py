@@ -18,6 +18,7 @@ GUILD_B = 1 << 22  # shard 1 of 2
 
 
 async def test_two_processes_credit_a_play_once(postgres_url, session: aiohttp.ClientSession):
+    from bot.announcer.followers import Followers
     from bot.delivery.announcements import credits_in
     from bot.requests.service import RequestService
     from bot.station import Play
@@ -42,8 +43,6 @@ async def test_two_processes_credit_a_play_once(postgres_url, session: aiohttp.C
     slots = [(TRACKS[0], 3600.0), (TRACKS[1], 3600.0)]
     async with fleet(postgres_url, session, slots, requests=True) as rig:
         for name, shard in (("A", 0), ("B", 1)):
-            service = await rig.service(name, shard, Recorder(name), subs)
-            requests = RequestService(service.settings, service.registry, service.storage)
 
             def counting(tag: str, inner):  # type: ignore[no-untyped-def]
                 async def credit(slug: str, play: Play, key: str):  # type: ignore[no-untyped-def]
@@ -52,7 +51,11 @@ async def test_two_processes_credit_a_play_once(postgres_url, session: aiohttp.C
 
                 return credit
 
-            service.credit_requests(counting(name, requests.credits_for))
+            def followers(settings, registry, storage, tag=name):  # type: ignore[no-untyped-def]
+                requests = RequestService(settings, registry, storage)
+                return Followers(credit=counting(tag, requests.credits_for))
+
+            service = await rig.service(name, shard, Recorder(name), subs, followers)
             await rig.start_listening(service)
             if name == "A":
                 await wait_for(lambda: len(delivered) == 1)  # A's guild, the first play

@@ -8,6 +8,7 @@ from collections import Counter
 
 import aiohttp
 
+from bot.announcer.followers import Followers
 from bot.simulator import JINGLES, TRACKS
 from tests.support.fleet import fleet
 from tests.support.waiting import wait_for
@@ -34,9 +35,11 @@ async def test_every_process_hears_each_play_once(postgres_url, session: aiohttp
     slots = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
     async with fleet(postgres_url, session, slots) as rig:
         for name, shard in (("A", 0), ("B", 1)):
-            service = await rig.service(name, shard, Nothing())
-            service.also_watch = main_only  # e.g. played in voice in both processes
-            service.change_listeners.append(listener(name))
+            # e.g. played in voice in both processes
+            followers = Followers(change_listeners=(listener(name),), followed=(main_only,))
+            service = await rig.service(
+                name, shard, Nothing(), followers=lambda *_, given=followers: given
+            )
             await rig.start_listening(service)  # its LISTEN is connected
             if name == "A":  # A polls the first play and tells of it before B is there
                 await wait_for(lambda: heard[("A", "main", TRACKS[0].title)] == 1)

@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,22 +41,22 @@ class FanOut:
         storage: Storage,
         outbox: DeliveryOutbox,
         fleet: FleetCoordinator | None,
-        change_listeners: list[Callable[[str, Announcement], Coroutine[Any, Any, None]]],
+        change_listeners: Sequence[Callable[[str, Announcement], Coroutine[Any, Any, None]]],
         refresh: Callable[[], Awaitable[None]],
+        credit: Credit | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.storage = storage
         self.outbox = outbox
         self.fleet = fleet
-        # The service's listeners (the list itself: features add theirs later).
-        self.change_listeners = change_listeners
+        self.change_listeners = change_listeners  # told of a play even with no channel
         self.refresh = refresh  # re-plans the watches after a channel was paused
         self._station_locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self.skipped = 0
         # Who requested a play (bot.requests), decided here, the one place plays are fanned
         # out, and recorded with the play: every process of a fleet credits the same way.
-        self.credit: Credit | None = None
+        self.credit = credit
         # Used when the registry records no plays itself (the service without the bot).
         self._own_recorder = PlayRecorder(storage)
 

@@ -17,12 +17,13 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import Play
 from ..storage import DROPPED, FAILED, Delivery, Storage, Subscription
+from ..util.metrics import Metrics
 from ..util.text import describe
 from . import snapshot
 from .watcher import Announcement
@@ -102,6 +103,7 @@ class DeliveryOutbox:
         storage: Storage,
         deliverer: Deliverer,
         owner: str,
+        metrics: Metrics | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -114,7 +116,7 @@ class DeliveryOutbox:
         self.failed = 0
         self.dropped = 0
         self.storage_errors = 0
-        self.metrics: Any = None  # bot.util.metrics.Metrics when the bot serves metrics
+        self.metrics = metrics  # counts the sends when the bot serves metrics
 
     async def drain(
         self,

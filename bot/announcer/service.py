@@ -23,11 +23,14 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..station import StationClient, StationError, StationInfo
 from ..storage import Storage, Subscription
+from ..util.hooks import Hook
+from ..util.metrics import Metrics
 from ..util.tasks import BackgroundTasks, stop_task
 from ..util.text import describe
 from . import snapshot
-from .fanout import Credit, FanOut
+from .fanout import FanOut
 from .fleet import FleetCoordinator
+from .followers import Followers
 from .outbox import Deliverer, DeliveryOutbox, Resumable
 from .pollreport import station_label
 from .watcher import (
@@ -42,10 +45,12 @@ from .watcher import (
 _LOGGER = logging.getLogger("onair.announcer")
 STARTUP_SPREAD = 0.02  # seconds between the first polls of newly watched stations
 STATUS_WINDOW = 86400.0  # /onair status counts the deliveries of the last day
-# (the watch's stations, the poll's info or None, its error or None) -> the work it starts
-PollObserver = Callable[
-    [list[str], StationInfo | None, StationError | None], Coroutine[Any, Any, None]
-]
+SharedInfo = Callable[[StationClient], Awaitable[StationInfo | None]]
+
+
+def process_owner() -> str:
+    """Who holds a lease: unique per process and run (host, pid, random)."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class AnnouncerService:
@@ -56,20 +61,31 @@ class AnnouncerService:
         storage: Storage,
         watches: WatchScheduler,
         deliverer: Deliverer,
+        *,
+        followers: Followers = Followers(),
+        owner: str | None = None,
+        metrics: Metrics | None = None,
+        shared_info: Hook[SharedInfo] | None = None,
+        refresh_hook: Hook[Callable[[], Awaitable[None]]] | None = None,
     ) -> None:
+        """``shared_info``: bound here in a fleet, for the registry's commands to read what
+        another process polled; ``refresh_hook``: bound to :meth:`refresh` for the services
+        built before the announcer (the shows) that need the watches planned again."""
         self.settings = settings
         self.registry = registry
         self.storage = storage
         self.watches = watches
         self.deliverer = deliverer
+        self.followers = followers
         # Every fan-out's exception is retrieved: none is left for the loop to report.
         self._tasks = BackgroundTasks(
             lambda error: _LOGGER.error("an announcement task failed", exc_info=error)
         )
         self._slugs_by_job: dict[str, list[str]] = {}
-        # Who holds a lease: unique per process and run (host, pid, random).
-        self.owner = f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
-        self.outbox = DeliveryOutbox(settings, registry, storage, deliverer, self.owner)
+        self.owner = owner or process_owner()
+        self.outbox = DeliveryOutbox(
+            settings, registry, storage, deliverer, self.owner, metrics=metrics
+        )
         self._sweeper_task: asyncio.Task[None] | None = None
         # Key of the watch job ids (HMAC: a logged id says nothing about the station's key). A
         # fleet shares one from the database at start, so every process names a watch alike.
@@ -77,7 +93,8 @@ class AnnouncerService:
         # PostgreSQL: one process polls each station (watch leases) and publishes its plays.
         self.fleet: FleetCoordinator | None = None
         if storage.fleet:
-            registry.shared_info = self._shared_info
+            if shared_info is not None:
+                shared_info.bind(self._shared_info)
             self.fleet = FleetCoordinator(
                 storage,
                 watches,
@@ -86,31 +103,20 @@ class AnnouncerService:
                 on_play=self._on_published,
                 on_connect=self._on_listening,
             )
+        if refresh_hook is not None:
+            refresh_hook.bind(self.refresh)
         self.subscription_count = 0
-        # Stations other features need watched though no channel announces them: those alerts
-        # and recaps follow (their plays go into the history the recap reads), those played in
-        # voice or with live-show events (bot.shows).
-        self.also_watch: Callable[[], Awaitable[set[str]]] | None = None
-        # Each poll of a watch is handed to the alerts with the watch's stations
-        # (bot.scheduled.alert_service).
-        self.poll_observer: PollObserver | None = None
-        # Told of every new play of a watched station, once per station (not per channel):
-        # the voice channel status and the live-show events (bot.shows) hang here.
-        self.change_listeners: list[Callable[[str, Announcement], Coroutine[Any, Any, None]]] = []
+        self._judging_polls = True  # False once the scheduled posts stop: polls go unjudged
         self.fan_out = FanOut(
             settings,
             registry,
             storage,
             self.outbox,
             self.fleet,
-            self.change_listeners,
+            followers.change_listeners,
             self.refresh,
+            credit=followers.credit,
         )
-
-    def credit_requests(self, credit: Credit) -> None:
-        """Name who requested each play in its announcements (``bot.requests``), decided where
-        plays are fanned out."""
-        self.fan_out.credit = credit
 
     # What became of the deliveries (tests, status); the outbox counts them.
 
@@ -170,6 +176,11 @@ class AnnouncerService:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def stop_observing_polls(self) -> None:
+        """From now on no poll is handed to the followers' observers (the alerts' and the
+        shows' judgement stops with the scheduled posts, before the bot closes)."""
+        self._judging_polls = False
+
     def stop_watching(self) -> None:
         """Stop every station's polls (fan-outs in flight go on); ``refresh`` starts them again."""
         for job_id in list(self._slugs_by_job):
@@ -197,8 +208,7 @@ class AnnouncerService:
         self.subscription_count = len(subs)
         wanted: dict[str, list[str]] = defaultdict(list)
         followed = {s.station for s in subs if s.paused_reason is None}
-        if self.also_watch is not None:
-            followed |= await self.also_watch()
+        followed |= await self.followers.followed_stations()
         for slug in sorted(followed):
             station = self.registry.station(slug)
             if station is None:
@@ -257,7 +267,7 @@ class AnnouncerService:
         async def on_play(announcement: Announcement) -> None:
             for slug in self._slugs_by_job.get(job_id, []):
                 self.announce(slug, announcement)
-                for listener in self.change_listeners:
+                for listener in self.followers.change_listeners:
                     self._spawn(listener(slug, announcement))
 
         return on_play
@@ -266,10 +276,10 @@ class AnnouncerService:
         self, job_id: str
     ) -> Callable[[StationInfo | None, StationError | None], None]:
         def on_poll(info: StationInfo | None, error: StationError | None) -> None:
-            observer = self.poll_observer
             slugs = self._slugs_by_job.get(job_id, [])
-            if observer is not None and slugs:
-                self._spawn(observer(slugs, info, error))
+            if slugs and self._judging_polls:
+                for observer in self.followers.poll_observers:
+                    self._spawn(observer(list(slugs), info, error))
 
         return on_poll
 
@@ -304,7 +314,7 @@ class AnnouncerService:
         """Another process (or this one) recorded a play: send it to this process's channels,
         and tell this process's change listeners when another process polled it."""
         self._spawn(self._take_up(announcement_id))
-        if self.change_listeners:
+        if self.followers.change_listeners:
             self._spawn(self._changed_elsewhere(announcement_id))
 
     async def _changed_elsewhere(self, announcement_id: int) -> None:
@@ -334,7 +344,7 @@ class AnnouncerService:
         except ValueError:
             return
         for slug in self._slugs_by_job.get(job_id, []):
-            for listener in self.change_listeners:
+            for listener in self.followers.change_listeners:
                 self._spawn(listener(slug, announcement))
 
     def _on_listening(self) -> None:

@@ -25,6 +25,7 @@ from ..station import (
     StationUnavailable,
 )
 from ..storage import GuildStation, Storage
+from ..util.hooks import Hook
 from ..util.i18n import N_
 
 _LOGGER = logging.getLogger("onair.stations")
@@ -72,12 +73,18 @@ def _fresh(info: StationInfo | None, ttl: float) -> bool:
 class StationRegistry:
     """One :class:`StationClient` per station (config and guild-added), all on one session."""
 
-    # Set by the announcer in a fleet: the info another process polled for this client's station.
-    shared_info: Callable[[StationClient], Awaitable[StationInfo | None]] | None = None
-
-    def __init__(self, settings: Settings, session: aiohttp.ClientSession) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        session: aiohttp.ClientSession,
+        *,
+        shared_info: Hook[Callable[[StationClient], Awaitable[StationInfo | None]]] | None = None,
+    ) -> None:
+        """``shared_info``: bound by the announcer in a fleet, to read the info another process
+        polled for a station instead of asking the station again."""
         self.settings = settings
         self.session = session
+        self.shared_info = shared_info
         self.policy: HostPolicy = policy_for(
             settings.allowed_station_hosts,
             allow_http=settings.allow_http_station_urls,
@@ -245,10 +252,11 @@ class StationRegistry:
 
     async def _shared_info(self, client: StationClient) -> StationInfo | None:
         """Best effort: without it the command asks the station as a single process does."""
-        if self.shared_info is None:
+        read = self.shared_info.target if self.shared_info is not None else None
+        if read is None:
             return None
         try:
-            return await self.shared_info(client)
+            return await read(client)
         except Exception as error:
             _LOGGER.warning("could not read the shared station state (%s)", type(error).__name__)
             return None

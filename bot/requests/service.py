@@ -90,7 +90,9 @@ class RequestService:
         *,
         clock: Callable[[], float] = time.time,
         desk: SearchDesk | None = None,
+        lister: Lister | None = None,
     ) -> None:
+        """``lister`` posts a line in a guild's request channel (None: no channel lines)."""
         self.settings = settings
         self.registry = registry
         self.storage = storage
@@ -101,7 +103,7 @@ class RequestService:
             tokens=self._take_token,
         )
         self.window = settings.request_credit_hours * 3600.0
-        self.lister: Lister | None = None  # posts to a guild's request channel (set by the app)
+        self.lister = lister
         self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
         self._switches: dict[tuple[int, str], tuple[float, bool]] = {}

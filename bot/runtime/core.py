@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 import discord
@@ -25,18 +26,7 @@ from .commandlocale import CommandLocales
 from .commandsync import state_path, sync_commands
 from .heap import freeze_startup_heap
 from .logs import count_discord_429s, guard_discord_logs
-
-if TYPE_CHECKING:
-    from ..announcer.service import AnnouncerService
-    from ..catalog.languages import GuildLanguages
-    from ..catalog.onboarding import StationOnboarding
-    from ..history.likes import LikeService
-    from ..requests.service import RequestService
-    from ..scheduled.alert_service import AlertService
-    from ..scheduled.outbox import PostOutbox
-    from ..scheduled.recap_service import RecapService
-    from ..shows.service import ShowsService
-    from ..voice.service import VoiceService
+from .services import Services
 
 _LOGGER = logging.getLogger("onair.bot")
 
@@ -109,17 +99,6 @@ class OnAirTree(app_commands.CommandTree["OnAirBot"]):
 class OnAirBot(commands.AutoShardedBot):
     """AutoSharded: one process runs the shards it is given (or all that Discord recommends)."""
 
-    announcer: AnnouncerService  # built by ``create_bot``; started by the announcer cog
-    onboarding: StationOnboarding  # built by ``create_bot``; the setup commands use it
-    voice: VoiceService  # built by ``create_bot``; the voice cog starts and stops it
-    posts: PostOutbox  # built by ``create_bot``; the scheduled cog starts and stops these three
-    alerts: AlertService
-    recaps: RecapService
-    shows: ShowsService  # built by ``create_bot``: voice channel status, live-show events
-    likes: LikeService  # built by ``create_bot``; the ❤ button and /top use it
-    requests: RequestService  # built by ``create_bot``; /request, /requests, /onair requests
-    languages: GuildLanguages  # built by ``create_bot``; each guild's language, cached
-
     def __init__(
         self,
         settings: Settings,
@@ -129,11 +108,19 @@ class OnAirBot(commands.AutoShardedBot):
         storage: Storage,
         scheduler: AsyncIOScheduler,
         keybox: KeyBox,
+        metrics: Metrics,
+        services: Callable[[OnAirBot], Services],
+        serve_metrics: bool = True,
         extensions: tuple[str, ...] = EXTENSIONS,
         commands_only: bool = False,
-        metrics: Metrics | None = None,
         **options: Any,
     ) -> None:
+        """``services`` builds the services from the bot (they send through it) before the
+        constructor returns, so no caller sees a bot without them. ``serve_metrics`` False:
+        whoever gave ``metrics`` serves them (``onair run``, from before the first login, so
+        /healthz answers 503 while Discord is unreachable); else setup_hook serves them when a
+        metrics port is set. ``commands_only`` (`onair sync`): load the commands and sync them;
+        no storage, scheduler or announcer is started. ``options`` are discord.py's."""
         # Voice needs voice states (who is in which channel); neither is privileged.
         options.setdefault("intents", discord.Intents(guilds=True, voice_states=True))
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
@@ -150,16 +137,28 @@ class OnAirBot(commands.AutoShardedBot):
         # Given metrics are served by whoever gave them (``onair run``: from before the first
         # login, so /healthz answers 503 while Discord is unreachable); else served from
         # setup_hook when a metrics port is set.
-        self.metrics = metrics if metrics is not None else Metrics()
-        self._serves_metrics = metrics is None
+        self.metrics = metrics
+        self._serves_metrics = serve_metrics
         self._metrics_server: MetricsServer | None = None
         self.initial_extensions = extensions
-        # `onair sync`: load the commands and sync them; no storage, scheduler or announcer.
         self.commands_only = commands_only
         self.synced: list[app_commands.AppCommand] = []
         # English until setup_hook has read the catalogs (bot.util.i18n).
         self.translator = Translator()
         self._stage = "login"  # what start-up is doing (a signal's stop line names it)
+        built = services(self)
+        self.announcer = built.announcer
+        self.onboarding = built.onboarding
+        self.voice = built.voice
+        self.posts = built.posts
+        self.alerts = built.alerts
+        self.recaps = built.recaps
+        self.shows = built.shows
+        self.likes = built.likes
+        self.requests = built.requests
+        self.languages = built.languages
+        if not commands_only:
+            self.add_listener(self.shows.report_missing_permissions, "on_ready")
 
     async def setup_hook(self) -> None:
         self.translator = await asyncio.to_thread(Translator.load)

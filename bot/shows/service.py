@@ -28,6 +28,8 @@ from ..config import GuildConfig
 from ..scheduled.alerts import Observation
 from ..station import StationError, StationInfo
 from ..storage import Storage
+from ..util.hooks import Hook
+from ..voice.players import PlayerListener
 from .channel_status import ChannelStatusKeeper, Players, follow_status_events
 from .events import ShowEvents, may_make_events
 
@@ -44,18 +46,22 @@ class ShowsService:
         registry: StationRegistry,
         players: Players,
         *,
-        refresh_watches: Callable[[], Awaitable[None]],
+        refresh_watches: Hook[Callable[[], Awaitable[None]]],
+        player_events: Hook[PlayerListener] | None = None,
         handles_guild: Callable[[int], bool],
         pace: Callable[[], Awaitable[None]] | None = None,
         guild_configs: tuple[GuildConfig, ...] = (),
         offline_after: float = 120.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``refresh_watches``: the announcer's, bound once it is built (it is built after the
+        shows, whose plays and polls it reports); ``player_events``: the voice service's
+        listener, which the shows become."""
         self.client = client
         self.storage = storage
         self.registry = registry
         self.players = players
-        self.refresh_watches = refresh_watches
+        self._refresh_watches = refresh_watches
         self.handles_guild = handles_guild
         self.guild_configs = guild_configs
         self.status = ChannelStatusKeeper(client, storage, players, pace=pace)
@@ -70,6 +76,8 @@ class ShowsService:
         self._down: set[str] = set()  # stations down longer than offline_after (handled)
         self._poll_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._reported = False  # the missing-permission lines are said once per start
+        if player_events is not None:
+            player_events.bind(self)
 
     def follow_gateway(self) -> None:
         """Before the client connects: read voice channel statuses off the gateway."""
@@ -125,6 +133,12 @@ class ShowsService:
                 guild.name[:100],
                 ", ".join(sorted(names)),
             )
+
+    async def refresh_watches(self) -> None:
+        """Ask the announcer to plan its watches again (nothing before it is built)."""
+        refresh = self._refresh_watches.target
+        if refresh is not None:
+            await refresh()
 
     def wanted_stations(self) -> set[str]:
         """Stations the announcer watches for shows (besides the announced ones)."""

@@ -28,6 +28,7 @@ from ..catalog.registry import StationRegistry
 from ..config import Settings, StationConfig
 from ..errors import Note, VoiceRefused
 from ..storage import GuildVoice, Storage, VoiceSession
+from ..util.hooks import Hook
 from ..util.tasks import BackgroundTasks
 from .client import OnAirVoiceClient, voice_client_class
 from .connect import PlayerConnector
@@ -75,7 +76,10 @@ class VoiceService:
         connect_timeout: float = 10.0,
         rejoin_delays: tuple[float, ...] = REJOIN_DELAYS,
         sender: VoiceSender | None = None,
+        listener: Hook[PlayerListener] | None = None,
     ) -> None:
+        """``listener``: told where players start and stop (the shows, built after the voice
+        service, bind it); None or unbound, nobody is told."""
         self.client = client
         self.settings = settings
         self.registry = registry
@@ -109,8 +113,8 @@ class VoiceService:
         self._locks: dict[int, asyncio.Lock] = {}
         self.streams = StationStreams(settings, registry, hub=hub, probe=probe)
         self._tasks = BackgroundTasks(lambda error: _LOGGER.warning("voice task failed: %r", error))
-        self.listener: PlayerListener | None = None
-        self.notices = PlayerNotices(lambda: self.listener, self._spawn)
+        self.listener = listener if listener is not None else Hook[PlayerListener]("players")
+        self.notices = PlayerNotices(lambda: self.listener.target, self._spawn)
         self.presence_updater = PresenceUpdater(
             client, settings, registry, self.players, self.timers, self._spawn
         )
@@ -424,7 +428,7 @@ class VoiceService:
         for task in self._tasks:
             task.cancel()
         self.presence_updater.stop()
-        if self.listener is not None and self.players:
+        if self.listener.target is not None and self.players:
             # Shutting down: OnAir's statuses go while it can still clear them.
             await asyncio.gather(
                 *(self.notices.leaving(p.guild_id, p.channel_id) for p in self.players.values())

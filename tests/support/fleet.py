@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +22,11 @@ WATCH_LEASE = 9.0  # seconds: a takeover after a stop comes at the next tick (3 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+    from bot.announcer.followers import Followers
     from bot.announcer.service import AnnouncerService
-    from bot.config import StationConfig
-    from bot.storage import Subscription
+    from bot.catalog.registry import StationRegistry
+    from bot.config import Settings, StationConfig
+    from bot.storage import Storage, Subscription
 
 
 @dataclass
@@ -40,17 +42,25 @@ class Fleet:
     schedulers: list[AsyncIOScheduler] = field(default_factory=list)
 
     async def service(
-        self, name: str, shard: int, sender: Any, subscriptions: tuple[Subscription, ...] = ()
+        self,
+        name: str,
+        shard: int,
+        sender: Any,
+        subscriptions: tuple[Subscription, ...] = (),
+        followers: Callable[[Settings, StationRegistry, Storage], Followers] | None = None,
     ) -> AnnouncerService:
         """Process ``name`` of the fleet: shard ``shard`` of 2, its own storage connection and
-        scheduler, delivering through ``sender``; not started yet."""
+        scheduler, delivering through ``sender``; not started yet. ``followers`` makes the
+        services that follow its watches, from its own settings, registry and storage."""
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
         from bot.announcer import WatchScheduler
-        from bot.announcer.service import AnnouncerService
+        from bot.announcer.followers import Followers
+        from bot.announcer.service import AnnouncerService, SharedInfo
         from bot.catalog.registry import StationRegistry
         from bot.config import Settings
         from bot.storage import PostgresStorage
+        from bot.util.hooks import Hook
 
         settings = Settings(
             stations=(self.station,),
@@ -65,8 +75,18 @@ class Fleet:
         scheduler = AsyncIOScheduler()
         scheduler.start()
         self.schedulers.append(scheduler)
-        registry = StationRegistry(settings, self.session)
-        service = AnnouncerService(settings, registry, storage, WatchScheduler(scheduler), sender)
+        # The commands of each process read what the fleet's poller stored (the announcer binds).
+        shared_info: Hook[SharedInfo] = Hook("shared station info")
+        registry = StationRegistry(settings, self.session, shared_info=shared_info)
+        service = AnnouncerService(
+            settings,
+            registry,
+            storage,
+            WatchScheduler(scheduler),
+            sender,
+            followers=followers(settings, registry, storage) if followers else Followers(),
+            shared_info=shared_info,
+        )
         self.services[name] = service
         return service
 
