@@ -69,10 +69,15 @@ async def test_the_group_forms_and_the_listener_decrypts_the_bots_audio(live_sim
         assert voice.fake.voice.violations == []
 
 
-async def test_a_second_listener_joins_and_both_decrypt(live_simulator, icecast):
+async def test_listeners_join_a_bot_that_played_alone_and_each_decrypts(live_simulator, icecast):
     async with voice_bot(live_simulator, icecast) as voice:
         guild, channel = voice.guild, voice.channels[voice.guild.id]
-        call = await joined_with_a_listener(voice)
+        await voice.join()
+        before = await voice.playing(frames=50)
+        assert before.dave_frames == 0  # alone in the call: no group, DAVE in passthrough
+        await voice.fake.voice.add_listener(guild.id, LISTENER, channel)
+        call = voice.fake.voice.dave_call(guild.id)
+        await wait_for(lambda: len(call.executed) == 1, within=20)
         await voice.fake.set_member_voice(guild, SECOND, channel)
         bot_channel = voice.env.bot.get_channel(channel)
         await wait_for(lambda: SECOND in getattr(bot_channel, "voice_states", {}))
@@ -80,10 +85,9 @@ async def test_a_second_listener_joins_and_both_decrypt(live_simulator, icecast)
         await wait_for(lambda: len(call.executed) == 2, within=20)
         assert call.welcomed == [LISTENER, SECOND]
         assert call.commits == 2
-        second = call.listeners[SECOND]
         verdicts = await judged_after_transition(voice, call)
         assert decrypts(verdicts), verdicts  # "opus": each of the two decrypted the frame
-        assert second.decrypted >= FRAMES * 0.95
+        assert call.listeners[SECOND].decrypted >= FRAMES * 0.95
         assert voice.fake.voice.violations == []
 
 

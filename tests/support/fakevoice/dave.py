@@ -24,7 +24,7 @@ from typing import Any
 import davey
 
 from .mls import ExternalSender, add, remove, split_commit_welcome
-from .protocol import Session
+from .protocol import Expected, Session
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -108,6 +108,7 @@ class DaveSide:
 
     # Set by FakeVoiceServer.
     _sessions: dict[int, Session]
+    _expected: dict[int, Expected]
     _external: ExternalSender
     dave_calls: dict[int, DaveCall]
     violations: list[str]
@@ -132,11 +133,19 @@ class DaveSide:
         listener = Listener(user_id, self._dave_session(user_id, call.channel_id))
         call.listeners[user_id] = listener
         session = self._sessions.get(guild_id)
-        if session is not None and self.connected(guild_id) and session.dave_key_package:
+        expected = self._expected.get(guild_id)
+        if (
+            session is not None
+            and expected is not None
+            and self.connected(guild_id)
+            and session.dave_key_package
+        ):
             await self._send(session, CLIENTS_CONNECT, {"user_ids": [str(user_id)]})
-            await self._propose(
-                guild_id, call, [add(listener.session.get_serialized_key_package())]
-            )
+            if not call.established:  # the bot played alone: the group forms with it first
+                call.bot_id, call.epoch, call.leaves, call.bot_leaf = expected.user_id, 0, [], 0
+                call.seat(expected.user_id, 0)
+            package = listener.session.get_serialized_key_package()
+            await self._propose(guild_id, call, [add(package)])
         return listener
 
     async def propose_stranger(self, guild_id: int, user_id: int) -> None:
