@@ -125,3 +125,31 @@ async def test_the_bot_commits_no_add_for_a_user_outside_its_channel(
         assert "DAVE proposals refused" in caplog.text
         verdicts = await judged_after_transition(voice, call)
         assert decrypts(verdicts), verdicts
+
+
+async def test_upstream_the_bot_takes_the_new_key_at_commit_not_at_the_transition(
+    live_simulator, icecast
+):
+    """Known, upstream (discord.py 2.7.1 with davey 0.1.7; see docs/features/voice.md): the bot
+    encrypts with the new epoch's key once it processed the commit (op 29), before Discord
+    executes the transition (op 22), so a member that takes the commit later cannot decrypt
+    the bot's frames meanwhile. Should this test fail, upstream switches at op 22 now: correct
+    the voice docs."""
+    async with voice_bot(live_simulator, icecast) as voice:
+        guild, channel = voice.guild, voice.channels[voice.guild.id]
+        call = await joined_with_a_listener(voice)
+        await judged_after_transition(voice, call)
+        first = call.listeners[LISTENER]
+        failed = first.failed
+        call.held = True  # the listener is slow to take the next commit
+        await voice.fake.set_member_voice(guild, SECOND, channel)
+        bot_channel = voice.env.bot.get_channel(channel)
+        await wait_for(lambda: SECOND in getattr(bot_channel, "voice_states", {}))
+        await voice.fake.voice.add_listener(guild.id, SECOND, channel)
+        await wait_for(lambda: bool(call.bot_ready), within=20)  # the bot took its commit (op 23)
+        await wait_for(lambda: first.failed >= failed + 25, within=20)  # half a second lost
+        assert len(call.executed) == 1  # and no transition was executed meanwhile
+        await voice.fake.voice.release_commit(guild.id)
+        assert len(call.executed) == 2
+        verdicts = await judged_after_transition(voice, call)
+        assert decrypts(verdicts), verdicts

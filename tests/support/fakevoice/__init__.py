@@ -89,7 +89,9 @@ listener commit the bot's removal and re-add; the bot gets op 30. The UDP thread
 audio frame (after the transport decryption) to the member listeners: "opus" when each
 decrypted it (``Listener.decrypted``), "failed" when one could not, "plain" when it has no
 DAVE. ``call.welcomed`` lists who a welcome let in, ``call.commits`` the bot's commits taken.
-Frames with the DAVE trailer (0xFAFA) are counted in ``dave_frames``. Not played: removing a
+``call.held = True`` keeps the next commit from the listeners (a slow member) and the transition
+from executing until ``await fake.voice.release_commit(guild.id)``. Frames with the DAVE trailer
+(0xFAFA) are counted in ``dave_frames``. Not played: removing a
 listener (and the sole member reset, op 24), revoking proposals, protocol downgrades (op 21).
 
 Voice states reach the bot only with the GUILD_VOICE_STATES intent (as on Discord; without it a

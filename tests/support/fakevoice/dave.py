@@ -64,6 +64,9 @@ class DaveCall:
     commits: int = 0  # op 28 taken from the bot
     welcomed: list[int] = field(default_factory=list)  # users a welcome let into the group
     refused_commits: int = 0  # op 28 for an epoch already committed (Discord drops it)
+    held: bool = False  # the members take the next commit only on release_commit()
+    deferred: tuple[bytes, bytes | None] | None = field(default=None, repr=False)
+    bot_ready: set[int] = field(default_factory=set)  # transitions the bot sent op 23 for
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -221,6 +224,15 @@ class DaveSide:
             call.refused_commits += 1  # a transition is under way: this epoch has its commit
             return
         call.commits += 1
+        if call.held:
+            call.deferred = (commit, welcome)  # the members take it on release_commit()
+        else:
+            self._take_commit(call, commit, welcome)
+        transition = self._announce(call)
+        await self.send_binary(guild_id, ANNOUNCE_COMMIT, transition.to_bytes(2, "big") + commit)
+
+    def _take_commit(self, call: DaveCall, commit: bytes, welcome: bytes | None) -> None:
+        """The member listeners take the commit; whoever it adds takes the welcome."""
         with call.lock:
             for member in call.members():
                 member.session.process_commit(commit)
@@ -235,19 +247,37 @@ class DaveSide:
                     call.seat(joiner.user_id, joiner.session.own_leaf_index or 0)
             members = call.members()
             call.epoch = (members[0].session.epoch or 0) if members else call.epoch + 1
-        transition = self._announce(call)
-        await self.send_binary(guild_id, ANNOUNCE_COMMIT, transition.to_bytes(2, "big") + commit)
+
+    async def release_commit(self, guild_id: int) -> None:
+        """The held commit reaches the members now (they were slow); a transition the bot is
+        ready for is executed."""
+        call = self.dave_calls[guild_id]
+        call.held = False
+        if call.deferred is not None:
+            commit, welcome = call.deferred
+            call.deferred = None
+            self._take_commit(call, commit, welcome)
+        await self._execute_ready(self._sessions[guild_id], call)
 
     async def _dave_ready(self, session: Session, data: Any) -> None:
-        """op 23: the bot is ready for the transition; the listeners always are: execute it."""
+        """op 23: the bot is ready for the transition; once every listener is too (they are at
+        once unless a commit is held), it is executed (op 22)."""
         call = self.dave_calls.get(session.guild_id)
         transition = data.get("transition_id") if isinstance(data, dict) else None
         if call is None or transition not in call.pending:
             self.violations.append(f"op 23 for no pending transition ({transition!r})")
             return
-        del call.pending[transition]
-        await self._send(session, EXECUTE_TRANSITION, {"transition_id": transition})
-        call.executed.append(time.monotonic())
+        call.bot_ready.add(transition)
+        await self._execute_ready(session, call)
+
+    async def _execute_ready(self, session: Session, call: DaveCall) -> None:
+        if call.deferred is not None:
+            return  # a member has not taken the commit yet
+        for transition in sorted(call.bot_ready & set(call.pending)):
+            del call.pending[transition]
+            call.bot_ready.discard(transition)
+            await self._send(session, EXECUTE_TRANSITION, {"transition_id": transition})
+            call.executed.append(time.monotonic())
 
     def _announce(self, call: DaveCall) -> int:
         transition = next(self._transition_ids)
