@@ -4,8 +4,8 @@ decrypt every frame the bot sends.
 
 Proven here: the group forms with the bot; after the transition (op 22) the listeners decrypt
 the bot's audio to Opus and none of it is plaintext; a second listener is added and decrypts
-too; the bot reconnects into a group the listeners kept; the bot commits no Add for a user who
-is not in its voice channel.
+too; the bot reconnects into a group the listener kept; the bot commits no Add for a user who
+is not in its voice channel; and, pinned, the upstream key switch at commit time.
 """
 
 from __future__ import annotations
@@ -96,8 +96,11 @@ async def test_the_bot_reconnects_into_the_group_the_listener_kept(live_simulato
         guild = voice.guild
         call = await joined_with_a_listener(voice)
         epoch = call.listeners[LISTENER].session.epoch
-        await voice.fake.voice.close(guild.id, 4006)  # discord.py identifies again
+        # discord.py gives up after 4015 (its resume times out) and OnAir rejoins: a new
+        # connection, a new DAVE session, into the group the listener kept.
+        await voice.fake.voice.close(guild.id, 4015)
         await wait_for(lambda: len(call.executed) == 2, within=30)
+        assert voice.fake.voice.key_packages[guild.id] == 2
         # The listener committed the bot's removal and re-add: the group lived on.
         assert call.listeners[LISTENER].session.epoch == (epoch or 0) + 1
         assert call.commits == 1  # the bot's one commit was the group's first
