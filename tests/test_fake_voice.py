@@ -132,7 +132,7 @@ async def test_a_real_voice_client_plays_fifty_frames_a_second(dave_version: int
         assert stats.gaps == 0
         assert stats.rejected == 0
         assert stats.silence == 0  # a sine tone: every frame is audio
-        assert stats.dave_frames == 0  # DAVE (if any) stays in passthrough offline
+        assert stats.dave_frames == 0  # no DAVE listener in the call: passthrough
         ops = world.fake.voice.opcodes(world.guild.id)
         assert ops[:2] == [0, 1]  # IDENTIFY, SELECT_PROTOCOL
         assert 5 in ops  # SPEAKING

@@ -94,7 +94,7 @@ async def test_join_plays_50_frames_a_second_without_gaps_and_logs_no_voice_secr
         assert stats.gaps == 0
         assert 45 <= stats.rate(window=2.0) <= 55  # the pace the player kept (not load-skewed)
         assert stats.steps == {960}  # every frame is 20 ms of 48 kHz audio
-        assert stats.dave_frames == 0  # DAVE passthrough: no group can form offline
+        assert stats.dave_frames == 0  # alone in the call (no DAVE listener): passthrough
         sessions = await voice.env.bot.storage.voice_sessions()
         assert sessions == [VoiceSession(voice.guild.id, channel, "main")]
         assert voice.env.bot.voice.listeners_by_station() == {"main": 1}

@@ -22,7 +22,11 @@ import logging
 import select
 
 import discord
-from discord.voice_state import SocketReader, VoiceConnectionState
+from discord.gateway import DiscordVoiceWebSocket
+from discord.utils import MISSING
+from discord.voice_state import ConnectionFlowState, SocketReader, VoiceConnectionState
+
+from .dave import OnAirVoiceWebSocket
 
 _LOGGER = logging.getLogger("onair.voice")
 
@@ -65,7 +69,8 @@ class CalmSocketReader(SocketReader):
 
 
 class OnAirConnectionState(VoiceConnectionState):
-    """discord.py's connection state with a :class:`CalmSocketReader`."""
+    """discord.py's connection state with a :class:`CalmSocketReader` and a voice websocket
+    that commits DAVE Adds only for users in the channel (:class:`OnAirVoiceWebSocket`)."""
 
     def __init__(self, voice_client: discord.VoiceClient) -> None:
         super().__init__(voice_client)
@@ -73,3 +78,12 @@ class OnAirConnectionState(VoiceConnectionState):
         started.stop()
         self._socket_reader = CalmSocketReader(self)
         self._socket_reader.start()
+
+    async def _connect_websocket(self, resume: bool) -> DiscordVoiceWebSocket:
+        """discord.py 2.7.1's, with OnAir's websocket class (it names no class to replace)."""
+        seq_ack = -1 if self.ws is MISSING else self.ws.seq_ack
+        ws = await OnAirVoiceWebSocket.from_connection_state(
+            self, resume=resume, hook=self.hook, seq_ack=seq_ack
+        )
+        self.state = ConnectionFlowState.websocket_connected
+        return ws

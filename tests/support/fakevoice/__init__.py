@@ -69,11 +69,30 @@ reader can sit up to 30 s in select() on a socket it already closed, which delay
 after 4006 by that much.
 
 ``fake.voice.dave_version`` (0 or 1, default 1 as Discord since March 2026) is what
-SESSION_DESCRIPTION announces; a client that offers less is closed with 4017. DAVE without a real
-MLS group: discord.py creates a ``davey.DaveSession`` and sends its key package (op 26), but no
-group forms (that needs Discord as MLS external sender), the session never becomes ready and
-discord.py sends Opus frames with transport encryption only (passthrough). Frames that look
-DAVE-encrypted (the 0xFAFA trailer) are counted in ``dave_frames``: 0 in passthrough.
+SESSION_DESCRIPTION announces; a client that offers less is closed with 4017. The server is the
+MLS external sender of every call (``dave.py``, bytes in ``mls.py``): on the client's key package
+(op 26) it sends op 25. Without DAVE listeners no group forms (the bot is alone in the call) and
+discord.py sends Opus with transport encryption only (passthrough)::
+
+    await fake.voice.add_listener(guild.id, 4242, radio)   # a DAVE member of the call
+    call = fake.voice.dave_call(guild.id)                  # the gateway's view of the group
+    await wait_for(lambda: len(call.executed) == 1)        # op 22 sent (monotonic times)
+    fake.voice.stats(guild.id).verdicts(call.executed[-1]) # Counter: opus / plain / failed
+    await fake.voice.propose_stranger(guild.id, 99)        # an Add for a user not in the call
+
+A listener is a ``davey`` session of its own. The group forms as on Discord: op 11 (users in the
+call), op 27 (Adds signed by the external sender, the same to every member), the bot's op 28
+(commit and welcome: the first of an epoch wins, while a transition is pending others are
+dropped), op 29 (transition id and commit) to the bot, the welcome to the new listener, the
+bot's op 23, op 22. The bot's key package with a group already there (a reconnect) makes a
+listener commit the bot's removal and re-add; the bot gets op 30. The UDP thread hands each
+audio frame (after the transport decryption) to the member listeners: "opus" when each
+decrypted it (``Listener.decrypted``), "failed" when one could not, "plain" when it has no
+DAVE. ``call.welcomed`` lists who a welcome let in, ``call.commits`` the bot's commits taken.
+``call.held = True`` keeps the next commit from the listeners (a slow member) and the transition
+from executing until ``await fake.voice.release_commit(guild.id)``. Frames with the DAVE trailer
+(0xFAFA) are counted in ``dave_frames``. Not played: removing a
+listener (and the sole member reset, op 24), revoking proposals, protocol downgrades (op 21).
 
 Voice states reach the bot only with the GUILD_VOICE_STATES intent (as on Discord; without it a
 join times out). The bot's own voice state survives a new IDENTIFY of the main gateway (a ghost in
@@ -83,7 +102,8 @@ is answered as a fresh join.
 Secrets (voice tokens, secret keys) are kept out of every repr, log line and close reason.
 
 The package: ``server`` (``FakeVoiceServer``: lifecycle, readouts, the websocket), ``udp`` (its
-UDP thread), ``frames`` (``FrameStats``) and ``protocol`` (opcodes, close codes, sessions).
+UDP thread), ``frames`` (``FrameStats``), ``protocol`` (opcodes, close codes, sessions), ``dave``
+(Discord's part in DAVE, the listeners) and ``mls`` (the MLS bytes).
 """
 
 from .frames import FrameStats

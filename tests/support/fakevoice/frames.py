@@ -5,6 +5,7 @@ and the pace the sender kept.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -23,6 +24,9 @@ class FrameStats:
     # RTP timestamp advances between consecutive packets of one SSRC: {960} when every frame is
     # 20 ms of 48 kHz audio (50 frames to a second of sound, however the packets were paced).
     steps: set[int] = field(default_factory=set)
+    # (arrival, verdict) of each audio frame while the call has DAVE listeners: "opus" (each
+    # member listener decrypted it), "failed" (one could not) or "plain" (no DAVE at all).
+    media: list[tuple[float, str]] = field(default_factory=list)
 
     def add(self, other: FrameStats, *, arrivals: bool = True) -> None:
         """Count ``other`` in (another SSRC of the same guild); without ``arrivals``, all but
@@ -37,6 +41,7 @@ class FrameStats:
         if arrivals:
             self.arrivals += other.arrivals
             self.audio_arrivals += other.audio_arrivals
+            self.media += other.media
 
     def rate(self, window: float = 2.0, *, audio_only: bool = False) -> float:
         """Frames per second the sender kept to over the last ``window`` seconds of arrivals.
@@ -66,6 +71,10 @@ class FrameStats:
         """Seconds between the first and the last counted frame."""
         times = self.audio_arrivals if audio_only else self.arrivals
         return times[-1] - times[0] if len(times) > 1 else 0.0
+
+    def verdicts(self, after: float) -> Counter[str]:
+        """What the DAVE listeners made of the audio frames that arrived after ``after``."""
+        return Counter(verdict for arrived, verdict in self.media if arrived > after)
 
     def audio_after(self, moment: float) -> int:
         """Audio frames that arrived after ``moment`` (``time.monotonic()``)."""

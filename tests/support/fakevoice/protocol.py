@@ -75,3 +75,4 @@ class Session:
     seq_ack: int = -1  # last one the client acknowledged
     identified: bool = False
     key: bytes | None = field(default=None, repr=False)
+    dave_key_package: bytes = field(default=b"", repr=False)  # the last op 26 it sent

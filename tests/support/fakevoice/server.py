@@ -19,7 +19,9 @@ import aiohttp
 import trustme
 from aiohttp import web
 
+from .dave import COMMIT_WELCOME, INVALID_COMMIT_WELCOME, TRANSITION_READY, DaveCall, DaveSide
 from .frames import FrameStats
+from .mls import ExternalSender
 from .protocol import (
     ALREADY_AUTHENTICATED,
     AUTHENTICATION_FAILED,
@@ -54,7 +56,7 @@ from .protocol import (
 from .udp import SO_RCVBUFFORCE, SO_TIMESTAMPNS, UdpSide
 
 
-class FakeVoiceServer(UdpSide):
+class FakeVoiceServer(UdpSide, DaveSide):
     """Discord's voice server on 127.0.0.1: a TLS websocket (v8) and a UDP port."""
 
     def __init__(
@@ -89,6 +91,10 @@ class FakeVoiceServer(UdpSide):
         # of 1,000 guilds samples). Every packet is counted, with its sequence and timestamp;
         # an undecrypted one is audio or silence by its length (silence: 3 bytes of Opus).
         self.decrypt_every = 1
+        # DAVE: the gateway's MLS external sender, and each guild's call (its listeners).
+        self._external = ExternalSender()
+        self.dave_calls: dict[int, DaveCall] = {}
+        self._transition_ids = itertools.count(1)
 
     @property
     def running(self) -> bool:
@@ -275,6 +281,10 @@ class FakeVoiceServer(UdpSide):
         elif op == SPEAKING:
             if not isinstance(data, dict) or data.get("ssrc") != session.ssrc:
                 self.violations.append("SPEAKING with a wrong ssrc")
+        elif op == TRANSITION_READY:
+            await self._dave_ready(session, data)
+        elif op == INVALID_COMMIT_WELCOME:
+            self.violations.append("op 31: the client found a DAVE commit or welcome invalid")
         elif op not in CLIENT_OPS or op in BINARY_CLIENT_OPS:
             await self._refuse(session, UNKNOWN_OPCODE, f"unknown voice opcode {op}")
 
@@ -288,6 +298,11 @@ class FakeVoiceServer(UdpSide):
             await self._refuse(session, UNKNOWN_OPCODE, f"unknown binary voice opcode {op}")
         elif op == 26:
             self.key_packages[session.guild_id] = self.key_packages.get(session.guild_id, 0) + 1
+            expected = self._expected.get(session.guild_id)
+            if self.dave_version and expected is not None:
+                await self._dave_key_package(session, expected.user_id, raw[1:])
+        elif op == COMMIT_WELCOME:
+            await self._dave_commit(session, raw[1:])
 
     async def _authenticate(self, session: Session, op: int, data: Any) -> None:
         keys = (

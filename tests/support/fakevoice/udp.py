@@ -18,6 +18,7 @@ from nacl.bindings import (
 )
 from nacl.exceptions import CryptoError
 
+from .dave import DaveCall
 from .protocol import DAVE_MAGIC, OPUS_SILENCE, Stream
 
 # Linux's SO_TIMESTAMPNS (= SCM_TIMESTAMPNS; 64-bit timespec) on x86-64 and arm64: the socket
@@ -54,6 +55,7 @@ class UdpSide:
     _next_report: float
     rtcp_interval: float | None
     decrypt_every: int
+    dave_calls: dict[int, DaveCall]
 
     def _receive(self) -> None:
         udp = self._udp
@@ -143,3 +145,7 @@ class UdpSide:
                 stats.audio_arrivals.append(arrived)
             if opus.endswith(DAVE_MAGIC):
                 stats.dave_frames += 1
+            call = self.dave_calls.get(stream.guild_id)
+            if call is not None and call.bot_id and opus and opus != OPUS_SILENCE:
+                # The call's DAVE listeners take the frame as Discord forwards it to them.
+                stats.media.append((arrived, call.decrypt(opus)))
