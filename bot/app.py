@@ -155,6 +155,7 @@ def create_bot(
     # Song requests: the credit is decided where plays are fanned out.
     bot.requests = RequestService(settings, registry, storage)
     bot.requests.lister = _request_lister(bot, gate)
+    bot.requests.languages = bot.guild_lang
     bot.announcer.credit_requests(bot.requests.credits_for)
     if not options.get("commands_only"):
         bot.add_listener(bot.shows.report_missing_permissions, "on_ready")

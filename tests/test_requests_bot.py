@@ -237,3 +237,30 @@ async def test_many_ping_opt_ins_ping_as_many_as_fit_and_name_the_rest(programme
         named = re.findall(r"Listener (\d+)", rest[1] or "")
         assert [int(n) for n in named] == list(range(len(pinged), len(pinged) + len(named)))
         assert len(pinged) + len(named) + int(rest[2] or 0) == len(listeners)
+
+
+async def test_members_without_the_request_role_spend_no_search(programme_sim, fake):
+    role = fake.guilds[0].roles[1]  # Listeners
+    fake.member_roles[8] = [role]
+    async with running(programme_sim, fake) as env:
+        guild = fake.guilds[0].id
+        station = env.bot.registry.station("main")
+        assert station is not None
+        await env.bot.requests.configure(
+            guild,
+            station,
+            enabled=None,
+            role_id=role,
+            cooldown=None,
+            hourly_cap=None,
+            channel_id=None,
+        )
+        searches = programme_sim.counters["songrequestsearch"]
+        for typed in ("neo", "neon", "neon umb"):
+            iid = await fake.autocomplete("request", "song", typed, user_id=7)
+            assert (await fake.response(iid)).json["data"]["choices"] == []
+        assert programme_sim.counters["songrequestsearch"] == searches
+        iid = await fake.autocomplete("request", "song", "neon", user_id=8)
+        assert (await fake.response(iid)).json["data"]["choices"] == [
+            {"name": NEON.cast_title, "value": "1004"}
+        ]

@@ -30,9 +30,12 @@ from ..station import (
     StationError,
     normalise_title,
 )
+from ..station.errors import RequestsUnavailable
 from ..station.requests import one_line
 from ..storage import NewRequest, RequestCredit, RequestSettings, Storage
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import plain, safe
+from .fairness import Party
 from .search import SearchDesk
 
 _LOGGER = logging.getLogger("onair.requests")
@@ -50,6 +53,8 @@ SWITCHES = 10_000  # (guild, station) switches remembered
 TOKEN_WAIT = 0.25  # seconds a search waits for storage to grant a token (else: no search)
 
 Lister = Callable[[int, str], Awaitable[None]]
+Languages = Callable[[int], Awaitable[Lang]]  # a guild's language for its public posts
+Gates = tuple[bool, int]  # (requests on, the role /request needs or 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +107,12 @@ class RequestService:
         )
         self.window = settings.request_credit_hours * 3600.0
         self.lister: Lister | None = None  # posts to a guild's request channel (set by the app)
+        self.languages: Languages | None = None  # the guild's language (set by the app)
         self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
-        self._switches: dict[tuple[int, str], tuple[float, bool]] = {}
-        self._switch_reads: dict[tuple[int, str], asyncio.Future[bool]] = {}
+        # (guild, station): (valid until, (requests on, the role they need or 0))
+        self._switches: dict[tuple[int, str], tuple[float, Gates]] = {}
+        self._switch_reads: dict[tuple[int, str], asyncio.Future[Gates]] = {}
 
     def client(self, station: StationConfig) -> RequestsClient:
         return self.registry.requests_client(station)
@@ -146,11 +153,16 @@ class RequestService:
 
     # Autocomplete -----------------------------------------------------------------------
 
-    async def _enabled_for_keystrokes(self, guild_id: int, station: StationConfig) -> bool:
-        """:meth:`enabled`, read once per guild and station every ``SWITCH_TTL`` (a burst of
-        keystrokes shares one read): a keystroke costs no storage round trip."""
+    async def _gates(self, guild_id: int, station: StationConfig) -> Gates:
+        rules = await self.storage.request_settings(guild_id)
+        return await self.enabled(guild_id, station), rules.role_id
+
+    async def _gates_for_keystrokes(self, guild_id: int, station: StationConfig) -> Gates:
+        """:meth:`enabled` and the role /request needs, read once per guild and station every
+        ``SWITCH_TTL`` (a burst of keystrokes shares one read): a keystroke costs no storage
+        round trip."""
         if not self.offered(station, guild_id):
-            return False
+            return False, 0
         key = (guild_id, station.slug)
         known = self._switches.get(key)
         if known is not None and known[0] > self.clock():
@@ -158,7 +170,7 @@ class RequestService:
         reading = self._switch_reads.get(key)
         if reading is not None:
             return await asyncio.shield(reading)
-        reading = asyncio.ensure_future(self.enabled(guild_id, station))
+        reading = asyncio.ensure_future(self._gates(guild_id, station))
         reading.add_done_callback(_retrieved)
         self._switch_reads[key] = reading
         try:
@@ -172,18 +184,33 @@ class RequestService:
             if self._switch_reads.get(key) is reading:
                 del self._switch_reads[key]
 
-    async def suggestions(self, guild_id: int, station: StationConfig, typed: str) -> list[Choice]:
-        """At most 25 choices for what was typed; never raises, answers within ~1.5 s."""
+    async def suggestions(
+        self,
+        guild_id: int,
+        station: StationConfig,
+        typed: str,
+        *,
+        user_id: int = 0,
+        role_ids: Collection[int] = (),
+    ) -> list[Choice]:
+        """At most 25 choices for what was typed; never raises, answers within ~1.5 s. Only
+        for who may request (the guild's switch, its role): nobody else spends a search. A
+        search sent upstream comes out of the user's fair share of the station's rate."""
         try:
-            if not await self._enabled_for_keystrokes(guild_id, station):
-                return []
+            on, role = await self._gates_for_keystrokes(guild_id, station)
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
             return []
+        if not on or (role and role not in role_ids):
+            return []
         client = self.client(station)
         found = await self.desk.search(
-            station.slug, typed, lambda: client.search(typed), wait=AUTOCOMPLETE_WAIT
+            station.slug,
+            typed,
+            lambda: client.search(typed),
+            wait=AUTOCOMPLETE_WAIT,
+            party=(guild_id, user_id),
         )
         choices: list[Choice] = []
         for track in found.tracks:
@@ -227,7 +254,8 @@ class RequestService:
         )
         if blocked is not None:
             raise self._wait_text(rules, *blocked)
-        track = await self._resolve(station, typed)
+        party = (guild_id, user_id)
+        track = await self._resolve(station, typed, party)
         now = self.clock()
         asked = NewRequest(
             guild_id=guild_id,
@@ -245,18 +273,22 @@ class RequestService:
         if request_id is None:
             raise await self._wait_message(rules, user_id, now)
         try:
+            # The request itself is one of the station's calls too (the user's cooldown
+            # bounds how often; the station's rate, how many at once).
+            if not await self.desk.take_within(station.slug, None, REQUEST_WAIT):
+                raise RequestsUnavailable()
             await self.client(station).request(track.id)
         except BaseException as error:
             await asyncio.shield(self.storage.request_dropped(request_id))
             if isinstance(error, RequestRefused):
-                raise await self._refusal(station, error) from None
+                raise await self._refusal(station, error, party) from None
             raise
         await self.storage.request_accepted(request_id)
         self.forget_queue(station)  # the queue changed
         listed = await self._list(rules, asked)
         return Accepted(track.title, listed)
 
-    async def _resolve(self, station: StationConfig, typed: str) -> RequestTrack:
+    async def _resolve(self, station: StationConfig, typed: str, party: Party) -> RequestTrack:
         """The track a picked suggestion names, else the search result titled exactly as
         typed; BadInput when none is (nothing is requested)."""
         value = typed.strip()
@@ -265,7 +297,12 @@ class RequestService:
             return RequestTrack(value, title)
         client = self.client(station)
         found = await self.desk.search(
-            station.slug, value, lambda: client.search(value), wait=REQUEST_WAIT, patient=True
+            station.slug,
+            value,
+            lambda: client.search(value),
+            wait=REQUEST_WAIT,
+            patient=True,
+            party=party,
         )
         key = normalise_title(value)
         for track in found.tracks:
@@ -275,13 +312,15 @@ class RequestService:
         if found.tracks:
             count = len(found.tracks)
             raise BadInput(errors.REQUEST_PICK_ONE, count=count, station=name, text=text)
-        await self._raise_if_off(station)
+        await self._raise_if_off(station, party)
         raise BadInput(errors.REQUEST_NO_MATCH, station=name, text=text)
 
-    async def _raise_if_off(self, station: StationConfig) -> None:
-        self.forget_queue(station)  # asked now: the station may just have turned them off
+    async def _raise_if_off(self, station: StationConfig, party: Party) -> None:
+        """BadInput when the station's queue says it takes no requests: the queue cached (a
+        refusal or a no-match repeated costs the station nothing more), else asked within
+        the listener's share of the rate (none left: the queue is not the question here)."""
         try:
-            await self.queue(station)
+            await self.queue(station, party)
         except RequestsOff:
             raise BadInput(
                 errors.REQUESTS_STATION_OFF, station=safe(station.name, limit=80)
@@ -289,10 +328,12 @@ class RequestService:
         except StationError:
             pass  # the queue is not the question here
 
-    async def _refusal(self, station: StationConfig, error: RequestRefused) -> BadInput:
+    async def _refusal(
+        self, station: StationConfig, error: RequestRefused, party: Party
+    ) -> BadInput:
         """The station's reason in plain words; a station refusing everything is told apart."""
         try:
-            await self._raise_if_off(station)
+            await self._raise_if_off(station, party)
         except BadInput as off:
             return off
         name = safe(station.name, limit=80)
@@ -315,11 +356,17 @@ class RequestService:
         return BadInput(errors.REQUEST_CAP, cap=rules.hourly_cap, when=when)
 
     async def _list(self, rules: RequestSettings, asked: NewRequest) -> bool:
-        """Best effort: the request channel misses a line rather than failing the request."""
+        """Best effort: the request channel misses a line rather than failing the request.
+        The line is public: in the guild's language, not the requester's."""
         if not rules.channel_id or self.lister is None:
             return False
-        text = f"🎵 **{safe(asked.display_name, limit=80)}** requested {safe(asked.title)}"
         try:
+            lang = ENGLISH if self.languages is None else await self.languages(rules.guild_id)
+            text = lang.t(
+                "🎵 **{name}** requested {title}",
+                name=safe(asked.display_name, limit=80),
+                title=safe(asked.title, limit=300),
+            )
             await self.lister(rules.channel_id, text[:2000])
         except Exception as error:
             _LOGGER.warning(
@@ -332,10 +379,16 @@ class RequestService:
 
     # /requests --------------------------------------------------------------------------
 
-    async def queue(self, station: StationConfig) -> tuple[QueuedSong, ...]:
+    async def queue(
+        self, station: StationConfig, party: Party, *, wait: float = 0.0
+    ) -> tuple[QueuedSong, ...]:
+        """The station's queue, asked at most every ``QUEUE_TTL`` seconds; asking takes one of
+        ``party``'s share of the station's calls (within ``wait``), else RequestsUnavailable."""
         cached = self._queues.get(station.slug)
         if cached is not None and cached[0] > self.clock():
             return cached[1]
+        if not await self.desk.take_within(station.slug, party, wait):
+            raise RequestsUnavailable()
         songs = await self.client(station).queue(20)
         self._queues[station.slug] = (self.clock() + QUEUE_TTL, songs)
         return songs
@@ -346,7 +399,7 @@ class RequestService:
     async def overview(self, guild_id: int, station: StationConfig, user_id: int) -> Overview:
         await self._check_enabled(guild_id, station)
         try:
-            songs = await self.queue(station)
+            songs = await self.queue(station, (guild_id, user_id), wait=REQUEST_WAIT)
         except RequestsOff:
             return Overview((), (), off=True)
         pending = [normalise_title(s.title) for s in reversed(songs) if not s.played]
@@ -383,9 +436,7 @@ class RequestService:
             raise BadInput(errors.REQUESTS_OWN_STATION, station=safe(station.name))
         if enabled is not None:
             await self.storage.set_requests_enabled(guild_id, station.slug, enabled)
-            # This process sees the change at once (a read under way is not remembered).
-            self._switches.pop((guild_id, station.slug), None)
-            self._switch_reads.pop((guild_id, station.slug), None)
+            self._forget_gates(guild_id, station.slug)
         rules = await self.storage.request_settings(guild_id)
         changed = RequestSettings(
             guild_id,
@@ -396,7 +447,16 @@ class RequestService:
         )
         if changed != rules:
             await self.storage.save_request_settings(changed)
+            if changed.role_id != rules.role_id:
+                self._forget_gates(guild_id)
         return await self.enabled(guild_id, station), changed
+
+    def _forget_gates(self, guild_id: int, slug: str | None = None) -> None:
+        """This process sees a change of the guild's gates at once (a read under way is not
+        remembered); ``slug`` None: every station's."""
+        for cache in (self._switches, self._switch_reads):
+            for key in [k for k in cache if k[0] == guild_id and slug in (None, k[1])]:
+                del cache[key]
 
     # Credit -----------------------------------------------------------------------------
 
@@ -411,7 +471,7 @@ class RequestService:
         return tuple(credits)
 
 
-def _retrieved(future: asyncio.Future[bool]) -> None:
+def _retrieved(future: asyncio.Future[Gates]) -> None:
     """A storage failure of a shared read is the waiters' to handle, never "not retrieved"."""
     if not future.cancelled():
         future.exception()
