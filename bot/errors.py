@@ -141,6 +141,10 @@ CLI_NO_KEY = (
 )
 NOT_HERE = N_("You can't use this command here.")
 NEED_MANAGE = N_("You need the **Manage Server** permission to change OnAir's settings here.")
+UNKNOWN_LANGUAGE = N_(
+    "OnAir doesn't speak that language, so nothing was changed. Pick one of the choices: "
+    "{languages}."
+)
 NOT_YOUR_FORM = N_(
     "This form was opened by someone else (or in another server); "
     "run `/onair station add` yourself to add a station."
