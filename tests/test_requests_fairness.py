@@ -4,7 +4,9 @@ their own suggestions (on a manual clock: the same every run)."""
 
 from __future__ import annotations
 
-from bot.requests.fairness import BURST, FairShare
+import pytest
+
+from bot.requests.fairness import BURST, SHARES_TTL, FairShare, max_min
 from bot.requests.search import SearchDesk
 from bot.simulator import ManualClock
 from bot.station import RequestTrack, SearchAnswer
@@ -44,19 +46,31 @@ async def test_a_flooding_user_spends_only_their_own_share():
     assert desk.upstream <= 2 + 2 * 12  # the station's own rate holds as ever
 
 
-def test_shares_divide_the_rate_among_guilds_and_their_users():
+def test_max_min_gives_the_modest_all_they_ask_and_splits_the_rest():
+    assert max_min(6.0, {"a": 1.0, "b": 10.0, "c": 10.0}) == {"a": 1.0, "b": 2.5, "c": 2.5}
+    assert max_min(6.0, {"a": 1.0, "b": 1.0}) == {"a": 3.0, "b": 3.0}  # nobody wants more
+    assert max_min(6.0, {}) == {}
+
+
+def test_shares_follow_demand_and_keep_one_share_free():
     clock = ManualClock(0.0)
-    fair = FairShare(6.0, clock=clock, horizon=10.0)
-    assert fair.share("main", FLOODER) == 3.0  # alone: one share is kept for whoever comes
-    assert fair.admit("main", FLOODER)
-    assert fair.share("main", GUEST) == 2.0  # two guilds asking: a third each
-    assert fair.admit("main", GUEST)
-    assert fair.share("main", OTHER) == 1.0  # A's third, halved between its two users
-    assert fair.admit("main", OTHER)
-    assert fair.share("main", FLOODER) == 1.0
-    clock.advance(11.0)  # nobody asked for 10 s: alone again
-    assert fair.share("main", GUEST) == 3.0
-    assert fair.share("other", GUEST) == 3.0  # each station's rate is its own
+    fair = FairShare(6.0, clock=clock)
+    for _ in range(100):
+        fair.admit("main", FLOODER)
+        clock.advance(0.01)
+    assert fair.share("main", FLOODER) == pytest.approx(3.0)  # alone: half, half kept free
+    fair.admit("main", GUEST)
+    fair.admit("main", OTHER)
+    clock.advance(SHARES_TTL)
+    flooder, other, guest = (fair.share("main", p) for p in (FLOODER, OTHER, GUEST))
+    # Two guilds: a third kept free, a third each; A's third halved between its users, the
+    # one who asked once keeping half of it, whatever the other asks.
+    assert (flooder, other, guest) == pytest.approx((1.0, 1.0, 2.0))
+    clock.advance(11.0)
+    fair.admit("main", GUEST)  # the others stopped asking 11 s ago: forgotten
+    clock.advance(SHARES_TTL)
+    assert fair.share("main", GUEST) == pytest.approx(3.0)
+    assert fair.share("other", GUEST) == 6.0  # each station's rate is its own
 
 
 def test_a_spent_share_refuses_and_refills_at_its_rate():
