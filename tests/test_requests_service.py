@@ -245,6 +245,18 @@ async def test_suggestions_only_for_members_who_may_request(service, simulator):
     assert await service.suggestions(GUILD, station, "harbour", user_id=1, role_ids=(5,))
 
 
+async def test_no_suggestions_within_the_cooldown(roomy, simulator, clock):
+    """/request would refuse them: the keystrokes spend no search either."""
+    station = main(roomy)
+    await ask(roomy, HARBOUR, user=1)
+    searches = simulator.counters["songrequestsearch"]
+    assert await roomy.suggestions(GUILD, station, "signal", user_id=1) == []
+    assert simulator.counters["songrequestsearch"] == searches
+    assert await roomy.suggestions(GUILD, station, "signal", user_id=2)
+    clock.advance(601.0)  # the cooldown is over
+    assert await roomy.suggestions(GUILD, station, "signal", user_id=1)
+
+
 async def test_a_role_and_an_off_switch(service):
     station = main(service)
     await service.configure(

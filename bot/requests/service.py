@@ -54,7 +54,7 @@ TOKEN_WAIT = 0.25  # seconds a search waits for storage to grant a token (else: 
 
 Lister = Callable[[int, str], Awaitable[None]]
 Languages = Callable[[int], Awaitable[Lang]]  # a guild's language for its public posts
-Gates = tuple[bool, int]  # (requests on, the role /request needs or 0)
+Gates = tuple[bool, RequestSettings]  # (requests on, the guild's rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +110,11 @@ class RequestService:
         self.languages: Languages | None = None  # the guild's language (set by the app)
         self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
-        # (guild, station): (valid until, (requests on, the role they need or 0))
+        # (guild, station): (valid until, (requests on, the guild's rules))
         self._switches: dict[tuple[int, str], tuple[float, Gates]] = {}
         self._switch_reads: dict[tuple[int, str], asyncio.Future[Gates]] = {}
+        # (guild, user): (valid until, may request now): the cooldown and the cap as last read
+        self._waits: dict[tuple[int, int], tuple[float, bool]] = {}
 
     def client(self, station: StationConfig) -> RequestsClient:
         return self.registry.requests_client(station)
@@ -155,14 +157,14 @@ class RequestService:
 
     async def _gates(self, guild_id: int, station: StationConfig) -> Gates:
         rules = await self.storage.request_settings(guild_id)
-        return await self.enabled(guild_id, station), rules.role_id
+        return await self.enabled(guild_id, station), rules
 
     async def _gates_for_keystrokes(self, guild_id: int, station: StationConfig) -> Gates:
-        """:meth:`enabled` and the role /request needs, read once per guild and station every
-        ``SWITCH_TTL`` (a burst of keystrokes shares one read): a keystroke costs no storage
-        round trip."""
+        """:meth:`enabled` and the guild's rules (the role /request needs), read once per guild
+        and station every ``SWITCH_TTL`` (a burst of keystrokes shares one read): a keystroke
+        costs no storage round trip."""
         if not self.offered(station, guild_id):
-            return False, 0
+            return False, RequestSettings(guild_id)
         key = (guild_id, station.slug)
         known = self._switches.get(key)
         if known is not None and known[0] > self.clock():
@@ -194,15 +196,18 @@ class RequestService:
         role_ids: Collection[int] = (),
     ) -> list[Choice]:
         """At most 25 choices for what was typed; never raises, answers within ~1.5 s. Only
-        for who may request (the guild's switch, its role): nobody else spends a search. A
-        search sent upstream comes out of the user's fair share of the station's rate."""
+        for who may request now (the guild's switch, its role, the user's cooldown and the
+        guild's hourly cap): nobody else spends a search. A search sent upstream comes out of
+        the user's fair share of the station's rate."""
         try:
-            on, role = await self._gates_for_keystrokes(guild_id, station)
+            on, rules = await self._gates_for_keystrokes(guild_id, station)
+            if not on or (rules.role_id and rules.role_id not in role_ids):
+                return []
+            if not await self._may_ask_now(rules, user_id):
+                return []
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
-            return []
-        if not on or (role and role not in role_ids):
             return []
         client = self.client(station)
         found = await self.desk.search(
@@ -222,6 +227,27 @@ class RequestService:
             if len(choices) == CHOICES:
                 break
         return choices
+
+    async def _may_ask_now(self, rules: RequestSettings, user_id: int) -> bool:
+        """Not within the cooldown or past the guild's cap (what /request would refuse): read
+        once per user every ``SWITCH_TTL``, or until the wait read ends."""
+        if rules.cooldown <= 0 and rules.hourly_cap <= 0:
+            return True
+        key = (rules.guild_id, user_id)
+        now = self.clock()
+        known = self._waits.get(key)
+        if known is not None and known[0] > now:
+            return known[1]
+        blocked = await self.storage.request_block(
+            rules.guild_id, user_id, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
+        )
+        if len(self._waits) >= SWITCHES:
+            self._waits.clear()
+        if blocked is None:
+            self._waits[key] = (now + SWITCH_TTL, True)
+        else:
+            self._waits[key] = (min(blocked[1], now + SWITCH_TTL), False)
+        return blocked is None
 
     def _remember(self, slug: str, track: RequestTrack) -> None:
         self._offered[(slug, track.id)] = track.title
@@ -285,6 +311,7 @@ class RequestService:
             raise
         await self.storage.request_accepted(request_id)
         self.forget_queue(station)  # the queue changed
+        self._waits.pop(party, None)  # the cooldown starts: read again
         listed = await self._list(rules, asked)
         return Accepted(track.title, listed)
 
@@ -447,8 +474,8 @@ class RequestService:
         )
         if changed != rules:
             await self.storage.save_request_settings(changed)
-            if changed.role_id != rules.role_id:
-                self._forget_gates(guild_id)
+            self._forget_gates(guild_id)
+            self._waits = {k: v for k, v in self._waits.items() if k[0] != guild_id}
         return await self.enabled(guild_id, station), changed
 
     def _forget_gates(self, guild_id: int, slug: str | None = None) -> None:
