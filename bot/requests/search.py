@@ -47,6 +47,8 @@ Fetch = Callable[[], Awaitable[SearchAnswer]]
 # Takes one of a station's search tokens: False when the rate is spent (or storage could not
 # say in time: never a search more than allowed).
 TokenSource = Callable[[str], Awaitable[bool]]
+# Whether the one a search would be sent for may have it (asked only when one is to be sent).
+Gate = Callable[[], Awaitable[bool]]
 RETRY_STEP = 0.25  # seconds a patient search (a /request) waits between asks for a token
 
 
@@ -174,8 +176,11 @@ class SearchDesk:
         wait: float,
         patient: bool = False,
         party: Party | None = None,
+        gate: Gate | None = None,
     ) -> Found:
-        found = await self._search(station, text, fetch, wait=wait, patient=patient, party=party)
+        found = await self._search(
+            station, text, fetch, wait=wait, patient=patient, party=party, gate=gate
+        )
         self.answered[found.source] += 1
         return found
 
@@ -188,11 +193,13 @@ class SearchDesk:
         wait: float,
         patient: bool = False,
         party: Party | None = None,
+        gate: Gate | None = None,
     ) -> Found:
         """Tracks for ``text``. ``wait``: how long to wait for upstream before answering from
         what is cached; ``patient``: wait for the rate too (a request, not a keystroke). A
         failure raises only when ``patient`` (the command says why); else nothing is found.
-        ``party`` (guild, user): whose fair share a search sent upstream is taken from."""
+        ``party`` (guild, user): whose fair share a search sent upstream is taken from;
+        ``gate``: whether that party may have a search sent at all (asked only then)."""
         key = query_key(text)
         if len(key) < MIN_QUERY:
             return Found((), "short")
@@ -211,7 +218,7 @@ class SearchDesk:
         ):
             return self._fallback(station, key, "failed")
         if task is None:
-            task = self._start(station, key, fetch, party)
+            task = self._start(station, key, fetch, party, gate)
         loop = asyncio.get_running_loop()
         began = loop.time()
         try:
@@ -224,7 +231,7 @@ class SearchDesk:
                 raise RequestsUnavailable() from None
             await asyncio.sleep(RETRY_STEP)  # a /request waits for the next window's token
             return await self._search(
-                station, text, fetch, wait=left - RETRY_STEP, patient=True, party=party
+                station, text, fetch, wait=left - RETRY_STEP, patient=True, party=party, gate=gate
             )
         except TimeoutError:
             if patient:
@@ -263,10 +270,12 @@ class SearchDesk:
         return Found(tracks, "prefix") if tracks is not None else Found((), source)
 
     def _start(
-        self, station: str, key: str, fetch: Fetch, party: Party | None
+        self, station: str, key: str, fetch: Fetch, party: Party | None, gate: Gate | None
     ) -> asyncio.Task[tuple[RequestTrack, ...]]:
         async def run() -> tuple[RequestTrack, ...]:
             try:
+                if gate is not None and not await gate():
+                    raise _Limited()
                 if not await self.take(station, party):
                     raise _Limited()
                 self.upstream += 1

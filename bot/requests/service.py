@@ -195,20 +195,28 @@ class RequestService:
         user_id: int = 0,
         role_ids: Collection[int] = (),
     ) -> list[Choice]:
-        """At most 25 choices for what was typed; never raises, answers within ~1.5 s. Only
-        for who may request now (the guild's switch, its role, the user's cooldown and the
-        guild's hourly cap): nobody else spends a search. A search sent upstream comes out of
-        the user's fair share of the station's rate."""
+        """At most 25 choices for what was typed; never raises, answers within ~1.5 s. None
+        for who may not request (the guild's switch, its role); a search is spent only for
+        who may request now (not within their cooldown or past the guild's hourly cap: that
+        is read only when a search is to be sent, so a keystroke the cache answers costs no
+        storage round trip), out of the user's fair share of the station's rate."""
         try:
             on, rules = await self._gates_for_keystrokes(guild_id, station)
-            if not on or (rules.role_id and rules.role_id not in role_ids):
-                return []
-            if not await self._may_ask_now(rules, user_id):
-                return []
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
             return []
+        if not on or (rules.role_id and rules.role_id not in role_ids):
+            return []
+
+        async def may_search() -> bool:
+            try:
+                return await self._may_ask_now(rules, user_id)
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    raise
+                return False
+
         client = self.client(station)
         found = await self.desk.search(
             station.slug,
@@ -216,6 +224,7 @@ class RequestService:
             lambda: client.search(typed),
             wait=AUTOCOMPLETE_WAIT,
             party=(guild_id, user_id),
+            gate=may_search,
         )
         choices: list[Choice] = []
         for track in found.tracks:
