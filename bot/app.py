@@ -189,7 +189,13 @@ class _Parts:
             offline_after=settings.offline_after,
             clock=clock,
         )
-        requests = RequestService(settings, registry, storage, lister=_request_lister(bot, gate))
+        requests = RequestService(
+            settings,
+            registry,
+            storage,
+            lister=_request_lister(bot, gate),
+            languages=bot.guild_lang,
+        )
 
         async def shows_stations() -> set[str]:
             return shows.wanted_stations()

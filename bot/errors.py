@@ -148,6 +148,10 @@ NOT_HERE = N_("You can't use this command here.")
 # A value discord.py could not turn into what the option asks for (a channel OnAir cannot see).
 BAD_VALUE = N_("That value doesn't work here: {value}")
 NEED_MANAGE = N_("You need the **Manage Server** permission to change OnAir's settings here.")
+UNKNOWN_LANGUAGE = N_(
+    "OnAir doesn't speak that language, so nothing was changed. Pick one of the choices: "
+    "{languages}."
+)
 NOT_YOUR_FORM = N_(
     "This form was opened by someone else (or in another server); "
     "run `/onair station add` yourself to add a station."

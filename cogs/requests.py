@@ -30,7 +30,14 @@ class RequestsCog(BotCog):
             chosen = resolve_station(interaction, getattr(interaction.namespace, "station", None))
         except OnAirError:
             return []
-        found = await self.bot.requests.suggestions(interaction.guild_id or 0, chosen, current)
+        user = interaction.user
+        found = await self.bot.requests.suggestions(
+            interaction.guild_id or 0,
+            chosen,
+            current,
+            user_id=user.id,
+            role_ids=[r.id for r in user.roles] if isinstance(user, discord.Member) else [],
+        )
         choices = [app_commands.Choice(name=c.name, value=c.value) for c in found]
         await self.lanes.send(interaction, choices)  # a burst reuses warm connections
         return choices

@@ -170,6 +170,18 @@ MESSAGE_RULES = [
         "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
     ),
     (
+        "allowed_mentions users 100",
+        setter("allowed_mentions", {"users": [str(10**17 + n) for n in range(101)]}),
+        "allowed_mentions.users",
+        MAX,
+    ),
+    (
+        "allowed_mentions roles 100",
+        setter("allowed_mentions", {"roles": [str(10**17 + n) for n in range(101)]}),
+        "allowed_mentions.roles",
+        MAX,
+    ),
+    (
         "allowed_mentions ids",
         setter("allowed_mentions", {"users": ["not-an-id"]}),
         "allowed_mentions.users.0",

@@ -23,6 +23,7 @@ SCANNED = (
     "bot/guard",
     "bot/templates",
     "bot/announcer/templating.py",
+    "bot/requests",
     "cogs",
 )
 # Calls whose text Discord shows, and the keyword arguments that carry it.

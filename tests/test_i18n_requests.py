@@ -10,6 +10,7 @@ import pytest
 from bot.simulator import TRACKS
 
 from .support.botenv import fake_discord_fixture
+from .support.discord_rules import EPHEMERAL
 from .support.stations import programme_sim_fixture
 from .test_i18n_bot import english_left, visible_text
 from .test_requests_bot import NEON, SLOTS, posts, private_text, running
@@ -73,3 +74,50 @@ async def test_request_descriptions_are_localised(programme_sim, fake):
             assert command["description_localizations"]["pt-BR"]
             for option in command["options"]:
                 assert option["description_localizations"]["de"], (name, option["name"])
+
+
+async def test_the_request_channel_line_is_in_the_guilds_language(programme_sim, fake):
+    """The line is public: the guild's language (German here), not the requester's."""
+    guild = fake.guilds[0]
+    listing = guild.channels[1]
+    fake.user_names[2] = "Ana"
+    async with running(programme_sim, fake) as env:
+        await fake.response(await fake.slash("onair", {"language": "de"}, sub=["settings"]))
+        station = env.bot.registry.station("main")
+        assert station is not None
+        await env.bot.requests.configure(
+            guild.id,
+            station,
+            enabled=None,
+            role_id=None,
+            cooldown=None,
+            hourly_cap=None,
+            channel_id=listing,
+        )
+        iid = await fake.slash("request", {"song": NEON.cast_title}, user_id=2)
+        assert "accepted your request" in await private_text(fake, iid)
+        [line] = [
+            r.json for r in fake.sent("POST", rf"^/channels/{listing}/messages$") if r.status == 200
+        ]
+        assert line["content"] == f"🎵 **Ana** hat sich {NEON.cast_title} gewünscht"
+        assert english_left(line["content"], "de", ("Ana", NEON.cast_title)) == []
+        assert line["allowed_mentions"] == {"parse": []}
+
+
+async def test_a_language_outside_the_choices_is_refused_politely(programme_sim, fake, caplog):
+    """/onair settings language: is checked on the server: a value Discord's choices would
+    not send is refused in the admin's language, nothing stored, nothing logged as an error."""
+    owner = fake.owner_id
+    fake.user_locales[owner] = "de"
+    async with running(programme_sim, fake) as env:
+        iid = await fake.slash("onair", {"language": "x" * 3000}, sub=["settings"])
+        callback = await fake.response(iid)
+        assert callback.status == 200
+        reply = await fake.final_message(iid)
+        assert reply["flags"] & EPHEMERAL
+        assert reply["content"].startswith("Diese Sprache spricht OnAir nicht")
+        assert "Deutsch" in reply["content"]
+        assert "x" * 10 not in reply["content"]
+        settings = await env.bot.storage.guild_settings(fake.guilds[0].id)
+        assert settings.language == ""
+        assert [r for r in caplog.records if r.levelname == "ERROR"] == []

@@ -6,6 +6,7 @@ ping only for who opted in), /requests."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -194,3 +195,72 @@ async def test_a_burst_of_keystrokes_answers_through_a_few_warm_connections(prog
         assert all(c.json["data"]["choices"][0]["value"] == "1001" for c in callbacks)
         assert most == LANES
         assert len(fake.connections) - connections <= LANES
+
+
+async def test_many_ping_opt_ins_ping_as_many_as_fit_and_name_the_rest(programme_sim, fake):
+    """95 listeners ask for one song with ping: the post is not refused for its length (2,000
+    characters of content, 100 user mentions): the first are pinged, the rest named, and
+    nobody is pinged who is not in the content."""
+    programme_sim.station(1).desk.duplicates = True
+    listeners = [10**17 * 7 + n for n in range(95)]  # 18-digit ids, as Discord's are now
+    for n, user in enumerate(listeners):
+        fake.user_names[user] = f"Listener {n}"
+    async with running(programme_sim, fake) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        await private_text(
+            fake, await fake.slash("onair", {"hourly_cap": 0}, sub=["requests", "set"])
+        )
+        for user in listeners:
+            iid = await fake.slash("request", {"song": NEON.cast_title, "ping": True}, user_id=user)
+            assert "accepted your request" in await private_text(fake, iid)
+        programme_sim.clock.advance(21)  # the jingle's slot: the request plays
+        await poll(env)
+        refused = [r for r in fake.sent("POST", r"/messages$") if r.status != 200]
+        assert refused == []
+        post = posts(fake)[-1].json
+        assert post["embeds"][0]["title"] == NEON.title
+        content = post["content"]
+        assert len(content) <= 2000
+        pinged = post["allowed_mentions"]["users"]
+        assert 0 < len(pinged) <= 100
+        # Every id allowed to ping is mentioned, in the order they asked; the rest are named
+        # (without a ping) or counted: all 95 are accounted for.
+        head = " ".join(f"<@{u}>" for u in pinged)
+        assert content.startswith(head)
+        assert [int(u) for u in pinged] == listeners[: len(pinged)]
+        rest = re.fullmatch(
+            r"(?: also requested by ((?:\*\*Listener \d+\*\*(?:, )?)+))?"
+            r"(?: and (\d+) more)?",
+            content[len(head) :],
+        )
+        assert rest is not None
+        named = re.findall(r"Listener (\d+)", rest[1] or "")
+        assert [int(n) for n in named] == list(range(len(pinged), len(pinged) + len(named)))
+        assert len(pinged) + len(named) + int(rest[2] or 0) == len(listeners)
+
+
+async def test_members_without_the_request_role_spend_no_search(programme_sim, fake):
+    role = fake.guilds[0].roles[1]  # Listeners
+    fake.member_roles[8] = [role]
+    async with running(programme_sim, fake) as env:
+        guild = fake.guilds[0].id
+        station = env.bot.registry.station("main")
+        assert station is not None
+        await env.bot.requests.configure(
+            guild,
+            station,
+            enabled=None,
+            role_id=role,
+            cooldown=None,
+            hourly_cap=None,
+            channel_id=None,
+        )
+        searches = programme_sim.counters["songrequestsearch"]
+        for typed in ("neo", "neon", "neon umb"):
+            iid = await fake.autocomplete("request", "song", typed, user_id=7)
+            assert (await fake.response(iid)).json["data"]["choices"] == []
+        assert programme_sim.counters["songrequestsearch"] == searches
+        iid = await fake.autocomplete("request", "song", "neon", user_id=8)
+        assert (await fake.response(iid)).json["data"]["choices"] == [
+            {"name": NEON.cast_title, "value": "1004"}
+        ]

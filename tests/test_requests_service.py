@@ -110,9 +110,12 @@ async def test_a_slow_station_does_not_hold_the_autocomplete():
     assert (await desk.search("main", "harbour", upstream.fetch("x"), wait=0.05)).tracks
 
 
-def settings_for(sim, *, requests: bool = True):  # type: ignore[no-untyped-def]
+def settings_for(sim, *, requests: bool = True, rate: float = 2.0):  # type: ignore[no-untyped-def]
     return parse_settings(
         f"""
+[requests]
+searches_per_second = {rate}
+
 [bot]
 allow_private_station_urls = true
 allow_http_station_urls = true
@@ -133,6 +136,17 @@ async def service(simulator, tmp_path, clock):
     storage = await SqliteStorage(str(tmp_path / "db.sqlite3")).open()
     async with aiohttp.ClientSession() as session:
         settings = settings_for(simulator)
+        registry = StationRegistry(settings, session)
+        yield RequestService(settings, registry, storage, clock=clock)
+    await storage.close()
+
+
+@pytest.fixture
+async def roomy(simulator, tmp_path, clock):
+    """A service whose station takes 100 calls a second: for what is worded, not the rate."""
+    storage = await SqliteStorage(str(tmp_path / "db.sqlite3")).open()
+    async with aiohttp.ClientSession() as session:
+        settings = settings_for(simulator, rate=100.0)
         registry = StationRegistry(settings, session)
         yield RequestService(settings, registry, storage, clock=clock)
     await storage.close()
@@ -174,24 +188,73 @@ async def test_text_typed_must_match_a_result(service, simulator):
     assert (await ask(service, "the lanterns - HARBOUR lights")).title == HARBOUR
 
 
-async def test_the_stations_reason_and_requests_off(service, simulator):
+async def test_the_stations_reason_and_requests_off(roomy, simulator, clock):
     simulator.station(1).desk.refusal = "You can request 1 song per hour"
     with pytest.raises(BadInput, match="didn't accept the request: You can request 1 song"):
-        await ask(service, HARBOUR)
+        await ask(roomy, HARBOUR)
     simulator.station(1).desk.refusal = None
-    await service.suggestions(GUILD, main(service), "harbour")  # offered: resolved by id
+    await roomy.suggestions(GUILD, main(roomy), "harbour", user_id=1)  # offered: by id
     simulator.station(1).desk.off = True
+    clock.advance(11.0)  # the queue read with the first refusal is no longer reused
     with pytest.raises(BadInput, match="not taking song requests right now"):
-        await ask(service, "1001")
+        await ask(roomy, "1001")
     # Refused requests do not count toward the cooldown.
     simulator.station(1).desk.off = False
-    assert (await ask(service, "1001")).title == HARBOUR
+    assert (await ask(roomy, "1001")).title == HARBOUR
 
 
 async def test_over_the_cooldown_says_when_to_ask_again(service, clock):
     await ask(service, HARBOUR)
     with pytest.raises(BadInput, match=f"ask again <t:{int(clock() + 600.999)}:R>"):
         await ask(service, "Northbound Static - Signal Fire")
+
+
+async def test_requests_matching_nothing_ask_the_station_once(service, simulator):
+    """Sent 30 times: one search (then cached) and one look at the queue (then reused), not
+    a call each; the station's calls a listener causes all take its tokens."""
+    for _ in range(30):
+        with pytest.raises(BadInput, match="No song on \\*\\*Main FM\\*\\* matches"):
+            await ask(service, "zzzq")
+    assert simulator.counters["songrequestsearch"] == 1
+    assert simulator.counters["songrequestlist"] <= 1
+    assert simulator.counters["songrequestmake"] == 0
+
+
+async def test_refusals_repeated_reuse_the_queue(roomy, simulator):
+    simulator.station(1).desk.refusal = "Requests are paused for the news"
+    for user in range(10):
+        with pytest.raises(BadInput, match="paused for the news"):
+            await ask(roomy, HARBOUR, user=user)
+    assert simulator.counters["songrequestmake"] == 10
+    assert simulator.counters["songrequestlist"] <= 1
+
+
+async def test_suggestions_only_for_members_who_may_request(service, simulator):
+    station = main(service)
+    await service.configure(
+        GUILD, station, enabled=None, role_id=77, cooldown=None, hourly_cap=None, channel_id=None
+    )
+    assert await service.suggestions(GUILD, station, "harbour", user_id=1, role_ids=(5,)) == []
+    assert simulator.counters["songrequestsearch"] == 0  # no search spent on them
+    choices = await service.suggestions(GUILD, station, "harbour", user_id=2, role_ids=(77,))
+    assert [c.value for c in choices] == ["1001"]
+    # The role changed in this process: seen at once.
+    await service.configure(
+        GUILD, station, enabled=None, role_id=0, cooldown=None, hourly_cap=None, channel_id=None
+    )
+    assert await service.suggestions(GUILD, station, "harbour", user_id=1, role_ids=(5,))
+
+
+async def test_no_suggestions_within_the_cooldown(roomy, simulator, clock):
+    """/request would refuse them: the keystrokes spend no search either."""
+    station = main(roomy)
+    await ask(roomy, HARBOUR, user=1)
+    searches = simulator.counters["songrequestsearch"]
+    assert await roomy.suggestions(GUILD, station, "signal", user_id=1) == []
+    assert simulator.counters["songrequestsearch"] == searches
+    assert await roomy.suggestions(GUILD, station, "signal", user_id=2)
+    clock.advance(601.0)  # the cooldown is over
+    assert await roomy.suggestions(GUILD, station, "signal", user_id=1)
 
 
 async def test_a_role_and_an_off_switch(service):

@@ -18,7 +18,7 @@ from ..inputs.zone import zone_input
 from ..station import StationError
 from ..station.apikey import key_problem
 from ..storage import GuildSettings, GuildStation, Storage
-from ..util.i18n import ENGLISH, Lang
+from ..util.i18n import ENGLISH, LANGUAGE_NAMES, Lang
 from ..util.text import safe
 from .languages import GuildLanguages
 from .registry import StationRegistry, short_slug
@@ -148,7 +148,11 @@ class StationOnboarding:
         language: str | None = None,
     ) -> GuildSettings:
         """Change the guild's time zone, default station and/or language (None keeps the stored
-        one)."""
+        one). The language is the admin's input: only one OnAir speaks is stored (Discord's
+        choices are not enforced for a client that sends its own value)."""
+        if language is not None and language not in LANGUAGE_NAMES:
+            names = ", ".join(LANGUAGE_NAMES.values())
+            raise BadInput(errors.UNKNOWN_LANGUAGE, languages=names)
         zone = zone_input(timezone).key if timezone else None
         current = await self.storage.guild_settings(guild_id)
         saved = GuildSettings(

@@ -114,8 +114,8 @@ class DiscordDeliverer:
         a crash, returns the first message instead of creating a second one. That window is
         "a few minutes" and a play may be posted up to ``max_delivery_age`` late, so a
         ``resumed`` delivery first looks for its own earlier post in the channel."""
-        embed, view, content = await self._render(sub, announcement, station)
-        mentions = allowed_mentions(sub, announcement)
+        embed, view, content, users = await self._render(sub, announcement, station)
+        mentions = allowed_mentions(sub, users)
         last_error: discord.HTTPException | None = None
         for attempt in range(self.tries):
             try:
@@ -158,9 +158,10 @@ class DiscordDeliverer:
 
     async def _render(
         self, sub: Subscription, announcement: Announcement, station: StationConfig
-    ) -> tuple[discord.Embed, discord.ui.View | None, str | None]:
-        """The subscription's templates over the built-in layout, and the ❤ button (left out
-        while storage fails: the announcement does not wait for a like count)."""
+    ) -> tuple[discord.Embed, discord.ui.View | None, str | None, tuple[int, ...]]:
+        """The subscription's templates over the built-in layout, the ❤ button (left out
+        while storage fails: the announcement does not wait for a like count) and the
+        requesters its content pings."""
         play_id, count = await self._like_state(station.slug, announcement)
         lang = await guild_lang(self.client, sub.guild_id)
         rendered = templated(
@@ -177,7 +178,8 @@ class DiscordDeliverer:
             ping_users=pinged(sub, announcement),
             lang=lang,
         )
-        return rendered.embed, with_like_button(rendered.view, play_id, lang), rendered.content
+        view = with_like_button(rendered.view, play_id, lang)
+        return rendered.embed, view, rendered.content, rendered.pinged
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:
         if self.likes is None:
@@ -240,19 +242,24 @@ def credits_in(sub: Subscription, announcement: Announcement) -> list[RequestCre
     return [c for c in announcement.requested_by if c.guild_id == sub.guild_id]
 
 
-def pinged(sub: Subscription, announcement: Announcement) -> tuple[int, ...]:
-    """The requesters who opted in to a ping, each once."""
-    return tuple(dict.fromkeys(c.user_id for c in credits_in(sub, announcement) if c.ping))
+def pinged(sub: Subscription, announcement: Announcement) -> tuple[tuple[int, str], ...]:
+    """The requesters who opted in to a ping, each once: (user id, display name)."""
+    wanted: dict[int, str] = {}
+    for credit in credits_in(sub, announcement):
+        if credit.ping:
+            wanted.setdefault(credit.user_id, credit.name)
+    return tuple(wanted.items())
 
 
-def allowed_mentions(sub: Subscription, announcement: Announcement) -> discord.AllowedMentions:
-    """Only what the channel chose (its role) and each requester who opted in: nothing else
-    in the message can ping, whatever a template or a name holds."""
-    users = [discord.Object(u) for u in pinged(sub, announcement)]
+def allowed_mentions(sub: Subscription, users: tuple[int, ...]) -> discord.AllowedMentions:
+    """Only what the channel chose (its role) and the requesters the content pings (those who
+    opted in, as many as fit): nothing else in the message can ping, whatever a template or a
+    name holds."""
+    people = [discord.Object(u) for u in users]
     roles = [discord.Object(sub.mention_role)] if sub.mention_role else False
-    if not users and not roles:
+    if not people and not roles:
         return discord.AllowedMentions.none()
-    return discord.AllowedMentions(everyone=False, users=users or False, roles=roles)
+    return discord.AllowedMentions(everyone=False, users=people or False, roles=roles)
 
 
 async def post_message(

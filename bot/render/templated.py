@@ -24,10 +24,13 @@ from ..templates.model import TemplateSet, Wording, parsed
 from ..util.i18n import ENGLISH, Lang
 from ..util.links import TEXT_URL, safe_url
 from ..util.text import clip, safe, timestamp
-from . import station_embeds, station_parts
+from . import pings, station_embeds, station_parts
 from .embeds import DESCRIPTION, FOOTER, TITLE, TOTAL
 
 CONTENT = 2000  # a message's content
+# Characters of the content the requesters' pings are sure of beside a long content template
+# (the template is sure of the rest; either takes what the other leaves).
+PINGS_ROOM = 1000
 VALUE = 1024  # no single value is longer than this, before the budget
 LIMITS = {"content": CONTENT, "title": TITLE, "description": DESCRIPTION, "footer": FOOTER}
 MARKDOWN_PARTS = frozenset({"content", "description"})  # <t:…> and markdown render there
@@ -43,6 +46,7 @@ class Announcement:
     embed: discord.Embed
     view: discord.ui.View | None
     budget: dict[str, tuple[int, int]]  # part: (characters used, limit); "embed": the total
+    pinged: tuple[int, ...] = ()  # the requesters the content mentions (no one else may ping)
 
 
 def _plain(value: str | None) -> str:
@@ -183,13 +187,13 @@ def announcement(
     skip: SkipRules = NO_RULES,
     card: bool = False,
     requested_by: tuple[str, ...] = (),
-    ping_users: tuple[int, ...] = (),
+    ping_users: tuple[tuple[int, str], ...] = (),
     lang: Lang = ENGLISH,
 ) -> Announcement:
     """The announcement of ``play`` for a subscription: the built-in layout (``style``,
     ``skip``, ``card`` and who ``requested_by`` go to it) with the parts its templates word
     (the live or AutoDJ variant by the play), the role ping and the requesters who opted in to
-    a ping (``ping_users``) first."""
+    a ping (``ping_users``: user id, display name) first, as many as fit (``pings.fit``)."""
     embed, view = station_embeds.announcement(
         info,
         play,
@@ -200,15 +204,16 @@ def announcement(
         requested_by=requested_by,
         lang=lang,
     )
-    pings = ([f"<@&{mention_role}>"] if mention_role else []) + [f"<@{u}>" for u in ping_users]
-    ping = " ".join(pings)
+    role = f"<@&{mention_role}>" if mention_role else ""
+    room = CONTENT - (len(role) + 1 if role else 0)
+    asked = pings.fit(ping_users, room, lang)
     wording = templates.for_play(play.live) if templates is not None else Wording()
     rendered: dict[str, str] = {}
     if not wording.is_empty():
         name = station_name
         kept = _kept_length(embed, wording)
         limits = dict(LIMITS)
-        limits["content"] = CONTENT - (len(ping) + 1 if ping else 0)
+        limits["content"] = room - min(len(asked.text) + 1 if asked.text else 0, PINGS_ROOM)
         rendered = render_parts(
             wording,
             values(info, play, name, likes, markdown=True, requested_by=requested_by),
@@ -227,8 +232,10 @@ def announcement(
             embed.colour = discord.Colour(colour)
         _fit(embed)
     body = rendered.get("content", "")
-    content = " ".join(part for part in (ping, body) if part) or None
-    return Announcement(content, embed, view, budget(content, embed))
+    if body:  # the requesters take what the template's content leaves
+        asked = pings.fit(ping_users, room - len(body) - 1, lang)
+    content = " ".join(part for part in (role, asked.text, body) if part) or None
+    return Announcement(content, embed, view, budget(content, embed), asked.users)
 
 
 def _fit(embed: discord.Embed) -> None:

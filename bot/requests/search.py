@@ -32,6 +32,7 @@ from ..station import (
 )
 from ..station.errors import RequestsUnavailable
 from ..storage.search_tokens import MemoryTokens
+from .fairness import FairShare, Party
 
 MIN_QUERY = 3  # characters before a search is worth sending (what public clients do)
 MAX_KEY = 100
@@ -46,6 +47,8 @@ Fetch = Callable[[], Awaitable[SearchAnswer]]
 # Takes one of a station's search tokens: False when the rate is spent (or storage could not
 # say in time: never a search more than allowed).
 TokenSource = Callable[[str], Awaitable[bool]]
+# Whether the one a search would be sent for may have it (asked only when one is to be sent).
+Gate = Callable[[], Awaitable[bool]]
 RETRY_STEP = 0.25  # seconds a patient search (a /request) waits between asks for a token
 
 
@@ -79,6 +82,7 @@ class SearchDesk:
         max_chars: int = MAX_CHARS,
         clock: Clock = time.monotonic,
         tokens: TokenSource | None = None,
+        fair: FairShare | None = None,
     ) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
@@ -96,6 +100,7 @@ class SearchDesk:
                 return memory.take(station, rate)
 
         self._tokens = tokens
+        self.fair = fair or FairShare(rate, clock=clock)
         self._failed_until: dict[tuple[str, str], float] = {}
         # Per station, the most tracks one answer has held: an answer with fewer was not cut
         # by a cap of the station's (whatever it is), so filtering it loses nothing.
@@ -143,19 +148,58 @@ class SearchDesk:
         kept = tuple(t for t in best if all(w in normalise_title(t.title) for w in words))
         return kept, len(best) < self._most.get(station, 0)
 
+    async def take(self, station: str, party: Party | None) -> bool:
+        """One call to ``station`` a listener causes (a search, its queue, a request): within
+        ``party``'s fair share (:class:`FairShare`; None: a call no listener caused), then one
+        of the station's tokens. False: nothing may be sent now."""
+        if party is not None and not self.fair.admit(station, party):
+            return False
+        return await self._tokens(station)
+
+    async def take_within(self, station: str, party: Party | None, wait: float) -> bool:
+        """:meth:`take`, asked again every ``RETRY_STEP`` for up to ``wait`` seconds (a
+        command that has deferred waits for the next window rather than failing)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + wait
+        while not await self.take(station, party):
+            if loop.time() + RETRY_STEP > until:
+                return False
+            await asyncio.sleep(RETRY_STEP)
+        return True
+
     async def search(
-        self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
+        self,
+        station: str,
+        text: str,
+        fetch: Fetch,
+        *,
+        wait: float,
+        patient: bool = False,
+        party: Party | None = None,
+        gate: Gate | None = None,
     ) -> Found:
-        found = await self._search(station, text, fetch, wait=wait, patient=patient)
+        found = await self._search(
+            station, text, fetch, wait=wait, patient=patient, party=party, gate=gate
+        )
         self.answered[found.source] += 1
         return found
 
     async def _search(
-        self, station: str, text: str, fetch: Fetch, *, wait: float, patient: bool = False
+        self,
+        station: str,
+        text: str,
+        fetch: Fetch,
+        *,
+        wait: float,
+        patient: bool = False,
+        party: Party | None = None,
+        gate: Gate | None = None,
     ) -> Found:
         """Tracks for ``text``. ``wait``: how long to wait for upstream before answering from
         what is cached; ``patient``: wait for the rate too (a request, not a keystroke). A
-        failure raises only when ``patient`` (the command says why); else nothing is found."""
+        failure raises only when ``patient`` (the command says why); else nothing is found.
+        ``party`` (guild, user): whose fair share a search sent upstream is taken from;
+        ``gate``: whether that party may have a search sent at all (asked only then)."""
         key = query_key(text)
         if len(key) < MIN_QUERY:
             return Found((), "short")
@@ -174,7 +218,7 @@ class SearchDesk:
         ):
             return self._fallback(station, key, "failed")
         if task is None:
-            task = self._start(station, key, fetch)
+            task = self._start(station, key, fetch, party, gate)
         loop = asyncio.get_running_loop()
         began = loop.time()
         try:
@@ -186,7 +230,9 @@ class SearchDesk:
             if left <= RETRY_STEP:  # no token all along (storage down or slow): not "no match"
                 raise RequestsUnavailable() from None
             await asyncio.sleep(RETRY_STEP)  # a /request waits for the next window's token
-            return await self._search(station, text, fetch, wait=left - RETRY_STEP, patient=True)
+            return await self._search(
+                station, text, fetch, wait=left - RETRY_STEP, patient=True, party=party, gate=gate
+            )
         except TimeoutError:
             if patient:
                 raise RequestsUnavailable() from None
@@ -224,11 +270,13 @@ class SearchDesk:
         return Found(tracks, "prefix") if tracks is not None else Found((), source)
 
     def _start(
-        self, station: str, key: str, fetch: Fetch
+        self, station: str, key: str, fetch: Fetch, party: Party | None, gate: Gate | None
     ) -> asyncio.Task[tuple[RequestTrack, ...]]:
         async def run() -> tuple[RequestTrack, ...]:
             try:
-                if not await self._tokens(station):
+                if gate is not None and not await gate():
+                    raise _Limited()
+                if not await self.take(station, party):
                     raise _Limited()
                 self.upstream += 1
                 answer = await fetch()

@@ -30,9 +30,12 @@ from ..station import (
     StationError,
     normalise_title,
 )
+from ..station.errors import RequestsUnavailable
 from ..station.requests import one_line
 from ..storage import NewRequest, RequestCredit, RequestSettings, Storage
+from ..util.i18n import ENGLISH, Lang
 from ..util.text import plain, safe
+from .fairness import Party
 from .search import SearchDesk
 
 _LOGGER = logging.getLogger("onair.requests")
@@ -50,6 +53,8 @@ SWITCHES = 10_000  # (guild, station) switches remembered
 TOKEN_WAIT = 0.25  # seconds a search waits for storage to grant a token (else: no search)
 
 Lister = Callable[[int, str], Awaitable[None]]
+Languages = Callable[[int], Awaitable[Lang]]  # a guild's language for its public posts
+Gates = tuple[bool, RequestSettings]  # (requests on, the guild's rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +96,10 @@ class RequestService:
         clock: Callable[[], float] = time.time,
         desk: SearchDesk | None = None,
         lister: Lister | None = None,
+        languages: Languages | None = None,
     ) -> None:
-        """``lister`` posts a line in a guild's request channel (None: no channel lines)."""
+        """``lister`` posts a line in a guild's request channel (None: no channel lines), in the
+        guild's language as ``languages`` tells it (None: English)."""
         self.settings = settings
         self.registry = registry
         self.storage = storage
@@ -104,10 +111,14 @@ class RequestService:
         )
         self.window = settings.request_credit_hours * 3600.0
         self.lister = lister
+        self.languages = languages
         self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
-        self._switches: dict[tuple[int, str], tuple[float, bool]] = {}
-        self._switch_reads: dict[tuple[int, str], asyncio.Future[bool]] = {}
+        # (guild, station): (valid until, (requests on, the guild's rules))
+        self._switches: dict[tuple[int, str], tuple[float, Gates]] = {}
+        self._switch_reads: dict[tuple[int, str], asyncio.Future[Gates]] = {}
+        # (guild, user): (valid until, may request now): the cooldown and the cap as last read
+        self._waits: dict[tuple[int, int], tuple[float, bool]] = {}
 
     def client(self, station: StationConfig) -> RequestsClient:
         return self.registry.requests_client(station)
@@ -148,11 +159,16 @@ class RequestService:
 
     # Autocomplete -----------------------------------------------------------------------
 
-    async def _enabled_for_keystrokes(self, guild_id: int, station: StationConfig) -> bool:
-        """:meth:`enabled`, read once per guild and station every ``SWITCH_TTL`` (a burst of
-        keystrokes shares one read): a keystroke costs no storage round trip."""
+    async def _gates(self, guild_id: int, station: StationConfig) -> Gates:
+        rules = await self.storage.request_settings(guild_id)
+        return await self.enabled(guild_id, station), rules
+
+    async def _gates_for_keystrokes(self, guild_id: int, station: StationConfig) -> Gates:
+        """:meth:`enabled` and the guild's rules (the role /request needs), read once per guild
+        and station every ``SWITCH_TTL`` (a burst of keystrokes shares one read): a keystroke
+        costs no storage round trip."""
         if not self.offered(station, guild_id):
-            return False
+            return False, RequestSettings(guild_id)
         key = (guild_id, station.slug)
         known = self._switches.get(key)
         if known is not None and known[0] > self.clock():
@@ -160,7 +176,7 @@ class RequestService:
         reading = self._switch_reads.get(key)
         if reading is not None:
             return await asyncio.shield(reading)
-        reading = asyncio.ensure_future(self.enabled(guild_id, station))
+        reading = asyncio.ensure_future(self._gates(guild_id, station))
         reading.add_done_callback(_retrieved)
         self._switch_reads[key] = reading
         try:
@@ -174,18 +190,45 @@ class RequestService:
             if self._switch_reads.get(key) is reading:
                 del self._switch_reads[key]
 
-    async def suggestions(self, guild_id: int, station: StationConfig, typed: str) -> list[Choice]:
-        """At most 25 choices for what was typed; never raises, answers within ~1.5 s."""
+    async def suggestions(
+        self,
+        guild_id: int,
+        station: StationConfig,
+        typed: str,
+        *,
+        user_id: int = 0,
+        role_ids: Collection[int] = (),
+    ) -> list[Choice]:
+        """At most 25 choices for what was typed; never raises, answers within ~1.5 s. None
+        for who may not request (the guild's switch, its role); a search is spent only for
+        who may request now (not within their cooldown or past the guild's hourly cap: that
+        is read only when a search is to be sent, so a keystroke the cache answers costs no
+        storage round trip), out of the user's fair share of the station's rate."""
         try:
-            if not await self._enabled_for_keystrokes(guild_id, station):
-                return []
+            on, rules = await self._gates_for_keystrokes(guild_id, station)
         except Exception as error:
             if not self.storage.is_storage_error(error):
                 raise
             return []
+        if not on or (rules.role_id and rules.role_id not in role_ids):
+            return []
+
+        async def may_search() -> bool:
+            try:
+                return await self._may_ask_now(rules, user_id)
+            except Exception as error:
+                if not self.storage.is_storage_error(error):
+                    raise
+                return False
+
         client = self.client(station)
         found = await self.desk.search(
-            station.slug, typed, lambda: client.search(typed), wait=AUTOCOMPLETE_WAIT
+            station.slug,
+            typed,
+            lambda: client.search(typed),
+            wait=AUTOCOMPLETE_WAIT,
+            party=(guild_id, user_id),
+            gate=may_search,
         )
         choices: list[Choice] = []
         for track in found.tracks:
@@ -197,6 +240,27 @@ class RequestService:
             if len(choices) == CHOICES:
                 break
         return choices
+
+    async def _may_ask_now(self, rules: RequestSettings, user_id: int) -> bool:
+        """Not within the cooldown or past the guild's cap (what /request would refuse): read
+        once per user every ``SWITCH_TTL``, or until the wait read ends."""
+        if rules.cooldown <= 0 and rules.hourly_cap <= 0:
+            return True
+        key = (rules.guild_id, user_id)
+        now = self.clock()
+        known = self._waits.get(key)
+        if known is not None and known[0] > now:
+            return known[1]
+        blocked = await self.storage.request_block(
+            rules.guild_id, user_id, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
+        )
+        if len(self._waits) >= SWITCHES:
+            self._waits.clear()
+        if blocked is None:
+            self._waits[key] = (now + SWITCH_TTL, True)
+        else:
+            self._waits[key] = (min(blocked[1], now + SWITCH_TTL), False)
+        return blocked is None
 
     def _remember(self, slug: str, track: RequestTrack) -> None:
         self._offered[(slug, track.id)] = track.title
@@ -229,7 +293,8 @@ class RequestService:
         )
         if blocked is not None:
             raise self._wait_text(rules, *blocked)
-        track = await self._resolve(station, typed)
+        party = (guild_id, user_id)
+        track = await self._resolve(station, typed, party)
         now = self.clock()
         asked = NewRequest(
             guild_id=guild_id,
@@ -247,18 +312,23 @@ class RequestService:
         if request_id is None:
             raise await self._wait_message(rules, user_id, now)
         try:
+            # The request itself is one of the station's calls too (the user's cooldown
+            # bounds how often; the station's rate, how many at once).
+            if not await self.desk.take_within(station.slug, None, REQUEST_WAIT):
+                raise RequestsUnavailable()
             await self.client(station).request(track.id)
         except BaseException as error:
             await asyncio.shield(self.storage.request_dropped(request_id))
             if isinstance(error, RequestRefused):
-                raise await self._refusal(station, error) from None
+                raise await self._refusal(station, error, party) from None
             raise
         await self.storage.request_accepted(request_id)
         self.forget_queue(station)  # the queue changed
+        self._waits.pop(party, None)  # the cooldown starts: read again
         listed = await self._list(rules, asked)
         return Accepted(track.title, listed)
 
-    async def _resolve(self, station: StationConfig, typed: str) -> RequestTrack:
+    async def _resolve(self, station: StationConfig, typed: str, party: Party) -> RequestTrack:
         """The track a picked suggestion names, else the search result titled exactly as
         typed; BadInput when none is (nothing is requested)."""
         value = typed.strip()
@@ -267,7 +337,12 @@ class RequestService:
             return RequestTrack(value, title)
         client = self.client(station)
         found = await self.desk.search(
-            station.slug, value, lambda: client.search(value), wait=REQUEST_WAIT, patient=True
+            station.slug,
+            value,
+            lambda: client.search(value),
+            wait=REQUEST_WAIT,
+            patient=True,
+            party=party,
         )
         key = normalise_title(value)
         for track in found.tracks:
@@ -277,13 +352,15 @@ class RequestService:
         if found.tracks:
             count = len(found.tracks)
             raise BadInput(errors.REQUEST_PICK_ONE, count=count, station=name, text=text)
-        await self._raise_if_off(station)
+        await self._raise_if_off(station, party)
         raise BadInput(errors.REQUEST_NO_MATCH, station=name, text=text)
 
-    async def _raise_if_off(self, station: StationConfig) -> None:
-        self.forget_queue(station)  # asked now: the station may just have turned them off
+    async def _raise_if_off(self, station: StationConfig, party: Party) -> None:
+        """BadInput when the station's queue says it takes no requests: the queue cached (a
+        refusal or a no-match repeated costs the station nothing more), else asked within
+        the listener's share of the rate (none left: the queue is not the question here)."""
         try:
-            await self.queue(station)
+            await self.queue(station, party)
         except RequestsOff:
             raise BadInput(
                 errors.REQUESTS_STATION_OFF, station=safe(station.name, limit=80)
@@ -291,10 +368,12 @@ class RequestService:
         except StationError:
             pass  # the queue is not the question here
 
-    async def _refusal(self, station: StationConfig, error: RequestRefused) -> BadInput:
+    async def _refusal(
+        self, station: StationConfig, error: RequestRefused, party: Party
+    ) -> BadInput:
         """The station's reason in plain words; a station refusing everything is told apart."""
         try:
-            await self._raise_if_off(station)
+            await self._raise_if_off(station, party)
         except BadInput as off:
             return off
         name = safe(station.name, limit=80)
@@ -317,11 +396,17 @@ class RequestService:
         return BadInput(errors.REQUEST_CAP, cap=rules.hourly_cap, when=when)
 
     async def _list(self, rules: RequestSettings, asked: NewRequest) -> bool:
-        """Best effort: the request channel misses a line rather than failing the request."""
+        """Best effort: the request channel misses a line rather than failing the request.
+        The line is public: in the guild's language, not the requester's."""
         if not rules.channel_id or self.lister is None:
             return False
-        text = f"🎵 **{safe(asked.display_name, limit=80)}** requested {safe(asked.title)}"
         try:
+            lang = ENGLISH if self.languages is None else await self.languages(rules.guild_id)
+            text = lang.t(
+                "🎵 **{name}** requested {title}",
+                name=safe(asked.display_name, limit=80),
+                title=safe(asked.title, limit=300),
+            )
             await self.lister(rules.channel_id, text[:2000])
         except Exception as error:
             _LOGGER.warning(
@@ -334,10 +419,16 @@ class RequestService:
 
     # /requests --------------------------------------------------------------------------
 
-    async def queue(self, station: StationConfig) -> tuple[QueuedSong, ...]:
+    async def queue(
+        self, station: StationConfig, party: Party, *, wait: float = 0.0
+    ) -> tuple[QueuedSong, ...]:
+        """The station's queue, asked at most every ``QUEUE_TTL`` seconds; asking takes one of
+        ``party``'s share of the station's calls (within ``wait``), else RequestsUnavailable."""
         cached = self._queues.get(station.slug)
         if cached is not None and cached[0] > self.clock():
             return cached[1]
+        if not await self.desk.take_within(station.slug, party, wait):
+            raise RequestsUnavailable()
         songs = await self.client(station).queue(20)
         self._queues[station.slug] = (self.clock() + QUEUE_TTL, songs)
         return songs
@@ -348,7 +439,7 @@ class RequestService:
     async def overview(self, guild_id: int, station: StationConfig, user_id: int) -> Overview:
         await self._check_enabled(guild_id, station)
         try:
-            songs = await self.queue(station)
+            songs = await self.queue(station, (guild_id, user_id), wait=REQUEST_WAIT)
         except RequestsOff:
             return Overview((), (), off=True)
         pending = [normalise_title(s.title) for s in reversed(songs) if not s.played]
@@ -385,9 +476,7 @@ class RequestService:
             raise BadInput(errors.REQUESTS_OWN_STATION, station=safe(station.name))
         if enabled is not None:
             await self.storage.set_requests_enabled(guild_id, station.slug, enabled)
-            # This process sees the change at once (a read under way is not remembered).
-            self._switches.pop((guild_id, station.slug), None)
-            self._switch_reads.pop((guild_id, station.slug), None)
+            self._forget_gates(guild_id, station.slug)
         rules = await self.storage.request_settings(guild_id)
         changed = RequestSettings(
             guild_id,
@@ -398,7 +487,16 @@ class RequestService:
         )
         if changed != rules:
             await self.storage.save_request_settings(changed)
+            self._forget_gates(guild_id)
+            self._waits = {k: v for k, v in self._waits.items() if k[0] != guild_id}
         return await self.enabled(guild_id, station), changed
+
+    def _forget_gates(self, guild_id: int, slug: str | None = None) -> None:
+        """This process sees a change of the guild's gates at once (a read under way is not
+        remembered); ``slug`` None: every station's."""
+        for cache in (self._switches, self._switch_reads):
+            for key in [k for k in cache if k[0] == guild_id and slug in (None, k[1])]:
+                del cache[key]
 
     # Credit -----------------------------------------------------------------------------
 
@@ -413,7 +511,7 @@ class RequestService:
         return tuple(credits)
 
 
-def _retrieved(future: asyncio.Future[bool]) -> None:
+def _retrieved(future: asyncio.Future[Gates]) -> None:
     """A storage failure of a shared read is the waiters' to handle, never "not retrieved"."""
     if not future.cancelled():
         future.exception()

@@ -31,6 +31,9 @@ class RequestDesk:
     refusal_key: str = "message"  # ... under this member ("message" or "errdetail")
     recent: int = 3  # a track aired within the last this many plays is refused
     limit: int = 50  # search results at most
+    # A track already waiting is accepted again (queued once): some stations let every
+    # listener ask for the same song.
+    duplicates: bool = False
     # (airing number, item) of every accepted request, oldest first.
     accepted: list[tuple[int, LibraryItem]] = field(default_factory=list)
 
@@ -75,6 +78,8 @@ class RequestDesk:
         if self.refusal is not None:
             return {"error": True, self.refusal_key: self.refusal}
         if any(number > now and queued == item for number, queued in self.accepted):
+            if self.duplicates:
+                return {"success": True} if self.shape == "success_key" else {"error": False}
             return {"error": True, "message": "This song has already been requested"}
         aired = (self.programme.airing(now - back).item for back in range(self.recent))
         if item in aired:

@@ -31,6 +31,7 @@ from .screens_listeners import listener_scenes, stale_scenes
 from .screens_messages import messages
 from .screens_permissions import permissions
 from .screens_requests import requests
+from .screens_requests_crowd import requests_crowd
 from .screens_shows import scheduled_scenes, show_scenes
 from .screens_voice import voice_scenes
 
@@ -43,6 +44,7 @@ SCENES = {
     "scheduled": scheduled_scenes,
     "community": community,
     "requests": requests,
+    "requests_crowd": requests_crowd,
     "links": links,
     "i18n": i18n,
     "i18n_listeners": i18n_listeners,
