@@ -1,0 +1,117 @@
+"""SIGTERM while Discord has stopped answering: ``onair run`` (a child process) playing in 20
+voice guilds, the fake Discord silent as in an outage (connections hang: nothing read, nothing
+answered). The stop keeps to its budget however many guilds play, keeps the stored voice
+sessions (the next start rejoins them), and a second signal ends it at once."""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.simulator import StationSimulator
+from bot.storage import SqliteStorage, VoiceSession
+
+from .support.botenv import config_text
+from .support.fakediscord import FakeDiscord
+from .support.fakeicecast import FakeIcecast
+from .support.onair_child import OnAirChild
+from .support.voice_bot import LISTENER, icecast_fixture, mp3_fixture
+
+pytestmark = pytest.mark.e2e
+
+__all__ = ["icecast_fixture", "mp3_fixture"]
+
+GUILDS = 20
+# discord.py waits up to its voice timeout (10 s) for each guild's goodbye, one after another:
+# 200 s for 20 guilds. The budget is 6 s in all (9 s at the very most, bot.runtime.stopping);
+# this bound leaves a loaded machine room, and is under docker stop's 10 s grace plus slack.
+BOUND = 15.0
+
+
+@pytest.fixture(name="fake")
+async def fake_fixture() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord(guild_count=GUILDS) as fake:
+        yield fake
+
+
+async def _playing_everywhere(
+    fake: FakeDiscord, sim: StationSimulator, icecast: FakeIcecast, tmp_path: Path, name: str
+) -> tuple[OnAirChild, Path]:
+    """``onair run`` rejoining a stored session in each guild, until every guild gets audio."""
+    db = tmp_path / "onair.sqlite3"
+    storage = SqliteStorage(str(db))
+    await storage.open()
+    try:
+        for guild in fake.guilds:
+            channel = fake.add_voice_channel(guild, "Radio")
+            await fake.set_member_voice(guild, LISTENER, channel)
+            await storage.save_voice_session(VoiceSession(guild.id, channel, "main"), now=1.0)
+    finally:
+        await storage.close()
+    config = tmp_path / "config.toml"
+    extra = f'stream_url = "{icecast.url}"\n'
+    config.write_text(config_text(sim, fake, extra=extra, db_path=str(db)), encoding="utf-8")
+    child = OnAirChild(tmp_path, fake, config, name=name)
+    await child.start()
+    try:
+        await child.wait_output("logged in as")
+        await fake.wait_for(
+            lambda: all(fake.voice.stats(g.id).audio >= 10 for g in fake.guilds), within=90
+        )
+    except BaseException:
+        await child.kill_quietly()
+        raise
+    return child, db
+
+
+async def _stored_sessions(db: Path) -> list[VoiceSession]:
+    storage = SqliteStorage(str(db))
+    await storage.open()
+    try:
+        return await storage.voice_sessions()
+    finally:
+        await storage.close()
+
+
+async def test_sigterm_with_discord_silent_stops_within_the_budget_and_keeps_the_sessions(
+    live_simulator, fake, icecast, tmp_path
+):
+    child, db = await _playing_everywhere(fake, live_simulator, icecast, tmp_path, "silent")
+    fake.go_silent()
+    try:
+        code, seconds = await child.signal(signal.SIGTERM, within=120)
+    finally:
+        await child.kill_quietly()
+    output = child.output()
+    print(f"SIGTERM, {GUILDS} voice guilds, Discord silent: exit {code} after {seconds:.2f} s")
+    assert code == 0, output
+    assert seconds < BOUND, output
+    assert re.search(r"SIGTERM received: stopped in \d+\.\d\d s", output), output
+    assert "Traceback" not in output, output
+    stored = await _stored_sessions(db)
+    assert sorted(s.guild_id for s in stored) == sorted(g.id for g in fake.guilds)
+
+
+async def test_a_second_sigterm_while_stopping_exits_at_once(
+    live_simulator, fake, icecast, tmp_path
+):
+    child, db = await _playing_everywhere(fake, live_simulator, icecast, tmp_path, "twice")
+    fake.go_silent()
+    try:
+        assert child.process is not None
+        child.process.send_signal(signal.SIGTERM)
+        await child.wait_output("a second signal exits at once")
+        code, seconds = await child.signal(signal.SIGTERM, within=60)
+    finally:
+        await child.kill_quietly()
+    output = child.output()
+    print(f"second SIGTERM while stopping: exit {code} after {seconds:.2f} s")
+    assert code == 128 + signal.SIGTERM, output
+    assert "SIGTERM received again while stopping: exiting at once (exit 143)" in output
+    assert "stopped in" not in output, output  # it did not wait for the graceful end
+    stored = await _stored_sessions(db)
+    assert len(stored) == GUILDS
