@@ -394,6 +394,9 @@ class VoiceService:
 
     def register_metrics(self, metrics: Metrics) -> None:
         self.figures.register_metrics(metrics)
+        sender = self.sender
+        if sender is not None:  # (stalled sends set aside: a machine too busy for its guilds)
+            metrics.gauges["voice_sender_rescues"] = lambda: sender.rescues
 
     # Presence -----------------------------------------------------------------------------
 
