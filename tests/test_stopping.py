@@ -20,7 +20,8 @@ async def test_a_second_signal_exits_at_once_with_128_plus_its_number() -> None:
     exits: list[int] = []
     stop = Stop(exit=exits.append)
     stop.signalled(signal.SIGTERM)
-    assert stop.is_set() and stop.cause == "SIGTERM"
+    assert stop.is_set()
+    assert stop.cause == "SIGTERM"
     assert exits == []
     stop.signalled(signal.SIGINT)
     assert exits == [130]
