@@ -1,22 +1,24 @@
 """SIGTERM while Discord has stopped answering: ``onair run`` (a child process) playing in 20
 voice guilds, the fake Discord silent as in an outage (connections hang: nothing read, nothing
 answered). The stop keeps to its budget however many guilds play, keeps the stored voice
-sessions (the next start rejoins them), and a second signal ends it at once."""
+sessions (the next start rejoins them) and the announcement Discord never answered (pending for
+the next run), and a second signal ends it at once."""
 
 from __future__ import annotations
 
 import re
 import signal
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot.simulator import StationSimulator
-from bot.storage import SqliteStorage, VoiceSession
+from bot.storage import Delivery, SqliteStorage, VoiceSession
 
-from .support.botenv import config_text
-from .support.fakediscord import FakeDiscord
+from .support.botenv import STATION_KEY, config_text, subscription_config
+from .support.fakediscord import FakeDiscord, Recorded
 from .support.fakeicecast import FakeIcecast
 from .support.onair_child import OnAirChild
 from .support.voice_bot import LISTENER, icecast_fixture, mp3_fixture
@@ -41,7 +43,8 @@ async def fake_fixture() -> AsyncIterator[FakeDiscord]:
 async def _playing_everywhere(
     fake: FakeDiscord, sim: StationSimulator, icecast: FakeIcecast, tmp_path: Path, name: str
 ) -> tuple[OnAirChild, Path]:
-    """``onair run`` rejoining a stored session in each guild, until every guild gets audio."""
+    """``onair run`` rejoining a stored session in each guild, until every guild gets audio;
+    the first guild's first channel subscribed to the station."""
     db = tmp_path / "onair.sqlite3"
     storage = SqliteStorage(str(db))
     await storage.open()
@@ -53,7 +56,8 @@ async def _playing_everywhere(
     finally:
         await storage.close()
     config = tmp_path / "config.toml"
-    extra = f'stream_url = "{icecast.url}"\n'
+    guild = fake.guilds[0]
+    extra = f'stream_url = "{icecast.url}"\n' + subscription_config(guild.id, guild.channels[0])
     config.write_text(config_text(sim, fake, extra=extra, db_path=str(db)), encoding="utf-8")
     child = OnAirChild(tmp_path, fake, config, name=name)
     await child.start()
@@ -68,40 +72,55 @@ async def _playing_everywhere(
     return child, db
 
 
-async def _stored_sessions(db: Path) -> list[VoiceSession]:
+async def _kept(db: Path) -> tuple[list[VoiceSession], list[Delivery]]:
+    """The stored voice sessions, and the deliveries pending that nobody holds."""
     storage = SqliteStorage(str(db))
     await storage.open()
     try:
-        return await storage.voice_sessions()
+        return await storage.voice_sessions(), await storage.due_deliveries(time.time())
     finally:
         await storage.close()
 
 
-async def test_sigterm_with_discord_silent_stops_within_the_budget_and_keeps_the_sessions(
-    live_simulator, fake, icecast, tmp_path
+def _posts(fake: FakeDiscord) -> list[Recorded]:
+    channel = fake.guilds[0].channels[0]
+    return fake.sent("POST", rf"^/channels/{channel}/messages$")
+
+
+async def test_sigterm_with_discord_silent_stops_within_the_budget_and_keeps_what_it_must(
+    fake, icecast, tmp_path
 ):
-    child, db = await _playing_everywhere(fake, live_simulator, icecast, tmp_path, "silent")
-    fake.go_silent()
-    try:
-        code, seconds = await child.signal(signal.SIGTERM, within=120)
-    finally:
-        await child.kill_quietly()
+    # Short tracks: an announcement every few seconds, one of them in flight when Discord is gone.
+    sim = StationSimulator()
+    sim.add_station(1, key=STATION_KEY, track_seconds=(3.0, 5.0))
+    async with sim:
+        child, db = await _playing_everywhere(fake, sim, icecast, tmp_path, "silent")
+        try:
+            await fake.wait_for(lambda: any(r.status == 200 for r in _posts(fake)), within=60)
+            fake.go_silent()
+            # (a request the silent fake has taken in and not answered: status 0)
+            await fake.wait_for(lambda: any(r.status == 0 for r in _posts(fake)), within=60)
+            code, seconds = await child.signal(signal.SIGTERM, within=120)
+        finally:
+            await child.kill_quietly()
     output = child.output()
     print(f"SIGTERM, {GUILDS} voice guilds, Discord silent: exit {code} after {seconds:.2f} s")
     assert code == 0, output
     assert seconds < BOUND, output
     assert re.search(r"SIGTERM received: stopped in \d+\.\d\d s", output), output
     assert "Traceback" not in output, output
-    stored = await _stored_sessions(db)
+    stored, pending = await _kept(db)
     assert sorted(s.guild_id for s in stored) == sorted(g.id for g in fake.guilds)
+    # The announcement Discord never answered stays pending for the next run (lease given back).
+    assert pending, output
 
 
 async def test_a_second_sigterm_while_stopping_exits_at_once(
     live_simulator, fake, icecast, tmp_path
 ):
     child, db = await _playing_everywhere(fake, live_simulator, icecast, tmp_path, "twice")
-    fake.go_silent()
     try:
+        fake.go_silent()
         assert child.process is not None
         child.process.send_signal(signal.SIGTERM)
         await child.wait_output("The voice handshake is being terminated")  # (discord.py)
@@ -113,5 +132,5 @@ async def test_a_second_sigterm_while_stopping_exits_at_once(
     assert code == 128 + signal.SIGTERM, output
     assert "SIGTERM received again while stopping: exiting at once (exit 143)" in output
     assert "stopped in" not in output, output  # it did not wait for the graceful end
-    stored = await _stored_sessions(db)
+    stored, _ = await _kept(db)
     assert len(stored) == GUILDS
