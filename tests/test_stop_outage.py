@@ -22,6 +22,7 @@ from .support.fakediscord import FakeDiscord, Recorded
 from .support.fakeicecast import FakeIcecast
 from .support.onair_child import OnAirChild
 from .support.voice_bot import LISTENER, icecast_fixture, mp3_fixture
+from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -103,16 +104,51 @@ async def test_sigterm_with_discord_silent_stops_within_the_budget_and_keeps_wha
             code, seconds = await child.signal(signal.SIGTERM, within=120)
         finally:
             await child.kill_quietly()
-    output = child.output()
-    print(f"SIGTERM, {GUILDS} voice guilds, Discord silent: exit {code} after {seconds:.2f} s")
-    assert code == 0, output
-    assert seconds < BOUND, output
-    assert re.search(r"SIGTERM received: stopped in \d+\.\d\d s", output), output
-    assert "Traceback" not in output, output
-    stored, pending = await _kept(db)
-    assert sorted(s.guild_id for s in stored) == sorted(g.id for g in fake.guilds)
-    # The announcement Discord never answered stays pending for the next run (lease given back).
-    assert pending, output
+        output = child.output()
+        print(f"SIGTERM, {GUILDS} voice guilds, Discord silent: exit {code} after {seconds:.2f} s")
+        assert code == 0, output
+        assert seconds < BOUND, output
+        assert re.search(r"SIGTERM received: stopped in \d+\.\d\d s", output), output
+        assert "Traceback" not in output, output
+        stored, pending = await _kept(db)
+        assert sorted(s.guild_id for s in stored) == sorted(g.id for g in fake.guilds)
+        # The announcement Discord never answered stays pending for the next run (lease given
+        # back).
+        assert pending, output
+        await _next_start_picks_it_all_up(fake, child.config, tmp_path, pending[0], db)
+
+
+async def _next_start_picks_it_all_up(
+    fake: FakeDiscord, config: Path, tmp_path: Path, pending: Delivery, db: Path
+) -> None:
+    """Discord answers again; the next ``onair run`` rejoins every guild and sends what was
+    pending."""
+    fake.answer_again()
+    connections = fake.voice.connections
+    again = OnAirChild(tmp_path, fake, config, name="again")
+    await again.start()
+    try:
+        await again.wait_output("logged in as")
+        await fake.wait_for(
+            lambda: (
+                fake.voice.connections >= connections + GUILDS
+                and all(fake.voice.connected(g.id) for g in fake.guilds)
+            ),
+            within=90,
+        )
+
+        async def sent() -> bool:
+            storage = SqliteStorage(str(db))
+            await storage.open()
+            try:
+                states = await storage.deliveries(pending.announcement_id)
+            finally:
+                await storage.close()
+            return states.get(pending.subscription_id) == "sent"
+
+        await wait_for(sent, within=60)
+    finally:
+        await again.kill_quietly()
 
 
 async def test_a_second_sigterm_while_stopping_exits_at_once(

@@ -53,8 +53,12 @@ class FakeDiscord(
 
     def go_silent(self) -> None:
         """Stop answering as Discord does in an outage: connections hang, nothing comes back
-        (``tests/support/outage.py``); ``stop`` ends it."""
+        (``tests/support/outage.py``); ``answer_again`` (or ``stop``) ends it."""
         self.outage.begin()
+
+    def answer_again(self) -> None:
+        """The outage is over: what it held goes on (requests taken in are answered)."""
+        self.outage.end()
 
     async def stop(self) -> None:
         self.outage.end()
