@@ -170,3 +170,21 @@ async def test_a_second_sigterm_while_stopping_exits_at_once(
     assert "stopped in" not in output, output  # it did not wait for the graceful end
     stored, _ = await _kept(db)
     assert len(stored) == GUILDS
+
+
+async def test_with_discord_answering_the_stop_still_says_goodbye_in_every_guild(
+    live_simulator, fake, icecast, tmp_path
+):
+    child, db = await _playing_everywhere(fake, live_simulator, icecast, tmp_path, "answering")
+    try:
+        code, seconds = await child.signal(signal.SIGTERM, within=60)
+    finally:
+        await child.kill_quietly()
+    output = child.output()
+    print(f"SIGTERM, {GUILDS} voice guilds, Discord answering: exit {code} after {seconds:.2f} s")
+    assert code == 0, output
+    assert "did not answer" not in output, output
+    # Discord saw the bot leave every channel (the goodbyes went out, all within the budget).
+    assert [g.id for g in fake.guilds if fake.bot_voice_state(g) is not None] == []
+    stored, _ = await _kept(db)
+    assert len(stored) == GUILDS
