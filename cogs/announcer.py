@@ -20,7 +20,7 @@ class AnnouncerCog(commands.Cog):
         )
 
     async def cog_unload(self) -> None:
-        await self.service.stop()
+        await self.service.stop(grace=self.bot.grace())
         if self.bot.scheduler.get_job("history:prune"):
             self.bot.scheduler.remove_job("history:prune")
 

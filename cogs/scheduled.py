@@ -23,7 +23,7 @@ class ScheduledCog(BotCog):
         if self.bot.scheduler.get_job("posts:prune"):
             self.bot.scheduler.remove_job("posts:prune")
         await self.bot.recaps.stop()
-        await self.bot.posts.stop()
+        await self.bot.posts.stop(grace=self.bot.grace())
 
     async def _prune(self) -> None:
         await self.bot.storage.prune_posts(self.bot.posts.clock() - PRUNE_AFTER)

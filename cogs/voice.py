@@ -13,6 +13,7 @@ from bot.ui import Reply, answer
 from bot.ui.stations import reader_lang
 from bot.ui.voice import PlayHereButton, join_here
 from bot.util.i18n import N_
+from bot.voice.service import GOODBYE
 
 from .shapes import BotCog, Interaction, station_option
 
@@ -20,7 +21,7 @@ from .shapes import BotCog, Interaction, station_option
 class VoiceCog(BotCog):
     async def cog_unload(self) -> None:
         self.bot.remove_dynamic_items(PlayHereButton)
-        await self.bot.voice.close()
+        await self.bot.voice.close(within=self.bot.goodbye_grace(GOODBYE))
 
     @app_commands.command(name="join", description=N_("Play the station in your voice channel"))
     @station_option()

@@ -107,6 +107,7 @@ async def test_join_plays_50_frames_a_second_without_gaps_and_logs_no_voice_secr
         text = metrics.render()
         assert "onair_voice_guilds 1" in text
         assert 'onair_voice_listeners{station="main"} 1' in text
+        assert "onair_voice_sender_rescues 0" in text  # no send stalled
         assert voice.env.bot.voice.frames_sent() >= 150
         stats = await voice.env.fake.final_message(
             await voice.fake.slash("stats", {}, user_id=LISTENER), within=30

@@ -9,6 +9,7 @@ tests/test_voice_bot.py. Everything waits on counters with a deadline, never on 
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -298,3 +299,19 @@ async def test_a_station_nobody_plays_is_read_no_more(sender: VoiceSender) -> No
     await wait_for(lambda: len(other.packets) >= before + 10, within=10)
     assert gone.reads <= reads + 1  # (a tick may have been under way)
     assert sender.feeds == 1
+
+
+async def test_a_stalled_send_is_said_at_info_with_the_count(
+    sender: VoiceSender, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="onair.voice")
+    links = [Link("g0"), Link("g1")]
+    links[0].gate = threading.Event()
+    for link in links:
+        sender.play(link, "station", Counting())
+    await wait_for(lambda: any("stalled" in r.getMessage() for r in caplog.records), within=10)
+    said = [r for r in caplog.records if "stalled" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.INFO]
+    assert said[0].getMessage().startswith("voice: 1 guild send(s) stalled")
+    assert "(1 since start)" in said[0].getMessage()
+    links[0].gate.set()

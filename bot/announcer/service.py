@@ -166,7 +166,7 @@ class AnnouncerService:
             await asyncio.wait(list(self._tasks), timeout=grace)
         if self._tasks:
             _LOGGER.info(
-                "%d announcement(s) still sending after %.0fs: cancelled, their unsent "
+                "%d announcement(s) still sending after %.1f s: cancelled, their unsent "
                 "deliveries stay pending for the next run",
                 len(self._tasks),
                 grace,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,7 @@ EXTENSIONS = (
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
+IN_FLIGHT_GRACE = 3.0  # seconds announcements and posts in flight may take to finish at a stop
 
 
 def user_message(error: BaseException, lang: Lang = ENGLISH) -> str | None:
@@ -159,6 +161,10 @@ class OnAirBot(commands.AutoShardedBot):
         self.languages = built.languages
         if not commands_only:
             self.add_listener(self.shows.report_missing_permissions, "on_ready")
+        # A signal's deadlines (``stop_by``): none until one came, then every wait is bounded.
+        self._sends_by: float | None = None
+        self._goodbyes_by: float | None = None
+        self._closing: asyncio.Future[None] | None = None
 
     async def setup_hook(self) -> None:
         self.translator = await asyncio.to_thread(Translator.load)
@@ -234,14 +240,51 @@ class OnAirBot(commands.AutoShardedBot):
         self.voice.register_metrics(self.metrics)
         count_discord_429s(self.metrics)
 
+    def stop_by(self, sends: float, goodbyes: float) -> None:
+        """A signal's deadlines (``time.monotonic``): sends in flight end by ``sends``,
+        goodbyes to Discord (voice, the gateway) by ``goodbyes``; :meth:`close` keeps them."""
+        self._sends_by, self._goodbyes_by = sends, goodbyes
+
+    def grace(self) -> float:
+        """Seconds the sends in flight may still take when stopping: ``IN_FLIGHT_GRACE``, less
+        once a signal came."""
+        return _until(self._sends_by, IN_FLIGHT_GRACE)
+
+    def goodbye_grace(self, most: float) -> float:
+        """Seconds goodbyes to Discord may still take: ``most``, less once a signal came."""
+        return _until(self._goodbyes_by, most)
+
     async def close(self) -> None:
+        """Stop the services, say goodbye to Discord, close storage and the session. After a
+        signal (``stop_by``) the goodbyes are left unfinished at their deadline: a Discord that
+        does not answer cannot hold the stop (storage closes all the same)."""
         try:
             if self._metrics_server is not None:
                 await self._metrics_server.stop()
             if self.scheduler.running:
                 self.scheduler.shutdown(wait=False)
-            await super().close()
+            if self._closing is None:
+                self._closing = asyncio.ensure_future(super().close())
+                self._closing.add_done_callback(_retrieve)
+            if self._goodbyes_by is None:
+                await self._closing
+            else:
+                await asyncio.wait({self._closing}, timeout=self.goodbye_grace(float("inf")))
+                if not self._closing.done():
+                    _LOGGER.warning("Discord did not answer the goodbyes in time: left anyway")
         finally:
             await self.storage.close()
             if not self.session.closed:
                 await self.session.close()
+
+
+def _until(deadline: float | None, most: float) -> float:
+    if deadline is None:
+        return most
+    return max(0.0, min(most, deadline - time.monotonic()))
+
+
+def _retrieve(closing: asyncio.Future[None]) -> None:
+    """A close left unfinished at its deadline may end in an error nobody awaits: logged here."""
+    if not closing.cancelled() and closing.exception() is not None:
+        _LOGGER.debug("closing the gateway failed", exc_info=closing.exception())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Self
 
 
@@ -59,3 +59,28 @@ class StartStop:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+async def settle(works: Iterable[Awaitable[Any]], within: float) -> int:
+    """Run ``works`` together for at most ``within`` seconds; cancel those still running (twice:
+    a first cancel may land in a ``finally`` that waits again) and return how many were left
+    unfinished. Their errors are the caller's to ignore: none is raised or left unretrieved."""
+    tasks = {asyncio.ensure_future(work) for work in works}
+    if not tasks:
+        return 0
+    _, pending = await asyncio.wait(tasks, timeout=max(within, 0.0))
+    for _ in range(2):
+        for task in pending:
+            task.cancel()
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=0.1)
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved: a goodbye that failed is not worth a traceback
+    for task in pending:  # still ending: kept referenced until it has (no "destroyed" task)
+        _ENDING.add(task)
+        task.add_done_callback(_ENDING.discard)
+    return sum(1 for task in tasks if task.cancelled() or not task.done())
+
+
+_ENDING: set[asyncio.Future[Any]] = set()

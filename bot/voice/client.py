@@ -140,6 +140,12 @@ class OnAirVoiceClient(discord.VoiceClient):
         if after is not None and after != before and self.on_moved is not None:
             self.on_moved(self)
 
+    def drop(self) -> None:
+        """Let go of this connection here, whatever Discord said (a stop past its budget): the
+        audio stops and discord.py forgets it, so its own close does not wait on it again."""
+        self.stop()
+        self.cleanup()
+
     def cleanup(self) -> None:
         super().cleanup()
         if not self._reported:

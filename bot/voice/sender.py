@@ -37,6 +37,7 @@ from typing import Protocol
 
 import discord
 
+from ..util.lograte import CountedLine
 from .source import OPUS_SILENCE
 from .threadstate import runnable
 
@@ -45,6 +46,7 @@ _LOGGER = logging.getLogger("onair.voice")
 FRAME_SECONDS = 0.02
 MAX_LATE_SECONDS = 0.2  # woken later than this: the clock restarts now instead of catching up
 STOP_SILENCE = 5  # silence frames after the last one (discord.py's AudioPlayer sends five)
+RESCUE_LOG_EVERY = 60.0  # seconds between two log lines about stalled sends (counted meanwhile)
 PATIENCE = 10  # looks a runnable sender thread's unfinished send is waited for before a rescue
 
 
@@ -135,6 +137,7 @@ class VoiceSender:
         self.ticks = 0
         self.late_ticks = 0  # ticks woken more than a frame late
         self.rescues = 0  # sender threads replaced because a send stalled
+        self._rescue_line = CountedLine(self._say_rescues, every=RESCUE_LOG_EVERY, clock=clock)
 
     # Lanes ----------------------------------------------------------------------------------
 
@@ -367,6 +370,7 @@ class VoiceSender:
         looks = 0
         while not self._closed:
             time.sleep(self.stall_after if self._plan else 0.25)
+            self._rescue_line.flush()
             busy, sends = self._busy, self._sends
             if busy is not None and sends == seen:
                 looks += 1
@@ -393,11 +397,16 @@ class VoiceSender:
             else:
                 index, position, packets, plan = progress
                 self._spawn(resume=(index, position + 1, packets, plan))
-        # (A loaded machine can pause the thread inside a send too: the first one is a warning.)
-        _LOGGER.log(
-            logging.WARNING if self.rescues == 1 else logging.DEBUG,
-            "voice: a guild's send stalled (%d so far); the sender goes on without it meanwhile",
-            self.rescues,
+        self._rescue_line.count()
+
+    @staticmethod
+    def _say_rescues(count: int, total: int) -> None:
+        # (A loaded machine pauses the thread inside a send too: many mean too little CPU.)
+        _LOGGER.info(
+            "voice: %d guild send(s) stalled and the sender went on without them (%d since "
+            "start); many each minute mean this machine is too busy for its voice guilds",
+            count,
+            total,
         )
 
     # Life -----------------------------------------------------------------------------------

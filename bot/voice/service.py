@@ -16,7 +16,6 @@ composition root passes both in.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,7 @@ from ..config import Settings, StationConfig
 from ..errors import Note, VoiceRefused
 from ..storage import GuildVoice, Storage, VoiceSession
 from ..util.hooks import Hook
-from ..util.tasks import BackgroundTasks
+from ..util.tasks import BackgroundTasks, settle
 from .client import OnAirVoiceClient, voice_client_class
 from .connect import PlayerConnector
 from .figures import VoiceFigures
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
     from ..util.metrics import Metrics
 
 _LOGGER = logging.getLogger("onair.voice")
+GOODBYE = 2.0  # seconds every guild's voice goodbye may take, together, at a stop
 
 
 class VoiceService:
@@ -398,6 +398,9 @@ class VoiceService:
 
     def register_metrics(self, metrics: Metrics) -> None:
         self.figures.register_metrics(metrics)
+        sender = self.sender
+        if sender is not None:  # (stalled sends set aside: a machine too busy for its guilds)
+            metrics.gauges["voice_sender_rescues"] = lambda: sender.rescues
 
     # Presence -----------------------------------------------------------------------------
 
@@ -420,24 +423,32 @@ class VoiceService:
     def _spawn(self, work: Awaitable[Any]) -> None:
         self._tasks.spawn(work)
 
-    async def close(self) -> None:
-        """Stop every player (sessions stay stored: the next start rejoins them)."""
+    async def close(self, within: float = GOODBYE) -> None:
+        """Stop every player (sessions stay stored: the next start rejoins them). The goodbyes
+        to Discord (statuses cleared, then every guild's disconnect at once) share ``within``
+        seconds; a connection Discord did not let go of by then is dropped here, so a Discord
+        that does not answer cannot hold the stop, however many guilds play."""
         self._closing = True
+        deadline = self.timers.now() + within
         self.idle.close()
         self.rejoins.cancel_all()
         for task in self._tasks:
             task.cancel()
         self.presence_updater.stop()
-        if self.listener.target is not None and self.players:
+        players = list(self.players.values())
+        if self.listener.target is not None and players:
             # Shutting down: OnAir's statuses go while it can still clear them.
-            await asyncio.gather(
-                *(self.notices.leaving(p.guild_id, p.channel_id) for p in self.players.values())
-            )
-        for player in list(self.players.values()):
-            if player.client is not None:
-                player.client.leaving = True
-                with contextlib.suppress(Exception):
-                    await player.client.disconnect(force=True)
+            leaving = (self.notices.leaving(p.guild_id, p.channel_id) for p in players)
+            await settle(leaving, deadline - self.timers.now())
+        clients = [p.client for p in players if p.client is not None]
+        for client in clients:
+            client.leaving = True
+        left = (client.disconnect(force=True) for client in clients)
+        unfinished = await settle(left, deadline - self.timers.now())
+        for client in clients:
+            client.drop()
+        if unfinished:
+            _LOGGER.warning("voice: Discord did not answer %d disconnect(s) in time", unfinished)
         self.players.clear()
         if self.sender is not None:
             self.sender.close()

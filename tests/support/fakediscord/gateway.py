@@ -25,6 +25,7 @@ class Gateway(VoiceSide):
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
+        self.outage.watch(request.transport)
         self.sockets.append(ws)
         await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 45000}}))
         sent: deque[float] = deque()

@@ -51,7 +51,17 @@ class FakeDiscord(
         await site.start()
         self.port = int(self._runner.addresses[0][1])
 
+    def go_silent(self) -> None:
+        """Stop answering as Discord does in an outage: connections hang, nothing comes back
+        (``tests/support/outage.py``); ``answer_again`` (or ``stop``) ends it."""
+        self.outage.begin()
+
+    def answer_again(self) -> None:
+        """The outage is over: what it held goes on (requests taken in are answered)."""
+        self.outage.end()
+
     async def stop(self) -> None:
+        self.outage.end()
         for task in list(self._background):
             task.cancel()
         if self.voice.running:
@@ -82,6 +92,7 @@ class FakeDiscord(
         self.requests.append(record)
         self.connections.add(id(request.transport))
         try:
+            await self.outage.hang()
             if self.hold is not None:
                 await self.hold(record)
             response = self._limited(record)

@@ -17,6 +17,7 @@ import trustme
 from aiohttp import web
 
 from ..fakevoice import FakeVoiceServer
+from ..outage import Outage
 from .objects import (
     GUILD_VOICE_STATES,
     Failure,
@@ -99,7 +100,9 @@ class FakeDiscordState:
         self._originals: dict[str, int] = {}
         self.connections: set[int] = set()  # distinct client connections seen (keep-alive check)
         # The voice server (started with the first op 4) and what the fake refused on the gateway.
-        self.voice = FakeVoiceServer(self.ca)
+        # Set by ``go_silent``: the gateway, REST and voice servers stop answering.
+        self.outage = Outage()
+        self.voice = FakeVoiceServer(self.ca, outage=self.outage)
         self.voice_rejections: list[str] = []
         self.intents = 0  # of the last IDENTIFY: voice states reach only GUILD_VOICE_STATES
         # Awaited with each op 4 before Discord answers it: a test acts mid-connect.

@@ -19,6 +19,7 @@ import aiohttp
 import trustme
 from aiohttp import web
 
+from ..outage import Outage
 from .dave import COMMIT_WELCOME, INVALID_COMMIT_WELCOME, TRANSITION_READY, DaveCall, DaveSide
 from .frames import FrameStats
 from .mls import ExternalSender
@@ -60,9 +61,15 @@ class FakeVoiceServer(UdpSide, DaveSide):
     """Discord's voice server on 127.0.0.1: a TLS websocket (v8) and a UDP port."""
 
     def __init__(
-        self, ca: trustme.CA, *, dave_version: int = 1, rtcp_interval: float | None = 1.0
+        self,
+        ca: trustme.CA,
+        *,
+        dave_version: int = 1,
+        rtcp_interval: float | None = 1.0,
+        outage: Outage | None = None,
     ) -> None:
         self.ca = ca
+        self.outage = outage or Outage()  # the fake Discord's: silent with its gateway
         self.dave_version = dave_version  # announced in SESSION_DESCRIPTION; 0 = no DAVE
         # Discord answers a sender's RTP with RTCP receiver reports (discord.py issue #2225);
         # None sends none (then discord.py 2.7.1's socket reader can sit 30 s in select() on a
@@ -218,6 +225,7 @@ class FakeVoiceServer(UdpSide, DaveSide):
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
         ws = web.WebSocketResponse(timeout=1.0, max_msg_size=1 << 16)
         await ws.prepare(request)
+        self.outage.watch(request.transport)
         self.connections += 1
         session = Session(0, ws)
         if request.query.get("v") != "8":
