@@ -104,8 +104,8 @@ class Storage(
             raise error
         self.health.warn(logger, message, *args)
 
-    async def _noted(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
-        """Run one database operation, noting in ``health`` whether storage failed it."""
+    async def _monitored(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
+        """Run one database operation, recording in ``health`` whether storage failed it."""
         began = self.health.begin()
         try:
             result = await operation()
