@@ -399,9 +399,10 @@ def _aired_after(show: str, key: str, info: StationInfo) -> float | None:
     clock and zone cancel out). None when something aired in between and its start is not
     known: a length measured up to this play would be too long, so none is learned.
 
-    Without it, a short play after a show (shorter than the cadence the show's end is polled
-    at) made the show's learned length run to the start of the play after it, and its next
-    airing's end was then expected (and polled for) seconds too late."""
+    A show's learned length ends where the show ended: a play after it shorter than the
+    cadence its end is polled at can air between two polls, so the first play seen after the
+    show is the one after that; counted in, it would make the next airing's end expected (and
+    polled for) seconds too late."""
     recent = info.recent[:SCANNED]  # as many as catchup looks at
     if not recent or not _entry_is(recent[0], key):
         return 0.0

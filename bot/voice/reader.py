@@ -1,5 +1,5 @@
 """discord.py's UDP reader thread, without its busy loop on a closed socket and without
-``select()``'s limit of 1,024 file descriptors (issue 26).
+``select()``'s limit of 1,024 file descriptors.
 
 Each voice connection of discord.py 2.7.1 has a reader thread that ``select()``s on the UDP
 socket. While a connection reconnects, or after a connect that timed out, the socket can be
