@@ -123,7 +123,9 @@ class RequestService:
             return False
         except Exception as error:
             name = type(error).__name__
-            self.storage.outlive(error, _LOGGER, "song search tokens are unavailable (%s)", name)
+            self.storage.log_fault_or_raise(
+                error, _LOGGER, "song search tokens are unavailable (%s)", name
+            )
             return False
 
     # Who may ask ------------------------------------------------------------------------
