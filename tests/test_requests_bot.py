@@ -147,15 +147,15 @@ async def test_a_station_without_requests_and_one_that_is_down(programme_sim, fa
         text = await private_text(fake, await fake.slash("request", {"song": "umbrella"}))
         assert text == "Song requests are unavailable right now; try again in a little while."
         programme_sim.faults.clear()
-        programme_sim.station(1).desk.off = True
+        programme_sim.station(1).song_requests.off = True
         text = await private_text(fake, await fake.slash("request", {"song": "neon umbrella"}))
         assert text == "**Main FM** is not taking song requests right now."
 
 
 async def test_hostile_titles_are_harmless_choices(programme_sim, fake):
-    desk = programme_sim.station(1).desk
+    song_requests = programme_sim.station(1).song_requests
     hostile = TRACKS[3].__class__("@everyone <@&1> **x**", "\u202e" + "y" * 300, 100.0)
-    desk.library = (hostile, *TRACKS)
+    song_requests.library = (hostile, *TRACKS)
     async with running(programme_sim, fake):
         iid = await fake.autocomplete("request", "song", "everyone")
         callback = await fake.response(iid)

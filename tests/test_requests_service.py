@@ -157,7 +157,7 @@ async def test_a_picked_suggestion_is_requested_and_credited_once(service, simul
     assert [(c.name, c.value) for c in choices] == [(HARBOUR, "1001")]
     accepted = await ask(service, "1001")
     assert accepted.title == HARBOUR
-    assert simulator.station(1).desk.accepted
+    assert simulator.station(1).song_requests.accepted
     play = Play("Harbour Lights", "The Lanterns")
     credits = await service.credits_for("main", play, "key-1")
     assert [(c.guild_id, c.user_id, c.name) for c in credits] == [(GUILD, 1, "Ana")]
@@ -169,22 +169,22 @@ async def test_text_typed_must_match_a_result(service, simulator):
         await ask(service, "zzzz nothing")
     with pytest.raises(BadInput, match="songs on \\*\\*Main FM\\*\\* match"):
         await ask(service, "the")
-    assert not simulator.station(1).desk.accepted
+    assert not simulator.station(1).song_requests.accepted
     # The full title typed by hand is that song.
     assert (await ask(service, "the lanterns - HARBOUR lights")).title == HARBOUR
 
 
 async def test_the_stations_reason_and_requests_off(service, simulator):
-    simulator.station(1).desk.refusal = "You can request 1 song per hour"
+    simulator.station(1).song_requests.refusal = "You can request 1 song per hour"
     with pytest.raises(BadInput, match="didn't accept the request: You can request 1 song"):
         await ask(service, HARBOUR)
-    simulator.station(1).desk.refusal = None
+    simulator.station(1).song_requests.refusal = None
     await service.suggestions(GUILD, main(service), "harbour")  # offered: resolved by id
-    simulator.station(1).desk.off = True
+    simulator.station(1).song_requests.off = True
     with pytest.raises(BadInput, match="not taking song requests right now"):
         await ask(service, "1001")
     # Refused requests do not count toward the cooldown.
-    simulator.station(1).desk.off = False
+    simulator.station(1).song_requests.off = False
     assert (await ask(service, "1001")).title == HARBOUR
 
 

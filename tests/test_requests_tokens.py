@@ -186,4 +186,4 @@ async def test_a_request_storage_grants_no_token_for_is_unavailable_not_unmatche
                 typed="The Lanterns - Harbour Lights",
             )
         assert service.desk.upstream == 0
-        assert not simulator.station(1).desk.accepted
+        assert not simulator.station(1).song_requests.accepted
