@@ -131,19 +131,19 @@ class RequestService:
     # Who may ask ------------------------------------------------------------------------
 
     @staticmethod
-    def offered(station: StationConfig, guild_id: int) -> bool:
+    def requests_allowed(station: StationConfig, guild_id: int) -> bool:
         """The owner turned requests on for the station, or it is the guild's own station."""
         return station.requests or (bool(station.owner_guild) and station.owner_guild == guild_id)
 
     async def enabled(self, guild_id: int, station: StationConfig) -> bool:
-        if not self.offered(station, guild_id):
+        if not self.requests_allowed(station, guild_id):
             return False
         choice = await self.storage.requests_enabled(guild_id, station.slug)
         return station.requests if choice is None else choice
 
     async def _check_enabled(self, guild_id: int, station: StationConfig) -> None:
         name = safe(station.name, limit=80)
-        if not self.offered(station, guild_id):
+        if not self.requests_allowed(station, guild_id):
             raise BadInput(errors.REQUESTS_NOT_OFFERED, station=name)
         if not await self.enabled(guild_id, station):
             raise BadInput(errors.REQUESTS_OFF_HERE, station=name)
@@ -153,7 +153,7 @@ class RequestService:
     async def _enabled_for_keystrokes(self, guild_id: int, station: StationConfig) -> bool:
         """:meth:`enabled`, read once per guild and station every ``SWITCH_TTL`` (a burst of
         keystrokes shares one read): a keystroke costs no storage round trip."""
-        if not self.offered(station, guild_id):
+        if not self.requests_allowed(station, guild_id):
             return False
         key = (guild_id, station.slug)
         known = self._switches.get(key)
@@ -383,7 +383,7 @@ class RequestService:
         channel_id: int | None,
     ) -> tuple[bool, RequestSettings]:
         """Save what the admin gave (None: unchanged); the station's state and the rules."""
-        if enabled and not self.offered(station, guild_id):
+        if enabled and not self.requests_allowed(station, guild_id):
             raise BadInput(errors.REQUESTS_OWN_STATION, station=safe(station.name))
         if enabled is not None:
             await self.storage.set_requests_enabled(guild_id, station.slug, enabled)
