@@ -42,7 +42,7 @@ REQUEST_WAIT = 4.0  # seconds /request waits for a search (it has deferred: 15 m
 CHOICES = 25  # Discord's most autocomplete choices
 CHOICE_NAME = 100  # Discord's longest choice name and string value
 QUEUE_TTL = 10.0  # seconds a station's queue is reused (public clients poll it every 15 s)
-OFFERED = 20_000  # (station, id) of suggestions remembered to resolve a picked choice
+SUGGESTIONS_KEPT = 20_000  # (station, id) of suggestions remembered to resolve a picked choice
 NAME_LIMIT = 80  # characters of a display name kept
 SWITCH_TTL = 30.0  # seconds autocomplete reuses a guild's on/off for a station (another
 # process of a fleet sees a change within this; /request itself always reads storage)
@@ -104,7 +104,7 @@ class RequestService:
         )
         self.window = settings.request_credit_hours * 3600.0
         self.lister = lister
-        self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._suggested: OrderedDict[tuple[str, str], str] = OrderedDict()  # (station, id) → title
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
         self._switches: dict[tuple[int, str], tuple[float, bool]] = {}
         self._switch_reads: dict[tuple[int, str], asyncio.Future[bool]] = {}
@@ -194,17 +194,17 @@ class RequestService:
             name = plain(track.title, limit=CHOICE_NAME)
             if not name or len(track.id) > CHOICE_NAME:
                 continue
-            self._remember(station.slug, track)
+            self._remember_suggestion(station.slug, track)
             choices.append(Choice(name, track.id))
             if len(choices) == CHOICES:
                 break
         return choices
 
-    def _remember(self, slug: str, track: RequestTrack) -> None:
-        self._offered[(slug, track.id)] = track.title
-        self._offered.move_to_end((slug, track.id))
-        if len(self._offered) > OFFERED:
-            self._offered.popitem(last=False)
+    def _remember_suggestion(self, slug: str, track: RequestTrack) -> None:
+        self._suggested[(slug, track.id)] = track.title
+        self._suggested.move_to_end((slug, track.id))
+        if len(self._suggested) > SUGGESTIONS_KEPT:
+            self._suggested.popitem(last=False)
 
     # /request ---------------------------------------------------------------------------
 
@@ -264,7 +264,7 @@ class RequestService:
         """The track a picked suggestion names, else the search result titled exactly as
         typed; BadInput when none is (nothing is requested)."""
         value = typed.strip()
-        title = self._offered.get((station.slug, value))
+        title = self._suggested.get((station.slug, value))
         if title is not None:
             return RequestTrack(value, title)
         client = self.client(station)
