@@ -189,7 +189,9 @@ class _Parts:
             offline_after=settings.offline_after,
             clock=clock,
         )
-        requests = RequestService(settings, registry, storage, lister=_request_lister(bot, gate))
+        requests = RequestService(
+            settings, registry, storage, post_to_channel=_request_channel_poster(bot, gate)
+        )
 
         async def shows_stations() -> set[str]:
             return shows.wanted_stations()
@@ -236,7 +238,7 @@ class _Parts:
         )
 
 
-def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
+def _request_channel_poster(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
     """Posts a line in a guild's request channel (no mention can ping)."""
 
     async def post(channel_id: int, text: str) -> None:

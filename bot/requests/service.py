@@ -49,7 +49,7 @@ SWITCH_TTL = 30.0  # seconds autocomplete reuses a guild's on/off for a station 
 SWITCHES = 10_000  # (guild, station) switches remembered
 TOKEN_WAIT = 0.25  # seconds a search waits for storage to grant a token (else: no search)
 
-Lister = Callable[[int, str], Awaitable[None]]
+ChannelPoster = Callable[[int, str], Awaitable[None]]  # (channel id, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +90,9 @@ class RequestService:
         *,
         clock: Callable[[], float] = time.time,
         desk: SearchDesk | None = None,
-        lister: Lister | None = None,
+        post_to_channel: ChannelPoster | None = None,
     ) -> None:
-        """``lister`` posts a line in a guild's request channel (None: no channel lines)."""
+        """``post_to_channel`` posts a line in a guild's request channel (None: no lines)."""
         self.settings = settings
         self.registry = registry
         self.storage = storage
@@ -103,7 +103,7 @@ class RequestService:
             tokens=self._take_token,
         )
         self.window = settings.request_credit_hours * 3600.0
-        self.lister = lister
+        self.post_to_channel = post_to_channel
         self._suggested: OrderedDict[tuple[str, str], str] = OrderedDict()  # (station, id) → title
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
         self._switches: dict[tuple[int, str], tuple[float, bool]] = {}
@@ -257,7 +257,7 @@ class RequestService:
             raise
         await self.storage.request_accepted(request_id)
         self.forget_queue(station)  # the queue changed
-        listed = await self._list(rules, asked)
+        listed = await self._post_to_request_channel(rules, asked)
         return Accepted(track.title, listed)
 
     async def _resolve(self, station: StationConfig, typed: str) -> RequestTrack:
@@ -318,13 +318,13 @@ class RequestService:
             return BadInput(errors.REQUEST_COOLDOWN, when=when)
         return BadInput(errors.REQUEST_CAP, cap=rules.hourly_cap, when=when)
 
-    async def _list(self, rules: RequestSettings, asked: NewRequest) -> bool:
+    async def _post_to_request_channel(self, rules: RequestSettings, asked: NewRequest) -> bool:
         """Best effort: the request channel misses a line rather than failing the request."""
-        if not rules.channel_id or self.lister is None:
+        if not rules.channel_id or self.post_to_channel is None:
             return False
         text = f"🎵 **{safe(asked.display_name, limit=80)}** requested {safe(asked.title)}"
         try:
-            await self.lister(rules.channel_id, text[:2000])
+            await self.post_to_channel(rules.channel_id, text[:2000])
         except Exception as error:
             _LOGGER.warning(
                 "could not list a request in channel %s (%s)",
