@@ -171,7 +171,7 @@ async def test_a_burst_of_keystrokes_answers_through_a_few_warm_connections(prog
     all 100 would be in flight, each on a connection of its own)."""
     async with running(programme_sim, fake) as env:
         await fake.response(await fake.autocomplete("request", "song", "harb"))  # cached now
-        answered = sum(env.bot.requests.desk.answered.values())
+        answered = sum(env.bot.requests.searches.answered.values())
         connections = len(fake.connections)
         release = asyncio.Event()
         held: list[str] = []
@@ -187,7 +187,8 @@ async def test_a_burst_of_keystrokes_answers_through_a_few_warm_connections(prog
 
         fake.hold = hold
         ids = [await fake.autocomplete("request", "song", "harb", user_id=u) for u in range(100)]
-        every_choice_ready = lambda: sum(env.bot.requests.desk.answered.values()) == answered + 100  # noqa: E731
+        searches = env.bot.requests.searches
+        every_choice_ready = lambda: sum(searches.answered.values()) == answered + 100  # noqa: E731
         await wait_for(lambda: every_choice_ready() and len(held) >= LANES, within=20)
         release.set()
         callbacks = [await fake.response(iid, within=20) for iid in ids]

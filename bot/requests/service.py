@@ -89,7 +89,7 @@ class RequestService:
         storage: Storage,
         *,
         clock: Callable[[], float] = time.time,
-        desk: SearchDesk | None = None,
+        searches: SearchDesk | None = None,
         post_to_channel: ChannelPoster | None = None,
     ) -> None:
         """``post_to_channel`` posts a line in a guild's request channel (None: no lines)."""
@@ -97,7 +97,7 @@ class RequestService:
         self.registry = registry
         self.storage = storage
         self.clock = clock
-        self.desk = desk or SearchDesk(
+        self.searches = searches or SearchDesk(
             settings.request_searches_per_second,
             ttl=settings.request_cache_seconds,
             tokens=self._take_token,
@@ -186,7 +186,7 @@ class RequestService:
                 raise
             return []
         client = self.client(station)
-        found = await self.desk.search(
+        found = await self.searches.search(
             station.slug, typed, lambda: client.search(typed), wait=AUTOCOMPLETE_WAIT
         )
         choices: list[Choice] = []
@@ -268,7 +268,7 @@ class RequestService:
         if title is not None:
             return RequestTrack(value, title)
         client = self.client(station)
-        found = await self.desk.search(
+        found = await self.searches.search(
             station.slug, value, lambda: client.search(value), wait=REQUEST_WAIT, patient=True
         )
         key = normalise_title(value)
