@@ -208,7 +208,7 @@ class _Parts:
                 poll_observers=(alerts.observe, shows.observe),
                 change_listeners=(shows.station_changed,),
                 followed=(alerts.stations, recaps.stations, shows_stations),
-                credit=requests.credits_for,
+                credit=requests.credit_new_play,
             ),
             owner=owner,
             metrics=self.metrics,

@@ -159,9 +159,9 @@ async def test_a_picked_suggestion_is_requested_and_credited_once(service, simul
     assert accepted.title == HARBOUR
     assert simulator.station(1).song_requests.accepted
     play = Play("Harbour Lights", "The Lanterns")
-    credits = await service.credits_for("main", play, "key-1")
+    credits = await service.credit_new_play("main", play, "key-1")
     assert [(c.guild_id, c.user_id, c.name) for c in credits] == [(GUILD, 1, "Ana")]
-    assert await service.credits_for("main", play, "key-2") == ()
+    assert await service.credit_new_play("main", play, "key-2") == ()
 
 
 async def test_text_typed_must_match_a_result(service, simulator):

@@ -404,10 +404,14 @@ class RequestService:
 
     # Credit -----------------------------------------------------------------------------
 
-    async def credits_for(self, slug: str, play: Play, play_key: str) -> tuple[RequestCredit, ...]:
-        """Who asked for ``play`` (each request credited once, to one play): called where plays
-        are fanned out, so every process of a fleet names the same people."""
-        self._queues.pop(slug, None)  # a new play: the queue's "played" changed
+    async def credit_new_play(
+        self, slug: str, play: Play, play_key: str
+    ) -> tuple[RequestCredit, ...]:
+        """A new play went on air: the requests it answers are credited to it in storage (each
+        request once, to one play) and returned, and the station's cached queue is forgotten
+        (its "played" marks changed). Called where plays are fanned out, so every process of a
+        fleet names the same people."""
+        self._queues.pop(slug, None)
         now = self.clock()
         credits = await self.storage.credit_requests(
             slug, title_keys(play), play_key, since=now - self.window, now=now
