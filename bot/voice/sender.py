@@ -69,7 +69,7 @@ class Lane:
     """One guild on the sender: its connection and counters. Nothing else is kept per guild."""
 
     link: VoiceLink
-    key: str
+    station: str  # the station's slug
     after: After | None = None
     frames_sent: int = 0
     audio_frames: int = 0
@@ -96,7 +96,7 @@ class Lane:
 class _Feed:
     """One station on the sender: its one source and the lanes playing it."""
 
-    key: str
+    station: str  # the station's slug
     source: discord.AudioSource
     lanes: list[Lane] = field(default_factory=list)
 
@@ -139,23 +139,28 @@ class VoiceSender:
     # Lanes ----------------------------------------------------------------------------------
 
     def play(
-        self, link: VoiceLink, key: str, source: discord.AudioSource, *, after: After | None = None
+        self,
+        link: VoiceLink,
+        station: str,
+        source: discord.AudioSource,
+        *,
+        after: After | None = None,
     ) -> Lane:
-        """Play station ``key`` on ``link``. ``source`` is this guild's subscription to the
+        """Play ``station`` (its slug) on ``link``. ``source`` is this guild's subscription to the
         station: the first lane of a station keeps it as the station's feed (read once per tick
         for every lane); a later lane's is released at once (the station plays already)."""
-        lane = Lane(link, key, after, _sender=self)
+        lane = Lane(link, station, after, _sender=self)
         release: discord.AudioSource | None = source
         with self._lock:
             if self._closed:
                 raise RuntimeError("the voice sender is closed")
-            feed = self._feeds.get(key)
+            feed = self._feeds.get(station)
             if feed is None or getattr(feed.source, "closed", False):
                 if feed is not None:
                     release = feed.source  # a closed feed gives way to the new subscription
                     feed.source = source
                 else:
-                    feed = self._feeds[key] = _Feed(key, source)
+                    feed = self._feeds[station] = _Feed(station, source)
                     release = None
             feed.lanes.append(lane)
             self._replan()
@@ -188,12 +193,12 @@ class VoiceSender:
     def _drop(self, lane: Lane) -> discord.AudioSource | None:
         """Take ``lane`` out of its feed (under the lock); the source to release (outside the
         lock) when it was the feed's last lane."""
-        feed = self._feeds.get(lane.key)
+        feed = self._feeds.get(lane.station)
         if feed is None or lane not in feed.lanes:
             return None
         feed.lanes.remove(lane)
         if not feed.lanes:
-            del self._feeds[lane.key]  # before the plan is made again: its source is released
+            del self._feeds[lane.station]  # before the plan is made again: its source is released
         self._replan()
         return None if feed.lanes else feed.source
 
@@ -323,7 +328,7 @@ class VoiceSender:
         try:
             packet = feed.source.read()
         except Exception as error:
-            _LOGGER.warning("voice source of %s failed: %s", feed.key, type(error).__name__)
+            _LOGGER.warning("voice source of %s failed: %s", feed.station, type(error).__name__)
             packet = b""
         if not packet:  # the source ended: so does its playback, as AudioPlayer's does
             for lane in list(feed.lanes):
