@@ -61,7 +61,18 @@ class VoiceLink(Protocol):
 
 After = Callable[[Exception | None], None]
 _Plan = tuple[tuple["_Feed", tuple["Lane", ...]], ...]
-_Progress = tuple[int, int, list[bytes], _Plan]  # feed index, lane index, packets read, plan
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Where a tick is: the plan it sends, the packets it read for it, and the feed and lane
+    (indexes into the plan) it is sending to. The sending thread moves ``feed`` and ``lane``
+    along (no new object per packet); a rescue copies them for the thread taking over."""
+
+    plan: _Plan
+    packets: list[bytes]
+    feed: int = 0
+    lane: int = 0
 
 
 @dataclass(eq=False)
@@ -229,7 +240,7 @@ class VoiceSender:
     def _run(self, generation: int, resume: _Progress | None) -> None:
         self._sender_id = threading.get_native_id()
         if resume is not None:
-            self._tick(generation, *resume)
+            self._tick(generation, resume)
             if generation != self._generation:
                 return
         while generation == self._generation:
@@ -258,20 +269,20 @@ class VoiceSender:
             self._finish_ending(generation)
             if generation != self._generation:
                 return  # a closing silence stalled: a new sender thread has the clock
-            self._tick(generation, 0, 0, None, self._plan)
+            self._tick(generation, None)
 
-    def _tick(
-        self,
-        generation: int,
-        start_feed: int,
-        start_lane: int,
-        read: list[bytes] | None,
-        plan: _Plan,
-    ) -> None:
-        """Send one frame of every station to each of its lanes, from (``start_feed``,
-        ``start_lane``) on: a replacement thread goes on where a stuck one stopped, with the
-        plan and packets it had."""
-        packets = read if read is not None else [self._read(feed) for feed, _ in plan]
+    def _tick(self, generation: int, resume: _Progress | None) -> None:
+        """Send one frame of every station to each of its lanes; from ``resume`` on when
+        given: a replacement thread goes on where a stuck one stopped, with the plan and packets
+        it had."""
+        if resume is None:
+            plan = self._plan
+            progress = _Progress(plan, [self._read(feed) for feed, _ in plan])
+        else:
+            progress = resume
+        plan, packets = progress.plan, progress.packets
+        start_feed, start_lane = progress.feed, progress.lane
+        self._progress = progress
         for index in range(start_feed, len(plan)):
             lanes = plan[index][1]
             packet = packets[index] if index < len(packets) else b""
@@ -290,7 +301,7 @@ class VoiceSender:
                     lane.connected = True
                     if lane.frames_sent:
                         lane.link.speaking(True)  # back after a reconnect, as AudioPlayer does
-                self._progress = (index, position, packets, plan)
+                progress.feed, progress.lane = index, position
                 current = self._send(generation, lane, packet)
                 lane.frames_sent += 1
                 if not current:
@@ -396,8 +407,11 @@ class VoiceSender:
             if progress is None:
                 self._spawn(resume=None)
             else:
-                index, position, packets, plan = progress
-                self._spawn(resume=(index, position + 1, packets, plan))
+                self._spawn(
+                    resume=_Progress(
+                        progress.plan, progress.packets, progress.feed, progress.lane + 1
+                    )
+                )
         # (A loaded machine can pause the thread inside a send too: the first one is a warning.)
         _LOGGER.log(
             logging.WARNING if self.rescues == 1 else logging.DEBUG,
