@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Protocol
 
 import discord
@@ -60,6 +61,20 @@ class VoiceLink(Protocol):
 
 
 After = Callable[[Exception | None], None]
+
+
+class _Sent(Enum):
+    """How one send ended, for the thread that made it."""
+
+    OK = "ok"
+    FAILED = "failed"  # the link raised (the lane's error is kept unless it was a goodbye)
+    TAKEN_OVER = "taken over"  # it stalled: a newer sender thread has the clock; this one ends
+
+
+# Read per packet: module names are cheaper to look up than an Enum's members (Python 3.11).
+_OK, _FAILED, _TAKEN_OVER = _Sent.OK, _Sent.FAILED, _Sent.TAKEN_OVER
+
+
 _Plan = tuple[tuple["_Feed", tuple["Lane", ...]], ...]
 
 
@@ -302,20 +317,21 @@ class VoiceSender:
                     if lane.frames_sent:
                         lane.link.speaking(True)  # back after a reconnect, as AudioPlayer does
                 progress.feed, progress.lane = index, position
-                current = self._send(generation, lane, packet)
+                sent = self._send(generation, lane, packet)
                 lane.frames_sent += 1
-                if not current:
-                    return  # this send stalled and another thread took over: end here
+                if sent is _TAKEN_OVER:
+                    return  # another thread goes on with the tick
                 if audio:
                     lane.audio_frames += 1
                 else:
                     lane.silence_frames += 1
 
-    def _send(self, generation: int, lane: Lane, packet: bytes, *, goodbye: bool = False) -> bool:
-        """One send the watchdog can see; False when it failed (a closing silence's failure is
-        no error, as in AudioPlayer) or stalled: then a newer thread has the clock and the lane
-        is freed. Its end and a rescue agree under the lock: either the rescue came first (this
-        thread ends) or the send's end (no rescue for it)."""
+    def _send(self, generation: int, lane: Lane, packet: bytes, *, goodbye: bool = False) -> _Sent:
+        """One send the watchdog can see. A failure is kept as the lane's error, except in a
+        closing silence (``goodbye``: no error, as in AudioPlayer). TAKEN_OVER when it stalled:
+        a newer thread has the clock and the lane is freed. Its end and a rescue agree under the
+        lock: either the rescue came first (this thread ends) or the send's end (no rescue for
+        it)."""
         self._busy = lane
         self._sends += 1
         ok = True
@@ -333,7 +349,8 @@ class VoiceSender:
                 current = generation == self._generation
         if not current:
             lane.stalled = False
-        return current and (ok or not goodbye)
+            return _TAKEN_OVER
+        return _OK if ok else _FAILED
 
     def _read(self, feed: _Feed) -> bytes:
         try:
@@ -360,7 +377,7 @@ class VoiceSender:
             if not lane.stalled and lane.link.is_connected():
                 self._progress = None  # stalled here: the new thread starts with the next tick
                 for _ in range(STOP_SILENCE):
-                    if not self._send(generation, lane, OPUS_SILENCE, goodbye=True):
+                    if self._send(generation, lane, OPUS_SILENCE, goodbye=True) is not _OK:
                         break
                 lane.link.speaking(False)
             lane.ended = True
