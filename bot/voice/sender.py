@@ -1,14 +1,14 @@
 """One sender per process: a steady 20 ms clock that sends each Opus frame of a station to every
-guild playing it (issue 26).
+guild playing it.
 
 discord.py's ``AudioPlayer`` is one thread per guild, each reading its own source and sleeping
-20 ms: at 200 guilds the threads queue for the GIL, sound stutters and the event loop stalls. The
-sender is one thread instead. Each tick it reads one packet per station (the station's one
-``StationAudio``: silence while its decoder restarts) and hands it to every guild's voice client
-through discord.py's public ``send_audio_packet(..., encode=False)``, which keeps what Discord
-needs per connection: the RTP sequence and timestamp, DAVE and the transport encryption. One UDP
-datagram per guild per frame (the socket is non-blocking: a full buffer drops the datagram, as
-discord.py does).
+20 ms: the more guilds, the more threads queue for the GIL, so sound stutters and the event loop
+stalls (figures in docs/benchmarks.md). The sender is one thread instead. Each tick it reads
+one packet per station (the station's one ``StationAudio``: silence while its decoder restarts)
+and hands it to every guild's voice client through discord.py's public
+``send_audio_packet(..., encode=False)``, which keeps what Discord needs per connection: the RTP
+sequence and timestamp, DAVE and the transport encryption. One UDP datagram per guild per frame
+(the socket is non-blocking: a full buffer drops the datagram, as discord.py does).
 
 What ``AudioPlayer`` does per guild, the sender does per :class:`Lane`: SPEAKING when playback
 starts and again when a reconnected connection is back; no packet (and no sequence number used)
@@ -393,9 +393,9 @@ class VoiceSender:
         """Every ``stall_after`` s: a send that has not returned since the last look stalls its
         lane; a new sender thread goes on with the others. While the sender thread is runnable
         (on a CPU or queued for one: a busy machine preempted it) the send is not stuck on its
-        guild: it is waited for up to ``patience`` looks (measured at 300 guilds and load 12,
-        the sender waited for a CPU ten times as long as it ran, and replacing it at each such
-        pause cost a thread start and a frame of the paused guild every time)."""
+        guild: it is waited for up to ``patience`` looks, since replacing a thread the machine
+        merely paused costs a thread start and a frame of the paused guild and gains nothing
+        (how long a loaded machine pauses it: docs/features/voice.md)."""
         seen = -1
         looks = 0
         while not self._closed:
