@@ -119,7 +119,7 @@ async def in_process(fake: FakeDiscord, sim: StationSimulator, args: Any) -> dic
         await fake.response(await fake.autocomplete("request", "song", "warm up"))
         sim.latency = args.latency
         result = await typing(fake, sim, args.listeners, cpu_seconds)
-        result["sources"] = dict(env.bot.requests.desk.answered)
+        result["sources"] = dict(env.bot.requests.searches.answered)
         return result
 
 

@@ -50,18 +50,18 @@ def create_bot(
     *,
     connector: aiohttp.BaseConnector | None = None,
     metrics: Metrics | None = None,
-    said: set[str] | None = None,
+    logged_once: set[str] | None = None,
     clock: Callable[[], float] = time.time,
     commands_only: bool = False,
     **options: Any,
 ) -> OnAirBot:
     """The bot and every service it runs (the composition root: nothing else builds them).
-    ``connector`` lets tests point discord.py at a fake Discord; ``metrics`` and ``said`` (the
-    start-up lines already logged) outlive one attempt of ``onair run``; ``clock`` is the wall
-    clock of the scheduled posts (tests drive alerts and recaps on their own); ``commands_only``
-    builds no voice engine (`onair sync`). ``options`` go to discord.py. A bad
-    ``ONAIR_SECRET_KEY`` raises :class:`KeyBoxError` before anything that needs closing (the
-    session) is made."""
+    ``connector`` lets tests point discord.py at a fake Discord; ``metrics`` and ``logged_once``
+    (the start-up lines already logged) are kept across the attempts of ``onair run``;
+    ``clock`` is the wall clock of the scheduled posts (tests drive alerts and recaps on their
+    own); ``commands_only`` builds no voice engine (`onair sync`). ``options`` go to discord.py.
+    A bad ``ONAIR_SECRET_KEY`` raises :class:`KeyBoxError` before anything that needs closing
+    (the session) is made."""
     keybox = KeyBox(settings.secret_key)
     policy = policy_for(
         settings.allowed_station_hosts,
@@ -102,7 +102,7 @@ def create_bot(
         metrics=metrics or Metrics(),
         shared_info=shared_info,
         clock=clock,
-        voice_engine=(None, None) if commands_only else _voice_engine(session, said),
+        voice_engine=(None, None) if commands_only else _voice_engine(session, logged_once),
     )
     if connector is not None:
         options["connector"] = connector
@@ -193,7 +193,7 @@ class _Parts:
             settings,
             registry,
             storage,
-            lister=_request_lister(bot, gate),
+            post_to_channel=_request_channel_poster(bot, gate),
             languages=bot.guild_lang,
         )
 
@@ -212,7 +212,7 @@ class _Parts:
                 poll_observers=(alerts.observe, shows.observe),
                 change_listeners=(shows.station_changed,),
                 followed=(alerts.stations, recaps.stations, shows_stations),
-                credit=requests.credits_for,
+                credit=requests.credit_new_play,
             ),
             owner=owner,
             metrics=self.metrics,
@@ -242,7 +242,7 @@ class _Parts:
         )
 
 
-def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
+def _request_channel_poster(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Awaitable[None]]:
     """Posts a line in a guild's request channel (no mention can ping)."""
 
     async def post(channel_id: int, text: str) -> None:
@@ -259,20 +259,20 @@ def _request_lister(bot: OnAirBot, gate: RateGate) -> Callable[[int, str], Await
 
 
 def _voice_engine(
-    session: aiohttp.ClientSession, said: set[str] | None
+    session: aiohttp.ClientSession, logged_once: set[str] | None
 ) -> tuple[Broadcasts | None, Probe | None]:
     """The decoders (one FFmpeg per station) and the stream check on the shared session; with no
     FFmpeg, one line now and voice answers "not available" (not a traceback on the first /join)."""
     binary = find_ffmpeg()
     if binary is None:
-        _say(
+        _log_once(
             logging.WARNING,
             f"voice is off: no FFmpeg found (set {FFMPEG_ENV} to its path, or install the "
             "imageio-ffmpeg package or Debian's ffmpeg)",
-            said,
+            logged_once,
         )
         return None, None
-    _say(logging.INFO, f"voice: FFmpeg from {binary.origin}", said)
+    _log_once(logging.INFO, f"voice: FFmpeg from {binary.origin}", logged_once)
 
     # A decoder outlives its last guild by a few seconds: a rejoin or a quick /join again
     # finds it running (no new connection to the stream, no silence while FFmpeg starts).
@@ -288,10 +288,10 @@ def _voice_engine(
     return hub, probe
 
 
-def _say(level: int, line: str, said: set[str] | None) -> None:
-    """Log a start-up fact, once per ``said`` when given: ``onair run`` builds a fresh bot on
-    each retry, and a retry is to cost one line."""
-    if said is None or line not in said:
+def _log_once(level: int, line: str, logged_once: set[str] | None) -> None:
+    """Log a start-up fact, once per ``logged_once`` when given: ``onair run`` builds a fresh
+    bot on each retry, and a retry is to cost one line."""
+    if logged_once is None or line not in logged_once:
         _LOGGER.log(level, "%s", line)
-    if said is not None:
-        said.add(line)
+    if logged_once is not None:
+        logged_once.add(line)

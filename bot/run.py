@@ -144,7 +144,7 @@ class _Health:
 
     def __init__(self) -> None:
         self.metrics = Metrics()
-        self.said: set[str] = set()  # start-up lines logged by an earlier attempt
+        self.logged_once: set[str] = set()  # start-up lines logged by an earlier attempt
         self.bot: OnAirBot | None = None
 
     def healthy(self) -> bool:
@@ -165,7 +165,10 @@ async def _run_with_retries(
         try:
             connector = discord_connector() if discord_connector else None
             bot = create_bot(
-                settings, connector=connector, metrics=health.metrics, said=health.said
+                settings,
+                connector=connector,
+                metrics=health.metrics,
+                logged_once=health.logged_once,
             )
         except KeyBoxError as error:
             print(f"onair: {error.message}", file=sys.stderr)

@@ -148,15 +148,15 @@ async def test_a_station_without_requests_and_one_that_is_down(programme_sim, fa
         text = await private_text(fake, await fake.slash("request", {"song": "umbrella"}))
         assert text == "Song requests are unavailable right now; try again in a little while."
         programme_sim.faults.clear()
-        programme_sim.station(1).desk.off = True
+        programme_sim.station(1).song_requests.off = True
         text = await private_text(fake, await fake.slash("request", {"song": "neon umbrella"}))
         assert text == "**Main FM** is not taking song requests right now."
 
 
 async def test_hostile_titles_are_harmless_choices(programme_sim, fake):
-    desk = programme_sim.station(1).desk
+    song_requests = programme_sim.station(1).song_requests
     hostile = TRACKS[3].__class__("@everyone <@&1> **x**", "\u202e" + "y" * 300, 100.0)
-    desk.library = (hostile, *TRACKS)
+    song_requests.library = (hostile, *TRACKS)
     async with running(programme_sim, fake):
         iid = await fake.autocomplete("request", "song", "everyone")
         callback = await fake.response(iid)
@@ -172,7 +172,7 @@ async def test_a_burst_of_keystrokes_answers_through_a_few_warm_connections(prog
     all 100 would be in flight, each on a connection of its own)."""
     async with running(programme_sim, fake) as env:
         await fake.response(await fake.autocomplete("request", "song", "harb"))  # cached now
-        answered = sum(env.bot.requests.desk.answered.values())
+        answered = sum(env.bot.requests.searches.answered.values())
         connections = len(fake.connections)
         release = asyncio.Event()
         held: list[str] = []
@@ -188,7 +188,8 @@ async def test_a_burst_of_keystrokes_answers_through_a_few_warm_connections(prog
 
         fake.hold = hold
         ids = [await fake.autocomplete("request", "song", "harb", user_id=u) for u in range(100)]
-        every_choice_ready = lambda: sum(env.bot.requests.desk.answered.values()) == answered + 100  # noqa: E731
+        searches = env.bot.requests.searches
+        every_choice_ready = lambda: sum(searches.answered.values()) == answered + 100  # noqa: E731
         await wait_for(lambda: every_choice_ready() and len(held) >= LANES, within=20)
         release.set()
         callbacks = [await fake.response(iid, within=20) for iid in ids]
@@ -201,7 +202,7 @@ async def test_many_ping_opt_ins_ping_as_many_as_fit_and_name_the_rest(programme
     """95 listeners ask for one song with ping: the post is not refused for its length (2,000
     characters of content, 100 user mentions): the first are pinged, the rest named, and
     nobody is pinged who is not in the content."""
-    programme_sim.station(1).desk.duplicates = True
+    programme_sim.station(1).song_requests.duplicates = True
     listeners = [10**17 * 7 + n for n in range(95)]  # 18-digit ids, as Discord's are now
     for n, user in enumerate(listeners):
         fake.user_names[user] = f"Listener {n}"

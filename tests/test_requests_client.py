@@ -35,9 +35,9 @@ async def test_search_finds_tracks_with_ids_as_numbers_or_strings(simulator, ses
     found = await requests.search("harbour")
     assert found.tracks == (RequestTrack("1001", harbour()),)
     assert found.refusal is None
-    simulator.station(1).desk.shape = "strings"
+    simulator.station(1).song_requests.shape = "strings"
     assert (await requests.search("Harbour")).tracks == found.tracks
-    simulator.station(1).desk.shape = "bare_list"
+    simulator.station(1).song_requests.shape = "bare_list"
     assert (await requests.search("HARBOUR")).tracks == found.tracks
 
 
@@ -62,7 +62,7 @@ async def test_an_accepted_request_plays_next_and_is_queued(simulator, session, 
     station = simulator.station(1)
     now = station.programme.at(clock()).number
     await requests.request("1001")
-    [(number, item)] = station.desk.accepted
+    [(number, item)] = station.song_requests.accepted
     assert item.cast_title == harbour()
     # The next slot, unless that is a live show (then the one after).
     assert number == now + 1 or station.programme.airing(now + 1).item.kind == "live"
@@ -78,8 +78,8 @@ async def test_refusals_carry_the_stations_reason(simulator, session):
     with pytest.raises(RequestRefused) as refused:
         await requests.request("1001")
     assert refused.value.reason == "This song has already been requested"
-    simulator.station(1).desk.refusal = "Limit reached: 2 requests an hour"
-    simulator.station(1).desk.refusal_key = "errdetail"
+    simulator.station(1).song_requests.refusal = "Limit reached: 2 requests an hour"
+    simulator.station(1).song_requests.refusal_key = "errdetail"
     with pytest.raises(RequestRefused) as refused:
         await requests.request("1002")
     assert refused.value.reason == "Limit reached: 2 requests an hour"
@@ -87,13 +87,13 @@ async def test_refusals_carry_the_stations_reason(simulator, session):
 
 
 async def test_success_instead_of_error_is_accepted(simulator, session):
-    simulator.station(1).desk.shape = "success_key"
+    simulator.station(1).song_requests.shape = "success_key"
     await client(simulator, session).request("1003")
-    assert simulator.station(1).desk.accepted
+    assert simulator.station(1).song_requests.accepted
 
 
 async def test_requests_off_is_told_apart_by_the_queue(simulator, session):
-    simulator.station(1).desk.off = True
+    simulator.station(1).song_requests.off = True
     requests = client(simulator, session)
     with pytest.raises(RequestsOff):
         await requests.queue()

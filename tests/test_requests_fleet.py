@@ -53,7 +53,7 @@ async def test_two_processes_credit_a_play_once(postgres_url, session: aiohttp.C
 
             def followers(settings, registry, storage, tag=name):  # type: ignore[no-untyped-def]
                 requests = RequestService(settings, registry, storage)
-                return Followers(credit=counting(tag, requests.credits_for))
+                return Followers(credit=counting(tag, requests.credit_new_play))
 
             service = await rig.service(name, shard, Recorder(name), subs, followers)
             await rig.start_listening(service)

@@ -171,11 +171,11 @@ async def test_a_picked_suggestion_is_requested_and_credited_once(service, simul
     assert [(c.name, c.value) for c in choices] == [(HARBOUR, "1001")]
     accepted = await ask(service, "1001")
     assert accepted.title == HARBOUR
-    assert simulator.station(1).desk.accepted
+    assert simulator.station(1).song_requests.accepted
     play = Play("Harbour Lights", "The Lanterns")
-    credits = await service.credits_for("main", play, "key-1")
+    credits = await service.credit_new_play("main", play, "key-1")
     assert [(c.guild_id, c.user_id, c.name) for c in credits] == [(GUILD, 1, "Ana")]
-    assert await service.credits_for("main", play, "key-2") == ()
+    assert await service.credit_new_play("main", play, "key-2") == ()
 
 
 async def test_text_typed_must_match_a_result(service, simulator):
@@ -183,23 +183,23 @@ async def test_text_typed_must_match_a_result(service, simulator):
         await ask(service, "zzzz nothing")
     with pytest.raises(BadInput, match="songs on \\*\\*Main FM\\*\\* match"):
         await ask(service, "the")
-    assert not simulator.station(1).desk.accepted
+    assert not simulator.station(1).song_requests.accepted
     # The full title typed by hand is that song.
     assert (await ask(service, "the lanterns - HARBOUR lights")).title == HARBOUR
 
 
 async def test_the_stations_reason_and_requests_off(roomy, simulator, clock):
-    simulator.station(1).desk.refusal = "You can request 1 song per hour"
+    simulator.station(1).song_requests.refusal = "You can request 1 song per hour"
     with pytest.raises(BadInput, match="didn't accept the request: You can request 1 song"):
         await ask(roomy, HARBOUR)
-    simulator.station(1).desk.refusal = None
+    simulator.station(1).song_requests.refusal = None
     await roomy.suggestions(GUILD, main(roomy), "harbour", user_id=1)  # offered: by id
-    simulator.station(1).desk.off = True
+    simulator.station(1).song_requests.off = True
     clock.advance(11.0)  # the queue read with the first refusal is no longer reused
     with pytest.raises(BadInput, match="not taking song requests right now"):
         await ask(roomy, "1001")
     # Refused requests do not count toward the cooldown.
-    simulator.station(1).desk.off = False
+    simulator.station(1).song_requests.off = False
     assert (await ask(roomy, "1001")).title == HARBOUR
 
 
@@ -221,7 +221,7 @@ async def test_requests_matching_nothing_ask_the_station_once(service, simulator
 
 
 async def test_refusals_repeated_reuse_the_queue(roomy, simulator):
-    simulator.station(1).desk.refusal = "Requests are paused for the news"
+    simulator.station(1).song_requests.refusal = "Requests are paused for the news"
     for user in range(10):
         with pytest.raises(BadInput, match="paused for the news"):
             await ask(roomy, HARBOUR, user=user)

@@ -130,11 +130,11 @@ async def test_a_token_storage_cannot_grant_in_time_means_no_search(simulator, t
     answers at once with nothing and sends no search; once storage answers, it searches."""
     async with token_row_held(simulator, tmp_path) as (service, station, release):
         assert await service.suggestions(GUILD, station, "harb") == []
-        assert service.desk.upstream == 0
+        assert service.searches.upstream == 0
         await release()
         choices = await service.suggestions(GUILD, station, "harbo")
         assert [c.value for c in choices] == ["1001"]
-        assert service.desk.upstream == 1
+        assert service.searches.upstream == 1
 
 
 async def test_two_processes_flooding_keystrokes_send_one_rate_between_them(simulator, tmp_path):
@@ -162,7 +162,7 @@ async def test_two_processes_flooding_keystrokes_send_one_rate_between_them(simu
                 )
             )
             ended = float(await admin.fetchval(clock_sql))
-            sent = sum(service.desk.upstream for service in services)
+            sent = sum(service.searches.upstream for service in services)
             seconds = int(ended) - int(began) + 1
             assert 1 <= sent <= settings.request_searches_per_second * seconds
     finally:
@@ -185,5 +185,5 @@ async def test_a_request_storage_grants_no_token_for_is_unavailable_not_unmatche
                 role_ids=(),
                 typed="The Lanterns - Harbour Lights",
             )
-        assert service.desk.upstream == 0
-        assert not simulator.station(1).desk.accepted
+        assert service.searches.upstream == 0
+        assert not simulator.station(1).song_requests.accepted

@@ -159,7 +159,7 @@ class FanOut:
         try:
             return await self.credit(slug, play, play_key)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error, _LOGGER, "could not credit requests of %s (%s)", slug, describe(error)
             )
             return ()

@@ -78,7 +78,7 @@ class FleetCoordinator:
         try:
             await self.storage.release_watches(self.owner)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "could not give the watch leases back (%s); they run out in %.0fs",
@@ -95,7 +95,7 @@ class FleetCoordinator:
         try:
             await self.storage.release_watches(self.owner, job_ids)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error, _LOGGER, "could not give watch leases back (%s)", describe(error)
             )
 
@@ -104,7 +104,7 @@ class FleetCoordinator:
         try:
             await self.storage.publish_play(announcement_id)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "could not publish announcement %d (%s); the other processes' sweeps find it",
@@ -213,7 +213,7 @@ class FleetCoordinator:
                 [(job_id, payload, at.timestamp()) for job_id, payload, at in states]
             )
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error, _LOGGER, "could not store the stations' latest info (%s)", describe(error)
             )
             return

@@ -275,7 +275,7 @@ class DeliveryOutbox:
                 announcement_id, sub_id, self.owner, now=time.time()
             )
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "could not release the delivery to subscription %d (%s); it is retried when "

@@ -21,6 +21,7 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from ..config import PollSettings as PollSettings  # re-exported: where the policy is read
 from ..station import Play, RecentItem, StationInfo
@@ -30,14 +31,25 @@ from .detector import PLACEHOLDER_TITLES
 
 
 @dataclass(slots=True)
-class _Unknown:
-    """The item of unknown length on air."""
+class _OpenEndedItem:
+    """The item of unknown length (a live show) on air: its title key, when it began (on our
+    clock), whether that start was seen rather than assumed, the next title announced when it
+    began, and whether the station has queued something else since (its end is near)."""
 
     key: str
     started: datetime
     start_known: bool
     next_at_start: str
     cued: bool = False
+
+
+class _Switch(NamedTuple):
+    """The last play seen to begin: its title key, its start on our clock, and whether that
+    start came from its position (exact) rather than from when it was first seen."""
+
+    key: str
+    at: datetime
+    exact: bool
 
 
 def switch_moment(info: StationInfo, latency: float = 0.0) -> datetime | None:
@@ -79,10 +91,8 @@ class PollPolicy:
         self._misses = 0
         self.failures = 0
         self.lengths: OrderedDict[str, deque[float]] = OrderedDict()
-        self._unknown: _Unknown | None = None
-        # The last play seen to begin: its title key, its start on our clock, and whether that
-        # start came from its position (exact) rather than from when it was first seen.
-        self._last_switch: tuple[str, datetime, bool] | None = None
+        self._open_ended: _OpenEndedItem | None = None
+        self._last_switch: _Switch | None = None
         self._answered_at: datetime | None = None  # when the last answer before this one came
 
     # Learning ---------------------------------------------------------------------------
@@ -112,13 +122,13 @@ class PollPolicy:
             stamped = self._stamped_start(key, info)
             if stamped is not None:
                 at = min(at, stamped)
-        unknown = self._unknown
-        if unknown is not None and unknown.start_known and unknown.key != key:
-            gap = _aired_after(unknown.key, key, info)
+        ended = self._open_ended
+        if ended is not None and ended.start_known and ended.key != key:
+            gap = _aired_after(ended.key, key, info)
             if gap is not None:
-                self._learn_length(unknown.key, (at - unknown.started).total_seconds() - gap)
-        self._unknown = None
-        self._last_switch = (key, at, exact)
+                self._learn_length(ended.key, (at - ended.started).total_seconds() - gap)
+        self._open_ended = None
+        self._last_switch = _Switch(key, at, exact)
 
     def _stamped_start(self, key: str, info: StationInfo) -> datetime | None:
         """When the play on air in ``info`` began by the station's ``recent`` start times, on
@@ -131,17 +141,17 @@ class PollPolicy:
         the last answer that still showed the play before (start times can be wrong).
         """
         previous = self._last_switch
-        if previous is None or not previous[2] or len(info.recent) < 2:
+        if previous is None or not previous.exact or len(info.recent) < 2:
             return None
         now, before = info.recent[0], info.recent[1]
         if now.started is None or before.started is None:
             return None
-        if _key(now.title) != key or _key(before.title) != previous[0]:
+        if _key(now.title) != key or _key(before.title) != previous.key:
             return None
         ran = (now.started - before.started).total_seconds()
         if not 0 <= ran < 86_400:
             return None
-        stamped = previous[1] + timedelta(seconds=ran + 0.5)
+        stamped = previous.at + timedelta(seconds=ran + 0.5)
         if self._answered_at is not None:
             stamped = max(stamped, self._answered_at)
         return stamped
@@ -293,7 +303,7 @@ class PollPolicy:
             self.expected_end = None
             self._misses = 0
             return self._unknown_length(info, play)
-        self._unknown = None
+        self._open_ended = None
         remaining = (playback.length - playback.position).total_seconds()
         self.expected_end = info.fetched_at + timedelta(seconds=remaining)
         until_change = remaining + self.offset
@@ -323,31 +333,32 @@ class PollPolicy:
         title = play.display if play is not None else info.on_air_title or ""
         key = _key(title)
         upcoming = _key(info.next_display)
-        unknown = self._unknown
-        if unknown is None or unknown.key != key:
-            if self._last_switch is not None and self._last_switch[0] == key:
-                started, known = self._last_switch[1], True  # we saw it begin
+        item = self._open_ended
+        if item is None or item.key != key:
+            switch = self._last_switch
+            if switch is not None and switch.key == key:
+                started, known = switch.at, True  # we saw it begin
             else:
                 started, known = info.fetched_at, False  # on air when watching began
-            unknown = self._unknown = _Unknown(key, started, known, upcoming)
-        if upcoming != unknown.next_at_start and upcoming not in PLACEHOLDER_TITLES:
-            unknown.cued = True  # the station has queued what follows: the end is near
+            item = self._open_ended = _OpenEndedItem(key, started, known, upcoming)
+        if upcoming != item.next_at_start and upcoming not in PLACEHOLDER_TITLES:
+            item.cued = True  # the station has queued what follows: the end is near
         fast = self._clamp(s.end_interval * self._rng.uniform(0.95, 1.0))
-        window = self.end_window(title) if unknown.start_known else None
+        window = self.end_window(title) if item.start_known else None
         if window is not None:
             # Reaches the station (half a round trip after it is sent) one end cadence after
             # the earliest expected end: an end in between is found within the cadence.
-            elapsed = (info.fetched_at - unknown.started).total_seconds() + self.latency / 2
+            elapsed = (info.fetched_at - item.started).total_seconds() + self.latency / 2
             until = window[0] + self._end_catch() - elapsed
             if until > s.max_interval:
                 # Skip checks at most max_interval apart, the last one being that first poll.
                 return self._clamp(until / math.ceil(until / s.max_interval))
             if until > 0.2:
                 return self._clamp(until + self._rng.uniform(0, 0.05))
-            if elapsed <= window[1] or unknown.cued:
+            if elapsed <= window[1] or item.cued:
                 return fast
             # Longer than it has ever run: back to the steady cadence (or the cue) for it.
-        elif unknown.cued:
+        elif item.cued:
             return fast
         # Never longer than steady_interval: an end is found within it.
         return self._clamp(s.steady_interval * self._rng.uniform(0.9, 1.0))
@@ -388,9 +399,10 @@ def _aired_after(show: str, key: str, info: StationInfo) -> float | None:
     clock and zone cancel out). None when something aired in between and its start is not
     known: a length measured up to this play would be too long, so none is learned.
 
-    Without it, a short play after a show (shorter than the cadence the show's end is polled
-    at) made the show's learned length run to the start of the play after it, and its next
-    airing's end was then expected (and polled for) seconds too late."""
+    A show's learned length ends where the show ended: a play after it shorter than the
+    cadence its end is polled at can air between two polls, so the first play seen after the
+    show is the one after that; counted in, it would make the next airing's end expected (and
+    polled for) seconds too late."""
     recent = info.recent[:SCANNED]  # as many as catchup looks at
     if not recent or not _entry_is(recent[0], key):
         return 0.0

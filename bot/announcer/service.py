@@ -324,7 +324,7 @@ class AnnouncerService:
         try:
             found = await self.storage.announcement_of(announcement_id)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "could not read announcement %d (%s)",
@@ -355,7 +355,7 @@ class AnnouncerService:
         try:
             await self.sweep(announcement_id=announcement_id)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "could not read published announcement %d (%s); the sweep retries it",
@@ -367,7 +367,7 @@ class AnnouncerService:
         try:
             await self.sweep()
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error, _LOGGER, "could not look for pending announcements (%s)", describe(error)
             )
 

@@ -55,7 +55,9 @@ class GuildLanguages:
         try:
             language = (await self.storage.guild_settings(guild_id)).language
         except Exception as error:
-            self.storage.outlive(error, _LOGGER, "a guild's language not read: %s", error)
+            self.storage.log_fault_or_raise(
+                error, _LOGGER, "a guild's language not read: %s", error
+            )
             return known[0] if known is not None else ""
         if changes != self._changes:
             return language  # changed meanwhile: what was read may be the old language

@@ -142,7 +142,7 @@ class PlayRecorder:
                 item.slug, item.play, item.listeners, item.detected
             )
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "could not record %r in the history of %s (%s); kept to be written when storage "

@@ -1,7 +1,7 @@
 """The setup commands' embeds and replies: the guild's stations, settings, announcements, status.
 
 Every reply here is private, so it is said in the admin's own language (``lang``, from
-``interaction.locale``); English is the default and reads exactly as before.
+``interaction.locale``); English is the default, and its text is the msgid.
 """
 
 from __future__ import annotations
@@ -329,7 +329,7 @@ def unannounced(channel: str, removed: int, lang: Lang = ENGLISH) -> str:
 
 
 def resumed(channel: str, count: int, lang: Lang = ENGLISH) -> str:
-    """The reply to /onair resume (English as before: "Resumed 2 announcement(s) in #x.")."""
+    """The reply to /onair resume (in English: "Resumed 2 announcement(s) in #x.")."""
     return lang.tn(
         "Resumed {count} announcement(s) in {channel}.",
         "Resumed {count} announcement(s) in {channel}.",

@@ -65,7 +65,7 @@ def recap_embed(summary: dict[str, Any], lang: Lang = ENGLISH) -> discord.Embed:
     if not plays:
         text = f"{period}\n" + lang.t("OnAir saw no plays this week.")
     else:
-        # English says "plays" for one too, as before; others pick their plural form.
+        # English says "plays" for one too (its msgid); others pick their plural form.
         text = lang.tn(
             "{period} · **{count}** plays", "{period} · **{count}** plays", plays, period=period
         )

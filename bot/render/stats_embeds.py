@@ -96,7 +96,7 @@ def stats_embed(
         rest = ranked[TOP_COUNTRIES:]
         if rest:
             share = percent(lang, sum(c.value for c in rest) / total)
-            # English says "countries" for one too, as before; others pick their plural form.
+            # English says "countries" for one too (its msgid); others pick their plural form.
             more = lang.tn(
                 "and {count} more countries ({share})",
                 "and {count} more countries ({share})",

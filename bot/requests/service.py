@@ -45,14 +45,14 @@ REQUEST_WAIT = 4.0  # seconds /request waits for a search (it has deferred: 15 m
 CHOICES = 25  # Discord's most autocomplete choices
 CHOICE_NAME = 100  # Discord's longest choice name and string value
 QUEUE_TTL = 10.0  # seconds a station's queue is reused (public clients poll it every 15 s)
-OFFERED = 20_000  # (station, id) of suggestions remembered to resolve a picked choice
+SUGGESTIONS_KEPT = 20_000  # (station, id) of suggestions remembered to resolve a picked choice
 NAME_LIMIT = 80  # characters of a display name kept
 SWITCH_TTL = 30.0  # seconds autocomplete reuses a guild's on/off for a station (another
 # process of a fleet sees a change within this; /request itself always reads storage)
 SWITCHES = 10_000  # (guild, station) switches remembered
 TOKEN_WAIT = 0.25  # seconds a search waits for storage to grant a token (else: no search)
 
-Lister = Callable[[int, str], Awaitable[None]]
+ChannelPoster = Callable[[int, str], Awaitable[None]]
 Languages = Callable[[int], Awaitable[Lang]]  # a guild's language for its public posts
 Gates = tuple[bool, RequestSettings]  # (requests on, the guild's rules)
 
@@ -94,25 +94,25 @@ class RequestService:
         storage: Storage,
         *,
         clock: Callable[[], float] = time.time,
-        desk: SearchDesk | None = None,
-        lister: Lister | None = None,
+        searches: SearchDesk | None = None,
+        post_to_channel: ChannelPoster | None = None,
         languages: Languages | None = None,
     ) -> None:
-        """``lister`` posts a line in a guild's request channel (None: no channel lines), in the
-        guild's language as ``languages`` tells it (None: English)."""
+        """``post_to_channel`` posts a line in a guild's request channel (None: no lines), in
+        the guild's language as ``languages`` tells it (None: English)."""
         self.settings = settings
         self.registry = registry
         self.storage = storage
         self.clock = clock
-        self.desk = desk or SearchDesk(
+        self.searches = searches or SearchDesk(
             settings.request_searches_per_second,
             ttl=settings.request_cache_seconds,
             tokens=self._take_token,
         )
         self.window = settings.request_credit_hours * 3600.0
-        self.lister = lister
+        self.post_to_channel = post_to_channel
         self.languages = languages
-        self._offered: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._suggested: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._queues: dict[str, tuple[float, tuple[QueuedSong, ...]]] = {}
         # (guild, station): (valid until, (requests on, the guild's rules))
         self._switches: dict[tuple[int, str], tuple[float, Gates]] = {}
@@ -134,25 +134,27 @@ class RequestService:
             return False
         except Exception as error:
             name = type(error).__name__
-            self.storage.outlive(error, _LOGGER, "song search tokens are unavailable (%s)", name)
+            self.storage.log_fault_or_raise(
+                error, _LOGGER, "song search tokens are unavailable (%s)", name
+            )
             return False
 
     # Who may ask ------------------------------------------------------------------------
 
     @staticmethod
-    def offered(station: StationConfig, guild_id: int) -> bool:
+    def requests_allowed(station: StationConfig, guild_id: int) -> bool:
         """The owner turned requests on for the station, or it is the guild's own station."""
         return station.requests or (bool(station.owner_guild) and station.owner_guild == guild_id)
 
     async def enabled(self, guild_id: int, station: StationConfig) -> bool:
-        if not self.offered(station, guild_id):
+        if not self.requests_allowed(station, guild_id):
             return False
         choice = await self.storage.requests_enabled(guild_id, station.slug)
         return station.requests if choice is None else choice
 
     async def _check_enabled(self, guild_id: int, station: StationConfig) -> None:
         name = safe(station.name, limit=80)
-        if not self.offered(station, guild_id):
+        if not self.requests_allowed(station, guild_id):
             raise BadInput(errors.REQUESTS_NOT_OFFERED, station=name)
         if not await self.enabled(guild_id, station):
             raise BadInput(errors.REQUESTS_OFF_HERE, station=name)
@@ -167,7 +169,7 @@ class RequestService:
         """:meth:`enabled` and the guild's rules (the role /request needs), read once per guild
         and station every ``SWITCH_TTL`` (a burst of keystrokes shares one read): a keystroke
         costs no storage round trip."""
-        if not self.offered(station, guild_id):
+        if not self.requests_allowed(station, guild_id):
             return False, RequestSettings(guild_id)
         key = (guild_id, station.slug)
         known = self._switches.get(key)
@@ -222,7 +224,7 @@ class RequestService:
                 return False
 
         client = self.client(station)
-        found = await self.desk.search(
+        found = await self.searches.search(
             station.slug,
             typed,
             lambda: client.search(typed),
@@ -235,7 +237,7 @@ class RequestService:
             name = plain(track.title, limit=CHOICE_NAME)
             if not name or len(track.id) > CHOICE_NAME:
                 continue
-            self._remember(station.slug, track)
+            self._remember_suggestion(station.slug, track)
             choices.append(Choice(name, track.id))
             if len(choices) == CHOICES:
                 break
@@ -262,11 +264,11 @@ class RequestService:
             self._waits[key] = (min(blocked[1], now + SWITCH_TTL), False)
         return blocked is None
 
-    def _remember(self, slug: str, track: RequestTrack) -> None:
-        self._offered[(slug, track.id)] = track.title
-        self._offered.move_to_end((slug, track.id))
-        if len(self._offered) > OFFERED:
-            self._offered.popitem(last=False)
+    def _remember_suggestion(self, slug: str, track: RequestTrack) -> None:
+        self._suggested[(slug, track.id)] = track.title
+        self._suggested.move_to_end((slug, track.id))
+        if len(self._suggested) > SUGGESTIONS_KEPT:
+            self._suggested.popitem(last=False)
 
     # /request ---------------------------------------------------------------------------
 
@@ -314,7 +316,7 @@ class RequestService:
         try:
             # The request itself is one of the station's calls too (the user's cooldown
             # bounds how often; the station's rate, how many at once).
-            if not await self.desk.take_within(station.slug, None, REQUEST_WAIT):
+            if not await self.searches.take_within(station.slug, None, REQUEST_WAIT):
                 raise RequestsUnavailable()
             await self.client(station).request(track.id)
         except BaseException as error:
@@ -325,18 +327,18 @@ class RequestService:
         await self.storage.request_accepted(request_id)
         self.forget_queue(station)  # the queue changed
         self._waits.pop(party, None)  # the cooldown starts: read again
-        listed = await self._list(rules, asked)
+        listed = await self._post_to_request_channel(rules, asked)
         return Accepted(track.title, listed)
 
     async def _resolve(self, station: StationConfig, typed: str, party: Party) -> RequestTrack:
         """The track a picked suggestion names, else the search result titled exactly as
         typed; BadInput when none is (nothing is requested)."""
         value = typed.strip()
-        title = self._offered.get((station.slug, value))
+        title = self._suggested.get((station.slug, value))
         if title is not None:
             return RequestTrack(value, title)
         client = self.client(station)
-        found = await self.desk.search(
+        found = await self.searches.search(
             station.slug,
             value,
             lambda: client.search(value),
@@ -395,10 +397,10 @@ class RequestService:
             return BadInput(errors.REQUEST_COOLDOWN, when=when)
         return BadInput(errors.REQUEST_CAP, cap=rules.hourly_cap, when=when)
 
-    async def _list(self, rules: RequestSettings, asked: NewRequest) -> bool:
+    async def _post_to_request_channel(self, rules: RequestSettings, asked: NewRequest) -> bool:
         """Best effort: the request channel misses a line rather than failing the request.
         The line is public: in the guild's language, not the requester's."""
-        if not rules.channel_id or self.lister is None:
+        if not rules.channel_id or self.post_to_channel is None:
             return False
         try:
             lang = ENGLISH if self.languages is None else await self.languages(rules.guild_id)
@@ -407,7 +409,7 @@ class RequestService:
                 name=safe(asked.display_name, limit=80),
                 title=safe(asked.title, limit=300),
             )
-            await self.lister(rules.channel_id, text[:2000])
+            await self.post_to_channel(rules.channel_id, text[:2000])
         except Exception as error:
             _LOGGER.warning(
                 "could not list a request in channel %s (%s)",
@@ -427,7 +429,7 @@ class RequestService:
         cached = self._queues.get(station.slug)
         if cached is not None and cached[0] > self.clock():
             return cached[1]
-        if not await self.desk.take_within(station.slug, party, wait):
+        if not await self.searches.take_within(station.slug, party, wait):
             raise RequestsUnavailable()
         songs = await self.client(station).queue(20)
         self._queues[station.slug] = (self.clock() + QUEUE_TTL, songs)
@@ -472,7 +474,7 @@ class RequestService:
         channel_id: int | None,
     ) -> tuple[bool, RequestSettings]:
         """Save what the admin gave (None: unchanged); the station's state and the rules."""
-        if enabled and not self.offered(station, guild_id):
+        if enabled and not self.requests_allowed(station, guild_id):
             raise BadInput(errors.REQUESTS_OWN_STATION, station=safe(station.name))
         if enabled is not None:
             await self.storage.set_requests_enabled(guild_id, station.slug, enabled)
@@ -500,7 +502,9 @@ class RequestService:
 
     # Credit -----------------------------------------------------------------------------
 
-    async def credits_for(self, slug: str, play: Play, play_key: str) -> tuple[RequestCredit, ...]:
+    async def credit_new_play(
+        self, slug: str, play: Play, play_key: str
+    ) -> tuple[RequestCredit, ...]:
         """Who asked for ``play`` (each request credited once, to one play): called where plays
         are fanned out, so every process of a fleet names the same people."""
         self._queues.pop(slug, None)  # a new play: the queue's "played" changed

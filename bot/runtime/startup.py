@@ -78,13 +78,13 @@ def start_line(bot: discord.Client) -> str:
 
 def announce_when_ready(bot: commands.Bot | commands.AutoShardedBot, backoff: Backoff) -> None:
     """Log the start line on the first READY (every shard ready) and reset the backoff."""
-    said = False
+    logged = False
 
     async def on_ready() -> None:
-        nonlocal said
+        nonlocal logged
         backoff.reset()
-        if not said:
-            said = True
+        if not logged:
+            logged = True
             _LOGGER.info("%s", start_line(bot))
 
     bot.add_listener(on_ready, "on_ready")

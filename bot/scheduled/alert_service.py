@@ -103,7 +103,7 @@ class AlertService(GuildPosts):
                     await self._decide(name, seen, now)
                 except Exception as error:
                     # The state is unchanged: the next poll decides again (same keys, once).
-                    self.storage.outlive(
+                    self.storage.log_fault_or_raise(
                         error, _LOGGER, "could not evaluate the alerts of %s (%s)", name, error
                     )
 

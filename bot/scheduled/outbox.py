@@ -169,7 +169,7 @@ class PostOutbox:
                 return
             await self._deliver(post)
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error,
                 _LOGGER,
                 "storage failed sending post %s (%s); the sweep retries it",
@@ -223,6 +223,6 @@ class PostOutbox:
         try:
             await self.storage.release_post(key, self.owner, now=self.clock())
         except Exception as error:
-            self.storage.outlive(
+            self.storage.log_fault_or_raise(
                 error, _LOGGER, "could not release post %s (%s); its lease runs out", key, error
             )

@@ -116,7 +116,9 @@ class ShowsService:
         except Exception as error:
             if self.client.is_closed():
                 return  # the bot stopped right after READY: its storage is closed, nothing to tell
-            self.storage.outlive(error, _LOGGER, "live-show event permissions not checked")
+            self.storage.log_fault_or_raise(
+                error, _LOGGER, "live-show event permissions not checked"
+            )
             return
         for guild_id, station in pairs:
             if self.handles_guild(guild_id):

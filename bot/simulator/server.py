@@ -301,14 +301,14 @@ class StationSimulator(StartStop):
         station = await self._public(request, "songrequestsearch")
         if not isinstance(station, SimStation):
             return station
-        return _json(station.desk.search(request.query.get("q", "")))
+        return _json(station.song_requests.search(request.query.get("q", "")))
 
     async def _request_make(self, request: web.Request) -> web.StreamResponse:
         station = await self._public(request, "songrequestmake")
         if not isinstance(station, SimStation):
             return station
         now = station.programme.at(self.clock()).number
-        return _json(station.desk.make(request.query.get("id", ""), now))
+        return _json(station.song_requests.make(request.query.get("id", ""), now))
 
     async def _request_list(self, request: web.Request) -> web.StreamResponse:
         station = await self._public(request, "songrequestlist")
@@ -319,7 +319,7 @@ class StationSimulator(StartStop):
         except ValueError:
             count = 10
         now = station.programme.at(self.clock()).number
-        return _json(station.desk.listing(count, now))
+        return _json(station.song_requests.listing(count, now))
 
     async def _admin_counters(self, request: web.Request) -> web.Response:
         return _json(dict(self.counters))
@@ -348,14 +348,14 @@ class StationSimulator(StartStop):
         """Switch a station's request rules: off, shape, refusal (and its member)."""
         try:
             body = await request.json()
-            desk = self.station(body.get("station", 1)).desk
-            desk.off = bool(body.get("off", desk.off))
-            shape = body.get("shape", desk.shape)
+            rules = self.station(body.get("station", 1)).song_requests
+            rules.off = bool(body.get("off", rules.off))
+            shape = body.get("shape", rules.shape)
             if shape not in REQUEST_SHAPES:
                 raise ValueError(f"unknown shape {shape!r}; known: {sorted(REQUEST_SHAPES)}")
-            desk.shape = shape
-            desk.refusal = body.get("refusal", desk.refusal)
-            desk.refusal_key = body.get("refusal_key", desk.refusal_key)
+            rules.shape = shape
+            rules.refusal = body.get("refusal", rules.refusal)
+            rules.refusal_key = body.get("refusal_key", rules.refusal_key)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             return _json({"error": str(exc)}, status=400)
         return _json({"ok": True})

@@ -71,10 +71,10 @@ class SimStation:
     # "port443", …; "station_url" is the website): broken or hostile URLs for tests.
     typed_links: dict[str, str] = field(default_factory=dict)
     # Song requests (``/w/songrequest*``): its rules and queue.
-    desk: RequestDesk = field(init=False)
+    song_requests: RequestDesk = field(init=False)
 
     def __post_init__(self) -> None:
-        self.desk = RequestDesk(self.programme)
+        self.song_requests = RequestDesk(self.programme)
 
     # Authentication ---------------------------------------------------------------------
 

@@ -96,7 +96,9 @@ class Storage(
         """Whether ``error`` is the database failing (locked, read-only, full, gone): worth
         retrying, unlike a bug in the caller."""
 
-    def outlive(self, error: Exception, logger: logging.Logger, message: str, *args: Any) -> None:
+    def log_fault_or_raise(
+        self, error: Exception, logger: logging.Logger, message: str, *args: Any
+    ) -> None:
         """Called in an ``except`` block: ``error`` is raised again unless it is the database
         failing; that is logged (``message % args``) as ``health`` decides, and the caller goes
         on without what failed."""
@@ -104,8 +106,8 @@ class Storage(
             raise error
         self.health.warn(logger, message, *args)
 
-    async def _noted(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
-        """Run one database operation, noting in ``health`` whether storage failed it."""
+    async def _monitored(self, operation: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
+        """Run one database operation, recording in ``health`` whether storage failed it."""
         began = self.health.begin()
         try:
             result = await operation()

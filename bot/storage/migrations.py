@@ -261,11 +261,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (guild_id, station)
     );
     """,
-    # The guild's language for its public posts (issue 24): '' = Discord's preferred locale.
+    # The guild's language for its public posts: '' = Discord's preferred locale.
     """
     ALTER TABLE guild_settings ADD COLUMN language TEXT NOT NULL DEFAULT '';
     """,
-    # Song searches a fleet sends a station (issue 23): the station's current window of the
+    # Song searches a fleet sends a station: the station's current window of the
     # rate and the tokens taken in it, one row per station (search_tokens.py). SQLite, one
     # process, counts in memory and leaves the table empty.
     """

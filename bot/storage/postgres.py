@@ -106,7 +106,7 @@ class PostgresStorage(Storage):
             listener.reconnect()
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        status: str = await self._noted(
+        status: str = await self._monitored(
             lambda: self._pool.execute(to_dollar(sql), *params), write=True
         )
         # asyncpg returns e.g. "INSERT 0 1", "UPDATE 3", "DELETE 0"
@@ -114,13 +114,13 @@ class PostgresStorage(Storage):
         return int(tail) if tail.isdigit() else 0
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        records = await self._noted(lambda: self._pool.fetch(to_dollar(sql), *params))
+        records = await self._monitored(lambda: self._pool.fetch(to_dollar(sql), *params))
         return [tuple(record) for record in records]
 
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
-        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
+        return await self._monitored(lambda: self._atomic(statements, guarded), write=True)
 
     async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         counts: list[int] = []
@@ -136,7 +136,9 @@ class PostgresStorage(Storage):
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # Each pool call is its own transaction.
-        records = await self._noted(lambda: self._pool.fetch(to_dollar(sql), *params), write=True)
+        records = await self._monitored(
+            lambda: self._pool.fetch(to_dollar(sql), *params), write=True
+        )
         return [tuple(record) for record in records]
 
     def is_storage_error(self, error: BaseException) -> bool:
@@ -150,7 +152,7 @@ class PostgresStorage(Storage):
         self, station: str, per_second: float, *, at: float | None = None
     ) -> bool:
         window, tokens = token_window(per_second)
-        row = await self._noted(
+        row = await self._monitored(
             lambda: self._pool.fetchrow(TAKE_TOKEN_SQL, station, tokens, window, at), write=True
         )
         return row is not None
@@ -166,12 +168,12 @@ class PostgresStorage(Storage):
         return self._leases
 
     async def _on_leases(self, method: str, sql: str, *args: Any) -> Any:
-        """``method`` (fetch, execute) of the watch leases' own pool, noted in ``health``."""
+        """``method`` (fetch, execute) of the watch leases' own pool, recorded in ``health``."""
 
         async def run() -> Any:
             return await getattr(await self._lease_pool(), method)(sql, *args)
 
-        return await self._noted(run, write=True)
+        return await self._monitored(run, write=True)
 
     async def renew_watches(self, owner: str, lease: float) -> set[str]:
         rows = await self._on_leases(
@@ -245,7 +247,7 @@ class PostgresStorage(Storage):
         )
 
     async def station_state(self, job_id: str) -> tuple[str, float] | None:
-        row = await self._noted(
+        row = await self._monitored(
             lambda: self._pool.fetchrow(
                 "SELECT payload, fetched_at FROM station_state WHERE job_id = $1", job_id
             )
@@ -253,7 +255,7 @@ class PostgresStorage(Storage):
         return (str(row[0]), float(row[1])) if row else None
 
     async def publish_play(self, announcement_id: int) -> None:
-        await self._noted(
+        await self._monitored(
             lambda: self._pool.execute(
                 "SELECT pg_notify($1, $2)", PLAYS_CHANNEL, str(announcement_id)
             )
@@ -269,7 +271,7 @@ class PostgresStorage(Storage):
             on_connect,
             self.is_storage_error,
             self.health,
-            noted=self._noted,
+            monitored=self._monitored,
             on_close=self._listeners.discard,
         )
         self._listeners.add(listener)
@@ -290,7 +292,7 @@ class PgListener:
         is_storage_error: Callable[[BaseException], bool],
         health: StorageHealth,
         *,
-        noted: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]],
+        monitored: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]],
         check_every: float = 10.0,
         on_close: Callable[[PgListener], None] | None = None,
     ) -> None:
@@ -302,7 +304,7 @@ class PgListener:
         self.health = health
         # The storage's own way to run an operation: a dead listening connection makes the
         # pools' connections suspect too.
-        self.noted = noted
+        self.monitored = monitored
         self.check_every = check_every
         self.on_close = on_close
         self.connected = asyncio.Event()
@@ -326,7 +328,7 @@ class PgListener:
     async def _connect(self) -> Any:
         import asyncpg  # imported here: SQLite-only deployments never load it
 
-        return await self.noted(lambda: asyncpg.connect(self.url, timeout=10))
+        return await self.monitored(lambda: asyncpg.connect(self.url, timeout=10))
 
     async def _run(self) -> None:
         delay = 0.2
@@ -345,7 +347,7 @@ class PgListener:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._lost_or_suspect(lost), self.check_every)
                     if not lost.is_set() and not self._suspect.is_set():
-                        await self.noted(
+                        await self.monitored(
                             functools.partial(connection.execute, "SELECT 1", timeout=10)
                         )
                 if self._suspect.is_set():

@@ -114,7 +114,7 @@ class SqliteStorage(Storage):
     async def execute_atomic(
         self, statements: Sequence[Statement], *, guarded: bool = False
     ) -> list[int]:
-        return await self._noted(lambda: self._atomic(statements, guarded), write=True)
+        return await self._monitored(lambda: self._atomic(statements, guarded), write=True)
 
     async def _atomic(self, statements: Sequence[Statement], guarded: bool) -> list[int]:
         async with self._transaction():
@@ -128,7 +128,7 @@ class SqliteStorage(Storage):
         return counts
 
     async def write_fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self._noted(lambda: self._write_fetch(sql, params), write=True)
+        return await self._monitored(lambda: self._write_fetch(sql, params), write=True)
 
     async def _write_fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self._transaction(), self.db.execute(sql, tuple(params)) as cursor:
@@ -161,7 +161,7 @@ class SqliteStorage(Storage):
         return isinstance(error, sqlite3.Error | OSError)
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self._noted(lambda: self._fetch(sql, params))
+        return await self._monitored(lambda: self._fetch(sql, params))
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[Row]:
         async with self.db.execute(sql, tuple(params)) as cursor:

@@ -2,9 +2,10 @@
 
 discord.py sends each autocomplete's callback as soon as its choices are ready: 200 listeners
 typing at once are 200 requests at once, and every one past the connections already open opens
-its own TLS connection to Discord (measured: ~360 opened for 800 keystrokes, most of the bot's
-CPU per keystroke). Sending at most ``lanes`` at once keeps that many connections warm and
-reuses them; a callback waits a round trip or two for a lane instead of a TCP and TLS handshake.
+its own TLS connection to Discord, which costs most of the bot's CPU per keystroke
+(``bench.requests`` in docs/benchmarks.md). Sending at most ``lanes`` at once keeps that many
+connections warm and reuses them; a callback waits a round trip or two for a lane instead of a
+TCP and TLS handshake.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-LANES = 48  # callbacks in flight at once (see the README's Benchmarks for the measurement)
+LANES = 48  # callbacks in flight at once (bench.requests in docs/benchmarks.md measures it)
 
 
 class ChoiceLanes:

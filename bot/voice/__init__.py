@@ -1,4 +1,4 @@
-"""Voice: one FFmpeg decode per station, fanned out to every guild's player (issue 12)."""
+"""Voice: one FFmpeg decode per station, fanned out to every guild's player."""
 
 from .broadcast import BroadcastStats, StationBroadcast
 from .broadcasts import Broadcasts

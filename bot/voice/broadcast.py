@@ -11,7 +11,7 @@ stream's format from its Content-Type (``ffmpeg.input_format``). When the stream
 ends or stalls, or FFmpeg exits or produces no packet for ``watchdog`` seconds, the supervisor
 closes the connection, kills FFmpeg's process group and starts again after a capped, jittered
 backoff; meanwhile the players send silence (or the pacer's backlog) instead of ending. The
-station-key registry every guild shares is ``broadcasts.py``'s; the FFmpeg process and the pipes
+registry by station every guild shares is ``broadcasts.py``'s; the FFmpeg process and the pipes
 of one run are ``decoder.py``'s.
 """
 
@@ -75,7 +75,7 @@ class StationBroadcast:
 
     def __init__(
         self,
-        key: str,
+        station: str,
         stream_url: str,
         ffmpeg: str,
         *,
@@ -90,7 +90,7 @@ class StationBroadcast:
         guard: StreamGuard | None = None,
         backlog_seconds: float = 10.0,
     ) -> None:
-        self.key = key
+        self.station = station  # the station's slug
         self.guard = guard  # the station's URL policy, on every (re)connection and every hop
         self.stream_url = checked_url(stream_url)
         self.ffmpeg = ffmpeg
@@ -171,7 +171,7 @@ class StationBroadcast:
             self._linger.cancel()
             self._linger = None
         if not self.running:
-            task = self._loop.create_task(self._supervise(first), name=f"voice:{self.key}")
+            task = self._loop.create_task(self._supervise(first), name=f"voice:{self.station}")
             if first is not None:
                 # However the task ends (even cancelled before it ran), nothing stays open.
                 task.add_done_callback(lambda _: first.close())
@@ -248,7 +248,7 @@ class StationBroadcast:
     # The supervisor -------------------------------------------------------------------
 
     async def _supervise(self, first: OpenedStream | None = None) -> None:
-        pacer = asyncio.create_task(self.pacer.run(), name=f"voice-pacer:{self.key}")
+        pacer = asyncio.create_task(self.pacer.run(), name=f"voice-pacer:{self.station}")
         try:
             await self._restarts(first)
         finally:
@@ -267,7 +267,7 @@ class StationBroadcast:
                 reason = await self._run_once(first)
                 first = None  # restarts open fresh connections
             except Exception:  # a bug here must not leave the station silent for good
-                log.exception("voice %s: decoder supervisor failed", self.key)
+                log.exception("voice %s: decoder supervisor failed", self.station)
                 reason = "internal error"
             if not self._subs:
                 return
@@ -295,7 +295,7 @@ class StationBroadcast:
         log.log(
             logging.DEBUG if repeated else logging.WARNING,
             "voice %s: decoder restart #%d in %.1f s (%s)",
-            self.key,
+            self.station,
             self.restarts,
             wait,
             reason,

@@ -1,4 +1,4 @@
-"""The station-key registry of :class:`StationBroadcast` every guild shares (one decoder per
+"""The registry by station of :class:`StationBroadcast` every guild shares (one decoder per
 station, however many guilds play it)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .stream import OpenedStream, StreamGuard
 
 
 class Broadcasts:
-    """Station key → :class:`StationBroadcast`, shared by every guild."""
+    """Station slug → :class:`StationBroadcast`, shared by every guild."""
 
     def __init__(
         self, ffmpeg: str, *, session: aiohttp.ClientSession, **tuning: Unpack[Tuning]
@@ -27,54 +27,54 @@ class Broadcasts:
 
     def audio_for(
         self,
-        key: str,
+        station: str,
         stream_url: str,
         first: OpenedStream | None = None,
         *,
         guard: StreamGuard | None = None,
     ) -> StationAudio:
-        """A new source playing station ``key`` (its decoder starts if it is not running, on
+        """A new source playing ``station`` (its decoder starts if it is not running, on
         ``first`` when given: the probe's open stream, taken over here, played or closed).
         ``guard`` (the station's URL policy) checks every URL and redirect hop the decoder
         opens. Raises :class:`StreamUnreachable` for a URL that cannot be played."""
         try:
-            return self._audio_for(key, stream_url, first, guard)
+            return self._audio_for(station, stream_url, first, guard)
         except BaseException:
             if first is not None:
                 first.close()
             raise
 
     def _audio_for(
-        self, key: str, stream_url: str, first: OpenedStream | None, guard: StreamGuard | None
+        self, station: str, stream_url: str, first: OpenedStream | None, guard: StreamGuard | None
     ) -> StationAudio:
-        broadcast = self._broadcasts.get(key)
+        broadcast = self._broadcasts.get(station)
         if broadcast is not None and guard is not None:
             broadcast.guard = guard
         if broadcast is None:
             broadcast = StationBroadcast(
-                key,
+                station,
                 stream_url,
                 self.ffmpeg,
                 session=self.session,
                 guard=guard,
                 **self._tuning,
             )
-            self._broadcasts[key] = broadcast
+            self._broadcasts[station] = broadcast
         else:
             broadcast.retarget(stream_url)
         return broadcast.audio(first)
 
-    def get(self, key: str) -> StationBroadcast | None:
-        return self._broadcasts.get(key)
+    def get(self, station: str) -> StationBroadcast | None:
+        return self._broadcasts.get(station)
 
-    def is_running(self, key: str) -> bool:
-        broadcast = self._broadcasts.get(key)
+    def is_running(self, station: str) -> bool:
+        broadcast = self._broadcasts.get(station)
         return broadcast is not None and broadcast.running
 
-    def retarget(self, key: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool:
-        """Station ``key``'s stream changed: its running decoder restarts on ``stream_url`` at
+    def retarget(self, station: str, stream_url: str, *, guard: StreamGuard | None = None) -> bool:
+        """``station``'s stream changed: its running decoder restarts on ``stream_url`` at
         once (through ``guard`` when given). False when no decoder runs for it."""
-        broadcast = self._broadcasts.get(key)
+        broadcast = self._broadcasts.get(station)
         if broadcast is None or not broadcast.running:
             return False
         if guard is not None:
@@ -83,7 +83,7 @@ class Broadcasts:
         return True
 
     def stats(self) -> dict[str, BroadcastStats]:
-        return {key: broadcast.stats() for key, broadcast in self._broadcasts.items()}
+        return {station: broadcast.stats() for station, broadcast in self._broadcasts.items()}
 
     async def close(self) -> None:
         broadcasts = list(self._broadcasts.values())

@@ -67,14 +67,14 @@ class OnAirVoiceClient(discord.VoiceClient):
     # Playing on the sender ---------------------------------------------------------------
 
     def play_on(
-        self, sender: VoiceSender, key: str, source: discord.AudioSource, *, after: After | None
+        self, sender: VoiceSender, station: str, source: discord.AudioSource, *, after: After | None
     ) -> Lane:
-        """Play station ``key`` through ``sender`` (instead of a player thread of its own)."""
+        """Play ``station`` (a slug) through ``sender`` (not a player thread of its own)."""
         if not self.is_connected():
             raise discord.ClientException("Not connected to voice.")
         if self.is_playing():
             raise discord.ClientException("Already playing audio.")
-        self.lane = sender.play(self, key, source, after=after)
+        self.lane = sender.play(self, station, source, after=after)
         return self.lane
 
     def is_playing(self) -> bool:

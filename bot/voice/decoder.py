@@ -24,9 +24,9 @@ from .stream import elided
 READ_SIZE = 64 * 1024
 # Before its first packet a decoder that keeps reading its input is starting, not stuck: the
 # watchdog waits for it up to this much input (FFmpeg's probing of a stream it cannot name
-# reads up to a few hundred KiB; a 320 kbit/s MP3 needed just over 5 s of it, and was killed
-# by a 5 s timer just before its first frame, again at each restart: issue 27), and for up to
-# this many watchdog periods (a decoder that reads a stream it cannot decode must still go).
+# reads up to a few hundred KiB; a 320 kbit/s MP3 needs just over 5 s of it, longer than one
+# watchdog period), and for up to this many watchdog periods (a decoder that reads a stream it
+# cannot decode must still go).
 STARTUP_BYTES = 1024 * 1024
 STARTUP_WATCHDOGS = 4
 STDERR_LINES = 3  # FFmpeg's last error lines kept for the restart log line

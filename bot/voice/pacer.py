@@ -3,7 +3,7 @@
 FFmpeg turns what arrives into packets at once, and what arrives comes in bursts: Icecast's
 burst on connect (64 KiB: 1.6 s of a 320 kbit/s MP3, 4-6 s of a 128 kbit/s one or of Ogg) and
 Ogg pages of 0.5-1 s of sound each. Put straight into each guild's small queue (0.5 s), a burst
-overflowed it and half of an Ogg stream was dropped (issue 27). The pacer keeps one backlog per
+would overflow it and drop half of an Ogg stream. The pacer keeps one backlog per
 station instead (bounded in time: ``max_seconds``) and lets one packet out every 20 ms on a
 drift-free schedule, so the guild queues only absorb the event loop's jitter. The backlog the
 burst leaves (the burst's length) also covers a reconnect: a listener hears no silence while

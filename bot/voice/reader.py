@@ -1,20 +1,20 @@
 """discord.py's UDP reader thread, without its busy loop on a closed socket and without
-``select()``'s limit of 1,024 file descriptors (issue 26).
+``select()``'s limit of 1,024 file descriptors.
 
 Each voice connection of discord.py 2.7.1 has a reader thread that ``select()``s on the UDP
 socket. While a connection reconnects, or after a connect that timed out, the socket can be
 closed (or not made yet) while the reader runs: ``select()`` raises at once, the reader logs at
-DEBUG and tries again at once, for as long as that lasts. Measured with 1,000 guilds joining
-(``bench.voice``), a few such readers took the GIL from the event loop, the other connections
-and the sender: one guild's reconnect delayed every other guild. :class:`CalmSocketReader` does
-what discord.py's does, and waits ``SELECT_RETRY`` seconds after such an error; a connection
-state builds it in place of discord.py's (``OnAirConnectionState``).
+DEBUG and tries again at once, for as long as that lasts: a few such readers take the GIL from
+the event loop, the other connections and the sender, so one guild's reconnect delays every
+other guild. :class:`CalmSocketReader` does what discord.py's does, and waits ``SELECT_RETRY``
+seconds after such an error; a connection state builds it in place of discord.py's
+(``OnAirConnectionState``).
 
 It waits with ``poll()``, not ``select()``: ``select()`` takes no file descriptor past 1,023
 (FD_SETSIZE) and raises ValueError for one. A process with about 500 voice connections (a
-websocket and a UDP socket each) is past that, so every later connection's reader failed,
-its IP discovery never got its answer and the join timed out: measured with ``bench.voice``,
-joins stopped at 503 of 1,000 guilds. ``poll()`` has no such limit."""
+websocket and a UDP socket each) is past that, so every later connection's reader would fail,
+its IP discovery never get its answer and its join time out. ``poll()`` has no such limit (what
+``bench.voice`` measured: docs/features/voice.md)."""
 
 from __future__ import annotations
 

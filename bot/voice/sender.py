@@ -1,14 +1,14 @@
 """One sender per process: a steady 20 ms clock that sends each Opus frame of a station to every
-guild playing it (issue 26).
+guild playing it.
 
 discord.py's ``AudioPlayer`` is one thread per guild, each reading its own source and sleeping
-20 ms: at 200 guilds the threads queue for the GIL, sound stutters and the event loop stalls. The
-sender is one thread instead. Each tick it reads one packet per station (the station's one
-``StationAudio``: silence while its decoder restarts) and hands it to every guild's voice client
-through discord.py's public ``send_audio_packet(..., encode=False)``, which keeps what Discord
-needs per connection: the RTP sequence and timestamp, DAVE and the transport encryption. One UDP
-datagram per guild per frame (the socket is non-blocking: a full buffer drops the datagram, as
-discord.py does).
+20 ms: the more guilds, the more threads queue for the GIL, so sound stutters and the event loop
+stalls (figures in docs/benchmarks.md). The sender is one thread instead. Each tick it reads
+one packet per station (the station's one ``StationAudio``: silence while its decoder restarts)
+and hands it to every guild's voice client through discord.py's public
+``send_audio_packet(..., encode=False)``, which keeps what Discord needs per connection: the RTP
+sequence and timestamp, DAVE and the transport encryption. One UDP datagram per guild per frame
+(the socket is non-blocking: a full buffer drops the datagram, as discord.py does).
 
 What ``AudioPlayer`` does per guild, the sender does per :class:`Lane`: SPEAKING when playback
 starts and again when a reconnected connection is back; no packet (and no sequence number used)
@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Protocol
 
 import discord
@@ -62,8 +63,33 @@ class VoiceLink(Protocol):
 
 
 After = Callable[[Exception | None], None]
+
+
+class _Sent(Enum):
+    """How one send ended, for the thread that made it."""
+
+    OK = "ok"
+    FAILED = "failed"  # the link raised (the lane's error is kept unless it was a goodbye)
+    TAKEN_OVER = "taken over"  # it stalled: a newer sender thread has the clock; this one ends
+
+
+# Read per packet: module names are cheaper to look up than an Enum's members (Python 3.11).
+_OK, _FAILED, _TAKEN_OVER = _Sent.OK, _Sent.FAILED, _Sent.TAKEN_OVER
+
+
 _Plan = tuple[tuple["_Feed", tuple["Lane", ...]], ...]
-_Progress = tuple[int, int, list[bytes], _Plan]  # feed index, lane index, packets read, plan
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Where a tick is: the plan it sends, the packets it read for it, and the feed and lane
+    (indexes into the plan) it is sending to. The sending thread moves ``feed`` and ``lane``
+    along (no new object per packet); a rescue copies them for the thread taking over."""
+
+    plan: _Plan
+    packets: list[bytes]
+    feed: int = 0
+    lane: int = 0
 
 
 @dataclass(eq=False)
@@ -71,7 +97,7 @@ class Lane:
     """One guild on the sender: its connection and counters. Nothing else is kept per guild."""
 
     link: VoiceLink
-    key: str
+    station: str  # the station's slug
     after: After | None = None
     frames_sent: int = 0
     audio_frames: int = 0
@@ -98,7 +124,7 @@ class Lane:
 class _Feed:
     """One station on the sender: its one source and the lanes playing it."""
 
-    key: str
+    station: str  # the station's slug
     source: discord.AudioSource
     lanes: list[Lane] = field(default_factory=list)
 
@@ -142,23 +168,28 @@ class VoiceSender:
     # Lanes ----------------------------------------------------------------------------------
 
     def play(
-        self, link: VoiceLink, key: str, source: discord.AudioSource, *, after: After | None = None
+        self,
+        link: VoiceLink,
+        station: str,
+        source: discord.AudioSource,
+        *,
+        after: After | None = None,
     ) -> Lane:
-        """Play station ``key`` on ``link``. ``source`` is this guild's subscription to the
+        """Play ``station`` (its slug) on ``link``. ``source`` is this guild's subscription to the
         station: the first lane of a station keeps it as the station's feed (read once per tick
         for every lane); a later lane's is released at once (the station plays already)."""
-        lane = Lane(link, key, after, _sender=self)
+        lane = Lane(link, station, after, _sender=self)
         release: discord.AudioSource | None = source
         with self._lock:
             if self._closed:
                 raise RuntimeError("the voice sender is closed")
-            feed = self._feeds.get(key)
+            feed = self._feeds.get(station)
             if feed is None or getattr(feed.source, "closed", False):
                 if feed is not None:
                     release = feed.source  # a closed feed gives way to the new subscription
                     feed.source = source
                 else:
-                    feed = self._feeds[key] = _Feed(key, source)
+                    feed = self._feeds[station] = _Feed(station, source)
                     release = None
             feed.lanes.append(lane)
             self._replan()
@@ -191,12 +222,12 @@ class VoiceSender:
     def _drop(self, lane: Lane) -> discord.AudioSource | None:
         """Take ``lane`` out of its feed (under the lock); the source to release (outside the
         lock) when it was the feed's last lane."""
-        feed = self._feeds.get(lane.key)
+        feed = self._feeds.get(lane.station)
         if feed is None or lane not in feed.lanes:
             return None
         feed.lanes.remove(lane)
         if not feed.lanes:
-            del self._feeds[lane.key]  # before the plan is made again: its source is released
+            del self._feeds[lane.station]  # before the plan is made again: its source is released
         self._replan()
         return None if feed.lanes else feed.source
 
@@ -227,7 +258,7 @@ class VoiceSender:
     def _run(self, generation: int, resume: _Progress | None) -> None:
         self._sender_id = threading.get_native_id()
         if resume is not None:
-            self._tick(generation, *resume)
+            self._tick(generation, resume)
             if generation != self._generation:
                 return
         while generation == self._generation:
@@ -256,20 +287,20 @@ class VoiceSender:
             self._finish_ending(generation)
             if generation != self._generation:
                 return  # a closing silence stalled: a new sender thread has the clock
-            self._tick(generation, 0, 0, None, self._plan)
+            self._tick(generation, None)
 
-    def _tick(
-        self,
-        generation: int,
-        start_feed: int,
-        start_lane: int,
-        read: list[bytes] | None,
-        plan: _Plan,
-    ) -> None:
-        """Send one frame of every station to each of its lanes, from (``start_feed``,
-        ``start_lane``) on: a replacement thread goes on where a stuck one stopped, with the
-        plan and packets it had."""
-        packets = read if read is not None else [self._read(feed) for feed, _ in plan]
+    def _tick(self, generation: int, resume: _Progress | None) -> None:
+        """Send one frame of every station to each of its lanes; from ``resume`` on when
+        given: a replacement thread goes on where a stuck one stopped, with the plan and packets
+        it had."""
+        if resume is None:
+            plan = self._plan
+            progress = _Progress(plan, [self._read(feed) for feed, _ in plan])
+        else:
+            progress = resume
+        plan, packets = progress.plan, progress.packets
+        start_feed, start_lane = progress.feed, progress.lane
+        self._progress = progress
         for index in range(start_feed, len(plan)):
             lanes = plan[index][1]
             packet = packets[index] if index < len(packets) else b""
@@ -288,21 +319,22 @@ class VoiceSender:
                     lane.connected = True
                     if lane.frames_sent:
                         lane.link.speaking(True)  # back after a reconnect, as AudioPlayer does
-                self._progress = (index, position, packets, plan)
-                current = self._send(generation, lane, packet)
+                progress.feed, progress.lane = index, position
+                sent = self._send(generation, lane, packet)
                 lane.frames_sent += 1
-                if not current:
-                    return  # this send stalled and another thread took over: end here
+                if sent is _TAKEN_OVER:
+                    return  # another thread goes on with the tick
                 if audio:
                     lane.audio_frames += 1
                 else:
                     lane.silence_frames += 1
 
-    def _send(self, generation: int, lane: Lane, packet: bytes, *, goodbye: bool = False) -> bool:
-        """One send the watchdog can see; False when it failed (a closing silence's failure is
-        no error, as in AudioPlayer) or stalled: then a newer thread has the clock and the lane
-        is freed. Its end and a rescue agree under the lock: either the rescue came first (this
-        thread ends) or the send's end (no rescue for it)."""
+    def _send(self, generation: int, lane: Lane, packet: bytes, *, goodbye: bool = False) -> _Sent:
+        """One send the watchdog can see. A failure is kept as the lane's error, except in a
+        closing silence (``goodbye``: no error, as in AudioPlayer). TAKEN_OVER when it stalled:
+        a newer thread has the clock and the lane is freed. Its end and a rescue agree under the
+        lock: either the rescue came first (this thread ends) or the send's end (no rescue for
+        it)."""
         self._busy = lane
         self._sends += 1
         ok = True
@@ -320,13 +352,14 @@ class VoiceSender:
                 current = generation == self._generation
         if not current:
             lane.stalled = False
-        return current and (ok or not goodbye)
+            return _TAKEN_OVER
+        return _OK if ok else _FAILED
 
     def _read(self, feed: _Feed) -> bytes:
         try:
             packet = feed.source.read()
         except Exception as error:
-            _LOGGER.warning("voice source of %s failed: %s", feed.key, type(error).__name__)
+            _LOGGER.warning("voice source of %s failed: %s", feed.station, type(error).__name__)
             packet = b""
         if not packet:  # the source ended: so does its playback, as AudioPlayer's does
             for lane in list(feed.lanes):
@@ -347,7 +380,7 @@ class VoiceSender:
             if not lane.stalled and lane.link.is_connected():
                 self._progress = None  # stalled here: the new thread starts with the next tick
                 for _ in range(STOP_SILENCE):
-                    if not self._send(generation, lane, OPUS_SILENCE, goodbye=True):
+                    if self._send(generation, lane, OPUS_SILENCE, goodbye=True) is not _OK:
                         break
                 lane.link.speaking(False)
             lane.ended = True
@@ -363,9 +396,9 @@ class VoiceSender:
         """Every ``stall_after`` s: a send that has not returned since the last look stalls its
         lane; a new sender thread goes on with the others. While the sender thread is runnable
         (on a CPU or queued for one: a busy machine preempted it) the send is not stuck on its
-        guild: it is waited for up to ``patience`` looks (measured at 300 guilds and load 12,
-        the sender waited for a CPU ten times as long as it ran, and replacing it at each such
-        pause cost a thread start and a frame of the paused guild every time)."""
+        guild: it is waited for up to ``patience`` looks, since replacing a thread the machine
+        merely paused costs a thread start and a frame of the paused guild and gains nothing
+        (how long a loaded machine pauses it: docs/features/voice.md)."""
         seen = -1
         looks = 0
         while not self._closed:
@@ -395,8 +428,11 @@ class VoiceSender:
             if progress is None:
                 self._spawn(resume=None)
             else:
-                index, position, packets, plan = progress
-                self._spawn(resume=(index, position + 1, packets, plan))
+                self._spawn(
+                    resume=_Progress(
+                        progress.plan, progress.packets, progress.feed, progress.lane + 1
+                    )
+                )
         self._rescue_line.count()
 
     @staticmethod

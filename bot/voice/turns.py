@@ -1,4 +1,4 @@
-"""Turns at Discord's per-shard gateway limit for voice rejoins (issue 26).
+"""Turns at Discord's per-shard gateway limit for voice rejoins.
 
 Discord allows 120 gateway sends per 60 s on each shard's connection (and closes it with 4008
 past that); discord.py paces itself at 110, leaving room for heartbeats. Joining a voice channel

@@ -1,7 +1,7 @@
 """A fake Icecast 2 server on loopback: one endless mount, served as a real Icecast serves it.
 
-What Icecast 2 does and this fake does too (issue 27; a clean file from byte 0 in even chunks hid
-three defects):
+What Icecast 2 does and this fake does too (a clean file from byte 0 in even chunks would hide
+how a decoder copes with each):
 
 - **Burst on connect.** Each new listener first gets about ``burst_bytes`` (Icecast's
   ``burst-size``, 64 KiB by default) of what the source sent before the live edge, at once. The

@@ -79,7 +79,7 @@ def _ogg_positions(body: bytes, unit: Unit) -> tuple[int, int]:
     return granule, sequence
 
 
-# (name, content type, FFmpeg output options): the mounts of issue 27's table.
+# (name, content type, FFmpeg output options): the mount formats docs/benchmarks.md measures.
 FORMATS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mp3-128": ("audio/mpeg", ("-c:a", "libmp3lame", "-b:a", "128k", "-f", "mp3")),
     "mp3-320": ("audio/mpeg", ("-c:a", "libmp3lame", "-b:a", "320k", "-f", "mp3")),

@@ -22,8 +22,8 @@ from .screens_announcements import announcement_scenes
 from .screens_community import community
 from .screens_i18n import i18n
 from .screens_i18n_admin import i18n_admin
+from .screens_i18n_admin_replies import i18n_preview, i18n_voice
 from .screens_i18n_errors import i18n_errors
-from .screens_i18n_final import i18n_preview, i18n_voice
 from .screens_i18n_listeners import i18n_listeners
 from .screens_i18n_stats import i18n_stats
 from .screens_links import links

@@ -61,7 +61,7 @@ async def announcement_scenes(out: Path) -> None:
             await slash_scene(
                 fake, out / "admin-status-paused.jsonl", STATUS, "onair", sub=["status"]
             )
-            # A config copied with config.example.toml's channel id: paused, and said so (issue 25).
+            # A config copied with config.example.toml's channel id: paused, and said so.
             example = 222222222222222222
             await env.bot.storage.upsert_subscription(Subscription(0, guild.id, example, "main"))
             (copied,) = [

@@ -1,4 +1,4 @@
-"""Issue 24's scenes: what a Brazilian and a German community see. /nowplaying for a user whose
+"""What a Brazilian and a German community see. /nowplaying for a user whose
 Discord is in the language (a reply follows interaction.locale), and the guild's public posts in
 the guild's language (``/onair settings language:``): an announcement post and the alerts (a live
 show starting and ending, the station down and back). 1,234 listeners, so that the number's

@@ -1,4 +1,4 @@
-"""Issue 24's /onair admin replies in pt-BR and de, as an admin whose Discord is in the language
+"""The /onair admin replies in pt-BR and de, as an admin whose Discord is in the language
 sees them: /onair status (announcing, alerts and the weekly recap set up), /onair station list
 and a settings change.
 

@@ -1,4 +1,4 @@
-"""Issue 36's error replies in a user's language: a station that sends something unreadable,
+"""Error replies in a user's language: a station that sends something unreadable,
 one that redirects to an address OnAir does not contact, and a channel discord.py cannot
 resolve (a private thread OnAir was never told of), for a user whose Discord is in German, then
 one in Brazilian Portuguese.

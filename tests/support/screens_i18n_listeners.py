@@ -1,4 +1,4 @@
-"""Issue 24's listener commands in pt-BR and de, as a user whose Discord is in the language sees
+"""The listener commands in pt-BR and de, as a user whose Discord is in the language sees
 them: /recent, /history, /station, /top,
 /playlist with its jingles shown, and /join refused (not in a voice channel).
 

@@ -1,4 +1,4 @@
-"""Issue 24's /stats (with its chart) and weekly recap in pt-BR and de: /stats as a user whose
+"""/stats (with its chart) and weekly recap in pt-BR and de: /stats as a user whose
 Discord is in the language sees it, and the recap as a guild set to the language gets it.
 
     .venv/bin/python -m tests.support.screens OUT_DIR i18n_stats

@@ -1,4 +1,4 @@
-"""Issue 27's scene: a station whose owner typed links Discord refuses (not RFC 3986 URIs), as a
+"""A station whose owner typed links Discord refuses (not RFC 3986 URIs), as a
 listener sees /listen (and the broken stream chosen from its menu), /nowplaying and /station.
 
 Requests the fake Discord refused (400) are left out of the recording: Discord shows nothing of

@@ -1,4 +1,4 @@
-"""Issue 32's message scenes (part 3, defects 6-10) in en, pt-BR and de: /recent around the
+"""Message scenes in en, pt-BR and de: /recent around the
 station's midnight read from Tokyo, the public down alert, /nowplaying of a station that stopped
 answering, /playlist before and after "Show jingles", the German /history search, the recap's
 live shows and the /stats range that is too long.

@@ -117,7 +117,7 @@ async def slash_scene(
 @contextlib.asynccontextmanager
 async def berlin_bot(seed: int) -> AsyncIterator[BotEnv]:
     """One station in Berlin (simulated with ``seed``) and the bot running on it: the setting the
-    issue 24 admin and listener scenes share, so they cannot drift apart."""
+    translated admin and listener scenes share, so they cannot drift apart."""
     sim = StationSimulator()
     sim.add_station(
         1, key=STATION_KEY, seed=seed, public_url="https://c9.radioboss.fm", zone=BERLIN

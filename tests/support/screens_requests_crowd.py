@@ -20,7 +20,7 @@ CROWD = 95
 async def _crowd(out: Path, language: str) -> None:
     slots = [(TRACKS[0], 200.0), (JINGLES[0], 200.0), (TRACKS[1], 200.0)]
     clock, sim = screen_station(slots, ago=60.0)
-    sim.station(1).desk.duplicates = True  # every listener may ask for the same song
+    sim.station(1).song_requests.duplicates = True  # every listener may ask for the same song
     await sim.start()
     fake = FakeDiscord()
     await fake.start()

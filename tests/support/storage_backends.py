@@ -71,7 +71,7 @@ async def _create_database(url: str, name: str) -> None:
 
     try:
         connection = await asyncpg.connect(url, timeout=5)
-    except (OSError, Exception):  # no server, or a login refused: the tests skip, as before
+    except (OSError, Exception):  # no server, or a login refused: the tests skip
         return
     try:
         found = await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)

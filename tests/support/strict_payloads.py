@@ -136,7 +136,7 @@ def command(name: str = "nowplaying") -> Body:
         "name": name,
         "type": rules.CHAT_INPUT,
         "description": "d" * 100,
-        # every locale Discord knows, each value at its limit (issue 24)
+        # every locale Discord knows, each value at its limit
         "description_localizations": {locale: "d" * 100 for locale in rules.LOCALES},
         "options": [
             {

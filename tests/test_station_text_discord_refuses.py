@@ -1,5 +1,6 @@
-"""What the strict fake Discord found in the bot beyond issue 8's list, each through the real
-discord.py: station text or config that made Discord refuse OnAir's messages."""
+"""Station text or config Discord would refuse (links without a host or with a user part, an
+empty name) is left out or worked around, so OnAir's messages are still accepted; each through
+the real discord.py against the strict fake Discord."""
 
 from __future__ import annotations
 

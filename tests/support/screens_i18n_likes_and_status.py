@@ -1,14 +1,14 @@
-"""Issue 24's last pieces in de and pt-BR, as the Discord client shows them: a post of a guild
-whose Discord is in the language with a listener's ❤ click answered in theirs, and the voice
-channel status of a live show in the guild's language.
+"""The ❤ answer and the voice channel status in de and pt-BR, as the Discord client shows
+them: a post of a guild whose Discord is in the language with a listener's ❤ click answered in
+theirs, and the voice channel status of a live show in the guild's language.
 
-    .venv/bin/python -m tests.support.screens_i18n_rest OUT_DIR [DISCORD_LOOK]
+    .venv/bin/python -m tests.support.screens_i18n_likes_and_status OUT_DIR [DISCORD_LOOK]
 
 writes ``like-<tag>.jsonl`` (drawn by discord-look like every scene) and
 ``voice-status-<tag>.html`` (a channel list, which discord-look does not draw: its
 ``screenshot`` takes the page with the same offline headless chromium; see docs/commands.md).
 The status text is :func:`bot.shows.text.voice_status` in the guild's language, the function
-the bot writes the status with (tests/test_i18n_rest_voice.py checks the bot sends it).
+the bot writes the status with (tests/test_i18n_voice_status.py checks the bot sends it).
 """
 
 from __future__ import annotations

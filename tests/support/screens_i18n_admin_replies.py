@@ -1,5 +1,6 @@
-"""Issue 24's /onair voice reply in pt-BR and de: an admin whose Discord is in the language
-sets a home channel OnAir may not join yet, and reads the settings and why it did not join.
+"""The /onair voice reply and /onair preview in pt-BR and de: an admin whose Discord is in the
+language sets a home channel OnAir may not join yet, and reads the settings and why it did not
+join; a guild set to the language previews its post.
 
     .venv/bin/python -m tests.support.screens OUT_DIR i18n_voice
 """

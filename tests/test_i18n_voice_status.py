@@ -1,4 +1,4 @@
-"""Voice in the guild's and the listener's language (issue 24), end to end with real audio (the
+"""Voice in the guild's and the listener's language, end to end with real audio (the
 setup of test_shows_bot and test_voice_bot): the voice channel status of a live show in the
 guild's language, and /join naming the permissions it lacks as Discord's client names them."""
 

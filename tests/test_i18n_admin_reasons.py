@@ -1,7 +1,7 @@
-"""The last English of issue 24: the /onair voice reply, the reasons inside refusals (a stream
-address, an IP address, a template) and the paused reasons of /onair status, said in the
-admin's language; English byte for byte as before. End to end through the real discord.py
-client against the fake Discord (and real audio through the fake Icecast for /onair voice)."""
+"""The /onair voice reply, the reasons inside refusals (a stream address, an IP address, a
+template) and the paused reasons of /onair status, said in the admin's language; the English
+text is the msgid byte for byte. End to end through the real discord.py client against the fake
+Discord (and real audio through the fake Icecast for /onair voice)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The rest of issue 24 in OnAir's other languages: the ❤ click answers, /join's permission
-names (the refusal end to end is in test_i18n_rest_voice), the words of a typed /history time,
-every listener command's descriptions, and the cache of each guild's language. End to end
-through the real discord.py client against the fake Discord, and the pieces alone where every
-form of a language is checked."""
+"""In OnAir's other languages: the ❤ click answers, /join's permission names (the refusal end to
+end is in test_i18n_voice_status), the words of a typed /history time, every listener command's
+descriptions, and the cache of each guild's language. End to end through the real discord.py
+client against the fake Discord, and the pieces alone where every form of a language is
+checked."""
 
 from __future__ import annotations
 
