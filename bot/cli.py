@@ -12,6 +12,8 @@ import errno
 import getpass
 import json
 import os
+import shlex
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -333,12 +335,34 @@ async def _simulate(args: argparse.Namespace) -> int:
         )
         return 1
     print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
-    print(f"  onair check --base-url {base} --station {args.station} --key {args.key}", flush=True)
+    # The key as the environment variable, as docs/running.md advises for a real key.
+    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if args.key else ""
+    onair, here = onair_as_typed()
+    print(
+        f"  In another terminal{' in this folder' if here else ''}: "
+        f"{key}{onair} check --base-url {base} --station {args.station}",
+        flush=True,
+    )
     try:
         await asyncio.Event().wait()
     finally:
         await simulator.stop()
     return 0
+
+
+def onair_as_typed() -> tuple[str, bool]:
+    """How to type `onair` again, and whether only from this folder: `onair` when the PATH finds
+    this very command, else the path it was started by (`.venv/bin/onair` after the Quick start,
+    where the venv is not on the PATH)."""
+    started = sys.argv[0]
+    found = shutil.which("onair")
+    if os.path.basename(started) == "onair":
+        if found and os.path.realpath(found) == os.path.realpath(started):
+            return "onair", False
+        return shlex.quote(started), not os.path.isabs(started)
+    if found:
+        return "onair", False
+    return f"{shlex.quote(sys.executable)} -m bot.cli", False
 
 
 # Commands that read secrets from the environment, so from .env too (never over a variable the
