@@ -283,3 +283,17 @@ def test_the_example_ids_are_those_of_config_example_toml_and_each_entry_is_name
         "[[subscriptions]] #1: 111111111111111111 and 222222222222222222: config.example.toml's "
         "example ids; put your own in its place"
     )
+
+
+def test_the_example_id_warning_points_at_a_section_that_exists():
+    import re
+
+    from bot.config.examples import example_ids_in
+
+    line = example_ids_in(parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"}))[0]
+    where = re.search(r'\(([\w./-]+), "([^"]+)"\)', line)
+    assert where, line
+    page = ROOT / where.group(1)
+    assert page.is_file(), where.group(1)
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert where.group(2) in headings, (where.group(1), headings)
