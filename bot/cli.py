@@ -247,10 +247,17 @@ def _key(args: argparse.Namespace) -> str | None:
     return args.key or os.environ.get("ONAIR_STATION_KEY") or None
 
 
+def _key_source(args: argparse.Namespace) -> str:
+    """Where the key of ``check`` / ``watch`` comes from, for the line that says it was refused."""
+    if args.key == "-":
+        return errors.CLI_KEY_FROM_PROMPT
+    return errors.CLI_KEY_FROM_OPTION if args.key else errors.CLI_KEY_FROM_ENV
+
+
 def _fail(what: str, args: argparse.Namespace, error: StationError) -> int:
     message = error.message
-    if isinstance(error, StationAuthError) and not args.key:
-        message = errors.CLI_NO_KEY  # nothing was refused: nothing was sent
+    if isinstance(error, StationAuthError):
+        message = errors.cli_key_refused(args.key, args.key_source)
     print(f"onair: {what} from {redact_url(args.base_url)} failed: {message}", file=sys.stderr)
     return EXIT_STATION
 
@@ -398,6 +405,7 @@ def _dispatch(
         for warning in loaded.warnings():
             print(f"onair: {warning}", file=sys.stderr)
     if args.command in ("check", "watch"):
+        args.key_source = _key_source(args)
         args.key = _key(args)  # read once (a prompt), before the event loop starts
     if args.command == "invite":
         return _invite(args)
@@ -408,7 +416,14 @@ def _dispatch(
     elif args.command == "watch":
         from .console.modes import watch
 
-        runner = watch(args.base_url, args.station, args.key, zone=args.tz, as_json=args.json)
+        runner = watch(
+            args.base_url,
+            args.station,
+            args.key,
+            zone=args.tz,
+            as_json=args.json,
+            key_source=args.key_source,
+        )
     elif args.command == "demo":
         from .console.modes import demo
 

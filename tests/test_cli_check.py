@@ -67,6 +67,16 @@ def test_check_wrong_key(sim_url):
     _assert_one_line_failure(check(sim_url, key="wrong-key"), "refused the API key")
 
 
+def test_a_refused_key_names_where_it_came_from_not_an_admin(sim_url):
+    """Who runs `onair check` gave the key: the line says where it came from, to fix it there."""
+    given = check(sim_url, key="wrong-key")
+    _assert_one_line_failure(given, "refused the API key given with --key")
+    from_env = check(sim_url, key=None, env={"ONAIR_STATION_KEY": "wrong-key"})
+    _assert_one_line_failure(from_env, "refused the API key in ONAIR_STATION_KEY")
+    for result in (given, from_env):
+        assert "admin" not in result.stderr
+
+
 def test_check_unknown_station(sim_url):
     result = subprocess.run(
         [*ONAIR, "check", "--base-url", sim_url, "--station", "4242", "--key", KEY],
