@@ -211,6 +211,7 @@ def _version() -> str:
 def _invite(args: argparse.Namespace) -> int:
     from .config import TOKEN_ENV
     from .runtime.invite import client_id_from_token, invite_url
+    from .runtime.tokenshape import token_problem, token_problem_line
 
     client_id = args.client_id
     if client_id is None and os.environ.get("ONAIR_APPLICATION_ID", "").strip():
@@ -226,7 +227,14 @@ def _invite(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    if client_id is None:
+    if client_id is None and token.strip():
+        problem = token_problem(token)
+        if problem is not None:
+            print(
+                f"onair: {token_problem_line(TOKEN_ENV, problem)}, or pass --client-id",
+                file=sys.stderr,
+            )
+            return EXIT_CONFIG
         client_id = client_id_from_token(token)
     if client_id is None:
         print(
