@@ -12,6 +12,8 @@ import errno
 import getpass
 import json
 import os
+import shlex
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -209,6 +211,7 @@ def _version() -> str:
 def _invite(args: argparse.Namespace) -> int:
     from .config import TOKEN_ENV
     from .runtime.invite import client_id_from_token, invite_url
+    from .runtime.tokenshape import token_problem, token_problem_line
 
     client_id = args.client_id
     if client_id is None and os.environ.get("ONAIR_APPLICATION_ID", "").strip():
@@ -224,7 +227,14 @@ def _invite(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    if client_id is None:
+    if client_id is None and token.strip():
+        problem = token_problem(token)
+        if problem is not None:
+            print(
+                f"onair: {token_problem_line(TOKEN_ENV, problem)}, or pass --client-id",
+                file=sys.stderr,
+            )
+            return EXIT_CONFIG
         client_id = client_id_from_token(token)
     if client_id is None:
         print(
@@ -245,10 +255,17 @@ def _key(args: argparse.Namespace) -> str | None:
     return args.key or os.environ.get("ONAIR_STATION_KEY") or None
 
 
+def _key_source(args: argparse.Namespace) -> str:
+    """Where the key of ``check`` / ``watch`` comes from, for the line that says it was refused."""
+    if args.key == "-":
+        return errors.CLI_KEY_FROM_PROMPT
+    return errors.CLI_KEY_FROM_OPTION if args.key else errors.CLI_KEY_FROM_ENV
+
+
 def _fail(what: str, args: argparse.Namespace, error: StationError) -> int:
     message = errors.station_detail(error)
-    if isinstance(error, StationAuthError) and not args.key:
-        message = errors.CLI_NO_KEY  # nothing was refused: nothing was sent
+    if isinstance(error, StationAuthError):
+        message = errors.cli_key_refused(args.key, args.key_source)
     print(f"onair: {what} from {redact_url(args.base_url)} failed: {message}", file=sys.stderr)
     return EXIT_STATION
 
@@ -333,12 +350,34 @@ async def _simulate(args: argparse.Namespace) -> int:
         )
         return 1
     print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
-    print(f"  onair check --base-url {base} --station {args.station} --key {args.key}", flush=True)
+    # The key as the environment variable, as docs/running.md advises for a real key.
+    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if args.key else ""
+    onair, here = onair_as_typed()
+    print(
+        f"  In another terminal{' in this folder' if here else ''}: "
+        f"{key}{onair} check --base-url {base} --station {args.station}",
+        flush=True,
+    )
     try:
         await asyncio.Event().wait()
     finally:
         await simulator.stop()
     return 0
+
+
+def onair_as_typed() -> tuple[str, bool]:
+    """How to type `onair` again, and whether only from this folder: `onair` when the PATH finds
+    this very command, else the path it was started by (`.venv/bin/onair` after the Quick start,
+    where the venv is not on the PATH)."""
+    started = sys.argv[0]
+    found = shutil.which("onair")
+    if os.path.basename(started) == "onair":
+        if found and os.path.realpath(found) == os.path.realpath(started):
+            return "onair", False
+        return shlex.quote(started), not os.path.isabs(started)
+    if found:
+        return "onair", False
+    return f"{shlex.quote(sys.executable)} -m bot.cli", False
 
 
 # Commands that read secrets from the environment, so from .env too (never over a variable the
@@ -374,6 +413,7 @@ def _dispatch(
         for warning in loaded.warnings():
             print(f"onair: {warning}", file=sys.stderr)
     if args.command in ("check", "watch"):
+        args.key_source = _key_source(args)
         args.key = _key(args)  # read once (a prompt), before the event loop starts
     if args.command == "invite":
         return _invite(args)
@@ -384,7 +424,14 @@ def _dispatch(
     elif args.command == "watch":
         from .console.modes import watch
 
-        runner = watch(args.base_url, args.station, args.key, zone=args.tz, as_json=args.json)
+        runner = watch(
+            args.base_url,
+            args.station,
+            args.key,
+            zone=args.tz,
+            as_json=args.json,
+            key_source=args.key_source,
+        )
     elif args.command == "demo":
         from .console.modes import demo
 

@@ -144,6 +144,22 @@ CLI_NO_KEY = (
     "the station wants an API key and none was given: add --key - (typed at a prompt that does "
     "not echo it) or set ONAIR_STATION_KEY (in the environment or in .env)"
 )
+# `onair check` / `onair watch` with a key the station refused: the one who runs them is the one
+# who gave the key, so the line says where it came from instead of sending them to an admin.
+CLI_KEY_REFUSED = (
+    "the station refused the API key {source}: put the station's API key there (from its "
+    "RadioBOSS Cloud account, or ask the station's host)"
+)
+CLI_KEY_FROM_OPTION = "given with --key"
+CLI_KEY_FROM_PROMPT = "typed at the prompt of --key -"
+CLI_KEY_FROM_ENV = "in ONAIR_STATION_KEY (the environment or .env)"
+
+
+def cli_key_refused(key: str | None, source: str) -> str:
+    """The line for a key the station refused; with no key nothing was sent, so none was refused."""
+    return CLI_KEY_REFUSED.format(source=source) if key else CLI_NO_KEY
+
+
 NOT_HERE = N_("You can't use this command here.")
 # A value discord.py could not turn into what the option asks for (a channel OnAir cannot see).
 BAD_VALUE = N_("That value doesn't work here: {value}")

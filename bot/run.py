@@ -24,6 +24,7 @@ from .runtime.logs import setup_logging
 from .runtime.preflight import PreflightError, metrics_port_problem, prepare_database
 from .runtime.startup import Backoff, announce_when_ready, connection_problem
 from .runtime.stopping import Stop, run_until_signalled, stop_on_signals
+from .runtime.tokenshape import RESET_WHERE, token_problem, token_problem_line
 from .storage import SchemaTooNew
 from .util.metrics import Metrics, MetricsServer
 
@@ -59,7 +60,19 @@ def load_for_discord(config_path: str) -> Settings | int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
+    problem = token_problem(settings.token)
+    if problem is not None:
+        print(f"onair: {token_problem_line(TOKEN_ENV, problem)}", file=sys.stderr)
+        return EXIT_CONFIG
     return settings
+
+
+def _refused_token_line() -> str:
+    """Discord refused a token of the right shape (401): it was reset, or never this bot's."""
+    return (
+        f"Discord refused the bot token in {TOKEN_ENV}: reset it in the Developer Portal "
+        f"({RESET_WHERE}) and put the new one there"
+    )
 
 
 async def run_bot(
@@ -180,7 +193,7 @@ async def _run_with_retries(
                 await run_until_signalled(bot, settings.token or "", stop)
             return 0
         except discord.LoginFailure:
-            _LOGGER.error("Discord refused the bot token in %s (exit %d)", TOKEN_ENV, EXIT_CONFIG)
+            _LOGGER.error("%s (exit %d)", _refused_token_line(), EXIT_CONFIG)
             return EXIT_CONFIG
         except SchemaTooNew as error:
             where = "[database] url" if settings.database_url else "[database] path"
@@ -223,7 +236,7 @@ async def sync_once(
                 bot, bot.tree, target, state=state_path(settings), force=True
             )
     except discord.LoginFailure:
-        print(f"onair: Discord refused the bot token in {TOKEN_ENV}.", file=sys.stderr)
+        print(f"onair: {_refused_token_line()}", file=sys.stderr)
         return EXIT_CONFIG
     except Exception as error:
         _LOGGER.debug("sync failed", exc_info=error)

@@ -46,7 +46,7 @@ async def test_bot_logs_in_and_syncs(onair):
         "stats",
         "top",
     ]
-    assert onair.fake.token == "fake-token"
+    assert onair.fake.token == onair.fake.expected_token
     assert onair.fake.sent("PUT", r"^/applications/\d+/commands$")  # global sync by default
 
 

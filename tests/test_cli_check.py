@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -64,6 +65,16 @@ def _assert_one_line_failure(result: subprocess.CompletedProcess[str], words: st
 
 def test_check_wrong_key(sim_url):
     _assert_one_line_failure(check(sim_url, key="wrong-key"), "refused the API key")
+
+
+def test_a_refused_key_names_where_it_came_from_not_an_admin(sim_url):
+    """Who runs `onair check` gave the key: the line says where it came from, to fix it there."""
+    given = check(sim_url, key="wrong-key")
+    _assert_one_line_failure(given, "refused the API key given with --key")
+    from_env = check(sim_url, key=None, env={"ONAIR_STATION_KEY": "wrong-key"})
+    _assert_one_line_failure(from_env, "refused the API key in ONAIR_STATION_KEY")
+    for result in (given, from_env):
+        assert "admin" not in result.stderr
 
 
 def test_check_unknown_station(sim_url):
@@ -168,3 +179,29 @@ def test_watch_without_any_key_says_none_was_given(sim_url):
     assert result.stdout == ""
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("onair watch: the station wants an API key and none was given")
+
+
+def test_simulate_prints_a_check_command_that_works_as_typed():
+    """After the Quick start `onair` is `.venv/bin/onair`, not on the PATH; the key goes through
+    the environment, as docs/running.md advises, not `--key` on the command line."""
+    typed = os.path.relpath(os.path.join(os.path.dirname(sys.executable), "onair"), ROOT)
+    if not os.path.exists(os.path.join(ROOT, typed)):
+        pytest.skip("no onair console script beside this Python")
+    bare = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")}
+    proc = subprocess.Popen(
+        [typed, "simulate", "--port", "0"], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=bare
+    )
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        advice = proc.stdout.readline()
+        command = advice.split(": ", 1)[1].strip()
+        assert "--key" not in command
+        result = subprocess.run(
+            ["bash", "-c", command], capture_output=True, text=True, timeout=60, cwd=ROOT, env=bare
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert result.returncode == 0, (command, result.stderr)
+    assert "Now playing:" in result.stdout

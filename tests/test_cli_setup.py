@@ -19,6 +19,8 @@ import pytest
 from bot.runtime.invite import PERMISSIONS, permissions
 from bot.simulator import StationSimulator
 
+from .support.cli import SHAPED_TOKEN
+
 pytestmark = pytest.mark.e2e  # every test here runs `onair` as a child process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,9 +63,17 @@ def test_invite_from_client_id_env_or_token_without_printing_the_token():
     assert result.returncode == 0
     assert result.stdout.strip() == expected
     assert "secret-part" not in result.stdout + result.stderr
-    missing = onair("invite", env={"ONAIR_DISCORD_TOKEN": "not-base64!.x.y"})
-    assert missing.returncode == 64
-    assert "--client-id" in missing.stderr
+    for unusable in ("not-base64!.x.y", "bad-token", "..."):
+        refused = onair("invite", env={"ONAIR_DISCORD_TOKEN": unusable})
+        assert refused.returncode == 78
+        line = refused.stderr.strip()
+        assert line.startswith("onair: ONAIR_DISCORD_TOKEN cannot be a bot token ("), line
+        assert "--client-id" in line
+        assert "set ONAIR_DISCORD_TOKEN" not in line  # it is set: the line says what is wrong
+        assert unusable not in line
+    unset = onair("invite", env={"ONAIR_DISCORD_TOKEN": ""})
+    assert unset.returncode == 64
+    assert "--client-id" in unset.stderr
 
 
 @pytest.mark.parametrize(
@@ -152,7 +162,7 @@ async def test_key_from_stdin_with_dash_and_watch_gives_up_on_a_wrong_key():
 def _run_config(tmp_path: Path, text: str, env: dict[str, str]):
     path = tmp_path / "config.toml"
     path.write_text(text)
-    return onair("run", "--config", str(path), env={"ONAIR_DISCORD_TOKEN": "x.y.z", **env})
+    return onair("run", "--config", str(path), env={"ONAIR_DISCORD_TOKEN": SHAPED_TOKEN, **env})
 
 
 @pytest.mark.parametrize("scheme", ["postgress", "mysql", "sqlite"])

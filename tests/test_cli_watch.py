@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -68,6 +69,31 @@ async def test_watch_json_prints_one_object_per_play_and_errors_to_stderr():
     assert err
     assert err[0].startswith("onair watch:")
     assert KEY not in err[0]
+
+
+async def test_watch_with_a_refused_key_names_the_variable_and_stops():
+    sim = StationSimulator()
+    sim.add_station(1, key=KEY, seed=5)
+    await sim.start()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "bot.cli", "watch", "--base-url", sim.base_url, "--station", "1"),
+            cwd=ROOT,
+            env={**os.environ, "ONAIR_STATION_KEY": "not-the-key"},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        async with asyncio.timeout(30):
+            out, err = await proc.communicate()
+    finally:
+        await sim.stop()
+    assert proc.returncode == 2
+    assert out == b""
+    line = err.decode().strip()
+    assert line.startswith("onair watch: the station refused the API key in ONAIR_STATION_KEY")
+    assert "admin" not in line
+    assert "not-the-key" not in line
 
 
 async def test_demo_runs_offline_and_announces():

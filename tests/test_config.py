@@ -11,6 +11,8 @@ import pytest
 
 from bot.config import ConfigError, parse_settings
 
+from .support.cli import SHAPED_TOKEN
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "config.example.toml").read_text()
 
@@ -182,7 +184,7 @@ def test_a_station_name_that_is_nowhere_says_what_is_defined():
 def test_run_with_one_bad_station_value_prints_one_line(tmp_path):
     config = EXAMPLE.replace('base_url = "https://c5.radioboss.fm"', 'base_url = "ftp:x"')
     assert config != EXAMPLE
-    result = _run(config, tmp_path, {"ONAIR_KEY_MAIN": "k", "ONAIR_DISCORD_TOKEN": "x.y.z"})
+    result = _run(config, tmp_path, {"ONAIR_KEY_MAIN": "k", "ONAIR_DISCORD_TOKEN": SHAPED_TOKEN})
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -191,7 +193,11 @@ def test_run_with_one_bad_station_value_prints_one_line(tmp_path):
 
 @pytest.mark.e2e
 def test_run_with_a_bad_secret_key_prints_one_line_and_no_session_noise(tmp_path):
-    env = {"ONAIR_KEY_MAIN": "k", "ONAIR_DISCORD_TOKEN": "x.y.z", "ONAIR_SECRET_KEY": "not-fernet"}
+    env = {
+        "ONAIR_KEY_MAIN": "k",
+        "ONAIR_DISCORD_TOKEN": SHAPED_TOKEN,
+        "ONAIR_SECRET_KEY": "not-fernet",
+    }
     result = _run(EXAMPLE, tmp_path, env)
     assert result.returncode == 78
     lines = result.stderr.strip().splitlines()
@@ -283,3 +289,17 @@ def test_the_example_ids_are_those_of_config_example_toml_and_each_entry_is_name
         "[[subscriptions]] #1: 111111111111111111 and 222222222222222222: config.example.toml's "
         "example ids; put your own in its place"
     )
+
+
+def test_the_example_id_warning_points_at_a_section_that_exists():
+    import re
+
+    from bot.config.examples import example_ids_in
+
+    line = example_ids_in(parse_settings(EXAMPLE, {"ONAIR_KEY_MAIN": "k"}))[0]
+    where = re.search(r'\(([\w./-]+), "([^"]+)"\)', line)
+    assert where, line
+    page = ROOT / where.group(1)
+    assert page.is_file(), where.group(1)
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert where.group(2) in headings, (where.group(1), headings)

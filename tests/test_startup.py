@@ -209,16 +209,22 @@ async def test_refused_token_is_one_line_and_exit_78(
     live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
 ):
     async with FakeDiscord() as fake:
-        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", "not-the-token")
+        # Shaped like a token (the fake's bot id first), but not the one Discord knows.
+        wrong = fake.expected_token.replace("fake-secret", "reset-since")
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", wrong)
         config = _config(tmp_path, live_simulator, fake)
         assert await _run_until_ready(config, fake.connector, records) == 78
         assert not fake.sent("PUT")  # never got as far as syncing
     gc.collect()
     errors = records.lines(logging.ERROR)
-    assert errors == ["Discord refused the bot token in ONAIR_DISCORD_TOKEN (exit 78)"]
+    assert errors == [
+        "Discord refused the bot token in ONAIR_DISCORD_TOKEN: reset it in the Developer Portal "
+        "(Developer Portal -> your application -> Bot -> Reset Token) and put the new one there "
+        "(exit 78)"
+    ]
     stderr = capsys.readouterr().err
     assert "Traceback" not in stderr
-    assert "not-the-token" not in stderr
+    assert "reset-since" not in stderr + "\n".join(errors)
     assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
 
 
@@ -403,3 +409,27 @@ async def test_a_database_of_a_newer_onair_is_refused_with_exit_78(
     )
     assert not records.lines(logging.ERROR)
     assert "Unclosed" not in "\n".join(r.getMessage() for r in records.records)
+
+
+@pytest.mark.parametrize("token", ["...", "bad-token", "Bot a.b.c", "x.y.z"])
+async def test_a_token_that_cannot_be_one_is_refused_before_connecting(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys, token
+):
+    """Not retried for ever while Discord is unreachable: one line, exit 78, no connection."""
+    attempts: list[int] = []
+
+    def unreachable() -> aiohttp.BaseConnector:
+        attempts.append(1)
+        return aiohttp.TCPConnector(resolver=NoDNS())
+
+    async with FakeDiscord() as fake:
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", token)
+        config = _config(tmp_path, live_simulator, fake)
+        assert await _run_until_ready(config, unreachable, records) == 78
+    assert attempts == []
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("onair: ONAIR_DISCORD_TOKEN cannot be a bot token (")
+    assert "Reset Token" in lines[0]
+    if len(token) > 3:
+        assert token not in lines[0]

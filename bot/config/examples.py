@@ -8,7 +8,7 @@ from __future__ import annotations
 from .settings import Settings
 
 EXAMPLE_IDS = frozenset({111111111111111111, 222222222222222222, 333333333333333333})
-_REPLACE = 'put your own in its place (README, "Getting Discord ids") or delete the entry'
+_REPLACE = 'put your own in its place (docs/setup.md, "Getting Discord ids") or delete the entry'
 
 
 def example_id_note(snowflake: int) -> str:

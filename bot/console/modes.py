@@ -133,10 +133,11 @@ async def watch(
     zone: tzinfo = UTC,
     as_json: bool = False,
     duration: float | None = None,
+    key_source: str = errors.CLI_KEY_FROM_ENV,
 ) -> int:
     """Print one line per new play until interrupted; errors go to stderr, one line each. A
     wrong key or an unknown station ends it with exit 2 (as ``check`` does); outages are waited
-    out."""
+    out. ``key_source`` says where the key came from, for the line when it is refused."""
     stop = asyncio.Event()
     fatal = False
 
@@ -150,8 +151,8 @@ async def watch(
     async def on_error(error: StationError) -> None:
         nonlocal fatal
         message = errors.station_detail(error)
-        if isinstance(error, StationAuthError) and not key:
-            message = errors.CLI_NO_KEY
+        if isinstance(error, StationAuthError):
+            message = errors.cli_key_refused(key, key_source)
         print(f"onair watch: {message}", file=sys.stderr, flush=True)
         if isinstance(error, StationAuthError | StationNotFound):
             fatal = True

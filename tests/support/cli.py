@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 KEY = "cli-test-key-987654"
+# Shaped as a bot token is (an id in base64, a timestamp part, a secret part); Discord knows none.
+SHAPED_TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GfAkEd.not-the-secret-part-of-any-bot-token"
 ONAIR = [sys.executable, "-m", "bot.cli"]
 ROOT = Path(__file__).resolve().parents[2]
 

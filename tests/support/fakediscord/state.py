@@ -5,6 +5,7 @@ gateway dispatch every part sends its events through.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import re
@@ -57,7 +58,10 @@ class FakeDiscordState:
         self.app_id = self.bot_id
         self.owner_id = snowflake()
         self.token: str | None = None
-        self.expected_token = "fake-token"
+        # Shaped as Discord's bot tokens are (OnAir refuses one that cannot be a token): the
+        # bot's id in base64, a timestamp part, and the secret part.
+        bot_id_part = base64.b64encode(str(self.bot_id).encode()).decode().rstrip("=")
+        self.expected_token = f"{bot_id_part}.GfAkEd.fake-secret-part-of-the-bot-token"
         self.requests: list[Recorded] = []
         self.guilds: list[Guild] = []
         for index in range(guild_count):
