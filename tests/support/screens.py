@@ -27,6 +27,7 @@ from .screens_i18n_listeners import i18n_listeners
 from .screens_i18n_stats import i18n_stats
 from .screens_links import links
 from .screens_listeners import listener_scenes, stale_scenes
+from .screens_messages import messages
 from .screens_requests import requests
 from .screens_shows import scheduled_scenes, show_scenes
 from .screens_voice import voice_scenes
@@ -47,6 +48,7 @@ SCENES = {
     "i18n_voice": i18n_voice,
     "i18n_preview": i18n_preview,
     "i18n_admin": i18n_admin,
+    "messages": messages,
 }
 
 
