@@ -115,10 +115,12 @@ async def test_autocomplete_request_credit_and_queue(programme_sim, fake):
 async def test_refusal_unknown_text_cooldown_and_the_switch(programme_sim, fake):
     async with running(programme_sim, fake):
         await fake.wait_for(lambda: len(posts(fake)) == 1)
-        # Harbour Lights is on air: the station refuses, in its own words.
+        # Harbour Lights is on air: the station refuses (a reason the field notes list).
         await fake.response(await fake.autocomplete("request", "song", "harbour", user_id=2))
         text = await private_text(fake, await fake.slash("request", {"song": "1001"}, user_id=2))
-        assert text == "**Main FM** didn't accept the request: This song was played recently"
+        assert text == (
+            "**Main FM** played this song recently, so it can't be requested yet. Try another song."
+        )
         made = programme_sim.counters["songrequestmake"]
         text = await private_text(fake, await fake.slash("request", {"song": "zzzz"}, user_id=3))
         assert text.startswith("No song on **Main FM** matches “zzzz”, so nothing was requested")
