@@ -98,10 +98,11 @@ def render_stats_chart(
     """Sessions and unique listeners per day, drawn for Discord's dark client.
 
     Discord shows an embed image at most 400 px wide (less on a phone), so it is drawn at
-    800 x 360 px with type at 22 px: 11 px or more as shown, readable, where 17 px became
-    8.5 px. The embed's title says what it is, so the chart has none; the y axis says "per
-    day" and the busiest day is marked and named. ``today_last``: the last day is today, so
-    far: its line is dashed and named, not drawn as a collapse. ``words``: the labels in the
+    800 x 360 px (400 with today's legend row) with type at 22 px: 11 px or more as shown,
+    readable, where 17 px became 8.5 px. The embed's title says what it is, so the chart has
+    none; the y axis says "per day" and the busiest whole day is marked and named
+    (:func:`busiest`). ``today_last``: the last day is today, so far: its line is dashed and
+    named, not drawn as a collapse. ``words``: the labels in the
     viewer's language, days and numbers as it writes them; every word drawn is kept in the
     PNG's ``Description`` text (read it with :func:`chart_words`). Pure CPU work: run it
     through ChartRenderer.
@@ -112,16 +113,15 @@ def render_stats_chart(
 
     words = words or ChartText()
     lang = Lang(words.code)  # formats only: the words come translated
-    figure = Figure(
-        figsize=(8, 4.0 if today_last and len(days) > 1 else 3.6), dpi=100, facecolor=BACKGROUND
-    )
+    partial = today_last and len(days) > 1
+    # 40 px more for the legend row that names today's dashed stretch.
+    figure = Figure(figsize=(8, 4.0 if partial else 3.6), dpi=100, facecolor=BACKGROUND)
     axes = figure.subplots()
     axes.set_facecolor(BACKGROUND)
     x: list[Any] = [d.day for d in days]
     sessions = [d.sessions for d in days]
     unique = [d.unique for d in days]
     axes.fill_between(x, sessions, color=SESSIONS, alpha=0.12, linewidth=0)
-    partial = today_last and len(days) > 1
     whole = slice(None, -1) if partial else slice(None)
     axes.plot(x[whole], sessions[whole], label=words.sessions, color=SESSIONS, linewidth=3.5)
     axes.plot(x[whole], unique[whole], label=words.unique, color=UNIQUE, linewidth=3.5)
