@@ -49,7 +49,9 @@ def serve(stations: int, epoch: float, queue: Any) -> None:
         sim = StationSimulator()
         for sid in range(1, stations + 1):
             programme = Programme.generate(seed=sid, now=epoch, track_seconds=(20.0, 60.0))
-            sim.add_station(sid, key="k", programme=programme)
+            # Songs keep their library length (DURATION) on this compressed clock: 20-60 s
+            # slots of songs are songs, not jingles (which are not announced).
+            sim.add_station(sid, key="k", programme=programme, library_durations=True)
         queue.put(await sim.start())
         await asyncio.Event().wait()
 

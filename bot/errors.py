@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from babel.lists import format_list
 
 from .station import (
@@ -111,6 +113,19 @@ class PermissionNames(Said):
         joined = format_list([lang.t(name) for name in self.names], locale=lang.locale)
         return lang.tn(
             "**{names}** permission", "**{names}** permissions", len(self.names), names=joined
+        )
+
+
+class TryAgainIn(Said):
+    """ "Try again in N minutes.", in the plural form the reader's language needs."""
+
+    def __init__(self, minutes: int) -> None:
+        self.minutes = minutes
+
+    def said_in(self, lang: Lang) -> str:
+        n = self.minutes
+        return lang.tn(
+            "Try again in {count} minute.", "Try again in {count} minutes.", n, count=lang.number(n)
         )
 
 
@@ -432,9 +447,46 @@ REQUEST_PICK_ONE = N_(
     "{count} songs on **{station}** match “{text}”, so nothing was requested yet: pick one of "
     "the suggestions."
 )
-REQUEST_REFUSED = N_("**{station}** didn't accept the request: {reason}")
+REQUEST_REFUSED_QUOTED = N_("**{station}** didn't accept the request. Its reason: “{reason}”")
 REQUEST_REFUSED_NO_REASON = N_("**{station}** didn't accept the request: it gave no reason.")
+# The reasons stations give (the field notes), said in the reader's language with what to do.
+REQUEST_ALREADY_QUEUED = N_(
+    "This song is already waiting in **{station}**'s requests. Try another song."
+)
+REQUEST_PLAYED_RECENTLY = N_(
+    "**{station}** played this song recently, so it can't be requested yet. Try another song."
+)
+REQUEST_STATION_LIMIT = N_("**{station}** has taken all the requests it allows for now. {retry}")
+TRY_AGAIN_LATER = N_("Try again later.")
 REQUESTS_OWN_STATION = N_(
     "Requests can only be turned on here for **{station}** by the bot's owner "
     "(`requests = true` in its config)."
 )
+
+
+# How stations word the refusals the field notes list (English, as their widgets send them).
+_ALREADY = re.compile(r"\balready\b.*\b(request|queue)|\b(request|queue)\w*\b.*\balready\b", re.I)
+_RECENT = re.compile(r"\brecent(ly)?\b|\btoo soon\b", re.I)
+_LIMIT = re.compile(r"\blimit|\btoo many\b|\bmaximum\b|\bper (hour|day)\b|\bwait\b", re.I)
+_OFF = re.compile(r"\b(disabled|turned off|switched off|not (accepting|taking))\b", re.I)
+_MINUTES = re.compile(r"\b(\d{1,4})\s*(min|minute|minutes|mins)\b", re.I)
+
+
+def request_refused(station: str, reason: str | None) -> BadInput:
+    """A station's refusal for the listener: a reason the field notes list (already requested,
+    played recently, a limit reached, requests off) in the reader's language, ending with what
+    to do; any other quoted as the station's own words. ``station`` and ``reason`` arrive made
+    safe (markdown escaped, bounded, one line)."""
+    if not reason:
+        return BadInput(REQUEST_REFUSED_NO_REASON, station=station)
+    if _OFF.search(reason):
+        return BadInput(REQUESTS_STATION_OFF, station=station)
+    if _LIMIT.search(reason):
+        minutes = _MINUTES.search(reason)
+        retry: Said = TryAgainIn(int(minutes.group(1))) if minutes else Note(TRY_AGAIN_LATER)
+        return BadInput(REQUEST_STATION_LIMIT, station=station, retry=retry)
+    if _ALREADY.search(reason):
+        return BadInput(REQUEST_ALREADY_QUEUED, station=station)
+    if _RECENT.search(reason):
+        return BadInput(REQUEST_PLAYED_RECENTLY, station=station)
+    return BadInput(REQUEST_REFUSED_QUOTED, station=station, reason=reason)

@@ -10,16 +10,18 @@ from typing import Any
 import pytest
 
 from bot.simulator import LIVE_SHOW, TRACKS
+from bot.simulator.programme import Slot
 from bot.storage import AlertSubscription, GuildStation
 
 from .support.botenv import STATION_KEY, running_bot
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord
-from .support.stations import programme_sim_fixture
+from .support.stations import TRACK_EARLY, programme_sim_fixture
 from .support.waiting import poll_watch, wait_for
 
 pytestmark = pytest.mark.e2e
-SLOTS = [(TRACKS[0], 20.0), (LIVE_SHOW, 60.0), (TRACKS[1], 3600.0)]
+# A track reported 40 s long and cut at 20 s (not a jingle: announced), a live show, a long track.
+SLOTS = [Slot(TRACKS[0], 20.0, TRACK_EARLY), (LIVE_SHOW, 60.0), (TRACKS[1], 3600.0)]
 MENTION_EVERYONE = 1 << 17
 
 

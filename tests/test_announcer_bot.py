@@ -70,7 +70,7 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         )
         byline, meta = embed["description"].splitlines()
         assert byline == f"**{TRACKS[0].artist}** · *{TRACKS[0].album}* ({TRACKS[0].year})"
-        assert meta.startswith("-# 0:20 · ")
+        assert meta.startswith("-# 0:40 · ")  # the length it reports
         assert TRACKS[0].genre in meta
         assert "Next" not in meta  # a 5 s jingle follows: left out of "Next"
         assert embed["footer"]["text"].startswith("Main FM · ")  # the configured name
@@ -83,38 +83,55 @@ async def test_announces_each_play_once_with_embed_and_buttons(programme_sim, fa
         await poll(env)
         await poll(env)
         assert len(posts(fake)) == 1  # same play: nothing new
-        programme_sim.clock.advance(21)  # the jingle
+        programme_sim.clock.advance(21)  # the jingle: no post of its own
         await poll(env)
         programme_sim.clock.advance(5)
         await poll(env)
         titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
-        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
-        # A live show follows the third: not a jingle (no length), so it is named as next.
-        third = posts(fake)[2].json["embeds"][0]["description"]
+        assert titles == [TRACKS[0].title, TRACKS[1].title]
+        # A live show follows the second: not a jingle (no length), so it is named as next.
+        third = posts(fake)[1].json["embeds"][0]["description"]
         assert "Next\u00a0at\u00a0<t:" in third
         assert LIVE_SHOW.title in third
 
 
-async def test_a_play_that_aired_between_two_polls_is_announced_and_recorded(programme_sim, fake):
+async def test_a_play_that_aired_between_two_polls_is_recorded(programme_sim, fake):
     """Issue 27: the jingle (20-25 s) aired between two polls; the station's `recent` list
-    still names it with its start, so it is announced (late, with what it was: its length and
-    what came next) and recorded in the history, before the track on air now."""
+    still names it with its start, so it is recorded in the history, before the track on air
+    now (and, a jingle, not announced)."""
     async with running_bot(programme_sim, fake=fake, extra_config=subscription(fake)) as env:
         await fake.wait_for(lambda: len(posts(fake)) == 1)
         await poll(env)
         programme_sim.clock.advance(29)  # 30 s: the track after the jingle, 5 s in
         await poll(env)
-        await fake.wait_for(lambda: len(posts(fake)) == 3)
+        await fake.wait_for(lambda: len(posts(fake)) == 2)
         titles = [p.json["embeds"][0]["title"] for p in posts(fake)]
-        assert titles == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title]
-        jingle = posts(fake)[1].json["embeds"][0]
-        assert jingle["description"].splitlines()[-1].startswith("-# 0:05 · ")
-        assert TRACKS[1].title in jingle["description"]  # what came next
+        assert titles == [TRACKS[0].title, TRACKS[1].title]
         now = datetime.fromtimestamp(programme_sim.clock(), UTC)
         history = await env.bot.storage.play_at("main", now, 5)
         assert [h.title for h in history] == [TRACKS[1].title, JINGLES[0].title, TRACKS[0].title]
         await poll(env)
-        assert len(posts(fake)) == 3
+        assert len(posts(fake)) == 2
+
+
+async def test_a_jingle_gets_no_post_and_the_card_stays_on_the_track_before(programme_sim, fake):
+    """Post mode gives a jingle no post (no Listen, no ❤ for a station ID); card mode does
+    not turn the card into it: both follow the rule that leaves jingles out of "Next"."""
+    config = subscription(fake, 0, mode="post") + subscription(fake, 1, mode="card")
+    card_channel = fake.guilds[0].channels[1]
+    async with running_bot(programme_sim, fake=fake, extra_config=config) as env:
+        await fake.wait_for(lambda: len(posts(fake, 0)) == 1 and len(posts(fake, 1)) == 1)
+        programme_sim.clock.advance(21)  # the 5 s jingle is on air
+        await poll(env)
+        assert len(posts(fake, 0)) == 1
+        assert not fake.sent("PATCH", rf"^/channels/{card_channel}/messages/\d+$")
+        programme_sim.clock.advance(5)  # the next track
+        await poll(env)
+        titles = [p.json["embeds"][0]["title"] for p in posts(fake, 0)]
+        assert titles == [TRACKS[0].title, TRACKS[1].title]
+        edits = fake.sent("PATCH", rf"^/channels/{card_channel}/messages/\d+$")
+        assert [e.json["embeds"][0]["title"] for e in edits] == [TRACKS[1].title]
+        assert env.bot.announcer.skipped == 2  # the jingle, for each channel
 
 
 async def test_restart_does_not_repeat_and_downtime_posts_once(programme_sim, fake, tmp_path):
@@ -145,8 +162,8 @@ async def test_filters_min_seconds_pattern_and_live(programme_sim, fake):
             programme_sim.clock.advance(step)
             await poll(env)
     titles = {i: [p.json["embeds"][0]["title"] for p in posts(fake, i)] for i in range(3)}
-    assert titles[2] == [TRACKS[0].title, JINGLES[0].title, TRACKS[1].title, LIVE_SHOW.title]
-    assert titles[0] == [TRACKS[0].title, TRACKS[1].title, LIVE_SHOW.title]  # no 5-s jingle
+    assert titles[2] == [TRACKS[0].title, TRACKS[1].title, LIVE_SHOW.title]  # no jingle
+    assert titles[0] == [TRACKS[0].title, TRACKS[1].title, LIVE_SHOW.title]
     assert titles[1] == [TRACKS[1].title]  # pattern and live filtered
     live = posts(fake, 2)[-1].json["embeds"][0]
     assert live["description"].splitlines()[-1].startswith("-# 🔴 LIVE")
@@ -163,7 +180,7 @@ async def test_forbidden_channel_is_paused_others_go_on(programme_sim, fake):
         paused = {s.channel_id: s.paused_reason for s in subs}
         assert "Missing Permissions" in (paused[bad] or "")
         attempts = len(fake.sent("POST", rf"^/channels/{bad}/messages$"))
-        programme_sim.clock.advance(21)
+        programme_sim.clock.advance(26)  # the track after the jingle
         await poll(env)
         assert len(posts(fake, 1)) == 2
         assert len(fake.sent("POST", rf"^/channels/{bad}/messages$")) == attempts  # not retried
@@ -182,7 +199,7 @@ async def test_a_message_discord_refuses_is_not_retried_and_the_channel_is_not_p
         assert await env.bot.announcer.sweep() == 0  # refused: not given back for a retry
         assert len(fake.sent("POST", route)) == 1
         assert [s.paused_reason for s in await env.bot.storage.subscriptions()] == [None]
-        programme_sim.clock.advance(21)
+        programme_sim.clock.advance(26)  # the track after the jingle
         await poll(env)
         assert len(posts(fake, 0)) == 1  # the next play is announced as usual
 
@@ -218,14 +235,14 @@ async def test_card_mode_edits_in_place_and_reposts_when_buried(programme_sim, f
     ) as env:
         channel = fake.guilds[0].channels[0]
         await fake.wait_for(lambda: len(posts(fake)) == 1)
-        programme_sim.clock.advance(21)
+        programme_sim.clock.advance(26)  # the track after the jingle
         await poll(env)
         edits = fake.sent("PATCH", rf"^/channels/{channel}/messages/\d+$")
         assert len(edits) == 1
-        assert edits[0].json["embeds"][0]["title"] == JINGLES[0].title
+        assert edits[0].json["embeds"][0]["title"] == TRACKS[1].title
         assert len(posts(fake)) == 1
         fake.user_message(channel)  # someone talks: the card is buried
-        programme_sim.clock.advance(5)
+        programme_sim.clock.advance(20)  # the live show
         await poll(env)
         assert len(posts(fake)) == 2
         assert fake.sent("DELETE", rf"^/channels/{channel}/messages/\d+$")
@@ -252,12 +269,12 @@ async def test_station_fault_midstream_then_one_announcement(programme_sim, fake
             await poll(env)
         programme_sim.inject("status", status=403, times=1)
         await poll(env)
-        programme_sim.clock.advance(21)
+        programme_sim.clock.advance(26)
         await poll(env)
         await poll(env)
         assert [p.json["embeds"][0]["title"] for p in posts(fake)] == [
             TRACKS[0].title,
-            JINGLES[0].title,
+            TRACKS[1].title,
         ]
 
 

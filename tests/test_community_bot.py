@@ -161,18 +161,18 @@ async def test_templates_set_refused_previewed_and_announced(programme_sim, fake
         # No live show recorded yet: the last play, worded as a live show would be.
         assert live_preview["content"].startswith("-# Preview of the live show wording")
         assert live_preview["embeds"][0]["title"] == f"🔴 LIVE: {TRACKS[0].title}"
-        programme_sim.clock.advance(71)  # the jingle
+        programme_sim.clock.advance(71)  # the jingle: not announced
+        await poll(env)
+        programme_sim.clock.advance(5)  # the next track
         await poll(env)
         body = posts(fake)[-1].json
-        assert body["content"] == f"<@&{guild.roles[1]}> Now on Main FM: {JINGLES[0].title}"
+        assert body["content"] == f"<@&{guild.roles[1]}> Now on Main FM: {TRACKS[1].title}"
         assert body["allowed_mentions"] == {"parse": [], "roles": [guild.roles[1]]}
         embed = body["embeds"][0]
-        assert embed["title"] == f"♪ {JINGLES[0].title}"
+        assert embed["title"] == f"♪ {TRACKS[1].title}"
         assert embed["color"] == 0x1DB954
         assert embed["description"].endswith("· ❤ 0")
-        programme_sim.clock.advance(5)  # the next track, then the live show
-        await poll(env)
-        programme_sim.clock.advance(70)
+        programme_sim.clock.advance(70)  # the live show
         await poll(env)
         assert posts(fake)[-1].json["embeds"][0]["title"] == f"🔴 LIVE: {LIVE_SHOW.title}"
         # During the show, the AutoDJ wording can still be previewed (with a track).
@@ -200,7 +200,7 @@ async def test_the_card_carries_the_button_of_the_play_it_shows(programme_sim, f
         card = int(posts(fake)[0].response["id"])
         first = like_button(fake.messages[card])["custom_id"]
         assert (await click(fake, card, user_id=5))["type"] == CHANNEL_MESSAGE
-        programme_sim.clock.advance(71)  # the jingle: the card is edited in place
+        programme_sim.clock.advance(76)  # the next track: the card is edited in place
         await poll(env)
         edits = fake.sent("PATCH", rf"^/channels/{guild.channels[0]}/messages/{card}$")
         assert edits

@@ -19,7 +19,7 @@ import pytest
 
 from bot.announcer import snapshot
 from bot.announcer.watcher import Announcement
-from bot.simulator import JINGLES, TRACKS, StationSimulator
+from bot.simulator import TRACKS, StationSimulator
 from bot.station import StationClient
 from bot.storage import Subscription
 
@@ -31,6 +31,7 @@ from .support.botenv import (
 )
 from .support.delivery import (
     BERLIN,
+    BETWEEN,
     CHANNELS,
     POST,
     Child,
@@ -189,14 +190,14 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
         # 1. The database is locked when a play is detected: recording it fails and is retried.
         lock = hold_write_lock(db)
         try:
-            programme_sim.clock.advance(3600)  # the jingle
+            programme_sim.clock.advance(3600)  # the short track
             await poll(env)
             await wait_for(lambda: "storage failed recording the play" in caplog.text)
-            assert messages_with(fake, JINGLES[0].title)[channels[0]] == 0
+            assert messages_with(fake, BETWEEN.title)[channels[0]] == 0
         finally:
             lock.rollback()
             lock.close()
-        await fake.wait_for(lambda: all(messages_with(fake, JINGLES[0].title)[c] for c in channels))
+        await fake.wait_for(lambda: all(messages_with(fake, BETWEEN.title)[c] for c in channels))
         await env.bot.announcer.idle()
 
         # 2. The lock is taken while a post is in flight: the "sent" mark fails and is retried.
@@ -222,7 +223,7 @@ async def test_storage_write_failures_are_retried_and_the_play_delivered_once(
             "SELECT state, COUNT(*) FROM deliveries GROUP BY state"
         )
         assert dict(states) == {"sent": 6}
-    for title in (TRACKS[0].title, JINGLES[0].title, TRACKS[1].title):
+    for title in (TRACKS[0].title, BETWEEN.title, TRACKS[1].title):
         counts = messages_with(fake, title)
         assert [counts[c] for c in channels] == [1, 1], title
     warnings = [
@@ -400,12 +401,12 @@ async def test_card_mode_is_idempotent_when_a_crash_hides_the_send(programme_sim
         await fake.wait_for(lambda: len(cards()) == 1)
         await env.bot.announcer.idle()
         first = int(cards()[0]["id"])
-        # The card is the newest message: the jingle edits it; the edit is repeated.
+        # The card is the newest message: the next play edits it; the edit is repeated.
         programme_sim.clock.advance(3600)
         await poll(env)
         await env.bot.announcer.idle()
         await replay_last_delivery(env, first)
-        assert [c["embeds"][0]["title"] for c in cards()] == [JINGLES[0].title]
+        assert [c["embeds"][0]["title"] for c in cards()] == [BETWEEN.title]
         # Buried card: the next play re-posts it (and deletes the old); the re-post is repeated.
         fake.user_message(channel)
         programme_sim.clock.advance(5)

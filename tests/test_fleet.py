@@ -33,7 +33,8 @@ FLEET_CONFIG = "[announcer]\ndelivery_lease = 3\nwatch_lease = 2\n"
 
 @pytest.fixture
 async def sim() -> AsyncIterator[StationSimulator]:
-    """Tracks of 6 s in real time (the processes cannot share a manual clock)."""
+    """Tracks of 6 s in real time (the processes cannot share a manual clock), each with its
+    library length as DURATION: songs, not jingles (which are not announced)."""
     simulator = StationSimulator()
     slots: list[tuple[LibraryItem, float]] = [(t, TRACK_SECONDS) for t in TRACKS[:16]]
     simulator.add_station(
@@ -42,6 +43,7 @@ async def sim() -> AsyncIterator[StationSimulator]:
         programme=Programme(slots, epoch=time.time() - 1.0),
         seed=3,
         zone=BERLIN,
+        library_durations=True,
     )
     async with serving(simulator):
         yield simulator
@@ -194,8 +196,9 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
     """Service A (shard 0) takes the watch lease and polls; service B (shard 1) never polls, gets
     each play through NOTIFY for its own channels, answers /nowplaying from A's stored info, and
     takes the station over when A stops."""
-    from bot.simulator import JINGLES
     from bot.storage import Subscription
+
+    from .support.delivery import BETWEEN, SLOTS
 
     guilds = {0: shard_guild(0, 2, 1), 1: shard_guild(1, 2, 2)}
     channels = {shard: [guild * 10 + i for i in range(2)] for shard, guild in guilds.items()}
@@ -205,8 +208,7 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
         for channel in channels[shard]
     )
     sent: list[tuple[str, int, str]] = []
-    slots = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
-    async with fleet(postgres_url, session, slots) as rig:
+    async with fleet(postgres_url, session, SLOTS) as rig:
         clock, sim, station, services = rig.clock, rig.sim, rig.station, rig.services
         for name, shard in (("A", 0), ("B", 1)):
             await (await rig.service(name, shard, Recording(name, sent), subs)).start()
@@ -245,16 +247,16 @@ async def test_one_poller_publishes_to_the_other_and_shares_its_state(postgres_u
         # A stops (SIGTERM): it gives its lease back and B polls from its next tick on.
         await a.stop()
         await wait_for(lambda: watch_b.owned)
-        clock.advance(3600)  # the jingle
+        clock.advance(3600)  # the short track
         b.poll_now(watch_b)
-        await wait_for(lambda: bool(got(JINGLES[0].title)))
+        await wait_for(lambda: bool(got(BETWEEN.title)))
         await b.idle()
-        assert got(JINGLES[0].title) == [("B", c) for c in sorted(channels[1])]
+        assert got(BETWEEN.title) == [("B", c) for c in sorted(channels[1])]
         # A's channels keep the play pending in the outbox until a shard-0 process runs.
         states = await b.storage.fetch(
             "SELECT d.state, COUNT(*) FROM deliveries d JOIN announcements n "
             "ON n.id = d.announcement_id WHERE n.play_key LIKE ? GROUP BY d.state",
-            (f"%{JINGLES[0].title.casefold()}%",),
+            (f"%{BETWEEN.title.casefold()}%",),
         )
         assert dict(states) == {"pending": 2, "sent": 2}, states
 

@@ -332,3 +332,30 @@ async def test_the_preview_is_worded_in_the_guilds_language_not_the_admins(onair
     assert re.search(r"· \d+ auditeurs?$", footer), footer
     labels = [b["label"] for row in preview["components"] for b in row["components"]]
     assert labels[:2] == ["Écouter", "Lecteur web"]
+
+
+async def test_the_template_preview_is_the_post_in_the_guilds_language(onair):
+    """``/onair template preview`` is built as the channel's post is (one path): its buttons and
+    footer in the guild's language (de here), its card's time as the card shows it; the
+    heading, the admin's own text, stays in the admin's language (en-US)."""
+    fake = onair.fake
+    guild = fake.guilds[0]
+    channel = guild.channels[0]
+    await onair.bot.storage.upsert_subscription(
+        Subscription(0, guild.id, channel, "main", mode="card")
+    )
+    await fake.response(await fake.slash("onair", {"language": "de"}, sub=["settings"]))
+    iid = await fake.slash(
+        "onair",
+        {"channel": str(channel)},
+        sub=["template", "preview"],
+        resolved=fake.resolved_channel(channel, guild),
+    )
+    preview = await fake.final_message(iid)
+    assert preview["flags"] & EPHEMERAL
+    assert preview["content"].startswith("-# Preview of the AutoDJ wording")
+    embed = preview["embeds"][0]
+    assert re.search(r"· \d+ hören zu$", embed["footer"]["text"]), embed["footer"]["text"]
+    assert embed["timestamp"]  # a card says when the track started
+    labels = [b["label"] for row in preview["components"] for b in row["components"]]
+    assert labels[:2] == ["Anhören", "Webplayer"]

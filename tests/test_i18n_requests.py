@@ -48,18 +48,20 @@ async def test_request_and_requests_in_the_users_language(programme_sim, fake):
         shown = visible_text(message) + "".join(f["name"] + f["value"] for f in embed["fields"])
         assert english_left(shown, "pt_BR", own) == []
 
-        # A German user: the station's refusal keeps its own words, OnAir's around it are German.
+        # A German user: the station's reason (played recently) said in German, with what to do.
         await fake.response(await fake.autocomplete("request", "song", "harbour", user_id=2))
         text = await private_text(fake, await fake.slash("request", {"song": "1001"}, user_id=2))
-        reason = "This song was played recently"
-        assert text == f"**Main FM** hat den Musikwunsch abgelehnt: {reason}"
+        assert text == (
+            "**Main FM** hat diesen Song gerade erst gespielt, deshalb geht er noch nicht als "
+            "Wunsch. Wünsch dir einen anderen Song."
+        )
         text = await private_text(fake, await fake.slash("request", {"song": "zzzz"}, user_id=3))
         assert text.startswith("Kein Song bei **Main FM** passt zu „zzzz“")
         assert english_left(text, "de", ("Main FM",)) == []
         # Typed in full, then again at once: the cooldown, in German.
         typed = TRACKS[2].cast_title.upper()
         text = await private_text(fake, await fake.slash("request", {"song": typed}, user_id=3))
-        assert "Die Ankündigung nennt dich." in text
+        assert "Die Ansage nennt dich." in text  # one word for announcements: Ansage
         text = await private_text(fake, await fake.slash("request", {"song": "1004"}, user_id=3))
         assert text.startswith(
             "Du hast dir gerade erst etwas gewünscht. Der nächste Wunsch geht <t:"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from bot.announcer.filters import skip_reason
 from bot.programme.jingles import SkipRules, is_jingle
 from bot.render import station_embeds
 from bot.station import StationInfo
@@ -54,3 +56,14 @@ def test_next_leaves_jingles_out_of_nowplaying_and_announcements():
     rules = SkipRules.of([Subscription(1, 1, 10, "main", skip_pattern="^promo")])
     embed, _ = station_embeds.nowplaying(promo, "S", stale=False, skip=rules)
     assert "Next" not in (embed.description or "")
+
+
+def test_a_jingle_is_announced_in_neither_mode_a_live_show_and_a_track_are():
+    play = _info("Song", "03:10").current_play()
+    assert play is not None
+    for mode in ("post", "card"):
+        sub = Subscription(1, 1, 10, "main", mode=mode)
+        assert skip_reason(sub, replace(play, duration=timedelta(seconds=5))) == "a jingle"
+        assert skip_reason(sub, replace(play, duration=timedelta(seconds=30))) is None
+        assert skip_reason(sub, replace(play, duration=timedelta(0), live=True)) is None
+        assert skip_reason(sub, replace(play, duration=None)) is None

@@ -11,18 +11,25 @@ import re
 import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, StationSimulator
+from bot.simulator.programme import Slot
 from bot.ui.choices import LANES
 
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
 from .support.discord_rules import AUTOCOMPLETE_RESULT, EPHEMERAL
 from .support.fakediscord import FakeDiscord, Recorded
-from .support.stations import programme_sim_fixture
+from .support.stations import TRACK_EARLY, programme_sim_fixture
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
 # Harbour Lights 0-20 s (on air at the start), jingle 20-25 (a request takes this slot), ...
-SLOTS = [(TRACKS[0], 20.0), (JINGLES[0], 5.0), (TRACKS[1], 20.0), (LIVE_SHOW, 60.0)]
+# (tracks reported 40 s long, cut at 20: tracks, not jingles)
+SLOTS = [
+    Slot(TRACKS[0], 20.0, TRACK_EARLY),
+    (JINGLES[0], 5.0),
+    Slot(TRACKS[1], 20.0, TRACK_EARLY),
+    (LIVE_SHOW, 60.0),
+]
 NEON = TRACKS[3]  # Kaito & The Wires - Neon Umbrella: id 1004 at the simulator
 REQUESTS_ON = "requests = true"
 RATE = "[requests]\nsearches_per_second = 100\n"
@@ -109,10 +116,12 @@ async def test_autocomplete_request_credit_and_queue(programme_sim, fake):
 async def test_refusal_unknown_text_cooldown_and_the_switch(programme_sim, fake):
     async with running(programme_sim, fake):
         await fake.wait_for(lambda: len(posts(fake)) == 1)
-        # Harbour Lights is on air: the station refuses, in its own words.
+        # Harbour Lights is on air: the station refuses (a reason the field notes list).
         await fake.response(await fake.autocomplete("request", "song", "harbour", user_id=2))
         text = await private_text(fake, await fake.slash("request", {"song": "1001"}, user_id=2))
-        assert text == "**Main FM** didn't accept the request: This song was played recently"
+        assert text == (
+            "**Main FM** played this song recently, so it can't be requested yet. Try another song."
+        )
         made = programme_sim.counters["songrequestmake"]
         text = await private_text(fake, await fake.slash("request", {"song": "zzzz"}, user_id=3))
         assert text.startswith("No song on **Main FM** matches “zzzz”, so nothing was requested")

@@ -15,9 +15,7 @@ from ..announcer.watcher import Announcement
 from ..config import StationConfig
 from ..config.examples import EXAMPLE_IDS, example_id_note
 from ..history.likes import LikeService
-from ..programme.jingles import SkipRules
-from ..render import station_embeds
-from ..render.templated import announcement as templated
+from ..render.templated import for_subscription
 from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
 from ..util.i18n import N_, guild_lang
@@ -164,19 +162,15 @@ class DiscordDeliverer:
         requesters its content pings."""
         play_id, count = await self._like_state(station.slug, announcement)
         lang = await guild_lang(self.client, sub.guild_id)
-        rendered = templated(
-            sub.templates,
+        rendered = for_subscription(
+            sub,
             announcement.info,
             announcement.play,
             station.name,
-            style=station_embeds.effective_style(sub.style),
-            mention_role=sub.mention_role,
+            lang,
             likes=count,
-            skip=SkipRules.of([sub]),
-            card=sub.mode == "card",
             requested_by=tuple(c.name for c in credits_in(sub, announcement)),
             ping_users=pinged(sub, announcement),
-            lang=lang,
         )
         view = with_like_button(rendered.view, play_id, lang)
         return rendered.embed, view, rendered.content, rendered.pinged

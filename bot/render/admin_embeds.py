@@ -165,7 +165,9 @@ def _announcing(
         for s in subs
         if s.paused_reason
     ]
-    active = [f"🟢 <#{s.channel_id}> ({s.mode})" for s in subs if not s.paused_reason]
+    active = [
+        f"🟢 <#{s.channel_id}> ({mode_name(s.mode, lang)})" for s in subs if not s.paused_reason
+    ]
     if active:
         where = "\n".join(active)
     elif subs:
@@ -309,16 +311,27 @@ def settings_saved(saved: GuildSettings, lang: Lang = ENGLISH) -> str:
     return text
 
 
+# The announcement modes and styles as people read them (the command's values stay English).
+MODE_NAMES = {"post": N_("post"), "card": N_("card")}
+STYLE_NAMES = {"compact": N_("compact"), "full": N_("full")}
+
+
+def mode_name(mode: str, lang: Lang = ENGLISH) -> str:
+    """``post`` or ``card`` in the reader's language (one word each, wherever shown)."""
+    return lang.t(MODE_NAMES[mode]) if mode in MODE_NAMES else mode
+
+
 def announcing(
     station: StationConfig, channel: str, mode: str, style: str | None, lang: Lang = ENGLISH
 ) -> str:
     """The reply to /onair announce: which station, where, in which mode and style."""
+    shape = effective_style(style)
     return lang.t(
         "New tracks of **{station}** will be announced in {channel} ({mode}, {style}).",
         station=safe(station.name, limit=80),
         channel=channel,
-        mode=mode,
-        style=effective_style(style),
+        mode=mode_name(mode, lang),
+        style=lang.t(STYLE_NAMES[shape]) if shape in STYLE_NAMES else shape,
     )
 
 

@@ -23,11 +23,13 @@ SESSIONS = "#e0245e"
 UNIQUE = "#00a8fc"
 LABEL_SIZE = 22  # px in the 800 px image: 11 px or more as Discord shows it
 TEXT_KEY = "Description"  # the PNG's text chunk: every word drawn on the chart, one a line
+LAYOUT_KEY = "Layout"  # and where each label went (chart_labels)
 SESSIONS_LABEL = N_("sessions")
 UNIQUE_LABEL = N_("unique listeners")
 PER_DAY = N_("per day")
 TODAY_SO_FAR = N_("today, so far")
 BUSIEST = N_("busiest: {day}")
+DASHED = (0, (1.5, 1.5))  # a day counted so far
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,33 @@ class ChartText:
         )
 
 
+def busiest(days: Sequence[DayStats], today_last: bool = False) -> int | None:
+    """The index of the busiest whole day, or None (fewer than two whole days, or no sessions).
+
+    A day counted so far (``today_last``: the last day is today) is never crowned: its count
+    grows until midnight, so against whole days it says how old the day is, not how busy it
+    was. It is compared once it is whole, tomorrow."""
+    whole = len(days) - 1 if today_last else len(days)
+    if whole < 2:
+        return None
+    peak = max(range(whole), key=lambda i: days[i].sessions)
+    return peak if days[peak].sessions > 0 else None
+
+
+def chart_labels(png: bytes) -> list[tuple[tuple[float, float, float, float], str]]:
+    """Where the chart drew each label (legend and annotations): (x0, y0, x1, y1) in pixels
+    from the bottom left, and its text, read back from the PNG."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        text = str(image.info.get(LAYOUT_KEY, ""))
+    labels = []
+    for line in text.splitlines():
+        x0, y0, x1, y1, words = line.split(" ", 4)
+        labels.append(((float(x0), float(y0), float(x1), float(y1)), words))
+    return labels
+
+
 def chart_words(png: bytes) -> list[str]:
     """The words a chart drew (its labels, legend, ticks), read back from the PNG."""
     from PIL import Image  # matplotlib's own dependency
@@ -71,10 +100,11 @@ def render_stats_chart(
     """Sessions and unique listeners per day, drawn for Discord's dark client.
 
     Discord shows an embed image at most 400 px wide (less on a phone), so it is drawn at
-    800 x 360 px with type at 22 px: 11 px or more as shown, readable, where 17 px became
-    8.5 px. The embed's title says what it is, so the chart has none; the y axis says "per
-    day" and the busiest day is marked and named. ``today_last``: the last day is today, so
-    far: its line is dashed and named, not drawn as a collapse. ``words``: the labels in the
+    800 x 360 px (400 with today's legend row) with type at 22 px: 11 px or more as shown,
+    readable, where 17 px became 8.5 px. The embed's title says what it is, so the chart has
+    none; the y axis says "per day" and the busiest whole day is marked and named
+    (:func:`busiest`). ``today_last``: the last day is today, so far: its line is dashed and
+    named, not drawn as a collapse. ``words``: the labels in the
     viewer's language, days and numbers as it writes them; every word drawn is kept in the
     PNG's ``Description`` text (read it with :func:`chart_words`). Pure CPU work: run it
     through ChartRenderer.
@@ -86,35 +116,28 @@ def render_stats_chart(
     words = words or ChartText()
     # Formats only (the words come translated), the day label's pattern among them.
     lang = Lang(words.code, {CHART_DAY_PATTERN: words.day_pattern})
-    figure = Figure(figsize=(8, 3.6), dpi=100, facecolor=BACKGROUND)
+    partial = today_last and len(days) > 1
+    # 40 px more for the legend row that names today's dashed stretch.
+    figure = Figure(figsize=(8, 4.0 if partial else 3.6), dpi=100, facecolor=BACKGROUND)
     axes = figure.subplots()
     axes.set_facecolor(BACKGROUND)
     x: list[Any] = [d.day for d in days]
     sessions = [d.sessions for d in days]
     unique = [d.unique for d in days]
     axes.fill_between(x, sessions, color=SESSIONS, alpha=0.12, linewidth=0)
-    partial = today_last and len(days) > 1
     whole = slice(None, -1) if partial else slice(None)
     axes.plot(x[whole], sessions[whole], label=words.sessions, color=SESSIONS, linewidth=3.5)
     axes.plot(x[whole], unique[whole], label=words.unique, color=UNIQUE, linewidth=3.5)
-    if partial:  # today so far: dashed, and said
+    if partial:  # today so far: dashed, and said in the legend (clear of every point)
         for values, colour in ((sessions, SESSIONS), (unique, UNIQUE)):
-            axes.plot(x[-2:], values[-2:], color=colour, linewidth=3.5, linestyle=(0, (1.5, 1.5)))
-        axes.annotate(  # at the top, above today: clear of the lines it names
-            words.today_so_far,
-            (x[-1], 0.97),
-            xycoords=("data", "axes fraction"),
-            ha="right",
-            va="top",
-            color=MUTED,
-            fontsize=LABEL_SIZE,
-        )
+            axes.plot(x[-2:], values[-2:], color=colour, linewidth=3.5, linestyle=DASHED)
+        axes.plot([], [], color=MUTED, linewidth=3.5, linestyle=DASHED, label=words.today_so_far)
     if len(days) <= 14:
         size = 40 if len(days) > 1 else 160
         axes.scatter(x, sessions, color=SESSIONS, s=size, zorder=3)
         axes.scatter(x, unique, color=UNIQUE, s=size, zorder=3)
-    peak = max(range(len(days)), key=lambda i: sessions[i], default=None)
-    if peak is not None and sessions[peak] > 0 and len(days) > 1:
+    peak = busiest(days, partial)
+    if peak is not None:
         axes.scatter(
             [x[peak]],
             [sessions[peak]],
@@ -126,15 +149,13 @@ def render_stats_chart(
         )
         where = peak / (len(days) - 1)
         align = "left" if where < 0.2 else "right" if where > 0.8 else "center"
-        # Above the point; beside it (to its left) where "today, so far" takes the top right.
-        beside = partial and align == "right"
-        axes.annotate(
+        axes.annotate(  # above the point, within the chart at either edge
             words.busiest.format(day=chart_day(lang, days[peak].day)),
             (x[peak], sessions[peak]),
-            xytext=(-18, 0) if beside else (0, 12),
+            xytext=(0, 12),
             textcoords="offset points",
             ha=align,
-            va="center" if beside else "bottom",
+            va="bottom",
             color=TEXT,
             fontsize=LABEL_SIZE,
         )
@@ -159,9 +180,45 @@ def render_stats_chart(
         return chart_day(lang, num2date(value).date())  # type: ignore[no-untyped-call]
 
     axes.xaxis.set_major_formatter(FuncFormatter(day_label))
+    handles, labels = axes.get_legend_handles_labels()
+    legends = []
+    rows = 0
+    if partial:  # "today, so far" on a row of its own, under the lines' names
+        legends.append(_legend(axes, handles[2:], labels[2:], rows))
+        axes.add_artist(legends[0])
+        rows = 1
+    legends.insert(0, _legend(axes, handles[:2], labels[:2], rows))
+    figure.tight_layout(pad=0.6)  # lays the ticks out: their labels are known from here
+    drawn = [
+        axes.get_ylabel(),
+        *(text.get_text() for legend in legends for text in legend.get_texts()),
+        *(text.get_text() for text in axes.texts),
+        *(label.get_text() for label in axes.get_xticklabels()),
+        *(label.get_text() for label in axes.get_yticklabels()),
+    ]
+    figure.draw_without_rendering()  # places the legends: where each label went is known
+    labels = [t for legend in legends for t in legend.get_texts()] + list(axes.texts)
+    boxes = [(t.get_window_extent().extents, t.get_text()) for t in labels]
+    layout = "\n".join(" ".join(f"{v:.0f}" for v in box) + f" {text}" for box, text in boxes)
+    buffer = io.BytesIO()
+    metadata = {TEXT_KEY: "\n".join(w for w in drawn if w), LAYOUT_KEY: layout}
+    figure.savefig(buffer, format="png", facecolor=BACKGROUND, metadata=metadata)
+    return buffer.getvalue()
+
+
+def _legend(axes: Any, handles: list[Any], labels: list[str], rows_below: int) -> Any:
+    """A legend row above the plot, ``rows_below`` legend rows higher than the lowest."""
+    from matplotlib.transforms import offset_copy
+
+    raised = offset_copy(
+        axes.transAxes, fig=axes.figure, y=1.5 * LABEL_SIZE * rows_below, units="points"
+    )
     legend = axes.legend(
+        handles,
+        labels,
         loc="lower left",
         bbox_to_anchor=(0, 1.0),
+        bbox_transform=raised,
         ncols=2,
         frameon=False,
         fontsize=LABEL_SIZE,
@@ -171,19 +228,8 @@ def render_stats_chart(
     )
     for handle in legend.legend_handles:
         if handle is not None:
-            handle.set_linewidth(6)  # type: ignore[attr-defined]
-    figure.tight_layout(pad=0.6)  # lays the ticks out: their labels are known from here
-    drawn = [
-        axes.get_ylabel(),
-        *(text.get_text() for text in legend.get_texts()),
-        *(text.get_text() for text in axes.texts),
-        *(label.get_text() for label in axes.get_xticklabels()),
-        *(label.get_text() for label in axes.get_yticklabels()),
-    ]
-    buffer = io.BytesIO()
-    metadata = {TEXT_KEY: "\n".join(w for w in drawn if w)}
-    figure.savefig(buffer, format="png", facecolor=BACKGROUND, metadata=metadata)
-    return buffer.getvalue()
+            handle.set_linewidth(6)
+    return legend
 
 
 class ChartRenderer:

@@ -11,6 +11,7 @@ from ..station import Stats
 from ..util.i18n import ENGLISH, Lang
 from ..util.text import flag, isolate, safe
 from . import station_parts
+from .chart import busiest
 from .embeds import EmbedBuilder
 from .lang_dates import country, date_range, full_date, percent, weekday_date
 
@@ -78,9 +79,9 @@ def stats_embed(
     second = []
     if stats.total_tlh is not None:
         second.append(lang.t("**{hours}** h listened", hours=n(stats.total_tlh)))
-    peak = max(days, key=lambda d: d.sessions, default=None)
-    if peak is not None and peak.sessions > 0 and len(days) > 1:
-        second.append(lang.t("busiest day {day}", day=weekday_date(lang, peak.day)))
+    peak = busiest(days, today_last=today is not None and first <= today <= last)
+    if peak is not None:
+        second.append(lang.t("busiest day {day}", day=weekday_date(lang, days[peak].day)))
     if second:
         lines.append(" · ".join(second))
     ranked = sorted(stats.countries, key=lambda c: -c.value)

@@ -19,6 +19,7 @@ import discord
 
 from ..programme.jingles import NO_RULES, SkipRules
 from ..station import Play, StationInfo
+from ..storage import Subscription
 from ..templates.formatter import Part, Placeholder, render
 from ..templates.model import TemplateSet, Wording, parsed
 from ..util.i18n import ENGLISH, Lang
@@ -285,3 +286,33 @@ def budget(content: str | None, embed: discord.Embed) -> dict[str, tuple[int, in
     total = len(embed)  # discord.py counts Discord's way: title, description, fields, ...
     parts["embed"] = (total, TOTAL)
     return parts
+
+
+def for_subscription(
+    sub: Subscription,
+    info: StationInfo,
+    play: Play,
+    station_name: str,
+    lang: Lang,
+    *,
+    likes: int = 0,
+    requested_by: tuple[str, ...] = (),
+    ping_users: tuple[tuple[int, str], ...] = (),
+) -> Announcement:
+    """What ``sub``'s channel is sent for ``play``: its templates, style, role, skip rules and
+    mode, in ``lang`` (the guild's). The deliverer and ``/onair template preview`` both build it
+    here, so a preview is the post it shows, buttons and all."""
+    return announcement(
+        sub.templates,
+        info,
+        play,
+        station_name,
+        style=station_embeds.effective_style(sub.style),
+        mention_role=sub.mention_role,
+        likes=likes,
+        skip=SkipRules.of([sub]),
+        card=sub.mode == "card",
+        requested_by=requested_by,
+        ping_users=ping_users,
+        lang=lang,
+    )

@@ -373,16 +373,15 @@ class RequestService:
     async def _refusal(
         self, station: StationConfig, error: RequestRefused, party: Party
     ) -> BadInput:
-        """The station's reason in plain words; a station refusing everything is told apart."""
+        """The station's reason (:func:`bot.errors.request_refused`); a station refusing
+        everything is told apart."""
         try:
             await self._raise_if_off(station, party)
         except BadInput as off:
             return off
-        name = safe(station.name, limit=80)
-        reason = safe(error.reason, limit=200)
-        if not reason:
-            return BadInput(errors.REQUEST_REFUSED_NO_REASON, station=name)
-        return BadInput(errors.REQUEST_REFUSED, station=name, reason=reason)
+        return errors.request_refused(
+            safe(station.name, limit=80), safe(error.reason, limit=200) or None
+        )
 
     async def _wait_message(self, rules: RequestSettings, user_id: int, now: float) -> BadInput:
         why, until = await self.storage.request_wait(

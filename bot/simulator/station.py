@@ -70,6 +70,10 @@ class SimStation:
     # Links as a station's owner typed them, over the generated ones ("artwork", "stationlogo",
     # "port443", …; "station_url" is the website): broken or hostile URLs for tests.
     typed_links: dict[str, str] = field(default_factory=dict)
+    # A compressed clock for tests: each item airs for its slot's seconds (``playback.len``)
+    # but its ``DURATION`` is the library's, so a 6 s slot of a song is still a song, not a
+    # jingle (shorter than 30 s).
+    library_durations: bool = False
     # Song requests (``/w/songrequest*``): its rules and queue.
     song_requests: RequestDesk = field(init=False)
 
@@ -143,7 +147,7 @@ class SimStation:
 
     def _track_info(self, airing: Airing, *, listeners: int | None = None) -> dict[str, Any]:
         item = airing.item
-        seconds = round(airing.reported)
+        seconds = round(item.seconds if self.library_durations else airing.reported)
         attrs: dict[str, Any] = {
             "ARTIST": item.artist,
             "TITLE": item.title,

@@ -9,8 +9,8 @@ from discord import app_commands
 
 from bot.announcer import templating as template_admin
 from bot.config import StationConfig
-from bot.render import admin_embeds, community, station_embeds
-from bot.render.templated import announcement as templated
+from bot.render import admin_embeds, community
+from bot.render.templated import for_subscription
 from bot.storage import Subscription
 from bot.templates.model import PartName
 from bot.ui import Reply, answer
@@ -114,14 +114,9 @@ class TemplateCommands(AdminCommands):
                 # None of that kind recorded (a track asked for during a show): this play,
                 # worded as the kind asked for, so every variant can be previewed any time.
                 play = replace(play, live=live)
-            shown = templated(
-                sub.templates,
-                info,
-                play,
-                chosen.name,
-                style=station_embeds.effective_style(sub.style),
-                mention_role=sub.mention_role,
-            )
+            # The post as the channel will get it: in the guild's language, not the admin's.
+            post_lang = await self.bot.guild_lang(interaction.guild_id or 0)
+            shown = for_subscription(sub, info, play, chosen.name, post_lang)
             heading = community.template_preview(
                 shown.budget,
                 safe(play.display, limit=80),

@@ -16,7 +16,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.simulator import JINGLES, TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator import TRACKS, ManualClock, Programme, StationSimulator
+from bot.simulator.library import LibraryItem
+from bot.simulator.programme import Slot
 
 from .botenv import (
     STATION_KEY,
@@ -30,8 +32,14 @@ from .waiting import poll_watch
 BERLIN = ZoneInfo("Europe/Berlin")  # the zone tests/support/botenv.py gives the station
 CHANNELS = 20
 POST = re.compile(r"^/channels/(\d+)/messages$")
-# One long track, so the play on air stays the same across kills and restarts.
-SLOTS = [(TRACKS[0], 3600.0), (JINGLES[0], 5.0), (TRACKS[1], 3600.0)]
+# One long track, so the play on air stays the same across kills and restarts; between the two,
+# BETWEEN on air for 5 s (reported at its own length, cut early: a track, not a jingle).
+BETWEEN = TRACKS[2]
+SLOTS: list[tuple[LibraryItem, float] | Slot] = [
+    (TRACKS[0], 3600.0),
+    Slot(BETWEEN, 5.0, BETWEEN.seconds - 5.0),
+    (TRACKS[1], 3600.0),
+]
 
 
 @pytest.fixture(name="programme_sim")

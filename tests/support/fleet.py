@@ -13,6 +13,7 @@ import aiohttp
 
 from bot.simulator import ManualClock, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
+from bot.simulator.programme import Slot
 
 from .botenv import STATION_KEY
 from .storage_backends import reset_postgres
@@ -117,7 +118,7 @@ class Fleet:
 async def fleet(
     postgres_url: str,
     session: aiohttp.ClientSession,
-    slots: Sequence[tuple[LibraryItem, float]],
+    slots: Sequence[tuple[LibraryItem, float] | Slot],
     **station_options: Any,
 ) -> AsyncIterator[Fleet]:
     """An emptied database and station 1 playing ``slots`` on a manual clock, one second in."""

@@ -30,6 +30,7 @@ from .screens_links import links
 from .screens_listeners import listener_scenes, stale_scenes
 from .screens_messages import messages
 from .screens_permissions import permissions
+from .screens_post_messages import post_messages
 from .screens_requests import requests
 from .screens_requests_crowd import requests_crowd
 from .screens_shows import scheduled_scenes, show_scenes
@@ -55,6 +56,7 @@ SCENES = {
     "permissions": permissions,
     "messages": messages,
     "i18n_errors": i18n_errors,
+    "post_messages": post_messages,
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -79,15 +80,19 @@ def write_scene(
     since: int,
     commands: dict[str, str],
     zone: ZoneInfo | None = None,
+    only: str | None = None,
 ) -> int:
     """Write the requests recorded since index ``since``; returns the new index. ``zone``: the
-    viewer's zone for this scene (written next to it for scripts/screens), default Berlin."""
+    viewer's zone for this scene (written next to it for scripts/screens), default Berlin.
+    ``only``: a pattern the paths written match (one channel's messages of several)."""
     wall_offset = time.time() - time.monotonic()
     if zone is not None:
         path.with_suffix(".tz").write_text(zone.key, encoding="utf-8")
     with path.open("w", encoding="utf-8") as out:
         for record in fake.requests[since:]:
             if record.method == "GET" or "/commands" in record.path:
+                continue
+            if only is not None and not re.search(only, record.path):
                 continue
             command = next((c for iid, c in commands.items() if f"/{iid}/" in record.path), None)
             out.write(json.dumps(scene_line(record, wall_offset, command)) + "\n")

@@ -12,16 +12,20 @@ import pytest
 
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme, StationSimulator
 from bot.simulator.library import LibraryItem
+from bot.simulator.programme import Slot
 from bot.station import RetryPolicy, StationClient
 
 KEY = "sekrit-KEY-0123456789"  # the ``simulator`` fixture's station 1 (manual clock)
-# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats)
-ONE_OF_EACH: list[tuple[LibraryItem, float]] = [
-    (TRACKS[0], 20.0),
+# track 0-20 s, jingle 20-25, track 25-45, live 45-105, track 105-125 (then it repeats).
+# Each track is reported 40 s long and cut at 20 s (a play-out's early switch): a track, not a
+# jingle (shorter than 30 s), on a clock the tests can step through quickly.
+TRACK_EARLY = 20.0
+ONE_OF_EACH: list[tuple[LibraryItem, float] | Slot] = [
+    Slot(TRACKS[0], 20.0, TRACK_EARLY),
     (JINGLES[0], 5.0),
-    (TRACKS[1], 20.0),
+    Slot(TRACKS[1], 20.0, TRACK_EARLY),
     (LIVE_SHOW, 60.0),
-    (TRACKS[2], 20.0),
+    Slot(TRACKS[2], 20.0, TRACK_EARLY),
 ]
 
 
@@ -34,7 +38,7 @@ def make_client(sim: StationSimulator, session: aiohttp.ClientSession, **kw: Any
 
 @contextlib.asynccontextmanager
 async def programme_simulator(
-    slots: Sequence[tuple[LibraryItem, float]],
+    slots: Sequence[tuple[LibraryItem, float] | Slot],
     *,
     key: str,
     public_url: str | None = None,
@@ -53,7 +57,7 @@ async def programme_simulator(
 
 def programme_sim_fixture(
     name: str,
-    slots: Sequence[tuple[LibraryItem, float]],
+    slots: Sequence[tuple[LibraryItem, float] | Slot],
     *,
     key: str,
     public_url: str | None = None,
