@@ -336,7 +336,15 @@ async def _simulate(args: argparse.Namespace) -> int:
     from .simulator import StationSimulator
 
     simulator = StationSimulator()
-    simulator.add_station(int(args.station), key=args.key or None, seed=args.seed, speed=args.speed)
+    # Sped up, a song still reports its library length: a 3-minute song aired in 18 s is a song
+    # (announced), not an item under 30 s (a jingle, which OnAir never announces).
+    simulator.add_station(
+        int(args.station),
+        key=args.key or None,
+        seed=args.seed,
+        speed=args.speed,
+        library_durations=args.speed != 1.0,
+    )
     try:
         base = await simulator.start(args.host, args.port)
     except OSError as error:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 
@@ -205,3 +207,28 @@ def test_simulate_prints_a_check_command_that_works_as_typed():
         proc.wait(timeout=10)
     assert result.returncode == 0, (command, result.stderr)
     assert "Now playing:" in result.stdout
+
+
+def test_simulate_sped_up_reports_songs_at_their_library_length():
+    """`onair simulate --speed 10` airs a 3-minute song in 18 s, yet reports its length as a
+    station would: an item under 30 s is a jingle, which OnAir never announces, so a sped-up
+    station whose songs reported their aired length would announce nothing."""
+    proc = subprocess.Popen(
+        [*ONAIR, "simulate", "--port", "0", "--speed", "10"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().split(" on ", 1)[1].split(" ", 1)[0]
+        url = f"{base}/api/info/1?key=demo-key"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            body = response.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    durations = [int(d) for d in re.findall(r'DURATION="(\d+)"', body)]
+    durations += [int(d) for d in re.findall(r'"DURATION":\s*"?(\d+)', body)]
+    assert durations, body[:500]
+    assert max(durations) >= 30, durations

@@ -9,7 +9,7 @@ from itertools import combinations
 import pytest
 
 from bot.render.chart import ChartText, busiest, chart_labels, render_stats_chart
-from bot.render.lang_dates import chart_day, weekday_date_padded
+from bot.render.lang_dates import chart_day, weekday_date
 from bot.render.stats_embeds import stats_embed
 from bot.station import DayStats, Stats
 from bot.util.i18n import LANGUAGES, Translator
@@ -41,10 +41,8 @@ def test_stats_names_yesterday_not_today_and_no_chart_label_overlaps(code, today
     embed = stats_embed(
         Stats(days=tuple(days)), first, TODAY, "Main FM", chart_name=None, today=TODAY, lang=lang
     )
-    assert lang.t("busiest day {day}", day=weekday_date_padded(lang, YESTERDAY)) in str(
-        embed.description
-    )
-    assert weekday_date_padded(lang, TODAY) not in str(embed.description)
+    assert lang.t("busiest day {day}", day=weekday_date(lang, YESTERDAY)) in str(embed.description)
+    assert weekday_date(lang, TODAY) not in str(embed.description)
     labels = chart_labels(render_stats_chart(days, True, ChartText.of(lang)))
     texts = [text for _box, text in labels]
     assert lang.t("busiest: {day}").format(day=chart_day(lang, YESTERDAY)) in texts

@@ -91,9 +91,10 @@ def _posts(fake: FakeDiscord) -> list[Recorded]:
 async def test_sigterm_with_discord_silent_stops_within_the_budget_and_keeps_what_it_must(
     fake, icecast, tmp_path
 ):
-    # Short tracks: an announcement every few seconds, one of them in flight when Discord is gone.
+    # Short slots: an announcement every few seconds, one of them in flight when Discord is gone
+    # (songs still report their library length: an item under 30 s is a jingle, never announced).
     sim = StationSimulator()
-    sim.add_station(1, key=STATION_KEY, track_seconds=(3.0, 5.0))
+    sim.add_station(1, key=STATION_KEY, track_seconds=(3.0, 5.0), library_durations=True)
     async with sim:
         child, db = await _playing_everywhere(fake, sim, icecast, tmp_path, "silent")
         try:
