@@ -372,7 +372,13 @@ async def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     fake = FakeDiscord(guild_count=args.guilds, channels_per_guild=2)
     sim = StationSimulator()
     for index in range(args.stations):
-        sim.add_station(index + 1, key=STATION_KEY, seed=index, track_seconds=args.track_seconds)
+        sim.add_station(
+            index + 1,
+            key=STATION_KEY,
+            seed=index,
+            track_seconds=args.track_seconds,
+            library_durations=True,
+        )
     async with fake, sim, FakeIcecast(mp3) as icecast:
         args.stream_url = icecast.url
         db = str(work / "onair.sqlite3")
