@@ -121,6 +121,9 @@ class OnAirVoiceWebSocket(DiscordVoiceWebSocket):
     async def member_arrived(self, user_id: int) -> None:
         """The main gateway put ``user_id`` in the bot's channel: proposals refused for them
         are processed again, checked against the channel's users as they are now."""
+        if self.ws.closed:  # the connection is gone, and its group with it
+            self.refused_proposals.clear()
+            return
         for kept in self.refused_proposals.take_for(user_id):
             await self._process(davey.ProposalsOperationType.append, kept.payload, kept.kept_at)
 
