@@ -5,7 +5,8 @@ decrypt every frame the bot sends.
 Proven here: the group forms with the bot; after the transition (op 22) the listeners decrypt
 the bot's audio to Opus and none of it is plaintext; a second listener is added and decrypts
 too; the bot reconnects into a group the listener kept; the bot commits no Add for a user who
-is not in its voice channel; and, pinned, the upstream key switch at commit time.
+is not in its voice channel, and commits one the voice server proposed before the gateway put
+the user in the channel once the gateway does; and, pinned, the upstream key switch at commit time.
 """
 
 from __future__ import annotations
@@ -128,6 +129,36 @@ async def test_the_bot_commits_no_add_for_a_user_outside_its_channel(
         assert "DAVE proposals refused" in caplog.text
         verdicts = await judged_after_transition(voice, call)
         assert decrypts(verdicts), verdicts
+
+
+async def test_a_listener_proposed_before_the_gateway_names_them_is_added_when_it_does(
+    live_simulator, icecast, caplog
+):
+    """The voice server's op 27 Add for a joining listener can come before the main gateway's
+    VOICE_STATE_UPDATE for them (a resuming shard replays it later): the bot refuses it then,
+    and commits it once the gateway puts the listener in its channel. The bot is the only
+    other member of the call, so without that commit the listener hears nothing."""
+    caplog.set_level(logging.WARNING, logger="onair.voice")
+    async with voice_bot(live_simulator, icecast) as voice:
+        guild, channel = voice.guild, voice.channels[voice.guild.id]
+        await voice.join()
+        await voice.playing(frames=50)
+        bot_channel = voice.env.bot.get_channel(channel)
+        voice.fake.hold_voice_states()
+        await voice.fake.set_member_voice(guild, SECOND, channel)
+        await voice.fake.voice.add_listener(guild.id, SECOND, channel)
+        await wait_for(lambda: "DAVE proposals refused" in caplog.text, within=20)
+        assert SECOND not in getattr(bot_channel, "voice_states", {})
+        call = voice.fake.voice.dave_call(guild.id)
+        assert call.commits == 0
+        assert call.welcomed == []
+        await voice.fake.release_voice_states()
+        await wait_for(lambda: len(call.executed) == 1, within=20)
+        assert call.welcomed == [SECOND]
+        verdicts = await judged_after_transition(voice, call)
+        assert decrypts(verdicts), verdicts
+        assert call.listeners[SECOND].decrypted >= FRAMES * 0.95
+        assert voice.fake.voice.violations == []
 
 
 async def test_upstream_the_bot_takes_the_new_key_at_commit_not_at_the_transition(

@@ -29,6 +29,7 @@ import discord
 from discord.enums import SpeakingState
 from discord.voice_state import VoiceConnectionState
 
+from .dave import OnAirVoiceWebSocket
 from .reader import OnAirConnectionState
 from .transport import MODE, NONCE, RTP_HEADER, seal
 
@@ -139,6 +140,12 @@ class OnAirVoiceClient(discord.VoiceClient):
         after = getattr(self.channel, "id", None)
         if after is not None and after != before and self.on_moved is not None:
             self.on_moved(self)
+
+    async def member_arrived(self, user_id: int) -> None:
+        """The main gateway put ``user_id`` in this client's channel (DAVE proposals kept)."""
+        ws = getattr(self._connection, "ws", None)
+        if isinstance(ws, OnAirVoiceWebSocket):
+            await ws.member_arrived(user_id)
 
     def drop(self) -> None:
         """Let go of this connection here, whatever Discord said (a stop past its budget): the

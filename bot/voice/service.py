@@ -338,8 +338,19 @@ class VoiceService:
     def voice_state_changed(
         self, member: discord.Member, before: discord.VoiceState, after: discord.VoiceState
     ) -> None:
-        """Any member's voice state changed: recount the listeners of an affected player."""
+        """Any member's voice state changed: recount the listeners of an affected player, and
+        hand someone who came into the bot's channel to its DAVE proposals kept for them."""
         guild_id = member.guild.id
+        arrived = getattr(after.channel, "id", None)
+        voice_client = member.guild.voice_client
+        if (
+            arrived is not None
+            and arrived != getattr(before.channel, "id", None)
+            and isinstance(voice_client, OnAirVoiceClient)
+            and arrived == getattr(voice_client.channel, "id", None)
+            and not self._is_me(member)
+        ):
+            self._spawn(voice_client.member_arrived(member.id))
         player = self.players.get(guild_id)
         if player is None:
             return

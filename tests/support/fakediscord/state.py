@@ -108,6 +108,8 @@ class FakeDiscordState:
         self.outage = Outage()
         self.voice = FakeVoiceServer(self.ca, outage=self.outage)
         self.voice_rejections: list[str] = []
+        # Members' VOICE_STATE_UPDATEs held back (``hold_voice_states``), in order.
+        self.held_voice_states: list[dict[str, Any]] | None = None
         self.intents = 0  # of the last IDENTIFY: voice states reach only GUILD_VOICE_STATES
         # Awaited with each op 4 before Discord answers it: a test acts mid-connect.
         self.before_voice_op: Callable[[Any], Awaitable[None]] | None = None

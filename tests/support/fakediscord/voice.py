@@ -94,7 +94,23 @@ class VoiceSide(Payloads):
             guild.member_names[user_id] = name
             state = self._voice_state(guild, user_id, channel, secrets.token_hex(16))
             guild.voice_states[user_id] = state
-        await self.dispatch("VOICE_STATE_UPDATE", {**state, "member": self._member(guild, user_id)})
+        payload = {**state, "member": self._member(guild, user_id)}
+        if self.held_voice_states is not None:
+            self.held_voice_states.append(payload)
+            return
+        await self.dispatch("VOICE_STATE_UPDATE", payload)
+
+    def hold_voice_states(self) -> None:
+        """Members' VOICE_STATE_UPDATEs reach the bot only on ``release_voice_states``, as a
+        resuming gateway shard replays them seconds later, while the voice server (op 11,
+        op 27) already names the members: nothing orders the two connections."""
+        self.held_voice_states = []
+
+    async def release_voice_states(self) -> None:
+        """Dispatch the held VOICE_STATE_UPDATEs in order; later ones go out at once."""
+        held, self.held_voice_states = self.held_voice_states or [], None
+        for payload in held:
+            await self.dispatch("VOICE_STATE_UPDATE", payload)
 
     async def disconnect_bot(self, guild: Guild) -> None:
         """A moderator disconnects the bot: VOICE_STATE_UPDATE (no channel), voice close 4014."""

@@ -79,6 +79,8 @@ discord.py sends Opus with transport encryption only (passthrough)::
     await wait_for(lambda: len(call.executed) == 1)        # op 22 sent (monotonic times)
     fake.voice.stats(guild.id).verdicts(call.executed[-1]) # Counter: opus / plain / failed
     await fake.voice.propose_stranger(guild.id, 99)        # an Add for a user not in the call
+    fake.hold_voice_states()                               # the gateway's VOICE_STATE_UPDATEs
+    await fake.release_voice_states()                      # ... late: op 27 comes before them
 
 A listener is a ``davey`` session of its own. The group forms as on Discord: op 11 (users in the
 call), op 27 (Adds signed by the external sender, the same to every member), the bot's op 28
