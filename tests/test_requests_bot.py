@@ -74,6 +74,7 @@ async def private_text(fake: FakeDiscord, iid: str) -> str:
 
 
 async def test_autocomplete_request_credit_and_queue(programme_sim, fake):
+    programme_sim.station(1).library_durations = True  # a requested song is a song, not a jingle
     owner = fake.owner_id
     fake.user_names[owner] = "DJ *Ana* @everyone"
     async with running(programme_sim, fake) as env:
@@ -212,6 +213,7 @@ async def test_many_ping_opt_ins_ping_as_many_as_fit_and_name_the_rest(programme
     characters of content, 100 user mentions): the first are pinged, the rest named, and
     nobody is pinged who is not in the content."""
     programme_sim.station(1).song_requests.duplicates = True
+    programme_sim.station(1).library_durations = True  # a requested song is a song, not a jingle
     listeners = [10**17 * 7 + n for n in range(95)]  # 18-digit ids, as Discord's are now
     for n, user in enumerate(listeners):
         fake.user_names[user] = f"Listener {n}"

@@ -80,10 +80,7 @@ class Programme:
         slot = self._slots[index]
         started = self.epoch + cycle * self.cycle + self._offsets[index]
         item = self.overrides.get(number, slot.item)
-        early = slot.early
-        if number in self.overrides:  # a request: reported at its own length, cut by the clock
-            early = max(early, item.seconds - slot.seconds)
-        return Airing(item, slot.seconds, early, slot.cue, number=number, started=started)
+        return Airing(item, slot.seconds, slot.early, slot.cue, number=number, started=started)
 
     def insert(self, item: LibraryItem, after: int) -> int:
         """Play ``item`` in the first slot after airing ``after`` that is neither a live show
