@@ -54,6 +54,13 @@ class Gateway(VoiceSide):
                 elif op == 4:
                     await self._voice_op(ws, data.get("d"))
                 elif op == 6:
+                    resumed = self.gateway_sessions.get(
+                        str((data.get("d") or {}).get("session_id"))
+                    )
+                    if resumed is None:  # Discord: op 9, not resumable; the client identifies
+                        await ws.send_str(json.dumps({"op": 9, "d": False}))
+                        continue
+                    self._shard_of[id(ws)], self._shard_count_of[id(ws)] = resumed
                     self.resume_count += 1
                     self.sequence += 1
                     await ws.send_str(
@@ -101,12 +108,14 @@ class Gateway(VoiceSide):
             task.add_done_callback(self._background.discard)
             return
         guilds = [g for g in self.guilds if (g.id >> 22) % shard[1] == shard[0]]
+        session = f"fake-gateway-{shard[0]}-of-{shard[1]}-{self.identify_count}"
+        self.gateway_sessions[session] = (int(shard[0]), max(1, int(shard[1])))
         self.sequence += 1
         ready = {
             "v": 10,
             "user": self.user(self.bot_id, "OnAir", bot=True),
             "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
-            "session_id": self.session_id,
+            "session_id": session,
             "resume_gateway_url": f"wss://gateway.discord.gg:{self.port}",
             "application": {"id": str(self.app_id), "flags": 0},
             "shard": shard,

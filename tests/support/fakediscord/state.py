@@ -95,7 +95,10 @@ class FakeDiscordState:
         self._background: set[asyncio.Task[None]] = set()
         self.identify_count = 0
         self.resume_count = 0
-        self.session_id = "fake-session"
+        self.session_id = "fake-session"  # the bot's voice session (its voice states)
+        # Each shard's gateway session, as READY names it: a RESUME of it keeps the shard's
+        # guilds, as Discord's does (a resumed connection gets no other shard's events).
+        self.gateway_sessions: dict[str, tuple[int, int]] = {}
         self.sequence = 0
         self.commands: list[dict[str, Any]] = []
         self._runner: web.AppRunner | None = None
