@@ -182,7 +182,8 @@ async def test_an_event_left_active_by_a_stopped_run_is_completed_at_the_first_p
     advance(programme_sim, 60)  # the show ended while OnAir was not running
     async with running_bot(programme_sim, fake=fake, db_path=db) as env:
         await wait_for(lambda: event["status"] == rules.COMPLETED)  # its own first poll
-        assert await env.bot.storage.open_show_events() == []
+        # Stored as ended once Discord has answered the PATCH: a moment after the fake saw it.
+        await wait_for(lambda: _no_open_events(env))
         assert len(guild.events) == 1
 
 
@@ -213,7 +214,7 @@ async def test_the_left_event_is_completed_though_the_first_poll_comes_before_re
     async with running_bot(programme_sim, fake=fake, db_path=db) as env:
         await releaser  # the PATCH was sent while READY was held
         assert event["status"] == rules.COMPLETED
-        assert await env.bot.storage.open_show_events() == []
+        await wait_for(lambda: _no_open_events(env))
         assert env.bot.get_guild(guild.id) is not None
 
 
@@ -327,3 +328,7 @@ async def test_one_poll_blips_mid_show_change_nothing_anywhere(long_show_sim, ic
                 ("PATCH", rules.COMPLETED),
             ]
             assert len(guild.events) == 1
+
+
+async def _no_open_events(env: Any) -> bool:
+    return await env.bot.storage.open_show_events() == []
