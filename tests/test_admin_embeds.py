@@ -140,3 +140,13 @@ def test_a_down_alert_shows_no_server_or_code_and_reads_as_english():
         )
     silent = alert_message({**payload, "reason": NOT_PLAYING}).embed.description or ""
     assert silent.startswith("**Main FM** has played nothing since <t:0:t> (<t:0:R>).\n")
+
+
+def test_unreachable_since_is_a_moment_not_a_relative_time():
+    """ "since {since}" with Discord's relative time read "since 5 minutes ago" in every
+    language ("seit vor 5 Minuten"): the moment is written as a date and time instead."""
+    down = StationStatus(state="unreachable", unreachable_since=AT)
+    embed = admin_embeds.status([MAIN], lambda _: down, [Subscription(1, 7, 10, "main")], {})
+    text = str(embed.fields[0].value)
+    assert f"unreachable since <t:{int(AT.timestamp())}:f>" in text
+    assert f"<t:{int(AT.timestamp())}:R>" not in text

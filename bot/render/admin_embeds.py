@@ -132,7 +132,8 @@ def status(
             ),
         ]
         if st.unreachable_since:
-            lines.append(lang.t("unreachable since {since}", since=timestamp(st.unreachable_since)))
+            since = timestamp(st.unreachable_since, "f")  # "since 5 minutes ago" reads wrong
+            lines.append(lang.t("unreachable since {since}", since=since))
         if st.failure is not None and st.failed_at is not None:
             # For staff: the cause, the server and when; a green marker never stands beside
             # an error without its time.
