@@ -51,35 +51,3 @@ async def test_an_unknown_session_is_not_resumable() -> None:
             await ws.send_json({"op": 6, "d": {"token": "t", "session_id": "nope", "seq": 1}})
             answer = await ws.receive_json(timeout=5)
             assert answer == {"op": 9, "d": False}
-
-
-async def test_a_resume_replays_what_the_session_missed_and_nothing_before() -> None:
-    """Between two connections Discord keeps the session's events; a new connection gets none
-    before it identifies or resumes (then each event would reach the process twice)."""
-    fake = FakeDiscord()
-    async with fake, aiohttp.ClientSession(connector=fake.connector()) as http:
-        url = f"wss://gateway.discord.gg:{fake.port}/?v=10&encoding=json"
-        async with http.ws_connect(url) as first:
-            await first.receive_json(timeout=5)  # HELLO
-            await first.send_json(
-                {"op": 2, "d": {"token": "t", "intents": 1, "shard": [0, 1], "properties": {}}}
-            )
-            ready = await first.receive_json(timeout=5)
-            await fake.dispatch("TEST_EVENT", {"n": 1})
-            while (event := await first.receive_json(timeout=5)).get("t") != "TEST_EVENT":
-                pass  # the GUILD_CREATEs
-            seen = event["s"]
-        await fake.dispatch("TEST_EVENT", {"n": 2})  # while no connection is open
-        async with http.ws_connect(url) as second:
-            await second.receive_json(timeout=5)  # HELLO
-            await fake.dispatch("TEST_EVENT", {"n": 3})  # before its RESUME: kept, not sent
-            session = ready["d"]["session_id"]
-            await second.send_json(
-                {"op": 6, "d": {"token": "t", "session_id": session, "seq": seen}}
-            )
-            got = [await second.receive_json(timeout=5) for _ in range(3)]
-    assert [(e["t"], e["d"].get("n")) for e in got] == [
-        ("TEST_EVENT", 2),
-        ("TEST_EVENT", 3),
-        ("RESUMED", None),
-    ]

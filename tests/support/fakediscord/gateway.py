@@ -54,36 +54,26 @@ class Gateway(VoiceSide):
                 elif op == 4:
                     await self._voice_op(ws, data.get("d"))
                 elif op == 6:
-                    await self._resume(ws, data.get("d") or {})
+                    resumed = self.gateway_sessions.get(
+                        str((data.get("d") or {}).get("session_id"))
+                    )
+                    if resumed is None:  # Discord: op 9, not resumable; the client identifies
+                        await ws.send_str(json.dumps({"op": 9, "d": False}))
+                        continue
+                    self._shard_of[id(ws)], self._shard_count_of[id(ws)] = resumed
+                    self.resume_count += 1
+                    self.sequence += 1
+                    await ws.send_str(
+                        json.dumps({"op": 0, "t": "RESUMED", "s": self.sequence, "d": {}})
+                    )
+                    self.identified.set()
+                    self._changed.set()
         finally:
             if ws in self.sockets:
                 self.sockets.remove(ws)
             self._shard_of.pop(id(ws), None)
             self._shard_count_of.pop(id(ws), None)
         return ws
-
-    async def _resume(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
-        """op 6: the session's shard again, the events it missed past the seq it gives, then
-        RESUMED, as Discord does; an unknown session gets op 9 (not resumable)."""
-        session = str(data.get("session_id"))
-        resumed = self.gateway_sessions.get(session)
-        if resumed is None:
-            await ws.send_str(json.dumps({"op": 9, "d": False}))
-            return
-        last = int(data.get("seq") or 0)
-        while True:  # until caught up: events dispatched during the replay are replayed too
-            missed = [(seq, t) for seq, t in self.gateway_backlogs.get(session, ()) if seq > last]
-            if not missed:
-                break
-            for seq, text in missed:
-                await ws.send_str(text)
-                last = seq
-        self._shard_of[id(ws)], self._shard_count_of[id(ws)] = resumed  # live from here on
-        self.resume_count += 1
-        self.sequence += 1
-        await ws.send_str(json.dumps({"op": 0, "t": "RESUMED", "s": self.sequence, "d": {}}))
-        self.identified.set()
-        self._changed.set()
 
     def _over_gateway_limit(self, sent: deque[float]) -> bool:
         """One more send on a connection: over Discord's limit (120 per 60 s, heartbeats

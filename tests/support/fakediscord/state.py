@@ -30,8 +30,6 @@ from .objects import (
     snowflake,
 )
 
-GATEWAY_BACKLOG = 2000  # events a gateway session keeps for a RESUME
-
 
 class FakeDiscordState:
     """The fake's state: its guilds, messages, interactions, requests and sockets."""
@@ -101,8 +99,6 @@ class FakeDiscordState:
         # Each shard's gateway session, as READY names it: a RESUME of it keeps the shard's
         # guilds, as Discord's does (a resumed connection gets no other shard's events).
         self.gateway_sessions: dict[str, tuple[int, int]] = {}
-        # Each session's last events (seq, JSON), replayed to a RESUME past the seq it gives.
-        self.gateway_backlogs: dict[str, deque[tuple[int, str]]] = {}
         self.sequence = 0
         self.commands: list[dict[str, Any]] = []
         self._runner: web.AppRunner | None = None
@@ -178,20 +174,17 @@ class FakeDiscordState:
         if event == "VOICE_STATE_UPDATE" and not self.intents & GUILD_VOICE_STATES:
             return  # Discord sends none without the intent (then voice connects time out)
         self.sequence += 1
-        text = json.dumps({"op": 0, "t": event, "s": self.sequence, "d": data})
+        payload = {"op": 0, "t": event, "s": self.sequence, "d": data}
         guild_id = data.get("guild_id") if isinstance(data, dict) else None
-
-        def for_shard(shard: int, count: int) -> bool:
-            # Discord sends a guild's events to the shard the formula names
-            return guild_id is None or (int(guild_id) >> 22) % count == shard
-
-        for session, (session_shard, count) in self.gateway_sessions.items():
-            if for_shard(session_shard, count):
-                backlog = self.gateway_backlogs.setdefault(session, deque(maxlen=GATEWAY_BACKLOG))
-                backlog.append((self.sequence, text))
         for ws in list(self.sockets):
-            shard_of_ws = self._shard_of.get(id(ws))
-            if ws.closed or shard_of_ws is None:
-                continue  # not identified or resumed yet: a RESUME replays what it missed
-            if for_shard(shard_of_ws, self._shard_count_of.get(id(ws), 1)):
-                await ws.send_str(text)
+            if ws.closed:
+                continue
+            shard = self._shard_of.get(id(ws))
+            count = self._shard_count_of.get(id(ws), 1)
+            if (
+                guild_id is not None
+                and shard is not None
+                and (int(guild_id) >> 22) % count != shard
+            ):
+                continue  # Discord sends a guild's events to the shard the formula names
+            await ws.send_str(json.dumps(payload))
