@@ -285,6 +285,7 @@ REBROADCAST_TERMS = N_(
 # summary above, `onair check` and `onair watch`); {server} is a host and port, never a URL.
 STATION_DETAILS: dict[Problem, str] = {
     Problem.UNREACHABLE: N_("The station could not be reached."),
+    Problem.NOT_OFFERED: N_("This station's host does not offer that."),
     Problem.KEY_REFUSED: STATION_KEY_REFUSED,
     Problem.UNKNOWN_STATION: STATION_NOT_FOUND,
     Problem.NO_PLAYLIST: N_("The station server knows neither playlist path for this station."),

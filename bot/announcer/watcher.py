@@ -19,6 +19,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from ..station import Play, StationClient, StationError, StationInfo, redact_url
 from ..station.errors import Failure
+from ..station.source import Feature
 from ..storage.models import RequestCredit
 from .catchup import aired_between
 from .detector import PlayDetector
@@ -116,6 +117,8 @@ class StationWatch:
         # the others keep the watch registered but idle (see WatchScheduler.set_owned).
         self._owned = True
         self.last_info: StationInfo | None = None  # of the last successful poll
+        # What the host pushed since the last poll: the next poll reads it instead of asking.
+        self.pushed: StationInfo | None = None
         # The owner's log (the bot): a failing station named by its configured id and key
         # variable, once per cause. Without a label (`onair watch`, which prints its own error
         # lines) failures are DEBUG.
@@ -150,13 +153,17 @@ class StationWatch:
         now = datetime.now(UTC)
         status.last_poll = now
         status.polls += 1
-        started = self.timer()
-        try:
-            info = await self.client.info(max_age=0)
-        except StationError as error:
-            return await self._failed(error, now)
-        self.policy.learn_latency(self.timer() - started)
-        status.last_latency = self.policy.latency
+        info, self.pushed = self.pushed, None
+        if info is not None:
+            await self.client.offer(info)
+        else:
+            started = self.timer()
+            try:
+                info = await self.client.info(max_age=0)
+            except StationError as error:
+                return await self._failed(error, now)
+            self.policy.learn_latency(self.timer() - started)
+            status.last_latency = self.policy.latency
         status.state = "ok"
         status.unreachable_since = None
         if self.report is not None:
@@ -174,7 +181,11 @@ class StationWatch:
                 await self._announce(announcement)
         self._answered = True
         self._polled(info, None)
-        return self.policy.after_success(info, self.detector.current)
+        delay = self.policy.after_success(info, self.detector.current)
+        if self.client.push_live:
+            # The host tells of each change itself: a poll is only the safety net.
+            delay = max(delay, self.policy.settings.max_interval)
+        return delay
 
     def _aired_between(
         self, info: StationInfo, previous: Play | None, play: Play, detected: float
@@ -239,6 +250,9 @@ class WatchScheduler:
     def __init__(self, scheduler: AsyncIOScheduler) -> None:
         self.scheduler = scheduler
         self._watches: dict[str, StationWatch] = {}
+        # One follower of the host's pushes per watch polled here (``Feature.PUSH``): in a
+        # fleet only the watch's holder keeps the host's stream open.
+        self._pushes: dict[str, asyncio.Task[None]] = {}
 
     # What the announcer service and the fleet ask of the watches -------------------------
 
@@ -273,10 +287,12 @@ class WatchScheduler:
         self._watches[watch.job_id] = watch
         if watch.owned:
             self._arm(watch, delay)
+            self._follow_pushes(watch)
         return watch
 
     def remove(self, job_id: str) -> StationWatch | None:
         watch = self._watches.pop(job_id, None)
+        self._stop_pushes(job_id)
         with contextlib.suppress(JobLookupError):
             self.scheduler.remove_job(job_id)
         return watch
@@ -295,12 +311,51 @@ class WatchScheduler:
         if owned:
             watch.status.state = "starting"
             self._arm(watch, delay)
+            self._follow_pushes(watch)
         else:
+            self._stop_pushes(job_id)
             watch.status.state = ELSEWHERE
             watch.status.next_poll = None
             with contextlib.suppress(JobLookupError):
                 self.scheduler.remove_job(job_id)
         return True
+
+    def _follow_pushes(self, watch: StationWatch) -> None:
+        """Poll at once whenever the host tells of a change (only hosts that push)."""
+        if not watch.client.offers(Feature.PUSH) or watch.job_id in self._pushes:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): the polls go on alone
+            return
+        task = loop.create_task(self._pushes_of(watch), name=f"pushes:{watch.job_id}")
+        self._pushes[watch.job_id] = task
+        task.add_done_callback(lambda done: self._forget_pushes(watch.job_id, done))
+
+    async def _pushes_of(self, watch: StationWatch) -> None:
+        try:
+            async for info in watch.client.changes():
+                if self._watches.get(watch.job_id) is not watch or not watch.owned:
+                    return
+                if info is not None:
+                    watch.pushed = info
+                if watch.busy:
+                    watch.poll_again = True
+                else:
+                    self._arm(watch, 0.0)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a host's bug stops its pushes, never its polls
+            _LOGGER.exception("following the pushes of %s failed; polling only", watch.label())
+
+    def _forget_pushes(self, job_id: str, done: asyncio.Task[None]) -> None:
+        if self._pushes.get(job_id) is done:
+            del self._pushes[job_id]
+
+    def _stop_pushes(self, job_id: str) -> None:
+        task = self._pushes.pop(job_id, None)
+        if task is not None:
+            task.cancel()
 
     def _arm(self, watch: StationWatch, delay: float) -> None:
         when = datetime.now(UTC) + timedelta(seconds=delay)

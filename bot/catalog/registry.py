@@ -24,6 +24,7 @@ from ..station import (
     StationResponseError,
     StationUnavailable,
 )
+from ..station.hosts import requests_class, source_class
 from ..storage import GuildStation, Storage
 from ..util.hooks import Hook
 from ..util.i18n import N_
@@ -47,19 +48,6 @@ class Snapshot:
 
     info: StationInfo
     stale: bool = False
-
-
-class RecordingClient(StationClient):
-    """A station client that offers each ``info`` it returns to the play history, so plays are
-    recorded whenever the station is polled, by a command or by a watch."""
-
-    on_info: Callable[[StationInfo], Awaitable[None]] | None = None
-
-    async def info(self, *, max_age: float | None = None) -> StationInfo:
-        info = await super().info(max_age=max_age)
-        if self.on_info is not None:
-            await self.on_info(info)
-        return info
 
 
 def _age(info: StationInfo) -> float:
@@ -100,7 +88,7 @@ class StationRegistry:
         }
         self._defaults = {g.id: g.default_station for g in settings.guilds if g.default_station}
         self.recorder: PlayRecorder | None = None
-        self._requests: dict[tuple[str, str, int], RequestsClient] = {}
+        self._requests: dict[tuple[str, str, int | str], RequestsClient] = {}
 
     def _guard(self, *, guarded: bool) -> Callable[[URL], None]:
         """The check of a station's every request and redirect, against the policy of today
@@ -112,9 +100,11 @@ class StationRegistry:
 
         return guard
 
-    def _client(self, station: StationConfig, *, guarded: bool) -> RecordingClient:
+    def _client(self, station: StationConfig, *, guarded: bool) -> StationClient:
+        """The station's client, of its host's kind, whose every info is offered to the play
+        history (plays are recorded whenever the station is polled, by a command or a watch)."""
         guard = self._guard(guarded=guarded)
-        client = RecordingClient(
+        client = source_class(station.kind)(
             station.base_url,
             station.station_id,
             station.key,
@@ -140,15 +130,17 @@ class StationRegistry:
         client = self._requests.get(identity)
         if client is None:
             guard = self._guard(guarded=bool(station.owner_guild))
-            client = RequestsClient(
+            client = requests_class(station.kind)(
                 station.base_url, station.station_id, session=self.session, url_guard=guard
             )
             self._requests[identity] = client
         return client
 
-    def guest_client(self, base_url: str, station_id: int, key: str | None) -> StationClient:
+    def guest_client(
+        self, base_url: str, station_id: int | str, key: str | None, *, kind: str = "radioboss"
+    ) -> StationClient:
         """A client for validating a station a guild is adding (guarded like guild stations)."""
-        probe = StationConfig("probe", "probe", base_url, station_id, key=key)
+        probe = StationConfig("probe", "probe", base_url, station_id, key=key, kind=kind)
         client = self._client(probe, guarded=True)
         client.on_info = None  # not a station of anyone's yet: nothing to record
         return client

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..guard.keybox import SECRET_ENV
 from ..station.apikey import key_problem
+from ..station.source import station_ref
 from ..storage.models import AlertSubscription, RecapConfig, Subscription
 from .schema import ARRAY_TABLES, REQUIRED, SCHEMA, Setting, port_or_off
 from .settings import GuildConfig, PollSettings, Settings, StationConfig
@@ -145,12 +146,19 @@ def parse_settings(
         if any(s.slug == values["id"] for s in stations):
             problems.append(f"{where} bad value for 'id': '{values['id']}' is used twice")
             continue
+        try:
+            station_id = station_ref(values["kind"], values["station_id"])
+        except ValueError as error:
+            problems.append(f"{where} bad value for 'station_id': {error}")
+            unusable.add(values["id"])
+            continue
         stations.append(
             StationConfig(
                 slug=values["id"],
                 name=values["name"],
                 base_url=values["base_url"],
-                station_id=values["station_id"],
+                station_id=station_id,
+                kind=values["kind"],
                 key=key,
                 key_env=values["key_env"],
                 timezone=values["timezone"],

@@ -10,6 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..guard.patterns import UnsafePattern, compile_pattern
+from ..station.source import DEFAULT_KIND, KINDS
 from ..templates.model import TemplateSet
 from ..templates.model import checked as checked_templates
 
@@ -33,6 +34,12 @@ def _bool(value: Any) -> bool:
 def _int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError("expected a whole number")
+    return value
+
+
+def _int_or_str(value: Any) -> int | str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError("expected a number or a name")
     return value
 
 
@@ -237,7 +244,10 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "id": Setting(_slug),
         "name": Setting(_str),
         "base_url": Setting(_url),
-        "station_id": Setting(_int),
+        # radioboss (the default), azuracast, icecast or shoutcast
+        "kind": Setting(_one_of(KINDS, f"expected one of {', '.join(KINDS)}"), DEFAULT_KIND),
+        # checked for its kind once the whole entry is read (see loading)
+        "station_id": Setting(_int_or_str),
         "key_env": Setting(_str, ""),
         "timezone": Setting(time_zone, ZoneInfo("UTC")),  # a default is not converted: a zone
         "guilds": Setting(_list_of(_snowflake), ()),

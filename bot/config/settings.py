@@ -40,7 +40,7 @@ class StationConfig:
     slug: str
     name: str
     base_url: str
-    station_id: int
+    station_id: int | str  # a number, an AzuraCast shortcode or an Icecast mount (``kind``)
     key: str | None = field(default=None, repr=False)
     key_env: str = ""
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
@@ -49,6 +49,7 @@ class StationConfig:
     voice: bool = True  # may be played in voice (guild stations: off until an admin opts in)
     stream_url: str = ""  # "" = the best listen link of the station's info
     requests: bool = False  # listeners may /request songs (the owner's choice; guilds opt out)
+    kind: str = "radioboss"  # the host's kind: radioboss, azuracast, icecast or shoutcast
 
     def visible_in(self, guild_id: int | None) -> bool:
         if self.owner_guild:

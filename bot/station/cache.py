@@ -30,6 +30,10 @@ class SharedAnswers:
     def clear(self) -> None:
         self._cache.clear()
 
+    def put(self, key: Key, value: Any, store_for: float) -> None:
+        """Keep ``value`` as the answer under ``key`` (one a host pushed) for ``store_for``."""
+        self._cache[key] = _Entry(value, time.monotonic() + store_for)
+
     async def get(
         self, key: Key, max_age: float, store_for: float, fetch: Callable[[], Awaitable[T]]
     ) -> T:

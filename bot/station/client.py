@@ -13,7 +13,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from typing import Any, ClassVar, TypeVar
@@ -25,6 +25,7 @@ from .bodies import read_at_most
 from .cache import SharedAnswers
 from .errors import (
     AddressRefused,
+    NotOffered,
     Problem,
     SanitisedCause,
     StationError,
@@ -45,6 +46,7 @@ from .info import StationInfo
 from .parsing import ParseMemo
 from .playlist import Playlist
 from .redact import redact
+from .source import Feature
 from .stats import Stats
 
 _LOGGER = logging.getLogger("onair.station")
@@ -77,7 +79,19 @@ class CacheTimes:
 
 
 class StationClient:
-    """Read-only client of one station. Shares the injected session; closes only its own."""
+    """Read-only client of one station. Shares the injected session; closes only its own.
+
+    This class is RadioBOSS Cloud's source and every other host's base: a host overrides
+    ``kind``, ``features``, ``_info`` (and ``_playlist``, ``_stats`` when it has them),
+    ``_auth_query``/``_auth_headers`` for its key, ``_decode`` for its answers' shape and, for a
+    host that pushes its changes, ``changes``. Everything else (the one request function, the
+    cache, the guards, the error translation) is shared.
+    """
+
+    kind: ClassVar[str] = "radioboss"
+    features: ClassVar[frozenset[Feature]] = frozenset(
+        {Feature.PLAYLIST, Feature.STATS, Feature.RECENT, Feature.ARTWORK, Feature.REQUESTS}
+    )
 
     # Which playlist path answered, per base URL (the vendor documents one and uses the other).
     _playlist_path_by_base: ClassVar[dict[str, str]] = {}
@@ -123,10 +137,19 @@ class StationClient:
         self.last_latency: float | None = None
         # Which thread parsed the last answer (the loop's for small ones, a worker's for large).
         self.last_parse_thread: int | None = None
+        # Whether the host's push stream is connected now (hosts with ``Feature.PUSH``): the
+        # watch then polls only as a safety net.
+        self.push_live = False
+        # Offered each info this client returns (the play history records every poll's plays).
+        self.on_info: Callable[[StationInfo], Awaitable[None]] | None = None
 
     def __repr__(self) -> str:
         key = "***" if self._key else None
-        return f"StationClient({self.base_url!r}, {self.station_id!r}, key={key})"
+        return f"{type(self).__name__}({self.base_url!r}, {self.station_id!r}, key={key})"
+
+    def offers(self, feature: Feature) -> bool:
+        """Whether this station's host has ``feature`` (a command lacking it is not offered)."""
+        return feature in self.features
 
     @property
     def identity(self) -> tuple[str, str, str]:
@@ -167,44 +190,77 @@ class StationClient:
         """Now-playing state. ``max_age=0`` asks upstream (still single-flight with others)."""
         ttl = self.cache_times.info if max_age is None else max_age
         info: StationInfo = await self._answers.get(
-            ("info",), ttl, self.cache_times.info, self._info
+            ("info",), ttl, self.cache_times.info, self._timed_info
         )
+        await self.offer(info)
         return info
 
+    async def offer(self, info: StationInfo) -> None:
+        """Hand ``info`` (polled or pushed) to ``on_info``, the play history's recorder."""
+        if self.on_info is not None:
+            await self.on_info(info)
+
     async def playlist(self) -> Playlist:
+        self._require(Feature.PLAYLIST)
         playlist: Playlist = await self._answers.get(
             ("playlist",), self.cache_times.playlist, self.cache_times.playlist, self._playlist
         )
         return playlist
 
     async def stats(self, date_from: date, date_to: date) -> Stats:
+        self._require(Feature.STATS)
         today = datetime.now(self.zone).date()
         ttl = self.cache_times.stats_past if date_to < today else self.cache_times.stats_current
         key = ("stats", date_from.isoformat(), date_to.isoformat())
 
         async def fetch() -> Stats:
-            return await self._request(
-                f"api/getstats/{self.station_id}",
-                {"from": date_from.isoformat(), "to": date_to.isoformat()},
-                build=Stats.parse,
-            )
+            return await self._stats(date_from, date_to)
 
         stats: Stats = await self._answers.get(key, ttl, ttl, fetch)
         return stats
 
-    # Fetchers ---------------------------------------------------------------------------
+    def changes(self) -> AsyncIterator[StationInfo | None]:
+        """For a host with ``Feature.PUSH``: each change the host tells of, as it happens (the
+        new info when the host sends it, None when it only says that something changed). Runs
+        until cancelled, reconnecting by itself; the watch polls as usual meanwhile. Hosts
+        without push have no changes to tell."""
+        return _no_changes()
 
-    async def _info(self) -> StationInfo:
+    def pushed(self, info: StationInfo) -> None:
+        """Keep ``info``, which the host pushed, as the latest answer (``info()`` returns it
+        while it is fresh, so a command right after a push asks nobody)."""
+        self.last_info = info
+        self._answers.put(("info",), info, self.cache_times.info)
+
+    def _require(self, feature: Feature) -> None:
+        if feature not in self.features:
+            raise NotOffered(what=feature.value)
+
+    # Fetchers: what a host overrides ----------------------------------------------------
+
+    def fetched_now(self) -> datetime:
+        """When an answer arriving now was fetched (``StationInfo.fetched_at``)."""
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    async def _timed_info(self) -> StationInfo:
         started = time.monotonic()
-
-        def build(payload: dict[str, Any]) -> StationInfo:
-            fetched = datetime.fromtimestamp(self.clock(), UTC)
-            return StationInfo.parse(payload, self.zone, fetched, memo=self._parse_memo)
-
-        info = await self._request(f"api/info/{self.station_id}", build=build)
+        info = await self._info()
         self.last_latency = time.monotonic() - started
         self.last_info = info
         return info
+
+    async def _info(self) -> StationInfo:
+        def build(payload: Any) -> StationInfo:
+            return StationInfo.parse(payload, self.zone, self.fetched_now(), memo=self._parse_memo)
+
+        return await self._request(f"api/info/{self.station_id}", build=build)
+
+    async def _stats(self, date_from: date, date_to: date) -> Stats:
+        return await self._request(
+            f"api/getstats/{self.station_id}",
+            {"from": date_from.isoformat(), "to": date_to.isoformat()},
+            build=Stats.parse,
+        )
 
     async def _playlist(self) -> Playlist:
         known = self._playlist_path_by_base.get(self.base_url)
@@ -224,10 +280,17 @@ class StationClient:
 
     # The one request function ------------------------------------------------------------
 
+    def _auth_query(self) -> dict[str, str]:
+        """The key as the host wants it in the query (RadioBOSS: ``key``)."""
+        return {"key": self._key} if self._key else {}
+
+    def _auth_headers(self) -> dict[str, str]:
+        """The key as the host wants it in a header (none for RadioBOSS)."""
+        return {}
+
     def _url(self, path: str, params: Mapping[str, str] | None) -> URL:
         query = dict(params or {})
-        if self._key:
-            query["key"] = self._key
+        query.update(self._auth_query())
         return URL(f"{self.base_url}/{path}").with_query(query)
 
     def _describe(self, url: URL) -> str:
@@ -238,7 +301,7 @@ class StationClient:
         path: str,
         params: Mapping[str, str] | None = None,
         *,
-        build: Callable[[dict[str, Any]], T],
+        build: Callable[[Any], T],
     ) -> T:
         """GET one endpoint and return ``build`` of its JSON, or raise a :class:`StationError`
         that names the server and the cause for staff (``server``, ``cause``)."""
@@ -256,7 +319,7 @@ class StationClient:
         path: str,
         params: Mapping[str, str] | None = None,
         *,
-        build: Callable[[dict[str, Any]], T],
+        build: Callable[[Any], T],
     ) -> T:
         if self._session is None:
             self._session = aiohttp.ClientSession()
@@ -324,7 +387,7 @@ class StationClient:
                 async with self._session.get(
                     url,
                     timeout=timeout,
-                    headers=self._headers,
+                    headers={**self._headers, **self._auth_headers()},
                     max_redirects=3,
                     allow_redirects=guard is None,
                 ) as response:
@@ -390,13 +453,13 @@ class StationClient:
             raise StationResponseError(Problem.TOO_LARGE)
         return body
 
-    async def _parse(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
+    async def _parse(self, body: bytes, build: Callable[[Any], T]) -> T:
         """Decode and build models: inline for small answers, in a worker thread for large."""
         if len(body) > INLINE_PARSE_BYTES:
             return await asyncio.to_thread(self._decode_and_build, body, build)
         return self._decode_and_build(body, build)
 
-    def _decode_and_build(self, body: bytes, build: Callable[[dict[str, Any]], T]) -> T:
+    def _decode_and_build(self, body: bytes, build: Callable[[Any], T]) -> T:
         self.last_parse_thread = threading.get_ident()
         payload = self._decode(body)
         try:
@@ -405,8 +468,9 @@ class StationClient:
             # The coercions read hostile values as unknowns; this is the net beneath them.
             raise StationResponseError(Problem.BAD_VALUES) from None
 
-    @staticmethod
-    def _decode(body: bytes) -> dict[str, Any]:
+    def _decode(self, body: bytes) -> Any:
+        """The answer's JSON. RadioBOSS answers an object, or an error message in its place;
+        a host whose answers are lists (or not JSON) overrides this."""
         if not body.strip():
             raise StationResponseError(Problem.EMPTY)
         try:
@@ -419,3 +483,8 @@ class StationClient:
         if not isinstance(payload, dict):
             raise StationResponseError(Problem.NOT_OBJECT)
         return payload
+
+
+async def _no_changes() -> AsyncIterator[StationInfo | None]:
+    return
+    yield  # an async generator that ends at once

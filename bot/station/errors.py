@@ -46,6 +46,7 @@ class Problem(Enum):
     REQUESTS_UNAVAILABLE = "song requests unavailable"
     REQUESTS_OFF = "song requests off"
     REQUEST_REFUSED = "request refused"
+    NOT_OFFERED = "not offered by this host"
 
 
 class StationError(Exception):
@@ -188,6 +189,12 @@ class RequestRefused(StationError):
         self.reason = reason
 
 
+class NotOffered(StationError):
+    """The station's host has no such thing (an Icecast server has no playlist)."""
+
+    problem = Problem.NOT_OFFERED
+
+
 # The kinds a stored failure names (by class name).
 _KINDS: dict[str, type[StationError]] = {
     kind.__name__: kind
@@ -201,5 +208,6 @@ _KINDS: dict[str, type[StationError]] = {
         RequestsUnavailable,
         RequestsOff,
         RequestRefused,
+        NotOffered,
     )
 }
