@@ -29,7 +29,6 @@ from .console import summary
 from .runtime.envfile import is_placeholder, load_env_file, placeholder_line
 from .station import (
     Playlist,
-    RequestsClient,
     RetryPolicy,
     StationAuthError,
     StationClient,
@@ -38,6 +37,8 @@ from .station import (
     Stats,
     redact_url,
 )
+from .station.hosts import requests_class, source_class
+from .station.source import DEFAULT_KIND, KINDS, Feature, station_ref
 from .util.serialize import to_jsonable
 
 EXIT_STATION = 2
@@ -65,6 +66,14 @@ def _station_id(value: str) -> str:
     if not value.strip().isdigit():
         raise argparse.ArgumentTypeError(f"station id must be a whole number, not {value!r}")
     return value.strip()
+
+
+def _station_of_kind(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--station`` checked for ``--kind`` (a number, a shortcode, a mount or a sid)."""
+    try:
+        args.station = str(station_ref(args.kind, args.station))
+    except ValueError as error:
+        parser.error(f"argument --station: {error}")
 
 
 _SERVER_ONLY = "give the server only, like https://c5.radioboss.fm"
@@ -122,7 +131,16 @@ def _add_station_args(parser: argparse.ArgumentParser) -> None:
         "--base-url", required=True, type=_http_url, help="e.g. https://c5.radioboss.fm"
     )
     parser.add_argument(
-        "--station", required=True, type=_station_id, help="the station id (a number)"
+        "--kind",
+        choices=KINDS,
+        default=DEFAULT_KIND,
+        help="the station's host (default %(default)s)",
+    )
+    parser.add_argument(
+        "--station",
+        required=True,
+        help="the station on its server: RadioBOSS a number, AzuraCast a shortcode or number, "
+        "Icecast a mount (/live), Shoutcast a stream id",
     )
     parser.add_argument(
         "--key",
@@ -273,7 +291,7 @@ def _fail(what: str, args: argparse.Namespace, error: StationError) -> int:
 def _client(args: argparse.Namespace, session: aiohttp.ClientSession) -> StationClient:
     timeout = aiohttp.ClientTimeout(total=args.timeout, connect=min(5.0, args.timeout))
     retry = RetryPolicy(budget=args.timeout * 2)
-    return StationClient(
+    return source_class(args.kind)(
         args.base_url,
         args.station,
         args.key,
@@ -293,42 +311,58 @@ async def _check(args: argparse.Namespace) -> int:
             info = await client.info()
         except StationError as error:
             return _fail("fetching the station's info", args, error)
+        playlist: Playlist | None = None
+        stats: Stats | None = None
+        requests: tuple[str | None, int | None] = (None, None)
         try:
-            playlist = await client.playlist()
+            if client.offers(Feature.PLAYLIST):
+                playlist = await client.playlist()
         except StationError as error:
             return _fail("fetching the playlist", args, error)
         try:
-            stats = await client.stats(first, today)
+            if client.offers(Feature.STATS):
+                stats = await client.stats(first, today)
         except StationError as error:
             return _fail("fetching the statistics", args, error)
-        requests = await RequestsClient(
-            args.base_url, args.station, session=session, timeout=client.timeout
-        ).state()
+        if client.offers(Feature.REQUESTS):
+            requests = await requests_class(args.kind)(
+                args.base_url, args.station, session=session, timeout=client.timeout
+            ).state()
     if args.json:
         print(
             json.dumps(
                 {
+                    "kind": args.kind,
+                    "features": sorted(client.features),
                     "info": to_jsonable(info),
                     "current_play": to_jsonable(info.current_play()),
                     "playlist": to_jsonable(playlist),
                     "stats": to_jsonable(stats),
                     "stats_range": [first.isoformat(), today.isoformat()],
-                    "requests": {"state": requests[0], "waiting": requests[1]},
+                    "requests": (
+                        {"state": requests[0], "waiting": requests[1]} if requests[0] else None
+                    ),
                 },
                 ensure_ascii=False,
             )
         )
         return 0
     print(render_check(info, playlist, stats, first.isoformat(), today.isoformat()))
-    print(summary.requests_line(*requests))
+    if requests[0] is not None:
+        print(summary.requests_line(requests[0], requests[1]))
     return 0
 
 
-def render_check(info: StationInfo, playlist: Playlist, stats: Stats, first: str, last: str) -> str:
+def render_check(
+    info: StationInfo, playlist: Playlist | None, stats: Stats | None, first: str, last: str
+) -> str:
+    """What ``check`` prints; a part the station's host does not offer is left out."""
     lines = summary.now_playing_lines(info)
     lines += summary.recent_lines(info)
-    lines += summary.playlist_lines(playlist, datetime.now(UTC), info=info)
-    lines += summary.stats_lines(stats, first, last)
+    if playlist is not None:
+        lines += summary.playlist_lines(playlist, datetime.now(UTC), info=info)
+    if stats is not None:
+        lines += summary.stats_lines(stats, first, last)
     return "\n".join(lines)
 
 
@@ -399,7 +433,10 @@ def main(
     discord_connector: Callable[[], aiohttp.BaseConnector] | None = None,
 ) -> int:
     """``discord_connector`` is for ``onair run`` under test (a fake Discord's CA and DNS)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("check", "watch"):
+        _station_of_kind(parser, args)
     try:
         return _dispatch(args, discord_connector)
     except KeyboardInterrupt:
@@ -436,6 +473,7 @@ def _dispatch(
             args.base_url,
             args.station,
             args.key,
+            kind=args.kind,
             zone=args.tz,
             as_json=args.json,
             key_source=args.key_source,

@@ -18,7 +18,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from .. import errors
 from ..announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from ..announcer.watcher import AnnouncementListener, ErrorListener
-from ..station import StationAuthError, StationClient, StationError, StationNotFound
+from ..station import StationAuthError, StationError, StationNotFound
+from ..station.hosts import source_class
+from ..station.source import DEFAULT_KIND
 from ..util.text import duration
 
 EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
@@ -103,6 +105,7 @@ async def watch_station(
     on_play: AnnouncementListener,
     on_error: ErrorListener,
     *,
+    kind: str = DEFAULT_KIND,
     zone: tzinfo = UTC,
     duration: float | None = None,
     stop: asyncio.Event | None = None,
@@ -112,7 +115,7 @@ async def watch_station(
     stop = stop or asyncio.Event()
     scheduler = AsyncIOScheduler(timezone=UTC)
     async with aiohttp.ClientSession() as session:
-        client = StationClient(base_url, station_id, key, session=session, zone=zone)
+        client = source_class(kind)(base_url, station_id, key, session=session, zone=zone)
         station_watch = StationWatch(client)
         station_watch.listeners.append(on_play)
         station_watch.error_listeners.append(on_error)
@@ -130,6 +133,7 @@ async def watch(
     station_id: str,
     key: str | None,
     *,
+    kind: str = DEFAULT_KIND,
     zone: tzinfo = UTC,
     as_json: bool = False,
     duration: float | None = None,
@@ -159,7 +163,15 @@ async def watch(
             stop.set()
 
     await watch_station(
-        base_url, station_id, key, on_play, on_error, zone=zone, duration=duration, stop=stop
+        base_url,
+        station_id,
+        key,
+        on_play,
+        on_error,
+        kind=kind,
+        zone=zone,
+        duration=duration,
+        stop=stop,
     )
     return EXIT_STATION if fatal else 0
 
