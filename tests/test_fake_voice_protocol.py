@@ -17,6 +17,7 @@ import discord
 import pytest
 
 from bot.simulator import StationSimulator
+from bot.voice.client import OnAirVoiceClient
 
 from .support.botenv import running_bot
 from .support.fakediscord import FakeDiscord
@@ -40,8 +41,10 @@ async def test_4006_and_4017_make_discord_py_identify_again_and_play_on(
     world: Voice, code: int
 ) -> None:
     """4006 (session invalid): op 4 leave, op 4 join, a NEW session (IDENTIFY, new SSRC).
-    4017 (E2EE required) has no branch of its own in discord.py: handled the same way."""
-    vc = await join_and_play(world, world.radio)
+    4017 (E2EE required) has no branch of its own in discord.py: handled the same way. With
+    OnAir's voice client, whose IP discovery cannot lose its answer to the socket reader that
+    still runs from the first connection (discord.py's own can, and then hangs)."""
+    vc = await join_and_play(world, world.radio, OnAirVoiceClient)
     await frames_at_least(world, 100)
     await world.fake.voice.close(world.guild.id, code)
     closed = time.monotonic()
@@ -51,6 +54,16 @@ async def test_4006_and_4017_make_discord_py_identify_again_and_play_on(
     assert world.fake.voice.opcodes(world.guild.id).count(0) == 2
     assert vc.is_connected()
     assert world.fake.bot_voice == {world.guild.id: world.radio}
+
+
+async def test_a_lost_ip_discovery_answer_is_asked_again(world: Voice) -> None:
+    """UDP loses packets: OnAir's IP discovery sends again when no answer comes (discord.py's
+    waits for ever, and its connect times out)."""
+    world.fake.voice.lose_discovery_answers = 2
+    vc = await join_and_play(world, world.radio, OnAirVoiceClient)
+    await frames_at_least(world, 25)
+    assert vc.is_connected()
+    assert world.fake.voice.discovery_requests == 3
 
 
 async def test_4015_resume_times_out_and_discord_py_leaves(world: Voice) -> None:

@@ -30,6 +30,8 @@ import davey
 from discord.gateway import DiscordVoiceWebSocket
 from discord.voice_state import VoiceConnectionState
 
+from .discovery import discover_ip
+
 _LOGGER = logging.getLogger("onair.voice")
 
 APPEND = 0  # op 27's operation type (1: revoke)
@@ -100,11 +102,15 @@ class RefusedProposals:
 
 class OnAirVoiceWebSocket(DiscordVoiceWebSocket):
     """discord.py's voice websocket whose op 27 (MLS proposals) names the users expected in
-    the call; every other message is discord.py's."""
+    the call and whose IP discovery cannot hang (``bot.voice.discovery``); every other message
+    is discord.py's."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.refused_proposals = RefusedProposals()
+
+    async def discover_ip(self) -> tuple[str, int]:
+        return await discover_ip(self._connection, self.loop)
 
     async def received_binary_message(self, msg: bytes) -> None:
         state = self._connection

@@ -105,8 +105,10 @@ async def world_fixture() -> AsyncIterator[Voice]:
         yield voice
 
 
-async def join_and_play(world: Voice, channel_id: int) -> discord.VoiceClient:
-    vc = await world.channel(channel_id).connect(timeout=10.0, cls=discord.VoiceClient)
+async def join_and_play(
+    world: Voice, channel_id: int, cls: type[discord.VoiceClient] = discord.VoiceClient
+) -> discord.VoiceClient:
+    vc = await world.channel(channel_id).connect(timeout=10.0, cls=cls)
     vc.play(sine())
     return vc
 

@@ -98,6 +98,8 @@ class FakeVoiceServer(UdpSide, DaveSide):
         # of 1,000 guilds samples). Every packet is counted, with its sequence and timestamp;
         # an undecrypted one is audio or silence by its length (silence: 3 bytes of Opus).
         self.decrypt_every = 1
+        # UDP is lossy: this many IP discovery answers are lost on the way (each one taken).
+        self.lose_discovery_answers = 0
         # DAVE: the gateway's MLS external sender, and each guild's call (its listeners).
         self._external = ExternalSender()
         self.dave_calls: dict[int, DaveCall] = {}

@@ -55,6 +55,8 @@ class UdpSide:
     _next_report: float
     rtcp_interval: float | None
     decrypt_every: int
+    lose_discovery_answers: int
+    discovery_requests: int = 0
     dave_calls: dict[int, DaveCall]
 
     def _receive(self) -> None:
@@ -98,6 +100,10 @@ class UdpSide:
                 udp.sendto(header + sealed + nonce, address)
 
     def _discovery(self, udp: socket.socket, data: bytes, address: tuple[str, int]) -> None:
+        self.discovery_requests += 1
+        if self.lose_discovery_answers > 0:
+            self.lose_discovery_answers -= 1
+            return
         ip = address[0].encode("ascii")
         answer = struct.pack(">HHI", 2, 70, struct.unpack_from(">I", data, 4)[0])
         answer += ip + b"\x00" * (64 - len(ip)) + struct.pack(">H", address[1])
