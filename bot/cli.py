@@ -208,7 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="sync to this guild only (at once); default: [bot] dev_guild, or globally if 0",
     )
 
-    invite = commands.add_parser("invite", help="print the URL that adds the bot to a server")
+    invite = commands.add_parser(
+        "invite", help="print the URLs that add the bot to a server and to your own account"
+    )
     invite.add_argument(
         "--client-id",
         type=_snowflake,
@@ -228,7 +230,7 @@ def _version() -> str:
 
 def _invite(args: argparse.Namespace) -> int:
     from .config import TOKEN_ENV
-    from .runtime.invite import client_id_from_token, invite_url
+    from .runtime.invite import client_id_from_token, invite_url, user_install_url
     from .runtime.tokenshape import token_problem, token_problem_line
 
     client_id = args.client_id
@@ -261,7 +263,11 @@ def _invite(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    print(invite_url(client_id))
+    print(f"Add OnAir to a server: {invite_url(client_id)}")
+    print(
+        "Install it on your own account (/nowplaying, /recent and /listen in any chat): "
+        f"{user_install_url(client_id)}"
+    )
     return 0
 
 

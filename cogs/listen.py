@@ -14,12 +14,13 @@ from bot.ui.streams import MoreStreams, with_more_streams
 from bot.ui.voice import with_play_button
 from bot.util.i18n import N_
 
-from .shapes import BotCog, Interaction, station_option
+from .shapes import BotCog, Interaction, anywhere, station_option
 
 
 class ListenCog(BotCog):
     @app_commands.command(name="listen", description=N_("Every link to tune in"))
     @station_option()
+    @anywhere
     async def listen(self, interaction: Interaction, station: str | None = None) -> None:
         def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             lang = reader_lang(interaction)

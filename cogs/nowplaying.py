@@ -8,20 +8,20 @@ from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.ui import Reply, answer
 from bot.ui.likes import like_view
-from bot.ui.stations import reader_lang, resolve_station, skip_rules
+from bot.ui.stations import choose_station, personal, reader_lang, skip_rules
 from bot.ui.voice import with_play_button
 from bot.util.i18n import N_
 
-from .shapes import BotCog, Interaction, station_option
+from .shapes import BotCog, Interaction, anywhere, station_option
 
 
 class NowPlayingCog(BotCog):
     @app_commands.command(name="nowplaying", description=N_("What is on air right now"))
     @station_option()
+    @anywhere
     async def nowplaying(self, interaction: Interaction, station: str | None = None) -> None:
-        chosen = resolve_station(interaction, station)
-
         async def work() -> Reply:
+            chosen = await choose_station(interaction, station)
             skip = await skip_rules(interaction, chosen)
             snapshot = await self.bot.registry.snapshot(chosen)
             lang = reader_lang(interaction)
@@ -32,7 +32,9 @@ class NowPlayingCog(BotCog):
                 skip=skip,
                 lang=lang,
             )
-            if not snapshot.stale:  # a station that does not answer has nothing on air to like
+            # A station that does not answer has nothing on air to like; likes count in the
+            # servers OnAir is in (/top), so a personal answer has no ❤.
+            if not snapshot.stale and not personal(interaction):
                 view = await like_view(self.bot.likes, chosen.slug, snapshot.info, view, lang)
             return Reply(embed=embed, view=with_play_button(interaction, chosen, view))
 

@@ -12,13 +12,14 @@ from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, reader_lang, skip_rules
 from bot.util.i18n import N_
 
-from .shapes import BotCog, Interaction, station_option
+from .shapes import BotCog, Interaction, anywhere, station_option
 
 
 class RecentCog(BotCog):
     @app_commands.command(name="recent", description=N_("Recently played tracks"))
     @app_commands.describe(count=N_("How many (1-20, default 10)"))
     @station_option()
+    @anywhere
     async def recent(
         self,
         interaction: Interaction,

@@ -1,5 +1,6 @@
-"""What the commands' signatures share, written once: the interaction, a text channel option and
-the ``station`` option (described and autocompleted from the server's stations alike)."""
+"""What the commands' signatures share, written once: the interaction, a text channel option,
+the ``station`` option (described and autocompleted from the server's stations alike) and where
+a command may be used."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ class BotCog(commands.Cog):
 
     def __init__(self, bot: OnAirBot) -> None:
         self.bot = bot
+
+
+def anywhere(callback: T) -> T:
+    """Offered wherever a listener is, not only in the servers OnAir is in: installed to a
+    server or to the user's own account, in a server, a DM with OnAir, or any other DM or group
+    DM. Every other command keeps the tree's guild-only default (``bot.runtime.core``)."""
+    installed = app_commands.allowed_installs(guilds=True, users=True)(callback)
+    return app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)(installed)
 
 
 def station_option(description: str = THIS_SERVERS) -> Callable[[T], T]:

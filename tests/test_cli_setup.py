@@ -51,9 +51,15 @@ def test_version_comes_from_the_package_metadata():
 
 
 def test_invite_from_client_id_env_or_token_without_printing_the_token():
+    # Two links: the server install (the bot with its permissions) and the user install
+    # (integration type 1: commands only, no bot, no permissions).
     expected = (
+        "Add OnAir to a server: "
         f"https://discord.com/oauth2/authorize?client_id={APP_ID}"
-        f"&scope=bot+applications.commands&permissions={permissions().value}"
+        f"&scope=bot+applications.commands&permissions={permissions().value}\n"
+        "Install it on your own account (/nowplaying, /recent and /listen in any chat): "
+        f"https://discord.com/oauth2/authorize?client_id={APP_ID}"
+        "&integration_type=1&scope=applications.commands"
     )
     assert onair("invite", "--client-id", str(APP_ID)).stdout.strip() == expected
     assert onair("invite", env={"ONAIR_APPLICATION_ID": str(APP_ID)}).stdout.strip() == expected

@@ -126,6 +126,17 @@ class OnAirBot(commands.AutoShardedBot):
         # Voice needs voice states (who is in which channel); neither is privileged.
         options.setdefault("intents", discord.Intents(guilds=True, voice_states=True))
         options.setdefault("allowed_mentions", discord.AllowedMentions.none())
+        # Every command is for the servers that installed OnAir, used in their channels
+        # (``integration_types`` [0], ``contexts`` [0]), said in each command's payload so
+        # Discord's defaults (the application's install types, every context) never apply;
+        # the few a listener may use anywhere say so themselves (``cogs.shapes.anywhere``).
+        options.setdefault(
+            "allowed_installs", app_commands.AppInstallationType(guild=True, user=False)
+        )
+        options.setdefault(
+            "allowed_contexts",
+            app_commands.AppCommandContext(guild=True, dm_channel=False, private_channel=False),
+        )
         guard_discord_logs()
         super().__init__(
             command_prefix=commands.when_mentioned, tree_cls=OnAirTree, help_command=None, **options

@@ -1,4 +1,5 @@
-"""The bot's invite URL: the OAuth2 scopes and the channel permissions OnAir really uses.
+"""The bot's install URLs: to a server (the OAuth2 scopes and the channel permissions OnAir
+really uses) and to a listener's own account (commands only: no bot, no permissions).
 
 Each permission is listed with what it is for, so the manual (docs/setup.md), ``onair invite``
 and the start-up line agree; the integer is computed from the flags, never typed by hand.
@@ -12,6 +13,7 @@ import binascii
 import discord
 
 SCOPES = ("bot", "applications.commands")
+USER_INSTALL = 1  # Discord's integration type of an app installed to a user's account
 
 # Permission flag name (discord.Permissions) -> what OnAir uses it for.
 PERMISSIONS: dict[str, str] = {
@@ -38,6 +40,16 @@ def permissions() -> discord.Permissions:
 
 def invite_url(client_id: int) -> str:
     return discord.utils.oauth_url(client_id, permissions=permissions(), scopes=SCOPES)
+
+
+def user_install_url(client_id: int) -> str:
+    """Installs OnAir on the account of whoever opens it (integration type 1, USER_INSTALL):
+    only ``applications.commands``, since a user install has no bot member and no permissions.
+    Discord offers it only when the application has User Install turned on (docs/setup.md)."""
+    return (
+        f"https://discord.com/oauth2/authorize?client_id={client_id}"
+        f"&integration_type={USER_INSTALL}&scope=applications.commands"
+    )
 
 
 def client_id_from_token(token: str) -> int | None:

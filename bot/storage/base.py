@@ -25,6 +25,7 @@ from .requests import RequestStore
 from .scheduled import ScheduledStore
 from .shows import ShowStore
 from .subscriptions import SubscriptionStore
+from .users import UserStore
 from .voice import VoiceStore
 
 T = TypeVar("T")
@@ -69,6 +70,7 @@ class Storage(
     ShowStore,
     RequestStore,
     FleetStore,
+    UserStore,
 ):
     """Every domain's operations over one backend's primitives, opened and closed as one."""
 

@@ -275,4 +275,13 @@ MIGRATIONS: tuple[str, ...] = (
         taken INTEGER NOT NULL
     );
     """,
+    # The station each listener last chose where OnAir answers them personally (a user install,
+    # a DM): their default there, as a server's default station is in a server (users.py).
+    """
+    CREATE TABLE user_stations (
+        user_id BIGINT PRIMARY KEY,
+        station TEXT NOT NULL,
+        chosen_at {real} NOT NULL
+    );
+    """,
 )

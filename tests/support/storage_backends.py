@@ -39,6 +39,7 @@ TABLES = (
     "guild_requests",
     "guild_request_stations",
     "search_tokens",
+    "user_stations",
     "schema_version",
 )
 

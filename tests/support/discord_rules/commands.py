@@ -20,6 +20,8 @@ from .constants import (
     COMMAND_TOTAL_MAX,
     CONTEXT_COMMANDS_MAX,
     DEVANAGARI,
+    INTEGRATION_TYPES,
+    INTERACTION_CONTEXTS,
     LOCALES,
     MESSAGE_COMMAND,
     NAME_PUNCTUATION,
@@ -124,12 +126,53 @@ def _command(command: dict[str, Any], kind: int, errors: FormErrors, path: Path)
         )
         return
     _options(options, errors, (*path, "options"), depth=0)
+    _enum_set(
+        errors, (*path, "integration_types"), command.get("integration_types"), INTEGRATION_TYPES
+    )
+    _enum_set(errors, (*path, "contexts"), command.get("contexts"), INTERACTION_CONTEXTS)
     if chat and _size(command) > COMMAND_TOTAL_MAX:
         errors.add(
             path,
             "APPLICATION_COMMAND_TOO_LARGE",
             f"Command exceeds maximum size ({COMMAND_TOTAL_MAX})",
         )
+
+
+def _enum_set(errors: FormErrors, path: Path, value: Any, allowed: tuple[int, ...]) -> None:
+    """``integration_types`` / ``contexts``: null, or 1+ distinct values of Discord's enum
+    (the OpenAPI description: ``minItems`` 1, ``uniqueItems``)."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        errors.add(path, "BASE_TYPE_ARRAY", "Must be an array.")
+        return
+    if not value:
+        errors.add(path, "BASE_TYPE_MIN_LENGTH", "Must be 1 or more in length.")
+    for index, item in enumerate(value):
+        if isinstance(item, bool) or item not in allowed:
+            errors.add(
+                (*path, index),
+                "BASE_TYPE_CHOICES",
+                f"Value must be one of {set(allowed)}.",
+            )
+    if len({repr(item) for item in value}) != len(value):
+        errors.add(path, "BASE_TYPE_DUPLICATES", "Values must be unique.")
+
+
+def offered(command: Mapping[str, Any], *, install: int, context: int) -> bool:
+    """Whether Discord's client offers ``command`` to a user of an app installed as
+    ``install`` (0 a server, 1 the user) in ``context`` (0 a server, 1 a DM with the app's bot,
+    2 another DM or group DM). ``integration_types`` left out: the application's install types
+    (the fake's app has both, as new apps do); ``contexts`` left out: all of them. A user
+    install is used in a DM or a server through its own commands; a server install reaches a
+    DM only with the bot (BOT_DM)."""
+    installs = command.get("integration_types")
+    contexts = command.get("contexts")
+    if installs is not None and install not in installs:
+        return False
+    if contexts is not None and context not in contexts:
+        return False
+    return install == 1 or context != 2
 
 
 def _size(item: Mapping[str, Any]) -> int:

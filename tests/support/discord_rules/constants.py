@@ -107,3 +107,17 @@ MENTION_PARSE = frozenset({"roles", "users", "everyone"})
 NAME_PUNCTUATION = frozenset("-_'")
 DEVANAGARI = ((0x0900, 0x097F), (0xA8E0, 0xA8FF), (0x11B00, 0x11B5F))
 THAI = ((0x0E00, 0x0E7F),)
+
+# Installation contexts (``integration_types``) and interaction contexts (``contexts``).
+GUILD_INSTALL = 0
+USER_INSTALL = 1
+INTEGRATION_TYPES = (GUILD_INSTALL, USER_INSTALL)
+GUILD_CONTEXT = 0
+BOT_DM = 1
+PRIVATE_CHANNEL = 2
+INTERACTION_CONTEXTS = (GUILD_CONTEXT, BOT_DM, PRIVATE_CHANNEL)
+# What ``app_permissions`` holds where a user-installed app has no member: ATTACH_FILES,
+# EMBED_LINKS and MENTION_EVERYONE in (group) DMs of others, USE_EXTERNAL_EMOJIS besides in a
+# DM with the app's bot (Discord's interaction docs).
+PRIVATE_APP_PERMISSIONS = (1 << 15) | (1 << 14) | (1 << 17)
+BOT_DM_APP_PERMISSIONS = PRIVATE_APP_PERMISSIONS | (1 << 18)

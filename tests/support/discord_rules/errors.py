@@ -19,6 +19,7 @@ ENTITY_TOO_LARGE = 40005
 
 UNKNOWN_VOICE_STATE = 10065
 MISSING_PERMISSIONS = 50013
+MISSING_ACCESS = 50001  # a channel the bot cannot see: not in its guild, or a DM of others
 INVALID_CHANNEL_TYPE = 50024
 
 UNKNOWN_STAGE_INSTANCE = 10067
@@ -83,3 +84,4 @@ unknown_webhook = _refusal(404, UNKNOWN_WEBHOOK, "Unknown Webhook")
 not_author = _refusal(403, NOT_AUTHOR, "Cannot edit a message authored by another user")
 too_large = _refusal(413, ENTITY_TOO_LARGE, "Request entity too large")
 missing_permissions = _refusal(403, MISSING_PERMISSIONS, "Missing Permissions")
+missing_access = _refusal(403, MISSING_ACCESS, "Missing Access")

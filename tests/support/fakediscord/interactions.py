@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, TypedDict, Unpack
 
 from .. import discord_rules as rules
-from .objects import Guild, Interaction, Recorded, snowflake
+from .objects import Elsewhere, Guild, Interaction, Recorded, snowflake
 from .payloads import Payloads
 
 
@@ -17,6 +17,7 @@ class Who(TypedDict, total=False):
 
     user_id: int | None
     guild: Guild | None
+    where: Elsewhere | None
 
 
 class Interactions(Payloads):
@@ -32,7 +33,10 @@ class Interactions(Payloads):
         user_id: int | None,
         permissions: int,
         message: dict[str, Any] | None = None,
+        where: Elsewhere | None = None,
     ) -> dict[str, Any]:
+        if where is not None:
+            return self._personal_interaction(kind, data, where, user_id, permissions, message)
         guild = guild or self.guilds[0]
         channel_id = channel_id or guild.channels[0]
         user_id = user_id or self.owner_id
@@ -71,6 +75,104 @@ class Interactions(Payloads):
         )
         return payload
 
+    def elsewhere(self, context: int, *, guild_locale: str = "en-US") -> Elsewhere:
+        """A place OnAir is used from a user install: context 1 a DM with OnAir's bot, 2 a DM
+        of others, 0 a server OnAir is not in. Its channel (and guild) are out of the bot's
+        reach by REST, except its own DM."""
+        where = Elsewhere(
+            context,
+            snowflake(),
+            snowflake() if context == rules.GUILD_CONTEXT else 0,
+            guild_locale,
+        )
+        if context != rules.BOT_DM:
+            self.missing_access.add(where.channel_id)
+        return where
+
+    def _personal_interaction(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        where: Elsewhere,
+        user_id: int | None,
+        permissions: int,
+        message: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """An interaction from OnAir installed on the user's own account, shaped as Discord's:
+        ``authorizing_integration_owners`` {"1": the user}, ``context``; in a DM ``user`` and a
+        DM channel, no ``guild_id`` or ``member``; in a server OnAir is not in ``guild_id``, a
+        partial ``guild`` and ``member``, and limited ``app_permissions``."""
+        user_id = user_id or self.owner_id
+        user = self.user(user_id, self.user_names.get(user_id, "listener"))
+        iid = snowflake()
+        in_guild = where.context == rules.GUILD_CONTEXT
+        payload: dict[str, Any] = {
+            "id": str(iid),
+            "application_id": str(self.app_id),
+            "type": kind,
+            "token": f"itoken-{iid}",
+            "version": 1,
+            "channel_id": str(where.channel_id),
+            "data": data,
+            "locale": self.user_locales.get(user_id, "en-US"),
+            "entitlements": [],
+            "authorizing_integration_owners": {str(rules.USER_INSTALL): str(user_id)},
+            "context": where.context,
+            "attachment_size_limit": 8 * 1024 * 1024,
+        }
+        if in_guild:
+            payload["guild_id"] = str(where.guild_id)
+            payload["guild"] = {
+                "id": str(where.guild_id),
+                "locale": where.guild_locale,
+                "features": [],
+            }
+            payload["guild_locale"] = where.guild_locale
+            payload["channel"] = {
+                "id": str(where.channel_id),
+                "type": 0,
+                "guild_id": str(where.guild_id),
+                "name": "elsewhere",
+                "position": 0,
+                "nsfw": False,
+                "parent_id": None,
+                "flags": 0,
+                "permissions": str(permissions),
+            }
+            payload["member"] = {
+                "user": user,
+                "roles": [],
+                "permissions": str(permissions),
+                "joined_at": "2026-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            }
+            payload["app_permissions"] = str(rules.PRIVATE_APP_PERMISSIONS)
+        else:
+            payload["user"] = user
+            payload["channel"] = {
+                "id": str(where.channel_id),
+                "type": 1,
+                "last_message_id": None,
+                "flags": 0,
+                "recipients": [user],
+            }
+            payload["app_permissions"] = str(
+                rules.BOT_DM_APP_PERMISSIONS
+                if where.context == rules.BOT_DM
+                else rules.PRIVATE_APP_PERMISSIONS
+            )
+        if message is not None:
+            payload["message"] = message
+        self.interactions[str(iid)] = Interaction(
+            kind,
+            "listener",
+            message_id=int(message["id"]) if message is not None else None,
+            channel_id=where.channel_id,
+        )
+        return payload
+
     def pending_interaction(self, kind: int = 2, guild: Guild | None = None) -> str:
         """An interaction of ``kind`` the bot never sees: for posting callbacks by hand."""
         data = {"id": "0", "name": "test", "type": 1} if kind in (2, 4) else {"custom_id": "x"}
@@ -78,6 +180,15 @@ class Interactions(Payloads):
             kind, data, guild=guild, channel_id=None, user_id=None, permissions=0
         )
         return str(payload["id"])
+
+    def _offered(self, name: str, where: Elsewhere | None) -> dict[str, Any]:
+        """The synced command ``name``, which Discord's client offers where it is used (a user
+        install ``where``, else the server that installed OnAir)."""
+        command = self._command(name)
+        if where is not None:
+            usable = rules.offered(command, install=rules.USER_INSTALL, context=where.context)
+            assert usable, f"/{name} is not offered to a user install in context {where.context}"
+        return command
 
     def _command(self, name: str) -> dict[str, Any]:
         for command in self.commands:
@@ -98,9 +209,11 @@ class Interactions(Payloads):
         user_id: int | None = None,
         permissions: int = 0x6FFFFFFFF,
         resolved: dict[str, Any] | None = None,
+        where: Elsewhere | None = None,
     ) -> str:
-        """Inject a slash command; returns the interaction id."""
-        command = self._command(name)
+        """Inject a slash command (from a user install ``where`` it says); returns the
+        interaction id. Only a command Discord offers there can be used."""
+        command = self._offered(name, where)
         built = [
             {"name": key, "type": _option_type(command, sub, key), "value": value}
             for key, value in (options or {}).items()
@@ -111,7 +224,13 @@ class Interactions(Payloads):
         if resolved:
             data["resolved"] = resolved
         payload = self._interaction(
-            2, data, guild=guild, channel_id=channel_id, user_id=user_id, permissions=permissions
+            2,
+            data,
+            guild=guild,
+            channel_id=channel_id,
+            user_id=user_id,
+            permissions=permissions,
+            where=where,
         )
         words = [f"/{name}", *(sub or []), *(f"{k}:{v}" for k, v in (options or {}).items())]
         self.interactions[payload["id"]].command = " ".join(words)
@@ -128,8 +247,9 @@ class Interactions(Payloads):
         guild: Guild | None = None,
         user_id: int | None = None,
         sub: list[str] | None = None,
+        where: Elsewhere | None = None,
     ) -> str:
-        command = self._command(name)
+        command = self._offered(name, where)
         options = [
             {"name": k, "type": _option_type(command, None, k), "value": v}
             for k, v in (others or {}).items()
@@ -139,7 +259,7 @@ class Interactions(Payloads):
             options = [{"name": part, "type": 1, "options": options}]
         data = {"id": command["id"], "name": name, "type": 1, "options": options}
         payload = self._interaction(
-            4, data, guild=guild, channel_id=None, user_id=user_id, permissions=0
+            4, data, guild=guild, channel_id=None, user_id=user_id, permissions=0, where=where
         )
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])
@@ -160,6 +280,7 @@ class Interactions(Payloads):
             user_id=who.get("user_id"),
             permissions=0,
             message=message,
+            where=who.get("where"),
         )
         await self.dispatch("INTERACTION_CREATE", payload)
         return str(payload["id"])

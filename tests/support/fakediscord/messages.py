@@ -9,7 +9,8 @@ from typing import Any
 
 from aiohttp import web
 
-from .objects import Recorded, snowflake
+from .. import discord_rules as rules
+from .objects import Interaction, Recorded, snowflake
 from .payloads import Payloads
 from .wire import form_error, json_response
 
@@ -20,6 +21,8 @@ class Messages(Payloads):
     def _channel_messages(
         self, channel_id: int, message_id: str | None, r: Recorded
     ) -> web.Response:
+        if channel_id in self.missing_access:
+            return json_response(rules.missing_access().body, 403)
         if not self._known_channel(channel_id):
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
         if message_id is None and r.method == "POST":
@@ -101,10 +104,10 @@ class Messages(Payloads):
         body = r.json or {}
         kind = body.get("type")
         data = body.get("data") or {}
-        channel = self.guilds[0].channels[0]
         message_id = snowflake()
         resource: dict[str, Any] = {"type": kind}
         interaction = self.interactions.get(str(interaction_id))
+        channel = self._answer_channel(interaction)
         updated = interaction.message_id if interaction is not None else None
         if kind == 7 and updated in self.messages:
             # UPDATE_MESSAGE edits the message the component is on (only what the body names).
@@ -150,9 +153,15 @@ class Messages(Payloads):
             "resource": resource,
         }
 
+    def _answer_channel(self, interaction: Interaction | None) -> int:
+        """Where an interaction's answers show: its own channel (a DM too), else the first."""
+        if interaction is not None and interaction.channel_id:
+            return interaction.channel_id
+        return self.guilds[0].channels[0]
+
     def _webhook(self, token: str, message: str | None, r: Recorded) -> web.Response:
-        channel = self.guilds[0].channels[0]
         interaction_id = token.removeprefix("itoken-")
+        channel = self._answer_channel(self.interactions.get(interaction_id))
         if message is None and r.method == "POST":
             return json_response(self.message(channel, r.json or {}, webhook=True))
         mid = self._originals.get(interaction_id) if message == "@original" else int(message or 0)

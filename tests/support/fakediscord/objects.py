@@ -90,6 +90,7 @@ class Interaction:
     command: str = ""
     acknowledged: bool = False
     message_id: int | None = None  # the message a component interaction came from
+    channel_id: int = 0  # where its answer is shown (0: the first guild's first channel)
     created: float = field(default_factory=time.monotonic)
 
 
@@ -140,3 +141,16 @@ class PresenceSent:
     def activity(self) -> dict[str, Any] | None:
         activities = self.data.get("activities") or []
         return activities[0] if activities else None
+
+
+@dataclass(frozen=True, slots=True)
+class Elsewhere:
+    """Where a listener uses OnAir installed on their own account (a user install): a DM with
+    OnAir's bot (context 1), a DM or group DM of others (2), or a server OnAir is not in (0,
+    ``guild_id`` set). OnAir can answer the interaction there and nothing more: the channel and
+    the guild are out of its reach by REST (403, 50001 Missing Access) except its own DM."""
+
+    context: int
+    channel_id: int
+    guild_id: int = 0
+    guild_locale: str = "en-US"

@@ -12,6 +12,7 @@ import ssl
 import aiohttp
 from aiohttp import web
 
+from .. import discord_rules as rules
 from .events import ScheduledEvents
 from .gateway import Gateway
 from .interactions import Interactions
@@ -174,6 +175,8 @@ class FakeDiscord(
         match = re.match(r"^/channels/(\d+)$", route)
         if match and method == "GET":
             channel_id = int(match.group(1))
+            if channel_id in self.missing_access:
+                return json_response(rules.missing_access().body, 403)
             for guild in self.guilds:
                 for index, cid in enumerate(guild.channels):
                     if cid == channel_id:

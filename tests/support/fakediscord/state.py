@@ -101,6 +101,9 @@ class FakeDiscordState:
         self.gateway_sessions: dict[str, tuple[int, int]] = {}
         self.sequence = 0
         self.commands: list[dict[str, Any]] = []
+        # Channels the bot cannot see (DMs of others, channels of guilds it is not in): REST on
+        # them answers 403 Missing Access, as Discord does.
+        self.missing_access: set[int] = set()
         self._runner: web.AppRunner | None = None
         self.port = 0
         self._changed = asyncio.Event()
