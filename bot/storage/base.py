@@ -26,6 +26,7 @@ from .scheduled import ScheduledStore
 from .shows import ShowStore
 from .subscriptions import SubscriptionStore
 from .voice import VoiceStore
+from .votes import VoteStore
 
 T = TypeVar("T")
 
@@ -68,6 +69,7 @@ class Storage(
     ScheduledStore,
     ShowStore,
     RequestStore,
+    VoteStore,
     FleetStore,
 ):
     """Every domain's operations over one backend's primitives, opened and closed as one."""
