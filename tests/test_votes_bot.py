@@ -6,6 +6,8 @@ ends the poll once."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from .support.botenv import fake_discord_fixture, running_bot, subscription_conf
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord, Recorded
 from .support.stations import TRACK_EARLY, programme_sim_fixture
+from .support.storage_backends import POSTGRES_ENV, reset_postgres
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -215,3 +218,49 @@ async def test_votes_need_requests_and_the_poll_permission(programme_sim, fake):
     async with running(programme_sim, fake, polls=False) as env:
         assert "Create Polls" in await turn_on(fake)
         assert await env.bot.storage.song_votes() == []
+
+
+async def test_two_processes_post_one_poll_and_make_one_request(programme_sim, fake):
+    """A fleet on one PostgreSQL, both ticking at once each step: one poll per slot, ended
+    once, one request."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"the fleet needs {POSTGRES_ENV}")
+    await reset_postgres(url)
+    database = f'url = "{url}"'
+    guild = fake.guilds[0]
+    async with (
+        running(programme_sim, fake, database_extra=database, bot_extra=shards(0)) as one,
+        running(programme_sim, fake, database_extra=database, bot_extra=shards(1)) as two,
+    ):
+        station = one.bot.registry.station("main")
+        assert station is not None
+        await one.bot.votes.configure(guild.id, vote_channel(fake), station, 30, 10)
+
+        async def both_tick() -> None:
+            await asyncio.gather(one.bot.votes.tick(), two.bot.votes.tick())
+
+        await both_tick()
+        await both_tick()
+        await wait_for(lambda: bool(polls(fake)), within=10)
+        assert len(polls(fake)) == 1
+        message_id = int(polls(fake)[0].response["id"])
+        await fake.vote(message_id, 11, 2)
+        made = programme_sim.counters["songrequestmake"]
+        programme_sim.clock.advance(10 * 60)
+        for _ in range(4):
+            await both_tick()
+            if expiries(fake):
+                await fake.wait_for(
+                    lambda: fake.messages[message_id]["poll"]["results"]["is_finalized"]
+                )
+        (poll,) = await one.bot.storage.vote_polls(guild.id)
+        assert (poll.state, poll.outcome) == (CLOSED, "won")
+        assert len(polls(fake)) == 1
+        assert len([r for r in expiries(fake) if r.status == 200]) == 1
+        assert programme_sim.counters["songrequestmake"] == made + 1
+        assert len(lines(fake)) == 1
+
+
+def shards(shard: int) -> str:
+    return f"shard_count = 2\nshard_ids = [{shard}]"

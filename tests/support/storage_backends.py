@@ -39,6 +39,8 @@ TABLES = (
     "guild_requests",
     "guild_request_stations",
     "search_tokens",
+    "song_votes",
+    "vote_polls",
     "schema_version",
 )
 
