@@ -33,9 +33,9 @@ from .screens_permissions import permissions
 from .screens_post_messages import post_messages
 from .screens_requests import requests
 from .screens_requests_crowd import requests_crowd
-from .screens_votes import votes
 from .screens_shows import scheduled_scenes, show_scenes
 from .screens_voice import voice_scenes
+from .screens_votes import votes
 
 SCENES = {
     "listener": listener_scenes,
