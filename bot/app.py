@@ -22,6 +22,7 @@ from .catalog.registry import StationRegistry
 from .config import Settings
 from .delivery.announcements import DiscordDeliverer, RateGate
 from .delivery.scheduled import DiscordPostSender
+from .delivery.votes import DiscordPollSender
 from .errors import Note
 from .guard.keybox import KeyBox
 from .guard.netguard import GuardedResolver, literal_guard, policy_for, trusted_hosts
@@ -40,6 +41,7 @@ from .voice import FFMPEG_ENV, Broadcasts, StreamUnreachable, VoiceSender, find_
 from .voice.players import PlayerListener, Probe, StreamDown
 from .voice.service import VoiceService
 from .voice.stream import OpenedStream, StreamGuard, open_probed
+from .votes.service import VoteService
 
 VOICE_LINGER = 5.0  # seconds a station's decoder runs on after its last guild left
 _LOGGER = logging.getLogger("onair")
@@ -196,6 +198,15 @@ class _Parts:
             post_to_channel=_request_channel_poster(bot, gate),
             languages=bot.guild_lang,
         )
+        votes = VoteService(
+            settings,
+            registry,
+            storage,
+            requests,
+            DiscordPollSender(bot, gate=gate),
+            languages=bot.guild_lang,
+            clock=clock,
+        )
 
         async def shows_stations() -> set[str]:
             return shows.wanted_stations()
@@ -211,7 +222,7 @@ class _Parts:
             followers=Followers(
                 poll_observers=(alerts.observe, shows.observe),
                 change_listeners=(shows.station_changed,),
-                followed=(alerts.stations, recaps.stations, shows_stations),
+                followed=(alerts.stations, recaps.stations, votes.stations, shows_stations),
                 credit=requests.credit_new_play,
             ),
             owner=owner,
@@ -239,6 +250,7 @@ class _Parts:
             likes=likes,
             requests=requests,
             languages=languages,
+            votes=votes,
         )
 
 

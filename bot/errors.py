@@ -434,6 +434,17 @@ REQUESTS_NOT_OFFERED = N_(
     "with `requests = true` for the station.)"
 )
 REQUESTS_OFF_HERE = N_("Song requests for **{station}** are off in this server.")
+VOTES_NEED_REQUESTS = N_(
+    "Song votes need song requests, and **{station}** doesn't take them through OnAir."
+)
+VOTES_REQUESTS_OFF = N_(
+    "Song votes need song requests: turn them on for **{station}** with `/onair requests` first."
+)
+VOTE_TIMES = N_(
+    "A vote runs every {low} to {high} minutes, and is shorter than the time between two votes."
+)
+VOTE_NEED_CHANNEL = N_("Choose the channel for the song votes.")
+VOTE_NO_POLLS = N_("I can't post polls in {channel}: I need the **Create Polls** permission there.")
 REQUESTS_STATION_OFF = N_("**{station}** is not taking song requests right now.")
 REQUEST_NEED_ROLE = N_("Only members with the {role} role can request songs here.")
 REQUEST_COOLDOWN = N_("You've requested a song recently. You can ask again {when}.")

@@ -14,6 +14,7 @@ class ScheduledCog(BotCog):
     async def cog_load(self) -> None:
         await self.bot.posts.start()
         await self.bot.recaps.start()
+        await self.bot.votes.start()
         self.bot.scheduler.add_job(
             self._prune, "interval", hours=6, id="posts:prune", replace_existing=True
         )
@@ -23,6 +24,7 @@ class ScheduledCog(BotCog):
         if self.bot.scheduler.get_job("posts:prune"):
             self.bot.scheduler.remove_job("posts:prune")
         await self.bot.recaps.stop()
+        await self.bot.votes.stop()
         await self.bot.posts.stop(grace=self.bot.grace())
 
     async def _prune(self) -> None:

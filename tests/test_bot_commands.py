@@ -42,6 +42,7 @@ async def test_bot_logs_in_and_syncs(onair):
         "recent",
         "request",
         "requests",
+        "songvote",
         "station",
         "stats",
         "top",

@@ -16,7 +16,12 @@ def test_the_invite_asks_for_create_events_and_not_manage_events():
     assert value & CREATE_EVENTS
     assert not value & MANAGE_EVENTS  # anyone's events: OnAir touches only its own
     assert f"permissions={value}" in invite_url(1234567890123456789)
-    assert value == 299346338860032
+    assert value == 862296292281344
+
+
+def test_the_invite_asks_for_create_polls():
+    """Discord refuses a poll without Send Polls (Create Polls) in the channel: 403, 50013."""
+    assert permissions().value & rules.SEND_POLLS
 
 
 def test_the_invite_lets_onair_make_start_and_end_its_live_show_events():

@@ -169,7 +169,8 @@ class DiscordDeliverer:
             station.name,
             lang,
             likes=count,
-            requested_by=tuple(c.name for c in credits_in(sub, announcement)),
+            requested_by=tuple(c.name for c in credits_in(sub, announcement) if not c.voted),
+            voted_in=next((c.name for c in credits_in(sub, announcement) if c.voted), None),
             ping_users=pinged(sub, announcement),
         )
         view = with_like_button(rendered.view, play_id, lang)

@@ -343,6 +343,7 @@ def announcement(
     skip: SkipRules = NO_RULES,
     card: bool = False,
     requested_by: tuple[str, ...] = (),
+    voted_in: str | None = None,
     lang: Lang = ENGLISH,
 ) -> tuple[discord.Embed, discord.ui.View | None]:
     """The track announcement posted by the announcer (and shown by `/onair preview`).
@@ -373,6 +374,8 @@ def announcement(
         lines.append("-# " + " · ".join(meta))
     if requested_by:
         lines.append(station_parts.requested_line(requested_by, lang))
+    if voted_in is not None:
+        lines.append(station_parts.voted_line(voted_in, lang))
     if style == "compact":
         builder.thumbnail(station_parts.artwork_for(info, play))
     else:

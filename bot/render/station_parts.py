@@ -155,3 +155,10 @@ def requested_line(names: tuple[str, ...], lang: Lang = ENGLISH) -> str:
             names=listed,
         )
     return lang.t("🙋 Requested by {names}", names=listed)
+
+
+def voted_line(server: str, lang: Lang = ENGLISH) -> str:
+    """A song vote's winner: credited to the listeners of the server that voted (its name is
+    Discord's, escaped and isolated like a listener's)."""
+    name = isolate(safe(server, limit=100, fallback=lang.t("this server")))
+    return lang.t("🗳️ Voted by the listeners of *{server}*", server=name)

@@ -188,6 +188,7 @@ def announcement(
     skip: SkipRules = NO_RULES,
     card: bool = False,
     requested_by: tuple[str, ...] = (),
+    voted_in: str | None = None,
     ping_users: tuple[tuple[int, str], ...] = (),
     lang: Lang = ENGLISH,
 ) -> Announcement:
@@ -203,8 +204,11 @@ def announcement(
         skip=skip,
         card=card,
         requested_by=requested_by,
+        voted_in=voted_in,
         lang=lang,
     )
+    if voted_in is not None:  # a template's {requested_by} names the voters too
+        requested_by = (*requested_by, lang.t("the listeners of {server}", server=voted_in))
     role = f"<@&{mention_role}>" if mention_role else ""
     room = CONTENT - (len(role) + 1 if role else 0)
     asked = pings.fit(ping_users, room, lang)
@@ -297,6 +301,7 @@ def for_subscription(
     *,
     likes: int = 0,
     requested_by: tuple[str, ...] = (),
+    voted_in: str | None = None,
     ping_users: tuple[tuple[int, str], ...] = (),
 ) -> Announcement:
     """What ``sub``'s channel is sent for ``play``: its templates, style, role, skip rules and
@@ -313,6 +318,7 @@ def for_subscription(
         skip=SkipRules.of([sub]),
         card=sub.mode == "card",
         requested_by=requested_by,
+        voted_in=voted_in,
         ping_users=ping_users,
         lang=lang,
     )

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from .. import errors
@@ -32,7 +32,7 @@ from ..station import (
 )
 from ..station.errors import RequestsUnavailable
 from ..station.requests import one_line
-from ..storage import NewRequest, RequestCredit, RequestSettings, Storage
+from ..storage import VOTERS, NewRequest, RequestCredit, RequestSettings, Storage
 from ..util.i18n import ENGLISH, Lang
 from ..util.text import plain, safe
 from .fairness import Party
@@ -308,17 +308,80 @@ class RequestService:
             title_key=normalise_title(track.title),
             ping=ping,
         )
+        await self._ask(station, asked, rules, party, now)
+        listed = await self._post_to_request_channel(rules, asked)
+        return Accepted(track.title, listed)
+
+    async def request_voted(
+        self, *, guild_id: int, station: StationConfig, track: RequestTrack, server: str
+    ) -> Accepted:
+        """Ask for the winner of the guild's song vote, within the guild's rules as one more
+        requester (``VOTERS``: the cooldown and the hourly cap count it like a listener); the
+        credit names the listeners of ``server``. :class:`BadInput` or a :class:`StationError`
+        when it is not made."""
+        await self._check_enabled(guild_id, station)
+        rules = await self.storage.request_settings(guild_id)
+        now = self.clock()
+        asked = NewRequest(
+            guild_id=guild_id,
+            station=station.slug,
+            user_id=VOTERS,
+            display_name=one_line(server, NAME_LIMIT) or "?",
+            track_id=track.id,
+            title=track.title,
+            title_key=normalise_title(track.title),
+        )
+        await self._ask(station, asked, rules, (guild_id, VOTERS), now)
+        return Accepted(track.title, listed=False)
+
+    async def vote_candidates(
+        self, station: StationConfig, seeds: Sequence[str], *, wanted: int
+    ) -> list[RequestTrack]:
+        """Up to ``wanted`` distinct tracks the station's request search offers for ``seeds``
+        (artists it plays), searched in turn through the shared desk: what a request would
+        find, so a vote offers only songs the station would play."""
+        client = self.client(station)
+        found: dict[str, RequestTrack] = {}
+        for seed in seeds:
+            text = seed.strip()
+            if len(text) < 3:
+                continue
+            answer = await self.searches.search(
+                station.slug,
+                text,
+                lambda text=text: client.search(text),  # type: ignore[misc]
+                wait=REQUEST_WAIT,
+                patient=True,
+            )
+            for track in answer.tracks:
+                key = normalise_title(track.title)
+                if track.title.strip() and key not in found:
+                    found[key] = track
+            if len(found) >= wanted * 3:
+                break
+        return list(found.values())
+
+    async def _ask(
+        self,
+        station: StationConfig,
+        asked: NewRequest,
+        rules: RequestSettings,
+        party: Party,
+        now: float,
+    ) -> None:
+        """Reserve the request within the rules, then ask the station once (a refusal drops
+        the reservation and is worded for people)."""
         request_id = await self.storage.reserve_request(
             asked, now=now, cooldown=rules.cooldown, hourly_cap=rules.hourly_cap
         )
         if request_id is None:
-            raise await self._wait_message(rules, user_id, now)
+            raise await self._wait_message(rules, asked.user_id, now)
         try:
             # The request itself is one of the station's calls too (the user's cooldown
             # bounds how often; the station's rate, how many at once).
             if not await self.searches.take_within(station.slug, None, REQUEST_WAIT):
                 raise RequestsUnavailable()
-            await self.client(station).request(track.id)
+            await self.client(station).request(asked.track_id)
         except BaseException as error:
             await asyncio.shield(self.storage.request_dropped(request_id))
             if isinstance(error, RequestRefused):
@@ -327,8 +390,6 @@ class RequestService:
         await self.storage.request_accepted(request_id)
         self.forget_queue(station)  # the queue changed
         self._waits.pop(party, None)  # the cooldown starts: read again
-        listed = await self._post_to_request_channel(rules, asked)
-        return Accepted(track.title, listed)
 
     async def _resolve(self, station: StationConfig, typed: str, party: Party) -> RequestTrack:
         """The track a picked suggestion names, else the search result titled exactly as

@@ -45,6 +45,7 @@ EXTENSIONS = (
     "cogs.voice",
     "cogs.community",
     "cogs.requests",
+    "cogs.votes",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})
@@ -170,6 +171,7 @@ class OnAirBot(commands.AutoShardedBot):
         self.likes = built.likes
         self.requests = built.requests
         self.languages = built.languages
+        self.votes = built.votes
         if not commands_only:
             self.add_listener(self.shows.report_missing_permissions, "on_ready")
         # A signal's deadlines (``stop_by``): none until one came, then every wait is bounded.

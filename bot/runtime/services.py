@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..scheduled.recap_service import RecapService
     from ..shows.service import ShowsService
     from ..voice.service import VoiceService
+    from ..votes.service import VoteService
 
 
 @dataclass(frozen=True)
@@ -32,3 +33,4 @@ class Services:
     likes: LikeService  # the ❤ button and /top
     requests: RequestService  # /request, /requests, /onair requests
     languages: GuildLanguages  # each guild's language, cached
+    votes: VoteService  # /onair vote: song polls, their winners requested

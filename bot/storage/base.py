@@ -27,6 +27,7 @@ from .shows import ShowStore
 from .subscriptions import SubscriptionStore
 from .users import UserStore
 from .voice import VoiceStore
+from .votes import VoteStore
 
 T = TypeVar("T")
 
@@ -69,6 +70,7 @@ class Storage(
     ScheduledStore,
     ShowStore,
     RequestStore,
+    VoteStore,
     FleetStore,
     UserStore,
 ):

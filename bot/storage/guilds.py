@@ -102,3 +102,5 @@ class GuildStore(StoragePrimitives):
         await self.execute("DELETE FROM song_requests WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_requests WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM guild_request_stations WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM song_votes WHERE guild_id = ?", (guild_id,))
+        await self.execute("DELETE FROM vote_polls WHERE guild_id = ?", (guild_id,))

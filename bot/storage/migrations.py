@@ -284,4 +284,32 @@ MIGRATIONS: tuple[str, ...] = (
         chosen_at {real} NOT NULL
     );
     """,
+    # Song votes: each guild's schedule, and one row per (guild, slot) claimed once by the
+    # fleet: its poll's message, answers and state (votes.py).
+    """
+    CREATE TABLE song_votes (
+        guild_id BIGINT PRIMARY KEY,
+        channel_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        every {real} NOT NULL,
+        length {real} NOT NULL,
+        since {real} NOT NULL
+    );
+    CREATE TABLE vote_polls (
+        poll_key TEXT PRIMARY KEY,
+        guild_id BIGINT NOT NULL,
+        channel_id BIGINT NOT NULL,
+        station TEXT NOT NULL,
+        opens_at {real} NOT NULL,
+        ends_at {real} NOT NULL,
+        answers TEXT NOT NULL,
+        message_id BIGINT NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        owner TEXT,
+        lease_until {real},
+        outcome TEXT NOT NULL DEFAULT '',
+        updated_at {real} NOT NULL
+    );
+    CREATE INDEX vote_polls_state ON vote_polls (state, ends_at);
+    """,
 )

@@ -262,14 +262,53 @@ class NewRequest:
     ping: bool = False
 
 
+VOTERS = 0  # the requester of a song vote's winner: the guild's listeners (no user has id 0)
+
+
 @dataclass(frozen=True, slots=True)
 class RequestCredit:
-    """Who asked for a play: shown in that guild's announcement only (pinged when ``ping``)."""
+    """Who asked for a play: shown in that guild's announcement only (pinged when ``ping``).
+    A song vote's winner is credited to ``VOTERS`` with the server's name."""
 
     guild_id: int
     user_id: int
     name: str
     ping: bool = False
+
+    @property
+    def voted(self) -> bool:
+        return self.user_id == VOTERS
+
+
+@dataclass(frozen=True, slots=True)
+class SongVote:
+    """A guild's song votes (``/onair vote``): a poll in ``channel_id`` of songs ``station``
+    takes requests for, every ``every`` seconds from ``since``, open ``length`` seconds."""
+
+    guild_id: int
+    channel_id: int
+    station: str
+    every: float
+    length: float
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class VotePoll:
+    """One slot's poll, claimed once for the whole fleet by its key: ``answers`` are
+    (track id, title) in answer order (Discord numbers them from 1); ``state`` goes
+    opening → open → closing → closed, the request made only by whoever closes it."""
+
+    key: str
+    guild_id: int
+    channel_id: int
+    station: str
+    opens_at: float
+    ends_at: float
+    answers: tuple[tuple[str, str], ...]
+    message_id: int = 0
+    state: str = "opening"
+    outcome: str = ""
 
 
 @dataclass(frozen=True, slots=True)

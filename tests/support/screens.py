@@ -36,6 +36,7 @@ from .screens_requests_crowd import requests_crowd
 from .screens_shows import scheduled_scenes, show_scenes
 from .screens_user_install import user_install
 from .screens_voice import voice_scenes
+from .screens_votes import votes
 
 SCENES = {
     "listener": listener_scenes,
@@ -59,6 +60,7 @@ SCENES = {
     "i18n_errors": i18n_errors,
     "post_messages": post_messages,
     "user_install": user_install,
+    "votes": votes,
 }
 
 

@@ -40,6 +40,8 @@ TABLES = (
     "guild_request_stations",
     "search_tokens",
     "user_stations",
+    "song_votes",
+    "vote_polls",
     "schema_version",
 )
 

@@ -9,7 +9,8 @@ turns both into ``discord.HTTPException``, so the bot's own error paths run in t
 
 One module per thing checked: ``constants`` (Discord's numbers), ``errors`` (how a refusal
 looks), ``fields`` (one field each), ``messages``, ``components``, ``callbacks``, ``commands``,
-``voice``, ``presence`` and ``events``. The fake Discord and the tests use the names below.
+``voice``, ``presence``, ``events`` and ``polls``. The fake Discord and the tests use the
+names below.
 """
 
 from .callbacks import check_callback
@@ -83,6 +84,23 @@ from .events import (
     unknown_scheduled_event,
 )
 from .messages import check_message, is_empty
+from .polls import (
+    ANSWER_MAX,
+    ANSWERS_MAX,
+    DURATION_DEFAULT,
+    DURATION_MAX,
+    GUILD_MESSAGE_POLLS,
+    NOT_A_POLL,
+    POLL_EXPIRED,
+    POLL_NOT_EDITABLE,
+    QUESTION_MAX,
+    SEND_POLLS,
+    check_poll,
+    not_a_poll,
+    not_poll_author,
+    poll_expired,
+    poll_not_editable,
+)
 from .presence import check_presence_update
 from .voice import (
     SET_VOICE_CHANNEL_STATUS,
@@ -98,6 +116,8 @@ from .voice import (
 __all__ = [
     "ACTION_ROW",
     "ACTIVE",
+    "ANSWERS_MAX",
+    "ANSWER_MAX",
     "AUTOCOMPLETE_RESULT",
     "BOT_DM",
     "BOT_DM_APP_PERMISSIONS",
@@ -109,6 +129,8 @@ __all__ = [
     "CREATE_EVENTS",
     "DEFERRED_CHANNEL_MESSAGE",
     "DEFERRED_UPDATE_MESSAGE",
+    "DURATION_DEFAULT",
+    "DURATION_MAX",
     "EPHEMERAL",
     "EVENTS_MAX",
     "EXTERNAL",
@@ -116,6 +138,7 @@ __all__ = [
     "FINISHED_STATUSES",
     "GUILD_CONTEXT",
     "GUILD_INSTALL",
+    "GUILD_MESSAGE_POLLS",
     "GUILD_ONLY",
     "INVALID_CHANNEL_TYPE",
     "INVALID_FORM_BODY",
@@ -127,9 +150,14 @@ __all__ = [
     "MISSING_ACCESS",
     "MISSING_PERMISSIONS",
     "MODAL",
+    "NOT_A_POLL",
+    "POLL_EXPIRED",
+    "POLL_NOT_EDITABLE",
     "PRIVATE_APP_PERMISSIONS",
     "PRIVATE_CHANNEL",
+    "QUESTION_MAX",
     "SCHEDULED",
+    "SEND_POLLS",
     "SET_VOICE_CHANNEL_STATUS",
     "STAGE_ALREADY_OPEN",
     "STRING_OPTION",
@@ -151,6 +179,7 @@ __all__ = [
     "check_gateway_voice_state",
     "check_message",
     "check_my_voice_state",
+    "check_poll",
     "check_presence_update",
     "check_scheduled_event",
     "check_stage_instance",
@@ -162,8 +191,12 @@ __all__ = [
     "may_change_event",
     "missing_access",
     "missing_permissions",
+    "not_a_poll",
     "not_author",
+    "not_poll_author",
     "offered",
+    "poll_expired",
+    "poll_not_editable",
     "rejection",
     "too_large",
     "too_many_events",

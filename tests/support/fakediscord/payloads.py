@@ -4,10 +4,33 @@ messages, voice states and stage instances.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .. import discord_rules as rules
 from .objects import GUILD_VOICE_STATES, Guild, VoiceChannel, snowflake
 from .state import FakeDiscordState
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def poll_payload(request: dict[str, Any]) -> dict[str, Any]:
+    """A message's ``poll`` from a valid create request: answers numbered from 1, the expiry
+    ``duration`` hours (default 24) from now, no votes yet."""
+    hours = int(request.get("duration") or rules.DURATION_DEFAULT)
+    return {
+        "question": {"text": request["question"]["text"]},
+        "answers": [
+            {"answer_id": index, "poll_media": answer["poll_media"]}
+            for index, answer in enumerate(request["answers"], start=1)
+        ],
+        "expiry": (_now() + timedelta(hours=hours)).isoformat(),
+        "allow_multiselect": bool(request.get("allow_multiselect")),
+        "layout_type": 1,
+        "results": {"is_finalized": False, "answer_counts": []},
+    }
 
 
 class Payloads(FakeDiscordState):
@@ -246,6 +269,8 @@ class Payloads(FakeDiscordState):
         }
         if webhook:
             data["webhook_id"] = str(self.app_id)
+        if body.get("poll"):
+            data["poll"] = poll_payload(body["poll"])
         self.messages[mid] = data
         self.channel_messages[channel_id].append(mid)
         return data

@@ -19,6 +19,7 @@ from .interactions import Interactions
 from .limits import Limits
 from .messages import Messages
 from .objects import Recorded, snowflake
+from .polls import Polls
 from .recording import Recording
 from .stages import StatusAndStages
 from .validation import Validation
@@ -27,6 +28,7 @@ from .wire import (
     EVENTS,
     HOSTS,
     MY_VOICE_STATE,
+    POLL_EXPIRE,
     STAGE_INSTANCE,
     STAGE_INSTANCES,
     VOICE_STATUS,
@@ -36,7 +38,15 @@ from .wire import (
 
 
 class FakeDiscord(
-    Gateway, Interactions, Messages, StatusAndStages, ScheduledEvents, Limits, Validation, Recording
+    Gateway,
+    Interactions,
+    Messages,
+    Polls,
+    StatusAndStages,
+    ScheduledEvents,
+    Limits,
+    Validation,
+    Recording,
 ):
     """A wire-level Discord on loopback for the real discord.py client (see the package)."""
 
@@ -190,6 +200,9 @@ class FakeDiscord(
         match = re.match(r"^/channels/(\d+)/messages(?:/(\d+))?$", route)
         if match:
             return self._channel_messages(int(match.group(1)), match.group(2), r)
+        match = POLL_EXPIRE.match(route)
+        if match and method == "POST":
+            return await self._expire_poll(int(match.group(1)), int(match.group(2)), r)
         match = MY_VOICE_STATE.match(route)
         if match and method == "PATCH":
             return await self._edit_my_voice_state(int(match.group(1)), r.json or {})

@@ -74,6 +74,8 @@ class FakeDiscordState:
             self.guilds.append(guild)
         self.messages: dict[int, dict[str, Any]] = {}
         self.channel_messages: dict[int, list[int]] = defaultdict(list)
+        # message id → member id → the answers they voted for (Discord counts them)
+        self.poll_votes: dict[int, dict[int, set[int]]] = {}
         self.nonces: dict[tuple[int, str], tuple[float, int]] = {}  # (author, nonce) -> first
         # Discord: "checked for uniqueness in the past few minutes"; 0 = a nonce seen long ago.
         self.nonce_window = 300.0

@@ -53,6 +53,13 @@ def _body(check: Callable[[Any, rules.FormErrors], None]) -> Check:
 class Validation(FakeDiscordState):
     """Route → rule table and the checks that need the fake's state."""
 
+    def _bot_permissions(self, channel_id: int) -> int:
+        """The bot's permissions in a text channel: @everyone's and its own role's."""
+        for guild in self.guilds:
+            if channel_id in guild.channels or channel_id in guild.threads:
+                return guild.everyone_permissions | guild.bot_role_permissions
+        return 0
+
     def _validate(self, r: Recorded) -> web.Response | None:
         """The first route rule that matches checks the body; None lets the request through."""
         if self.strict and sum(len(data) for _, _, data in r.files) > rules.UPLOAD_MAX:
@@ -118,10 +125,15 @@ class Validation(FakeDiscordState):
     def _check_create(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
         errors = rules.FormErrors()
         rules.check_message(r.json, errors, uploads=r.filenames)
+        rules.check_poll(r.json, errors)
         if errors:
             return rules.rejection(errors)
         if rules.is_empty(r.json or {}, r.filenames):
             return rules.empty_message()
+        if isinstance(r.json, dict) and r.json.get("poll") is not None:
+            channel = int(match.group(1)) if match.re is CHANNEL_MESSAGES else 0
+            if channel and not self._bot_permissions(channel) & rules.SEND_POLLS:
+                return rules.missing_permissions()
         return None
 
     def _check_follow_up(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
@@ -136,6 +148,8 @@ class Validation(FakeDiscordState):
         current = self._target(r, match)
         if current is not None and current["author"]["id"] != str(self.bot_id):
             return rules.not_author()
+        if current is not None and "poll" in current and isinstance(body, dict) and "poll" in body:
+            return rules.poll_not_editable()  # a poll is final once posted
         uploads = list(r.filenames)
         if current is not None and "attachments" not in body:
             uploads += [a.get("filename", "") for a in current.get("attachments") or []]

@@ -73,6 +73,7 @@ STAGE_INSTANCES = re.compile(r"^/stage-instances$")
 STAGE_INSTANCE = re.compile(r"^/stage-instances/(\d+)$")
 EVENTS = re.compile(r"^/guilds/(\d+)/scheduled-events$")
 EVENT = re.compile(r"^/guilds/(\d+)/scheduled-events/(\d+)$")
+POLL_EXPIRE = re.compile(r"^/channels/(\d+)/polls/(\d+)/expire$")
 
 
 class FakeResolver(AbstractResolver):

@@ -1,0 +1,378 @@
+"""What ``/onair vote`` sets up, and the tick that opens each guild's slot and ends its poll.
+
+Each slot's poll is claimed in storage by its key (guild and slot start) before it is posted,
+so a fleet posts one poll per slot; each later step (post, end, close) is leased and moves the
+row from one state to the next, so one process ends it and one request is made per finished
+poll. A poll open when OnAir stops is ended at the next tick after it starts again: on time,
+or late, once. Discord counts the votes; OnAir only reads ``poll.results`` after ending it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import random
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from .. import errors
+from ..catalog.registry import StationRegistry
+from ..config import Settings, StationConfig
+from ..errors import BadInput
+from ..requests.service import RequestService
+from ..scheduled.outbox import LoopWords, repeat
+from ..station import RequestTrack, StationError
+from ..storage import SongVote, Storage, VotePoll
+from ..storage.votes import CLOSING, OPEN, OPENING
+from ..util.i18n import ENGLISH, Lang
+from ..util.tasks import stop_task
+from ..util.text import plain, safe
+from .tally import EMPTY, TIE, WON, Outcome, Tally, decide
+
+_LOGGER = logging.getLogger("onair.votes")
+TICK = 15.0  # seconds between looks at the slots and the polls
+TICK_WORDS = LoopWords("the song vote tick failed", "could not look at the song votes (%s)")
+LEASE = 60.0  # seconds a process holds a poll while it posts or ends it
+MIN_LEFT = 60.0  # a slot with less of its vote left than this is skipped, not opened late
+FINAL_WAIT = 300.0  # seconds past the end OnAir waits for Discord's final count
+ANSWERS_MIN, ANSWERS_MAX = 3, 5
+QUESTION_MAX, ANSWER_MAX = 300, 55  # Discord's limits for a poll's text
+EVERY_MINUTES = (10, 1440)  # how often a vote may run
+LENGTH_MINUTES = (1, 720)  # how long it may run
+# Words most song titles and artists hold: what a vote searches for when the station's own
+# artists give too few songs (a station's search matches words anywhere in "Artist - Title").
+FALLBACK_SEEDS = ("the", "love", "night", "you", "and")
+
+Languages = Callable[[int], Awaitable[Lang]]
+
+
+class PollError(Exception):
+    """Discord refused or failed a poll call; ``final`` when trying again cannot help."""
+
+    def __init__(self, reason: str, *, final: bool) -> None:
+        super().__init__(reason)
+        self.final = final
+
+
+class PollSender(Protocol):
+    """The one place song votes meet Discord (``bot.delivery.votes``)."""
+
+    async def post_poll(
+        self,
+        channel_id: int,
+        content: str,
+        question: str,
+        answers: list[str],
+        *,
+        hours: int,
+        nonce: str,
+    ) -> int:
+        """Post the poll; its message id. :class:`PollError` when it cannot."""
+
+    async def end_poll(self, channel_id: int, message_id: int) -> Tally | None:
+        """End the poll (ended already: fine) and read Discord's count; None when the message
+        is gone."""
+
+    async def read_poll(self, channel_id: int, message_id: int) -> Tally | None:
+        """Read an ended poll's count again; None when the message is gone."""
+
+    async def say(self, channel_id: int, text: str) -> None:
+        """One line in the channel (best effort)."""
+
+    async def server_name(self, guild_id: int) -> str:
+        """The guild's name as Discord knows it."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoteStatus:
+    vote: SongVote | None
+    next_at: float | None
+
+
+def slot_key(guild_id: int, slot: float) -> str:
+    return f"vote|{guild_id}|{int(slot)}"
+
+
+def current_slot(vote: SongVote, now: float) -> float | None:
+    """The start of the latest slot at or before ``now`` (slots every ``every`` seconds from
+    ``since``), or None before the first."""
+    if now < vote.since:
+        return None
+    return vote.since + math.floor((now - vote.since) / vote.every) * vote.every
+
+
+class VoteService:
+    """Song votes for every guild that has them, run by one tick in each process."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: StationRegistry,
+        storage: Storage,
+        requests: RequestService,
+        sender: PollSender,
+        *,
+        languages: Languages | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.storage = storage
+        self.requests = requests
+        self.sender = sender
+        self.languages = languages
+        self.clock = clock
+        self.owner = secrets.token_hex(8)  # this process, as the leases name it
+        self._task: asyncio.Task[None] | None = None
+        self._skipped: set[str] = set()  # slots with too few songs to offer (not searched again)
+        self._ended: set[int] = set()  # polls this process ended, waiting for Discord's count
+
+    async def start(self, *, every: float = TICK) -> None:
+        await self.tick()  # a poll that ended while OnAir was down: ended now, late, once
+        self._task = asyncio.create_task(
+            repeat(every, self.tick, self.storage, _LOGGER, TICK_WORDS)
+        )
+
+    async def stop(self) -> None:
+        await stop_task(self._task)
+        self._task = None
+
+    def _handles(self, guild_id: int) -> bool:
+        return self.storage.fleet or self.settings.handles_guild(guild_id)
+
+    async def _lang(self, guild_id: int) -> Lang:
+        return ENGLISH if self.languages is None else await self.languages(guild_id)
+
+    # /onair vote ------------------------------------------------------------------------
+
+    async def configure(
+        self, guild_id: int, channel_id: int, station: StationConfig, every: int, length: int
+    ) -> SongVote:
+        """Turn the guild's votes on (or change them): ``every`` and ``length`` in minutes,
+        a vote shorter than the time between two. BadInput when the station takes no
+        requests here or the times do not fit."""
+        name = safe(station.name, limit=80)
+        if not self.requests.requests_allowed(station, guild_id):
+            raise BadInput(errors.VOTES_NEED_REQUESTS, station=name)
+        if not await self.requests.enabled(guild_id, station):
+            raise BadInput(errors.VOTES_REQUESTS_OFF, station=name)
+        low, high = EVERY_MINUTES
+        if not low <= every <= high or not LENGTH_MINUTES[0] <= length < every:
+            raise BadInput(errors.VOTE_TIMES, low=low, high=high)
+        vote = SongVote(
+            guild_id, channel_id, station.slug, every * 60.0, length * 60.0, self.clock()
+        )
+        await self.storage.save_song_vote(vote)
+        return vote
+
+    async def stations(self) -> set[str]:
+        """The stations votes offer songs of (watched, so their plays reach the history)."""
+        return {v.station for v in await self.storage.song_votes() if self._handles(v.guild_id)}
+
+    async def turn_off(self, guild_id: int) -> bool:
+        return await self.storage.remove_song_vote(guild_id)
+
+    async def status(self, guild_id: int) -> VoteStatus:
+        votes = await self.storage.song_votes(guild_id)
+        if not votes:
+            return VoteStatus(None, None)
+        vote = votes[0]
+        slot = current_slot(vote, self.clock())
+        return VoteStatus(vote, vote.since if slot is None else slot + vote.every)
+
+    # The tick ---------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """Open every guild's current slot not opened yet, then act on every poll that is due
+        (posted by a process that died, or past its end)."""
+        now = self.clock()
+        for vote in await self.storage.song_votes():
+            if self._handles(vote.guild_id):
+                await self._open_slot(vote, now)
+        for poll in await self.storage.due_vote_polls(now):
+            if self._handles(poll.guild_id):
+                await self._advance(poll, self.clock())
+
+    async def _open_slot(self, vote: SongVote, now: float) -> None:
+        slot = current_slot(vote, now)
+        if slot is None or now > slot + vote.length - MIN_LEFT:
+            return  # before the first slot, or too little of this one left
+        key = slot_key(vote.guild_id, slot)
+        if key in self._skipped or await self.storage.vote_poll_recorded(key):
+            return
+        station = self.registry.station(vote.station)
+        if station is None or not await self.requests.enabled(vote.guild_id, station):
+            return
+        songs = await self._songs(station, key)
+        if len(songs) < ANSWERS_MIN:
+            self._skipped.add(key)
+            _LOGGER.info("song vote for guild %d skipped: too few songs to offer", vote.guild_id)
+            return
+        poll = VotePoll(
+            key,
+            vote.guild_id,
+            vote.channel_id,
+            station.slug,
+            slot,
+            slot + vote.length,
+            tuple((s.id, s.title) for s in songs),
+        )
+        if not await self.storage.claim_vote_poll(
+            poll, owner=self.owner, lease_until=now + LEASE, now=now
+        ):
+            return  # another process claimed the slot first
+        await self._post(poll, station)
+
+    async def _songs(self, station: StationConfig, key: str) -> list[RequestTrack]:
+        """3-5 songs the station's request search offers, found from the artists it played
+        lately and has on its playlist (then common words); chosen at random (seeded by the
+        slot), not the song on air."""
+        seeds: list[str] = []
+        since = datetime.fromtimestamp(self.clock(), UTC)
+        plays = await self.storage.plays_between(station.slug, since - timedelta(hours=12), since)
+        seeds += [p.artist for p in reversed(plays) if p.artist and not p.live]
+        try:
+            playlist = await self.registry.client(station).playlist()
+            seeds += [i.artist for i in playlist.items if i.artist]
+        except StationError:
+            pass  # the history alone
+        seeds = list(dict.fromkeys(s.strip() for s in seeds if s and s.strip()))[:8]
+        seeds += FALLBACK_SEEDS  # searched only while the artists give too few songs
+        try:
+            found = await self.requests.vote_candidates(station, seeds, wanted=ANSWERS_MAX)
+        except StationError as error:
+            _LOGGER.info("song vote: %s could not be searched (%s)", station.slug, error)
+            return []
+        on_air = {p.title.casefold() for p in plays[-1:]}
+        found = [t for t in found if not any(t.title.casefold().endswith(x) for x in on_air)]
+        chooser = random.Random(hashlib.sha256(key.encode()).digest())
+        return chooser.sample(found, min(ANSWERS_MAX, len(found)))
+
+    async def _post(self, poll: VotePoll, station: StationConfig) -> None:
+        lang = await self._lang(poll.guild_id)
+        question = lang.t("What should {station} play next?", station=plain(station.name, limit=80))
+        # Discord shows the poll's own expiry (whole hours): the content says when it ends.
+        content = lang.t("🗳️ Song vote: it ends {when}.", when=f"<t:{int(poll.ends_at)}:R>")
+        answers = [plain(title, limit=ANSWER_MAX) or "?" for _, title in poll.answers]
+        hours = max(1, math.ceil((poll.ends_at - poll.opens_at) / 3600))
+        nonce = hashlib.sha256(poll.key.encode()).hexdigest()[:25]
+        try:
+            message_id = await self.sender.post_poll(
+                poll.channel_id,
+                content,
+                question[:QUESTION_MAX],
+                answers,
+                hours=hours,
+                nonce=nonce,
+            )
+        except PollError as error:
+            if error.final:
+                await self.storage.vote_poll_closed(
+                    poll.key, self.owner, "failed", now=self.clock()
+                )
+            _LOGGER.warning("song vote for guild %d not posted (%s)", poll.guild_id, error)
+            return  # else: the lease lapses and the poll is posted at a later look
+        await self.storage.vote_poll_opened(poll.key, self.owner, message_id, now=self.clock())
+
+    async def _advance(self, poll: VotePoll, now: float) -> None:
+        taken = await self.storage.take_vote_poll(
+            poll.key, (poll.state,), owner=self.owner, lease_until=now + LEASE, now=now
+        )
+        if taken is None:
+            return  # another process has it
+        if taken.state == OPENING:
+            station = self.registry.station(taken.station)
+            if station is None or now > taken.ends_at - MIN_LEFT:
+                await self.storage.vote_poll_closed(taken.key, self.owner, "missed", now=now)
+                return
+            await self._post(taken, station)
+            return
+        if taken.state in (OPEN, CLOSING):
+            await self._close(taken, now)
+
+    async def _close(self, poll: VotePoll, now: float) -> None:
+        try:
+            if poll.message_id in self._ended:
+                tally = await self.sender.read_poll(poll.channel_id, poll.message_id)
+            else:
+                tally = await self.sender.end_poll(poll.channel_id, poll.message_id)
+                self._ended.add(poll.message_id)
+        except PollError as error:
+            if not error.final and now < poll.ends_at + FINAL_WAIT:
+                await self.storage.vote_poll_reopened(poll.key, self.owner, now=now)
+                return
+            await self.storage.vote_poll_closed(poll.key, self.owner, "failed", now=now)
+            _LOGGER.warning("song vote for guild %d not ended (%s)", poll.guild_id, error)
+            return
+        if tally is None:
+            await self.storage.vote_poll_closed(poll.key, self.owner, "gone", now=now)
+            return
+        if not tally.final and now < poll.ends_at + FINAL_WAIT:
+            await self.storage.vote_poll_reopened(poll.key, self.owner, now=now)
+            return  # Discord is still counting: read again at the next look
+        self._ended.discard(poll.message_id)
+        outcome = decide(tally, len(poll.answers))
+        if not await self.storage.vote_poll_closed(poll.key, self.owner, outcome.stored, now=now):
+            return
+        line, result = await self._settle(poll, outcome)
+        await self.storage.vote_poll_outcome(poll.key, result, now=self.clock())
+        try:
+            await self.sender.say(poll.channel_id, line[:2000])
+        except PollError as error:
+            _LOGGER.warning("song vote result for guild %d not posted (%s)", poll.guild_id, error)
+
+    async def _settle(self, poll: VotePoll, outcome: Outcome) -> tuple[str, str]:
+        """Ask for the winner (the poll is closed: asked once) and word what happened."""
+        lang = await self._lang(poll.guild_id)
+        titles = [safe(title, limit=100) for _, title in poll.answers]
+        if outcome.kind == EMPTY:
+            return lang.t("🗳️ Nobody voted, so no song is requested this time."), EMPTY
+        if outcome.kind == TIE:
+            tied = " · ".join(f"**{titles[i]}**" for i in outcome.answers)
+            return lang.t(
+                "🗳️ A tie between {songs}: no song is requested this time.", songs=tied
+            ), TIE
+        index = outcome.answers[0]
+        track_id, title = poll.answers[index]
+        station = self.registry.station(poll.station)
+        if station is None:
+            return lang.t("🗳️ The listeners chose **{song}**.", song=titles[index]), "no station"
+        name = safe(station.name, limit=80)
+        try:
+            server = await self.sender.server_name(poll.guild_id)
+            await self.requests.request_voted(
+                guild_id=poll.guild_id,
+                station=station,
+                track=RequestTrack(track_id, title),
+                server=server,
+            )
+        except BadInput as refused:
+            reason = refused.said_in(lang).rstrip(".")
+            text = lang.t(
+                "🗳️ The listeners chose **{song}**, but it could not be requested: {reason}.",
+                song=titles[index],
+                reason=reason,
+            )
+            return text, "refused"
+        except StationError as error:
+            reason = errors.station_problem(error, lang=lang).rstrip(".")
+            text = lang.t(
+                "🗳️ The listeners chose **{song}**, but it could not be requested: {reason}.",
+                song=titles[index],
+                reason=reason,
+            )
+            return text, "refused"
+        return (
+            lang.t(
+                "🗳️ The listeners chose **{song}**: requested on **{station}**.",
+                song=titles[index],
+                station=name,
+            ),
+            WON,
+        )
