@@ -42,7 +42,6 @@ async def test_bot_logs_in_and_syncs(onair):
         "recent",
         "request",
         "requests",
-        "songvote",
         "station",
         "stats",
         "top",

@@ -267,7 +267,7 @@ COMMAND_RULES = [
         "APPLICATION_COMMAND_DESCRIPTION_NOT_ALLOWED",
     ),
     (
-        "command size 4000",
+        "command size 8000",
         setter(
             "0.options",
             [
@@ -277,7 +277,29 @@ COMMAND_RULES = [
                     "description": "d" * 100,
                     "choices": [{"name": "n" * 100, "value": "v" * 100} for _ in range(2)],
                 }
-                for i in range(10)
+                for i in range(20)
+            ],
+        ),
+        "0",
+        "APPLICATION_COMMAND_TOO_LARGE",
+    ),
+    (
+        "command size counts each field's longest localization",
+        setter(
+            "0.options",
+            [
+                {
+                    "type": rules.STRING_OPTION,
+                    "name": f"o{i}",
+                    "description": "d" * 10,
+                    "description_localizations": {"de": "d" * 100},
+                    "choices": [
+                        {"name": "n" * 10, "name_localizations": {"de": "n" * 100}, "value": "v"}
+                        for _ in range(2)
+                    ]
+                    + [{"name": "n", "value": "v" * 100} for _ in range(2)],
+                }
+                for i in range(16)
             ],
         ),
         "0",

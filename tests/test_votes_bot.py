@@ -81,7 +81,7 @@ def expiries(fake: FakeDiscord) -> list[Recorded]:
 async def turn_on(fake: FakeDiscord, every: int = 30, length: int = 10) -> str:
     channel = vote_channel(fake)
     options = {"channel": str(channel), "every": every, "length": length}
-    iid = await fake.slash("songvote", options, resolved=fake.resolved_channel(channel))
+    iid = await fake.slash("onair", options, sub=["vote"], resolved=fake.resolved_channel(channel))
     reply = (await fake.response(iid)).json["data"]
     assert reply["flags"] & EPHEMERAL
     return str(reply["content"])

@@ -45,7 +45,6 @@ EXTENSIONS = (
     "cogs.voice",
     "cogs.community",
     "cogs.requests",
-    "cogs.votes",
 )
 # Extensions that run a service and define no command (`onair sync` leaves them out).
 SERVICE_EXTENSIONS = frozenset({"cogs.announcer", "cogs.scheduled"})

@@ -31,7 +31,7 @@ PERMISSIONS: dict[str, str] = {
         "show what plays as the status of the voice channel OnAir plays in"
     ),
     "create_events": "make a server event for each live show, start it and end it (/onair events)",
-    "send_polls": "post the song votes' polls (/songvote)",
+    "send_polls": "post the song votes' polls (/onair vote)",
 }
 
 

@@ -21,11 +21,13 @@ from .settings import SettingsCommands
 from .stations import StationCommands
 from .templates import TemplateCommands
 from .voice import VoiceCommands
+from .votes import VoteCommands
 
 
 @app_commands.guild_only()
 @app_commands.default_permissions(manage_guild=True)
 class AdminCog(
+    VoteCommands,
     RequestCommands,
     VoiceCommands,
     AlertCommands,

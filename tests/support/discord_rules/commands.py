@@ -175,12 +175,22 @@ def offered(command: Mapping[str, Any], *, install: int, context: int) -> bool:
     return install == 1 or context != 2
 
 
+def _longest(item: Mapping[str, Any], field: str) -> int:
+    """A field's length as Discord counts it: its longest localization, the default included."""
+    texts = [item.get(field) or ""]
+    localized = item.get(f"{field}_localizations")
+    if isinstance(localized, Mapping):
+        texts += list(localized.values())
+    return max(len(str(text or "")) for text in texts)
+
+
 def _size(item: Mapping[str, Any]) -> int:
-    """Names, descriptions and choice names/values of a command and all its options."""
-    total = len(str(item.get("name") or "")) + len(str(item.get("description") or ""))
+    """Names, descriptions and choice names/values of a command and all its options, each name
+    and description at its longest localization."""
+    total = _longest(item, "name") + _longest(item, "description")
     for choice in item.get("choices") or []:
         if isinstance(choice, dict):
-            total += len(str(choice.get("name") or "")) + len(str(choice.get("value") or ""))
+            total += _longest(choice, "name") + len(str(choice.get("value") or ""))
     for option in item.get("options") or []:
         if isinstance(option, dict):
             total += _size(option)

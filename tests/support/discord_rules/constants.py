@@ -89,7 +89,9 @@ CHOICE_STRING_VALUE_MAX = 100
 COMMAND_NAME_MAX = 32
 COMMAND_DESCRIPTION_MAX = 100
 COMMAND_OPTIONS_MAX = 25
-COMMAND_TOTAL_MAX = 4000
+# Names, descriptions and values of a command with all its options and choices, each field
+# counted at its longest localization (Discord's docs: 8,000 since 2025, 4,000 before).
+COMMAND_TOTAL_MAX = 8000
 STRING_OPTION_LENGTH_MAX = 6000
 CHAT_INPUT_COMMANDS_MAX = 100
 CONTEXT_COMMANDS_MAX = 15  # each of user and message commands

@@ -1,25 +1,20 @@
-"""/songvote: song votes with Discord's own polls, set up by the server's admins.
-
-A command of its own: ``/onair`` is at Discord's 4,000-character limit for one command (its
-names and descriptions with every subcommand's), so one more subcommand would not sync."""
+"""/onair vote: song votes with Discord's own polls, set up by the server's admins."""
 
 from __future__ import annotations
 
 from discord import app_commands
 
-from bot.runtime.core import OnAirBot
 from bot.ui.votes import configure_vote
 from bot.util.i18n import N_
 
-from .shapes import BotCog, Channel, Interaction, station_option
+from ..shapes import Channel, Interaction, station_option
+from .base import AdminCommands
 
 
-class VotesCog(BotCog):
+class VoteCommands(AdminCommands):
     @app_commands.command(
-        name="songvote", description=N_("Let listeners vote on the next song with a poll")
+        name="vote", description=N_("Let listeners vote on the next song with a poll")
     )
-    @app_commands.guild_only()
-    @app_commands.default_permissions(manage_guild=True)
     @app_commands.describe(
         channel=N_("Text channel or thread for the polls"),
         every=N_("Minutes between two votes"),
@@ -27,7 +22,7 @@ class VotesCog(BotCog):
         off=N_("Stop the song votes"),
     )
     @station_option(N_("Which station"))
-    async def songvote(
+    async def vote(
         self,
         interaction: Interaction,
         channel: Channel | None = None,
@@ -37,7 +32,3 @@ class VotesCog(BotCog):
         off: bool = False,
     ) -> None:
         await configure_vote(interaction, channel, station, every, length, off)
-
-
-async def setup(bot: OnAirBot) -> None:
-    await bot.add_cog(VotesCog(bot))
