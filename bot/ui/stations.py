@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -11,6 +11,7 @@ from discord import app_commands
 
 from ..catalog.registry import Snapshot
 from ..programme.jingles import NO_RULES, SkipRules
+from ..station.source import Feature
 from ..util.i18n import Lang
 from .reply import Reply, answer
 
@@ -34,6 +35,29 @@ async def station_autocomplete(
     interaction: discord.Interaction[Any], current: str
 ) -> list[app_commands.Choice[str]]:
     stations = registry_of(interaction).visible(interaction.guild_id)
+    return station_choices(stations, current)
+
+
+Autocomplete = Callable[
+    [discord.Interaction[Any], str], Coroutine[Any, Any, list[app_commands.Choice[str]]]
+]
+
+
+def stations_offering(feature: Feature) -> Autocomplete:
+    """The ``station`` autocomplete of a command that needs ``feature``: stations whose host
+    lacks it are not offered."""
+
+    async def autocomplete(
+        interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        stations = registry_of(interaction).offering(interaction.guild_id, feature)
+        return station_choices(stations, current)
+
+    return autocomplete
+
+
+def station_choices(stations: list[StationConfig], current: str) -> list[app_commands.Choice[str]]:
+    """Up to 25 of ``stations`` whose name or slug holds what is typed."""
     needle = current.casefold().strip()
     choices = [
         app_commands.Choice(name=choice_name(s), value=s.slug)
