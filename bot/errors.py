@@ -404,6 +404,27 @@ def station_problem(error: StationError, *, detail: bool = False, lang: Lang = E
     return f"{_summary(error, lang)} ({station_detail(error, lang)})"
 
 
+# /onair station add: what `station_id` is for each kind of host, when it is not that.
+STATION_REF_EXPECTED = {
+    "radioboss": N_(
+        "That `station_id` is not a station number: for RadioBOSS Cloud it is the station's "
+        "number, like `123`."
+    ),
+    "azuracast": N_(
+        "That `station_id` is not an AzuraCast station: give its short name or number, like "
+        "`my_radio`."
+    ),
+    "icecast": N_(
+        "That `station_id` is not an Icecast mount: give the mount, starting with a slash, like "
+        "`/live`."
+    ),
+    "shoutcast": N_(
+        "That `station_id` is not a Shoutcast stream: give its stream id (sid), like `1`."
+    ),
+}
+KIND_NOT_READ = N_("This OnAir cannot read {host} stations yet; ask the bot's owner.")
+
+
 # Live and offline alerts, weekly recap (/onair alerts, /onair recap).
 CANNOT_MENTION = N_(
     "I can't ping {role}: it is not mentionable and I lack **Mention @everyone, @here and All "

@@ -24,7 +24,7 @@ from ..station import (
     StationResponseError,
     StationUnavailable,
 )
-from ..station.hosts import requests_class, source_class
+from ..station.hosts import SOURCES, requests_class, source_class
 from ..station.source import Feature, NotOffered
 from ..storage import GuildStation, Storage
 from ..util.hooks import Hook
@@ -167,6 +167,13 @@ class StationRegistry:
             key = keybox.decrypt(stored.key_cipher) if stored.key_cipher else None
             if stored.key_cipher and key is None:
                 _LOGGER.warning("cannot decrypt the key of a station of guild %s", stored.guild_id)
+            if stored.kind not in SOURCES:
+                _LOGGER.warning(
+                    "a station of guild %s is of kind %r, which this OnAir cannot read; left out",
+                    stored.guild_id,
+                    stored.kind,
+                )
+                continue
             self.add_guild_station(stored, key)
         for guild in await storage.all_guild_settings():
             if guild.default_station:
@@ -189,6 +196,7 @@ class StationRegistry:
             owner_guild=stored.guild_id,
             voice=stored.voice or (previous is not None and previous.voice),
             stream_url=stored.stream_url or (previous.stream_url if previous else ""),
+            kind=stored.kind,
         )
         self._stations[station.slug] = station
         self.clients[station.slug] = self._client(station, guarded=True)

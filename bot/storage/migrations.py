@@ -275,4 +275,12 @@ MIGRATIONS: tuple[str, ...] = (
         taken INTEGER NOT NULL
     );
     """,
+    # Guild stations of every host kind: the kind, and the station's name on its host as text
+    # (a number, an AzuraCast shortcode, an Icecast mount); station_id keeps the number of a
+    # numbered station (0 for the others), so rows written before read as they did.
+    """
+    ALTER TABLE guild_stations ADD COLUMN kind TEXT NOT NULL DEFAULT 'radioboss';
+    ALTER TABLE guild_stations ADD COLUMN station_ref TEXT NOT NULL DEFAULT '';
+    UPDATE guild_stations SET station_ref = CAST(station_id AS TEXT);
+    """,
 )

@@ -5,12 +5,16 @@ from __future__ import annotations
 from discord import app_commands
 
 from bot.render import admin_embeds
+from bot.station.source import DEFAULT_KIND, KIND_NAMES
 from bot.ui.station_key import StationKeyModal
 from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
 from bot.util.i18n import N_
 
 from ..shapes import Interaction
 from .base import AdminCommands
+
+# The host kinds, by their product names (never translated), RadioBOSS Cloud first.
+KIND_CHOICES = [app_commands.Choice(name=name, value=kind) for kind, name in KIND_NAMES.items()]
 
 
 class StationCommands(AdminCommands):
@@ -22,20 +26,25 @@ class StationCommands(AdminCommands):
     @app_commands.describe(
         name=N_("Display name"),
         base_url=N_("Station server, like https://c5.radioboss.fm"),
-        station_id=N_("The station's number"),
+        station_id=N_(
+            "Its number (RadioBOSS, Shoutcast sid), AzuraCast short name or Icecast mount"
+        ),
+        kind=N_("The station's host (default RadioBOSS Cloud)"),
         timezone=N_("The station's time zone, like Europe/Berlin (default UTC)"),
     )
+    @app_commands.choices(kind=KIND_CHOICES)
     async def station_add(
         self,
         interaction: Interaction,
         name: app_commands.Range[str, 1, 80],
         base_url: app_commands.Range[str, 8, 200],
-        station_id: app_commands.Range[int, 1, 10**9],
+        station_id: app_commands.Range[str, 1, 200],
+        kind: str = DEFAULT_KIND,
         timezone: str = "UTC",
     ) -> None:
         # UrlRefused or BadInput: a clear ephemeral reply, before the key is asked for.
         request = self.bot.onboarding.check_request(
-            interaction.guild_id or 0, name, base_url, station_id, timezone
+            interaction.guild_id or 0, name, base_url, station_id, timezone, kind
         )
         modal = StationKeyModal(
             self.bot.onboarding, request, user_id=interaction.user.id, lang=reader_lang(interaction)
