@@ -5,16 +5,13 @@ from __future__ import annotations
 from discord import app_commands
 
 from bot.render import admin_embeds
-from bot.station.source import DEFAULT_KIND, KIND_NAMES
+from bot.station.source import DEFAULT_KIND
 from bot.ui.station_key import StationKeyModal
-from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
+from bot.ui.stations import kind_autocomplete, reader_lang, resolve_station, station_autocomplete
 from bot.util.i18n import N_
 
 from ..shapes import Interaction
 from .base import AdminCommands
-
-# The host kinds, by their product names (never translated), RadioBOSS Cloud first.
-KIND_CHOICES = [app_commands.Choice(name=name, value=kind) for kind, name in KIND_NAMES.items()]
 
 
 class StationCommands(AdminCommands):
@@ -25,14 +22,12 @@ class StationCommands(AdminCommands):
     )
     @app_commands.describe(
         name=N_("Display name"),
-        base_url=N_("Station server, like https://c5.radioboss.fm"),
-        station_id=N_(
-            "Its number (RadioBOSS, Shoutcast sid), AzuraCast short name or Icecast mount"
-        ),
-        kind=N_("The station's host (default RadioBOSS Cloud)"),
-        timezone=N_("The station's time zone, like Europe/Berlin (default UTC)"),
+        base_url=N_("Server, like https://c5.radioboss.fm"),
+        station_id=N_("Number, shortcode or mount"),
+        kind=N_("Host (default RadioBOSS)"),
+        timezone=N_("Time zone, like Europe/Berlin (default UTC)"),
     )
-    @app_commands.choices(kind=KIND_CHOICES)
+    @app_commands.autocomplete(kind=kind_autocomplete)
     async def station_add(
         self,
         interaction: Interaction,
