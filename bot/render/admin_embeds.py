@@ -95,9 +95,10 @@ def where_on_host(station: StationConfig, lang: Lang = ENGLISH) -> str:
         return lang.t(
             "{server} · station #{number}", server=station.base_url, number=station.station_id
         )
-    return lang.t(
-        text, server=station.base_url, ref=f"`{plain(str(station.station_id), limit=200)}`"
-    )
+    ref = station.station_id
+    if isinstance(ref, str):  # a name the admin typed: in a code span it cannot leave
+        ref = "`" + plain(ref, limit=200).replace("`", "'") + "`"
+    return lang.t(text, server=station.base_url, ref=ref)
 
 
 # Each watch state as an admin reads it: a marker and plain words.
