@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .screens_announcements import announcement_scenes
 from .screens_community import community
+from .screens_hosts_face import hosts_face
 from .screens_i18n import i18n
 from .screens_i18n_admin import i18n_admin
 from .screens_i18n_admin_replies import i18n_preview, i18n_voice
@@ -57,6 +58,7 @@ SCENES = {
     "messages": messages,
     "i18n_errors": i18n_errors,
     "post_messages": post_messages,
+    "hosts_face": hosts_face,
 }
 
 
