@@ -353,22 +353,50 @@ async def _check(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(render_check(info, playlist, stats, first.isoformat(), today.isoformat()))
+    print(
+        render_check(
+            info,
+            playlist,
+            stats,
+            first.isoformat(),
+            today.isoformat(),
+            kind=args.kind,
+            features=client.features,
+        )
+    )
     if requests[0] is not None:
         print(summary.requests_line(requests[0], requests[1]))
+    else:
+        print(summary.not_offered_line("Requests", args.kind))
     return 0
 
 
 def render_check(
-    info: StationInfo, playlist: Playlist | None, stats: Stats | None, first: str, last: str
+    info: StationInfo,
+    playlist: Playlist | None,
+    stats: Stats | None,
+    first: str,
+    last: str,
+    *,
+    kind: str = DEFAULT_KIND,
+    features: frozenset[Feature] = StationClient.features,
 ) -> str:
-    """What ``check`` prints; a part the station's host does not offer is left out."""
-    lines = summary.now_playing_lines(info)
-    lines += summary.recent_lines(info)
+    """What ``check`` prints: the same lines for every kind of host, a part the host does not
+    offer said to be so."""
+    lines = [summary.host_line(kind)]
+    lines += summary.now_playing_lines(info)
+    if Feature.RECENT in features or info.recent:
+        lines += summary.recent_lines(info)
+    else:
+        lines.append(summary.not_offered_line("Recent", kind))
     if playlist is not None:
         lines += summary.playlist_lines(playlist, datetime.now(UTC), info=info)
+    else:
+        lines.append(summary.not_offered_line("Playlist", kind))
     if stats is not None:
         lines += summary.stats_lines(stats, first, last)
+    else:
+        lines.append(summary.not_offered_line("Stats", kind))
     return "\n".join(lines)
 
 

@@ -16,7 +16,8 @@ from .station import (
     StationRefused,
     StationUnavailable,
 )
-from .station.errors import RequestsUnavailable
+from .station.errors import NotOffered, RequestsUnavailable
+from .station.source import KIND_NAMES
 from .util.i18n import ENGLISH, N_, Lang
 
 
@@ -333,11 +334,25 @@ _WRONG_SHAPES = {
     "a playlist": N_("The station sent a playlist that is not a JSON object."),
 }
 _REQUEST_REFUSED_PLAIN = N_("The station did not accept the request.")
+# What a station's host does not offer (``NotOffered``), one line per feature (``what``);
+# {host} is the host's product name (RadioBOSS Cloud, AzuraCast, Icecast, Shoutcast).
+NOT_OFFERED_LINES = {
+    "playlist": N_("{host} servers do not publish a playlist, so there is none to show."),
+    "stats": N_("{host} servers do not keep listener statistics, so there are none to show."),
+    "recent": N_(
+        "{host} servers keep no list of recent plays, and OnAir has not recorded any for this "
+        "station yet."
+    ),
+    "requests": N_("{host} servers do not take song requests."),
+    "schedule": N_("{host} servers do not publish a schedule of shows."),
+}
 
 
 def station_detail(error: StationError, lang: Lang = ENGLISH) -> str:
     """What went wrong, as one sentence in ``lang`` (its server, status or reason named)."""
     text = STATION_DETAILS.get(error.problem, STATION_DETAILS[Problem.UNREACHABLE])
+    if error.problem is Problem.NOT_OFFERED:
+        return _not_offered(error, lang)
     if error.problem is Problem.WRONG_SHAPE:
         text = _WRONG_SHAPES.get(str(error.values.get("what")), STATION_DETAILS[Problem.UNREADABLE])
     elif error.problem is Problem.REQUEST_REFUSED and not error.values.get("reason"):
@@ -349,6 +364,16 @@ def station_detail(error: StationError, lang: Lang = ENGLISH) -> str:
         return lang.t(text).format(**values)
     except (KeyError, IndexError):  # a value the sentence names is missing: its summary
         return _summary(error, lang)
+
+
+def _not_offered(error: StationError, lang: Lang) -> str:
+    """One line naming the host's kind and what it lacks (the general line when either is
+    unknown)."""
+    host = KIND_NAMES.get(str(error.values.get("kind")))
+    line = NOT_OFFERED_LINES.get(str(error.values.get("what")))
+    if host is None or line is None:
+        return lang.t(STATION_DETAILS[Problem.NOT_OFFERED])
+    return lang.t(line, host=host)
 
 
 def _summary(error: StationError, lang: Lang) -> str:
@@ -368,13 +393,36 @@ def station_problem(error: StationError, *, detail: bool = False, lang: Lang = E
     the id)."""
     if isinstance(error, StationAuthError | StationNotFound):
         return _summary(error, lang)
-    if isinstance(error, RequestsUnavailable | RequestsOff | RequestRefused | StationRefused):
+    if isinstance(
+        error, RequestsUnavailable | RequestsOff | RequestRefused | StationRefused | NotOffered
+    ):
         return station_detail(error, lang)  # a whole sentence of its own: nothing to add
     if isinstance(error, StationUnavailable) and (
         not detail or error.problem is Problem.NOT_ANSWERING
     ):
         return _summary(error, lang)
     return f"{_summary(error, lang)} ({station_detail(error, lang)})"
+
+
+# /onair station add: what `station_id` is for each kind of host, when it is not that.
+STATION_REF_EXPECTED = {
+    "radioboss": N_(
+        "That `station_id` is not a station number: for RadioBOSS Cloud it is the station's "
+        "number, like `123`."
+    ),
+    "azuracast": N_(
+        "That `station_id` is not an AzuraCast station: give its short name or number, like "
+        "`my_radio`."
+    ),
+    "icecast": N_(
+        "That `station_id` is not an Icecast mount: give the mount, starting with a slash, like "
+        "`/live`."
+    ),
+    "shoutcast": N_(
+        "That `station_id` is not a Shoutcast stream: give its stream id (sid), like `1`."
+    ),
+}
+KIND_NOT_READ = N_("This OnAir cannot read {host} stations yet; ask the bot's owner.")
 
 
 # Live and offline alerts, weekly recap (/onair alerts, /onair recap).

@@ -12,6 +12,7 @@ from bot.programme.timeline import Slot
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.station import StationError, StationInfo
+from bot.station.source import Feature
 from bot.ui import Reply, answer
 from bot.ui.playlist import PlaylistPages
 from bot.ui.stations import reader_lang, resolve_station, skip_rules
@@ -26,9 +27,10 @@ class PlaylistCog(BotCog):
     @app_commands.command(
         name="playlist", description=N_("The station's playlist: played, playing and upcoming")
     )
-    @station_option(N_("Which station"))
+    @station_option(N_("Which station"), needs=Feature.PLAYLIST)
     async def playlist(self, interaction: Interaction, station: str | None = None) -> None:
         chosen = resolve_station(interaction, station)
+        self.bot.registry.require(chosen, Feature.PLAYLIST)  # NotOffered: one private line
         client = self.bot.registry.client(chosen)
 
         async def work() -> Reply:

@@ -8,9 +8,10 @@ from discord import app_commands
 from bot.errors import OnAirError
 from bot.render import request_embeds
 from bot.runtime.core import OnAirBot
+from bot.station.source import Feature
 from bot.ui import Reply, answer
 from bot.ui.choices import ChoiceLanes
-from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
+from bot.ui.stations import reader_lang, resolve_station, stations_offering
 from bot.util.i18n import N_
 
 from .shapes import THIS_SERVERS, BotCog, station_option
@@ -48,7 +49,7 @@ class RequestsCog(BotCog):
         station=THIS_SERVERS,
         ping=N_("Ping me when it airs (default: just name me)"),
     )
-    @app_commands.autocomplete(song=song_autocomplete, station=station_autocomplete)
+    @app_commands.autocomplete(song=song_autocomplete, station=stations_offering(Feature.REQUESTS))
     @app_commands.guild_only()
     async def request(
         self,
@@ -83,7 +84,7 @@ class RequestsCog(BotCog):
         await answer(interaction, work(), ephemeral=True)
 
     @app_commands.command(name="requests", description=N_("The station's song requests and yours"))
-    @station_option()
+    @station_option(needs=Feature.REQUESTS)
     @app_commands.guild_only()
     async def requests(
         self, interaction: discord.Interaction[OnAirBot], station: str | None = None

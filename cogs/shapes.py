@@ -12,7 +12,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.runtime.core import OnAirBot
-from bot.ui.stations import station_autocomplete
+from bot.station.source import Feature
+from bot.ui.stations import station_autocomplete, stations_offering
 from bot.util.i18n import N_
 
 Interaction: TypeAlias = discord.Interaction[OnAirBot]
@@ -37,12 +38,15 @@ def anywhere(callback: T) -> T:
     return app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)(installed)
 
 
-def station_option(description: str = THIS_SERVERS) -> Callable[[T], T]:
+def station_option(
+    description: str = THIS_SERVERS, *, needs: Feature | None = None
+) -> Callable[[T], T]:
     """The ``station`` option of a command: its description, and the server's stations offered
-    as the admin or listener types."""
+    as the admin or listener types (only those whose host has ``needs``)."""
+    complete = station_autocomplete if needs is None else stations_offering(needs)
 
     def decorate(callback: T) -> T:
         described = app_commands.describe(station=description)(callback)
-        return app_commands.autocomplete(station=station_autocomplete)(described)
+        return app_commands.autocomplete(station=complete)(described)
 
     return decorate

@@ -15,6 +15,7 @@ from bot.render import stats_embeds
 from bot.render.chart import ChartRenderer, ChartText
 from bot.runtime.core import OnAirBot
 from bot.station import StationError
+from bot.station.source import Feature
 from bot.ui import Reply, answer
 from bot.ui.stations import reader_lang, resolve_station
 from bot.util.i18n import N_
@@ -47,7 +48,7 @@ class StatsCog(BotCog):
     )
     @app_commands.rename(date_from="from", date_to="to")
     @app_commands.choices(period=PERIOD_CHOICES)
-    @station_option(N_("Which station"))
+    @station_option(N_("Which station"), needs=Feature.STATS)
     async def stats(
         self,
         interaction: Interaction,
@@ -57,6 +58,7 @@ class StatsCog(BotCog):
         station: str | None = None,
     ) -> None:
         chosen = resolve_station(interaction, station)
+        self.bot.registry.require(chosen, Feature.STATS)  # NotOffered: one private line
         today = datetime.now(chosen.timezone).date()
         first, last = stats_range(period, date_from, date_to, today=today)  # BadInput: ephemeral
         client = self.bot.registry.client(chosen)

@@ -49,7 +49,7 @@ def bot(keyed_sim: StationSimulator, fake: FakeDiscord, bot_extra: str = "") -> 
 
 async def open_form(env: Any, name: str, station_id: int, **kw: Any) -> dict[str, Any]:
     """Run /onair station add; returns the callback body (a modal, or a refusal)."""
-    options = {"name": name, "base_url": env.sim.base_url, "station_id": station_id}
+    options = {"name": name, "base_url": env.sim.base_url, "station_id": str(station_id)}
     iid = await env.fake.slash("onair", options, sub=["station", "add"], **kw)
     body: dict[str, Any] = (await env.fake.response(iid)).json
     return body

@@ -17,6 +17,8 @@ from ..guard.netguard import check_url
 from ..inputs.zone import zone_input
 from ..station import StationError
 from ..station.apikey import key_problem
+from ..station.hosts import SOURCES
+from ..station.source import DEFAULT_KIND, KIND_NAMES, station_ref
 from ..storage import GuildSettings, GuildStation, Storage
 from ..util.i18n import ENGLISH, LANGUAGE_NAMES, Lang
 from ..util.text import safe
@@ -36,8 +38,9 @@ class StationRequest:
     guild_id: int
     name: str
     base_url: str
-    station_id: int
+    station_id: int | str  # checked for its kind (``station_ref``)
     zone: str
+    kind: str = DEFAULT_KIND
 
 
 class StationOnboarding:
@@ -72,18 +75,31 @@ class StationOnboarding:
         return None
 
     def check_request(
-        self, guild_id: int, name: str, base_url: str, station_id: int, zone: str
+        self,
+        guild_id: int,
+        name: str,
+        base_url: str,
+        station_id: int | str,
+        zone: str,
+        kind: str = DEFAULT_KIND,
     ) -> StationRequest:
-        """The request, its URL checked; BadInput (or UrlRefused) says why it cannot go on."""
+        """The request, its URL and its station's name on the host of ``kind`` checked;
+        BadInput (or UrlRefused) says why it cannot go on."""
         owned = [
             short_slug(s) for s in self.registry.visible(guild_id) if s.owner_guild == guild_id
         ]
         refusal = self.refusal(guild_id, make_slug(name), owned)
         if refusal is not None:
             raise refusal
+        if kind not in SOURCES:
+            raise BadInput(errors.KIND_NOT_READ, host=KIND_NAMES.get(kind, "?"))
+        try:
+            ref = station_ref(kind, station_id)
+        except ValueError:
+            raise BadInput(errors.STATION_REF_EXPECTED[kind]) from None
         url = check_url(base_url, self.registry.policy)
         zone_input(zone)
-        return StationRequest(guild_id, name, url, station_id, zone)
+        return StationRequest(guild_id, name, url, ref, zone, kind)
 
     async def add(self, request: StationRequest, key: str, lang: Lang = ENGLISH) -> str:
         """Validate with a live `info` call, then store (key encrypted). Returns the reply, in
@@ -104,7 +120,7 @@ class StationOnboarding:
         refusal = self.refusal(guild_id, slug, owned)
         if refusal is not None:
             return refusal.said_in(lang)
-        client = self.registry.guest_client(base_url, station_id, key or None)
+        client = self.registry.guest_client(base_url, station_id, key or None, kind=request.kind)
         try:
             info = await client.info(max_age=0)
         except StationError as error:
@@ -118,6 +134,7 @@ class StationOnboarding:
             station_id,
             self.keybox.encrypt(key) if key else None,
             zone,
+            kind=request.kind,
         )
         await self.storage.save_guild_station(stored)
         self.registry.add_guild_station(stored, key or None)

@@ -24,7 +24,8 @@ from ..station import (
     StationResponseError,
     StationUnavailable,
 )
-from ..station.hosts import requests_class, source_class
+from ..station.hosts import SOURCES, requests_class, source_class
+from ..station.source import Feature, NotOffered
 from ..storage import GuildStation, Storage
 from ..util.hooks import Hook
 from ..util.i18n import N_
@@ -40,6 +41,15 @@ def guild_slug(guild_id: int, slug: str) -> str:
 def short_slug(station: StationConfig) -> str:
     prefix = f"g{station.owner_guild}-"
     return station.slug.removeprefix(prefix) if station.owner_guild else station.slug
+
+
+@dataclass(frozen=True, slots=True)
+class HostState:
+    """A station's host as an admin reads it: its kind and, for a host that pushes its
+    changes, whether its stream is connected now (None: the host does not push)."""
+
+    kind: str
+    push_live: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +167,13 @@ class StationRegistry:
             key = keybox.decrypt(stored.key_cipher) if stored.key_cipher else None
             if stored.key_cipher and key is None:
                 _LOGGER.warning("cannot decrypt the key of a station of guild %s", stored.guild_id)
+            if stored.kind not in SOURCES:
+                _LOGGER.warning(
+                    "a station of guild %s is of kind %r, which this OnAir cannot read; left out",
+                    stored.guild_id,
+                    stored.kind,
+                )
+                continue
             self.add_guild_station(stored, key)
         for guild in await storage.all_guild_settings():
             if guild.default_station:
@@ -179,6 +196,7 @@ class StationRegistry:
             owner_guild=stored.guild_id,
             voice=stored.voice or (previous is not None and previous.voice),
             stream_url=stored.stream_url or (previous.stream_url if previous else ""),
+            kind=stored.kind,
         )
         self._stations[station.slug] = station
         self.clients[station.slug] = self._client(station, guarded=True)
@@ -241,6 +259,27 @@ class StationRegistry:
 
     def client(self, station: StationConfig) -> StationClient:
         return self.clients[station.slug]
+
+    # What each station's host offers ------------------------------------------------------
+
+    def offers(self, station: StationConfig, feature: Feature) -> bool:
+        """Whether the station's host has ``feature`` (a command lacking it is not offered)."""
+        return self.client(station).offers(feature)
+
+    def require(self, station: StationConfig, feature: Feature) -> None:
+        """NotOffered (one polite line naming the host's kind) when the host lacks ``feature``;
+        checked before a command defers, so the answer is private and at once."""
+        client = self.client(station)
+        if not client.offers(feature):
+            raise NotOffered(what=feature.value, kind=client.kind)
+
+    def offering(self, guild_id: int | None, feature: Feature) -> list[StationConfig]:
+        """The stations visible in the guild whose host has ``feature`` (autocompletes)."""
+        return [s for s in self.visible(guild_id) if self.offers(s, feature)]
+
+    def host_state(self, station: StationConfig) -> HostState:
+        client = self.client(station)
+        return HostState(client.kind, client.push_live if client.offers(Feature.PUSH) else None)
 
     async def _shared_info(self, client: StationClient) -> StationInfo | None:
         """Best effort: without it the command asks the station as a single process does."""

@@ -29,9 +29,12 @@ EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
 _CONTROL = dict.fromkeys([*list(range(0, 32)), 127], " ")
 
 
-def announcement_json(announcement: Announcement) -> dict[str, Any]:
+def announcement_json(announcement: Announcement, kind: str = DEFAULT_KIND) -> dict[str, Any]:
+    """One play as `onair watch --json` prints it: the same keys for every kind of host, null
+    where the host does not say (docs/hosts/index.md has the table)."""
     play, info = announcement.play, announcement.info
     return {
+        "kind": kind,
         "detected_at": round(announcement.detected_at, 3),
         "title": play.title,
         "artist": play.artist,
@@ -147,7 +150,7 @@ async def watch(
 
     async def on_play(announcement: Announcement) -> None:
         if as_json:
-            line = json.dumps(announcement_json(announcement), ensure_ascii=False)
+            line = json.dumps(announcement_json(announcement, kind), ensure_ascii=False)
         else:
             line = announcement_line(announcement)
         print(line, flush=True)

@@ -6,7 +6,18 @@ from datetime import UTC, datetime
 
 from ..programme.timeline import timeline
 from ..station import Playlist, StationInfo, Stats
+from ..station.source import KIND_NAMES
 from ..util.text import duration
+
+
+def host_line(kind: str) -> str:
+    """Which kind of host answered (``--kind``)."""
+    return f"Host:        {KIND_NAMES.get(kind, kind)}"
+
+
+def not_offered_line(label: str, kind: str) -> str:
+    """A part of the summary the station's host does not offer, said as its own line."""
+    return f"{label + ':':<13}not offered by {KIND_NAMES.get(kind, kind)} servers"
 
 
 def now_playing_lines(info: StationInfo) -> list[str]:

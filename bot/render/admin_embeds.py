@@ -13,8 +13,9 @@ import discord
 
 from .. import errors
 from ..announcer.watcher import ELSEWHERE
-from ..catalog.registry import short_slug
+from ..catalog.registry import HostState, short_slug
 from ..config import StationConfig
+from ..station.source import KIND_NAMES
 from ..storage import (
     DROPPED,
     FAILED,
@@ -66,7 +67,7 @@ def station_list(stations: Sequence[StationConfig], lang: Lang = ENGLISH) -> dis
         key = lang.t("🔑 key set") if s.key else lang.t("⚠️ no key")
         zone = lang.t("time zone {zone}", zone=getattr(s.timezone, "key", "UTC"))
         lines = [
-            lang.t("{server} · station #{number}", server=s.base_url, number=s.station_id),
+            where_on_host(s, lang),
             f"{key} · {zone}",
             lang.t("from the bot's config file")
             if not s.owner_guild
@@ -76,6 +77,28 @@ def station_list(stations: Sequence[StationConfig], lang: Lang = ENGLISH) -> dis
             f"{plain(s.name, limit=80)} ({short_slug(s)})", "\n".join(lines), inline=False
         )
     return builder.build()
+
+
+# Where a station is on its host, per kind: {ref} is its number, short name, mount or sid.
+_WHERE = {
+    "azuracast": N_("{server} · AzuraCast station {ref}"),
+    "icecast": N_("{server} · Icecast mount {ref}"),
+    "shoutcast": N_("{server} · Shoutcast stream #{ref}"),
+}
+
+
+def where_on_host(station: StationConfig, lang: Lang = ENGLISH) -> str:
+    """``server · station #N`` (RadioBOSS Cloud), or the mount, short name or sid of the
+    station on a host of another kind."""
+    text = _WHERE.get(station.kind)
+    if text is None:
+        return lang.t(
+            "{server} · station #{number}", server=station.base_url, number=station.station_id
+        )
+    ref = station.station_id
+    if isinstance(ref, str):  # a name the admin typed: in a code span it cannot leave
+        ref = "`" + plain(ref, limit=200).replace("`", "'") + "`"
+    return lang.t(text, server=station.base_url, ref=ref)
 
 
 # Each watch state as an admin reads it: a marker and plain words.
@@ -100,6 +123,7 @@ def status(
     *,
     event_stations: Sequence[str] = (),
     may_make_events: bool = True,
+    host_of: Callable[[StationConfig], HostState] | None = None,
 ) -> discord.Embed:
     """Per watched station: state, last and next poll, last error; then where it announces
     and what became of the last day's announcements. With nothing set up, that is said once,
@@ -131,6 +155,8 @@ def status(
                 next=timestamp(st.next_poll),
             ),
         ]
+        if host_of is not None:  # another process follows the pushes of a watch it holds
+            lines.append(host_line(host_of(station), lang, here=st.state != ELSEWHERE))
         if st.unreachable_since:
             since = timestamp(st.unreachable_since, "f")  # "since 5 minutes ago" reads wrong
             lines.append(lang.t("unreachable since {since}", since=since))
@@ -152,6 +178,19 @@ def status(
     _announcing(builder, subs, deliveries, lang)
     _scheduled(builder, alerts, recap, lang)
     return builder.build()
+
+
+def host_line(host: HostState, lang: Lang = ENGLISH, *, here: bool = True) -> str:
+    """The station's host and, for one that pushes its changes, whether its stream is live
+    (known ``here``, in the process that polls the station)."""
+    name = KIND_NAMES.get(host.kind, host.kind)
+    if not here:
+        return lang.t("host: {host}", host=name)
+    if host.push_live is None:
+        return lang.t("host: {host} (polled)", host=name)
+    if host.push_live:
+        return lang.t("host: {host} · 🟢 pushes each change", host=name)
+    return lang.t("host: {host} · 🟠 push not connected, polling meanwhile", host=name)
 
 
 def _announcing(

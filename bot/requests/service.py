@@ -32,6 +32,7 @@ from ..station import (
 )
 from ..station.errors import RequestsUnavailable
 from ..station.requests import one_line
+from ..station.source import Feature
 from ..storage import VOTERS, NewRequest, RequestCredit, RequestSettings, Storage
 from ..util.i18n import ENGLISH, Lang
 from ..util.text import plain, safe
@@ -141,9 +142,11 @@ class RequestService:
 
     # Who may ask ------------------------------------------------------------------------
 
-    @staticmethod
-    def requests_allowed(station: StationConfig, guild_id: int) -> bool:
-        """The owner turned requests on for the station, or it is the guild's own station."""
+    def requests_allowed(self, station: StationConfig, guild_id: int) -> bool:
+        """The station's host takes requests, and the owner turned them on for the station or
+        it is the guild's own station."""
+        if not self.registry.offers(station, Feature.REQUESTS):
+            return False
         return station.requests or (bool(station.owner_guild) and station.owner_guild == guild_id)
 
     async def enabled(self, guild_id: int, station: StationConfig) -> bool:
@@ -153,6 +156,7 @@ class RequestService:
         return station.requests if choice is None else choice
 
     async def _check_enabled(self, guild_id: int, station: StationConfig) -> None:
+        self.registry.require(station, Feature.REQUESTS)  # NotOffered: the host takes none
         name = safe(station.name, limit=80)
         if not self.requests_allowed(station, guild_id):
             raise BadInput(errors.REQUESTS_NOT_OFFERED, station=name)
@@ -534,6 +538,8 @@ class RequestService:
         channel_id: int | None,
     ) -> tuple[bool, RequestSettings]:
         """Save what the admin gave (None: unchanged); the station's state and the rules."""
+        if enabled:
+            self.registry.require(station, Feature.REQUESTS)
         if enabled and not self.requests_allowed(station, guild_id):
             raise BadInput(errors.REQUESTS_OWN_STATION, station=safe(station.name))
         if enabled is not None:

@@ -234,7 +234,7 @@ class StationClient:
 
     def _require(self, feature: Feature) -> None:
         if feature not in self.features:
-            raise NotOffered(what=feature.value)
+            raise NotOffered(what=feature.value, kind=self.kind)
 
     # Fetchers: what a host overrides ----------------------------------------------------
 

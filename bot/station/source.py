@@ -28,10 +28,17 @@ class Feature(StrEnum):
     PUSH = "push"  # the host tells of a change itself (``StationClient.changes``)
 
 
-__all__ = ["DEFAULT_KIND", "KINDS", "Feature", "NotOffered", "station_ref"]
+__all__ = ["DEFAULT_KIND", "KINDS", "KIND_NAMES", "Feature", "NotOffered", "station_ref"]
 
 KINDS = ("radioboss", "azuracast", "icecast", "shoutcast")
 DEFAULT_KIND = "radioboss"
+# Each kind's product name, as people know it (never translated).
+KIND_NAMES = {
+    "radioboss": "RadioBOSS Cloud",
+    "azuracast": "AzuraCast",
+    "icecast": "Icecast",
+    "shoutcast": "Shoutcast",
+}
 
 _SHORTCODE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
 # An Icecast mount: an absolute path of URL path characters, no query, no dot segments.

@@ -4,21 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..station.source import station_ref
 from .models import GuildSettings, GuildStation
-from .primitives import StoragePrimitives, and_equal, upsert_row
+from .primitives import StoragePrimitives, and_equal, upsert, upsert_row
 
 
 class GuildStore(StoragePrimitives):
     """The stations a guild added, its settings, and its purge."""
 
     async def save_guild_station(self, station: GuildStation) -> None:
-        columns = "name, base_url, station_id, key_cipher, timezone"
-        await self.execute(*upsert_row("guild_stations", "guild_id, slug", columns, station))
+        columns = "name, base_url, station_id, key_cipher, timezone, kind, station_ref"
+        ref = station.station_id
+        await self.execute(
+            upsert("guild_stations", "guild_id, slug", columns),
+            (
+                station.guild_id,
+                station.slug,
+                station.name,
+                station.base_url,
+                ref if isinstance(ref, int) else 0,
+                station.key_cipher,
+                station.timezone,
+                station.kind,
+                str(ref),
+            ),
+        )
 
     async def guild_stations(self, guild_id: int | None = None) -> list[GuildStation]:
         query = (
             "SELECT guild_id, slug, name, base_url, station_id, key_cipher, timezone, voice, "
-            "stream_url FROM guild_stations"
+            "stream_url, kind, station_ref FROM guild_stations"
         )
         params: list[Any] = []
         query = and_equal(query + " WHERE 1 = 1", params, guild_id=guild_id)
@@ -29,11 +44,12 @@ class GuildStore(StoragePrimitives):
                 r[1],
                 r[2],
                 r[3],
-                r[4],
+                _stored_ref(r[9], r[10], r[4]),
                 bytes(r[5]) if r[5] is not None else None,
                 r[6],
                 voice=bool(r[7]),
                 stream_url=r[8] or "",
+                kind=r[9],
             )
             for r in rows
         ]
@@ -104,3 +120,12 @@ class GuildStore(StoragePrimitives):
         await self.execute("DELETE FROM guild_request_stations WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM song_votes WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM vote_polls WHERE guild_id = ?", (guild_id,))
+
+
+def _stored_ref(kind: str, text: str, number: int) -> int | str:
+    """The station's name on its host as stored (checked when it was added); the number
+    column for a row whose text does not read for its kind."""
+    try:
+        return station_ref(kind, text)
+    except ValueError:
+        return number

@@ -312,4 +312,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX vote_polls_state ON vote_polls (state, ends_at);
     """,
+    # Guild stations of every host kind: the kind, and the station's name on its host as text
+    # (a number, an AzuraCast shortcode, an Icecast mount); station_id keeps the number of a
+    # numbered station (0 for the others), so rows written before read as they did.
+    """
+    ALTER TABLE guild_stations ADD COLUMN kind TEXT NOT NULL DEFAULT 'radioboss';
+    ALTER TABLE guild_stations ADD COLUMN station_ref TEXT NOT NULL DEFAULT '';
+    UPDATE guild_stations SET station_ref = CAST(station_id AS TEXT);
+    """,
 )

@@ -116,11 +116,12 @@ class GuildStation:
     slug: str
     name: str
     base_url: str
-    station_id: int
+    station_id: int | str  # its name on its host: a number, a shortcode or a mount (``kind``)
     key_cipher: bytes | None
     timezone: str = "UTC"
     voice: bool = False  # an admin opted in to playing it in voice (/onair voice station)
     stream_url: str = ""  # "" = the best listen link of its info
+    kind: str = "radioboss"  # its host's kind (bot.station.source.KINDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -14,6 +14,8 @@ from discord import app_commands
 from ..catalog.registry import Snapshot
 from ..errors import UnknownStation
 from ..programme.jingles import NO_RULES, SkipRules
+from ..station.hosts import SOURCES
+from ..station.source import KIND_NAMES, Feature
 from ..util.i18n import N_, Lang
 from .reply import Reply, answer
 
@@ -54,6 +56,29 @@ async def station_autocomplete(
     interaction: discord.Interaction[Any], current: str
 ) -> list[app_commands.Choice[str]]:
     stations = registry_of(interaction).visible(station_scope(interaction))
+    return station_choices(stations, current)
+
+
+Autocomplete = Callable[
+    [discord.Interaction[Any], str], Coroutine[Any, Any, list[app_commands.Choice[str]]]
+]
+
+
+def stations_offering(feature: Feature) -> Autocomplete:
+    """The ``station`` autocomplete of a command that needs ``feature``: stations whose host
+    lacks it are not offered."""
+
+    async def autocomplete(
+        interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        stations = registry_of(interaction).offering(station_scope(interaction), feature)
+        return station_choices(stations, current)
+
+    return autocomplete
+
+
+def station_choices(stations: list[StationConfig], current: str) -> list[app_commands.Choice[str]]:
+    """Up to 25 of ``stations`` whose name or slug holds what is typed."""
     needle = current.casefold().strip()
     choices = [
         app_commands.Choice(name=choice_name(s), value=s.slug)
@@ -61,6 +86,19 @@ async def station_autocomplete(
         if not needle or needle in s.name.casefold() or needle in s.slug
     ]
     return choices[:25]
+
+
+async def kind_autocomplete(
+    interaction: discord.Interaction[Any], current: str
+) -> list[app_commands.Choice[str]]:
+    """The host kinds this OnAir reads, by their product names, RadioBOSS Cloud first (an
+    autocomplete, not choices: the /onair group is near Discord's size limit for a command)."""
+    needle = current.casefold().strip()
+    return [
+        app_commands.Choice(name=name, value=kind)
+        for kind, name in KIND_NAMES.items()
+        if kind in SOURCES and (needle in name.casefold() or needle in kind)
+    ]
 
 
 def choice_name(station: StationConfig) -> str:

@@ -123,5 +123,6 @@ class AnnouncementCommands(AdminCommands):
             reader_lang(interaction),
             event_stations=await self.bot.shows.event_stations(guild_id or 0),
             may_make_events=guild is None or may_make_events(guild),
+            host_of=self.bot.registry.host_state,
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)

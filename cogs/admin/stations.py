@@ -5,8 +5,9 @@ from __future__ import annotations
 from discord import app_commands
 
 from bot.render import admin_embeds
+from bot.station.source import DEFAULT_KIND
 from bot.ui.station_key import StationKeyModal
-from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
+from bot.ui.stations import kind_autocomplete, reader_lang, resolve_station, station_autocomplete
 from bot.util.i18n import N_
 
 from ..shapes import Interaction
@@ -21,21 +22,24 @@ class StationCommands(AdminCommands):
     )
     @app_commands.describe(
         name=N_("Display name"),
-        base_url=N_("Station server, like https://c5.radioboss.fm"),
-        station_id=N_("The station's number"),
-        timezone=N_("The station's time zone, like Europe/Berlin (default UTC)"),
+        base_url=N_("Server, like https://c5.radioboss.fm"),
+        station_id=N_("Number, shortcode or mount"),
+        kind=N_("Host (default RadioBOSS)"),
+        timezone=N_("Time zone, like Europe/Berlin (default UTC)"),
     )
+    @app_commands.autocomplete(kind=kind_autocomplete)
     async def station_add(
         self,
         interaction: Interaction,
         name: app_commands.Range[str, 1, 80],
         base_url: app_commands.Range[str, 8, 200],
-        station_id: app_commands.Range[int, 1, 10**9],
+        station_id: app_commands.Range[str, 1, 200],
+        kind: str = DEFAULT_KIND,
         timezone: str = "UTC",
     ) -> None:
         # UrlRefused or BadInput: a clear ephemeral reply, before the key is asked for.
         request = self.bot.onboarding.check_request(
-            interaction.guild_id or 0, name, base_url, station_id, timezone
+            interaction.guild_id or 0, name, base_url, station_id, timezone, kind
         )
         modal = StationKeyModal(
             self.bot.onboarding, request, user_id=interaction.user.id, lang=reader_lang(interaction)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .screens_announcements import announcement_scenes
 from .screens_community import community
+from .screens_hosts_face import hosts_face
 from .screens_i18n import i18n
 from .screens_i18n_admin import i18n_admin
 from .screens_i18n_admin_replies import i18n_preview, i18n_voice
@@ -61,6 +62,7 @@ SCENES = {
     "post_messages": post_messages,
     "user_install": user_install,
     "votes": votes,
+    "hosts_face": hosts_face,
 }
 
 
