@@ -204,7 +204,8 @@ def now_playing(payload: Any, fetched_at: datetime) -> StationInfo:
         head = song.recent(played_at) or (
             RecentItem(title=on_air, track_title=on_air, started=played_at) if on_air else None
         )
-        art = song.art or url(live.get("art"))
+        dj_art = url(live.get("art")) if is_live else None
+        art = dj_art or song.art
         if elapsed is not None and 0 <= elapsed <= c.MAX_DURATION.total_seconds():
             playback = Playback(position=timedelta(seconds=elapsed), length=duration)
         elif duration is not None:
@@ -228,7 +229,7 @@ def now_playing(payload: Any, fetched_at: datetime) -> StationInfo:
         live=is_live,
         now_playing=on_air,
         playback=playback,
-        current=None if is_live and song.is_empty else current,
+        current=current,
         next_title=next_song.display,
         next_track=next_song.track(seconds(following.get("duration")), None, None),
         listeners=listeners,
