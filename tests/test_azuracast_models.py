@@ -151,7 +151,8 @@ def test_now_playing_maps_to_the_station_model():
     assert info.playback.position == timedelta(seconds=30)
     assert info.playback.length == timedelta(seconds=180)
     assert info.next_display == "Kaito - Neon Umbrella"
-    assert info.next_track is not None and info.next_track.duration == timedelta(seconds=201.5)
+    assert info.next_track is not None
+    assert info.next_track.duration == timedelta(seconds=201.5)
     assert info.artwork == "https://radio.example.com/api/station/1/art/abc-1700000000.jpg"
     assert info.links.artwork_next == "https://radio.example.com/next.jpg"
     assert info.links.page == "https://radio.example.com/public/azuratest_radio"
@@ -174,11 +175,14 @@ def test_the_same_play_polled_later_is_the_same_and_a_replay_is_new():
     later = payload()
     later["now_playing"] = later["now_playing"] | {"elapsed": 90, "remaining": 90}
     second = now_playing(later, NOW + timedelta(seconds=60)).current_play()
-    assert first is not None and second is not None and first.same_as(second)
+    assert first is not None
+    assert second is not None
+    assert first.same_as(second)
     again = payload()
     again["now_playing"] = again["now_playing"] | {"sh_id": 5200, "played_at": STARTED + 3600}
     replay = now_playing(again, NOW + timedelta(hours=1)).current_play()
-    assert replay is not None and not replay.same_as(first)
+    assert replay is not None
+    assert not replay.same_as(first)
 
 
 def test_listen_links_are_https_first_default_mount_first():
@@ -212,7 +216,8 @@ def test_a_live_dj_without_a_title_is_the_title():
     assert play is not None
     assert (play.title, play.live, play.started_exact) == ("DJ Jazzy Jeff", True, True)
     assert info.artwork == "https://radio.example.com/dj.jpg"
-    assert info.playback is not None and info.playback.length is None
+    assert info.playback is not None
+    assert info.playback.length is None
 
 
 def test_a_live_dj_with_a_title_names_both():
@@ -406,7 +411,8 @@ def test_azuracast_refusals_mean_onairs_reasons(message, meant):
     with pytest.raises(RequestRefused) as caught:
         parse_submitted(refused(message))
     reason = caught.value.reason
-    assert reason is not None and not reason.startswith("Cannot submit")
+    assert reason is not None
+    assert not reason.startswith("Cannot submit")
     told = errors.request_refused("Main FM", reason)
     assert told.args[0] == meant
     if meant == errors.REQUEST_STATION_LIMIT:
