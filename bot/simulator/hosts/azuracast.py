@@ -73,6 +73,7 @@ class AzuraStation:
     shortcode: str
     requests_enabled: bool = True
     static_file: bool = True
+    push: bool = True  # its channel is served by the SSE endpoint (else: 404, as without it)
     request_delay_minutes: int = 5
     # Quirks: "live_no_metadata" (a DJ sending no title), "offline" (the station down).
     quirks: set[str] = field(default_factory=set)
@@ -431,7 +432,7 @@ class AzuraCastSimulator(StationSimulator):
         faulted = await self._arrive(request, "sse", "")
         if faulted is not None:
             return faulted
-        if not self.sse_enabled:
+        if not self.sse_enabled or not self._pushing(request.query.get("cf_connect", "")):
             return web.Response(
                 status=404, text="<html><body>404 Not Found</body></html>", content_type="text/html"
             )
@@ -502,6 +503,14 @@ class AzuraCastSimulator(StationSimulator):
             for shortcode in joined:
                 self._subscribers.get(shortcode, set()).discard(queue)
         return response
+
+    def _pushing(self, cf_connect: str) -> bool:
+        """False when a station asked for has pushes off (it is served as a server without
+        the endpoint)."""
+        for station in self.azura.values():
+            if not station.push and f'"station:{station.shortcode}"' in cf_connect:
+                return False
+        return True
 
     def drop_streams(self, shortcode: str) -> int:
         """Cut every push stream of ``shortcode`` in the middle of an event; how many."""
