@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from .screens_announcements import announcement_scenes
+from .screens_azuracast import azuracast
 from .screens_community import community
 from .screens_i18n import i18n
 from .screens_i18n_admin import i18n_admin
@@ -57,6 +58,7 @@ SCENES = {
     "messages": messages,
     "i18n_errors": i18n_errors,
     "post_messages": post_messages,
+    "azuracast": azuracast,
 }
 
 

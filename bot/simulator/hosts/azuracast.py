@@ -119,7 +119,7 @@ class AzuraCastSimulator(StationSimulator):
     # Bodies ------------------------------------------------------------------------------
 
     def _art(self, station: AzuraStation, airing: Airing) -> str:
-        base = self.base_url or "http://127.0.0.1"
+        base = station.sim.public_url.rstrip("/")
         sid = station.sim.station_id
         if airing.item.kind == "jingle":  # no art of its own: the station's default art
             return f"{base}/static/uploads/{station.shortcode}/album_art.1700000000.png"
@@ -166,7 +166,7 @@ class AzuraCastSimulator(StationSimulator):
         }
 
     def _station(self, station: AzuraStation) -> dict[str, Any]:
-        base = self.base_url or "http://127.0.0.1"
+        base = station.sim.public_url.rstrip("/")
         sc, sid = station.shortcode, station.sim.station_id
         host = base.split("://", 1)[-1].split(":")[0]
         listeners = station.sim.listeners_at(self.clock())
@@ -582,7 +582,7 @@ class AzuraCastSimulator(StationSimulator):
         )
 
     def _song_of(self, station: AzuraStation, item: LibraryItem) -> dict[str, Any]:
-        base = self.base_url or "http://127.0.0.1"
+        base = station.sim.public_url.rstrip("/")
         return {
             "id": _hex(item.cast_title, size=16),
             "art": f"{base}/api/station/{station.sim.station_id}/art/{_hex(item.cast_title)}.jpg",
