@@ -193,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--kind",
         choices=("radioboss", "azuracast"),
         default="radioboss",
-        help="which host to simulate (default %(default)s)",
+        metavar="KIND",
+        help="which host to simulate: radioboss or azuracast (default %(default)s)",
     )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
