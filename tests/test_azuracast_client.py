@@ -6,6 +6,8 @@ AzuraCast's SSE with no poll, a stream cut mid-event, a server without the endpo
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC
 
@@ -301,3 +303,45 @@ async def test_requests_search_submit_and_refuse(azura, session):
     assert await requests.state() == ("on", None)  # the queue needs a key
     azura.find("onair_radio").requests_enabled = False  # type: ignore[union-attr]
     assert await requests.state() == ("off", None)
+
+
+async def test_an_oversized_event_is_dropped_and_the_stream_reconnects(session):
+    from aiohttp import web
+
+    hits: list[str] = []
+
+    async def huge(request: web.Request) -> web.StreamResponse:
+        hits.append(request.query.get("cf_connect", ""))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        np = {
+            "station": {"name": "Big", "description": "d" * 200_000},
+            "now_playing": {"played_at": 1_800_000_000, "song": {"title": "Too Big"}},
+            "is_online": True,
+        }
+        pub = {"channel": "station:onair_radio", "pub": {"data": {"np": np}, "offset": 1}}
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write(f"data: {json.dumps(pub)}\n\n".encode())
+        return response
+
+    app = web.Application()
+    app.router.add_get("/api/live/nowplaying/sse", huge)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    client = AzuraCastClient(f"http://127.0.0.1:{port}", "onair_radio", session=session)
+    client.push_backoff = (0.01, 0.02)
+    client.push_max_event_bytes = 64 * 1024
+    changes = client.changes()
+    waiting = asyncio.ensure_future(anext(changes))
+    try:
+        await wait_for(lambda: len(hits) >= 3)
+        assert not waiting.done()  # nothing taken from an event past the bound
+        assert client.last_info is None
+        assert hits[0] == '{"subs":{"station:onair_radio":{"recover":true}}}'
+    finally:
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        await runner.cleanup()
