@@ -25,6 +25,13 @@ that never names what follows, info requests per play, missed, doubled) and ``go
 which of OnAir's meet them.
 
     .venv/bin/python -m bench.announce_latency [--plays 52] [--seed 14] [--after-live 13]
+    .venv/bin/python -m bench.announce_latency --kind azuracast [--plays 29]
+
+``--kind`` names the host simulated (another host adds its own branch the same way). For
+``azuracast`` both stations are AzuraCast's: one pushes each change through its SSE stream,
+the other has no push endpoint (OnAir falls back to polling its static now-playing file); both
+are watched by OnAir, and requests per play count every now-playing request (the push stream
+itself is one long request, not counted).
 
 A run lasts as long as its programme (52 plays: ~9 min; ``--plays 29``, four live shows: ~5
 min); nothing can be sped up without changing what is measured.
@@ -197,7 +204,11 @@ async def main() -> None:
         default=13.0,
         help="least length of the item after a live show (issue 27's programme had 3 and 7 s)",
     )
+    parser.add_argument("--kind", choices=("radioboss", "azuracast"), default="radioboss")
     args = parser.parse_args()
+    if args.kind == "azuracast":
+        await azuracast(args)
+        return
 
     load_before = os.getloadavg()
     started_at = time.monotonic()
@@ -265,6 +276,78 @@ async def main() -> None:
         },
     }
     emit(result)
+
+
+async def azuracast(args: argparse.Namespace) -> None:
+    """AzuraCast: OnAir with its push against OnAir polling a server without the endpoint."""
+    from bot.simulator.hosts.azuracast import AzuraCastSimulator
+    from bot.station.hosts.azuracast import AzuraCastClient
+
+    load_before = os.getloadavg()
+    started_at = time.monotonic()
+    start = time.time() + 1.0
+    programme = Programme.crossfaded(
+        seed=args.seed, epoch=start, plays=args.plays, tail=args.tail, after_live=args.after_live
+    )
+    sim = AzuraCastSimulator()
+    sim.add_azura(1, "push_radio", programme=programme)
+    sim.add_azura(2, "poll_radio", programme=programme).push = False
+    sim.request_log = []
+    await sim.start()
+    scheduler = AsyncIOScheduler(timezone=UTC)
+    scheduler.start()
+    watches = WatchScheduler(scheduler)
+    seen: dict[str, list[tuple[float, str]]] = {"push_radio": [], "poll_radio": []}
+    recovered: dict[str, set[int]] = {"push_radio": set(), "poll_radio": set()}
+    async with aiohttp.ClientSession() as session:
+        await asyncio.sleep(max(0.0, start - time.time()) + 0.2)
+        for name in seen:
+            watch = StationWatch(AzuraCastClient(sim.base_url, name, session=session), job_id=name)
+
+            async def on_play(announcement: Announcement, name: str = name) -> None:
+                if not announcement.on_air:
+                    recovered[name].add(len(seen[name]))
+                seen[name].append((announcement.detected_at, announcement.play.title))
+
+            watch.listeners.append(on_play)
+            watches.add(watch)
+        last = args.plays - 1
+        end = programme.airing(last).ends + 2.5
+        await asyncio.sleep(max(0.0, end - time.time()))
+        for name in seen:
+            watches.remove(name)
+        scheduler.shutdown(wait=False)
+    await sim.stop()
+    log = sim.request_log or []
+
+    def asked(name: str) -> list[float]:
+        return [at for at, what in log if what.startswith("nowplaying") and name in what]
+
+    scored = {
+        name: score(programme, 1, last, seen[name], asked(name), frozenset(recovered[name]))
+        for name in seen
+    }
+    push, poll = scored["push_radio"], scored["poll_radio"]
+    emit(
+        {
+            "bench": "announce_latency",
+            "kind": "azuracast",
+            "plays": last,
+            "seconds": round(time.monotonic() - started_at, 1),
+            "load_avg_1m": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+            "figures": {"push": figures(push), "polling_fallback": figures(poll)},
+            "push_goal_p95_ms": 300,
+            "push_goal_met": ok_push(push),
+            "push": push,
+            "polling_fallback": poll,
+            "sse_requests": sum(1 for _, what in log if what.startswith("sse:")),
+        }
+    )
+
+
+def ok_push(scored: dict[str, Any]) -> bool:
+    p95 = scored["after_known_length"]["p95_ms"]
+    return p95 is not None and p95 <= 300 and not scored["missed"] and not scored["duplicates"]
 
 
 if __name__ == "__main__":

@@ -189,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
         simulate.add_argument(
             flag, type=kind, default=default, help=f"{text} (default %(default)s)"
         )
+    simulate.add_argument(
+        "--kind",
+        choices=("radioboss", "azuracast"),
+        default="radioboss",
+        metavar="KIND",
+        help="which host to simulate: radioboss or azuracast (default %(default)s)",
+    )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
     demo.add_argument(
@@ -404,15 +411,26 @@ async def _simulate(args: argparse.Namespace) -> int:
     from .simulator import StationSimulator
 
     simulator = StationSimulator()
+    station = str(args.station)
+    extra = ""
     # Sped up, a song still reports its library length: a 3-minute song aired in 18 s is a song
     # (announced), not an item under 30 s (a jingle, which OnAir never announces).
-    simulator.add_station(
-        int(args.station),
-        key=args.key or None,
-        seed=args.seed,
-        speed=args.speed,
-        library_durations=args.speed != 1.0,
-    )
+    if args.kind == "azuracast":
+        from .simulator.hosts.azuracast import AzuraCastSimulator
+
+        simulator = azura = AzuraCastSimulator()
+        azura.add_azura(
+            int(args.station), seed=args.seed, speed=args.speed, library_durations=args.speed != 1.0
+        )
+        station, extra = "onair_radio", " --kind azuracast"
+    else:
+        simulator.add_station(
+            int(args.station),
+            key=args.key or None,
+            seed=args.seed,
+            speed=args.speed,
+            library_durations=args.speed != 1.0,
+        )
     try:
         base = await simulator.start(args.host, args.port)
     except OSError as error:
@@ -425,13 +443,13 @@ async def _simulate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
+    print(f"Station simulator on {base} (station id {station}); Ctrl+C stops it.", flush=True)
     # The key as the environment variable, as docs/running.md advises for a real key.
-    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if args.key else ""
+    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if args.key and not extra else ""
     onair, here = onair_as_typed()
     print(
         f"  In another terminal{' in this folder' if here else ''}: "
-        f"{key}{onair} check --base-url {base} --station {args.station}",
+        f"{key}{onair} check{extra} --base-url {base} --station {station}",
         flush=True,
     )
     try:

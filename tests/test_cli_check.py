@@ -232,3 +232,47 @@ def test_simulate_sped_up_reports_songs_at_their_library_length():
     durations += [int(d) for d in re.findall(r'"DURATION":\s*"?(\d+)', body)]
     assert durations, body[:500]
     assert max(durations) >= 30, durations
+
+
+def test_simulate_and_check_an_azuracast_station():
+    proc = subprocess.Popen(
+        [*ONAIR, "simulate", "--kind", "azuracast", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        first, second = proc.stdout.readline(), proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+)", first)
+        assert match, f"simulate printed {first!r}"
+        assert "check --kind azuracast --base-url" in second
+        assert "--station onair_radio" in second
+        result = subprocess.run(
+            [
+                *ONAIR,
+                "check",
+                "--kind",
+                "azuracast",
+                "--base-url",
+                match.group(1),
+                "--station",
+                "onair_radio",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert result.returncode == 0, result.stderr
+    checked = json.loads(result.stdout)
+    assert checked["kind"] == "azuracast"
+    assert checked["features"] == ["artwork", "push", "recent", "requests", "schedule"]
+    assert checked["current_play"]["started_exact"] is True
+    assert checked["playlist"] is None
+    assert checked["requests"] == {"state": "on", "waiting": None}

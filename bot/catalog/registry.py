@@ -141,7 +141,11 @@ class StationRegistry:
         if client is None:
             guard = self._guard(guarded=bool(station.owner_guild))
             client = requests_class(station.kind)(
-                station.base_url, station.station_id, session=self.session, url_guard=guard
+                station.base_url,
+                station.station_id,
+                session=self.session,
+                url_guard=guard,
+                key=station.key,
             )
             self._requests[identity] = client
         return client

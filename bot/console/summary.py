@@ -82,6 +82,8 @@ def stats_lines(stats: Stats, first_day: str, last_day: str) -> list[str]:
 
 def requests_line(state: str, waiting: int | None) -> str:
     """Whether the station takes song requests (its public request endpoints)."""
+    if state == "on" and waiting is None:
+        return "Requests:    taken (its queue is shown to a key only)"
     if state == "on":
         return f"Requests:    taken ({waiting} waiting in its queue)"
     if state == "off":

@@ -187,9 +187,13 @@ class RequestsClient:
         timeout: aiohttp.ClientTimeout | None = None,
         max_bytes: int = 512 * 1024,
         url_guard: Callable[[URL], None] | None = None,
+        key: str | None = None,
     ) -> None:
+        """``key``: the station's API key, for a host whose request calls take one (never
+        logged, never in a URL; RadioBOSS's public endpoints take none)."""
         self.base_url = base_url.rstrip("/")
         self.station_id = str(station_id).strip()
+        self._key = key or None
         self._session = session
         self.timeout = timeout or aiohttp.ClientTimeout(total=5, connect=3)
         self.max_bytes = max_bytes

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from .screens_announcements import announcement_scenes
+from .screens_azuracast import azuracast
 from .screens_community import community
 from .screens_hosts_face import hosts_face
 from .screens_i18n import i18n
@@ -63,6 +64,7 @@ SCENES = {
     "user_install": user_install,
     "votes": votes,
     "hosts_face": hosts_face,
+    "azuracast": azuracast,
 }
 
 

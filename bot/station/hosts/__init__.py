@@ -7,14 +7,17 @@ from __future__ import annotations
 from ..client import StationClient
 from ..requests import RequestsClient
 from ..source import KINDS
+from .azuracast import AzuraCastClient, AzuraCastRequests
 
 SOURCES: dict[str, type[StationClient]] = {
     "radioboss": StationClient,
+    "azuracast": AzuraCastClient,
 }
 
 # The song-request client of each kind whose host takes requests (``Feature.REQUESTS``).
 REQUESTS: dict[str, type[RequestsClient]] = {
     "radioboss": RequestsClient,
+    "azuracast": AzuraCastRequests,
 }
 
 

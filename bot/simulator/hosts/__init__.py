@@ -1,0 +1,1 @@
+"""Simulators of the other station hosts, each on the shared programme (``SimStation``)."""
