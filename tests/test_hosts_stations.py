@@ -23,7 +23,7 @@ from bot.storage.migrations import MIGRATIONS
 from bot.util.i18n import ENGLISH, Translator
 
 from .support.botenv import DEV_OVERRIDE, SECRET, fake_discord_fixture, running_bot
-from .support.discord_rules import AUTOCOMPLETE_RESULT, EPHEMERAL, MODAL
+from .support.discord_rules import EPHEMERAL, MODAL
 from .support.storage_backends import POSTGRES_ENV, admin_connection, reset_postgres
 
 # The migration that gives guild stations their kind (found by what it does: helpers append
@@ -150,11 +150,12 @@ async def add(env: Any, station_id: str, kind: str | None = None) -> dict[str, A
 @pytest.mark.e2e
 async def test_station_add_offers_the_kinds_and_checks_the_station_for_each(live_simulator, fake):
     async with bot(live_simulator, fake) as env:
-        iid = await fake.autocomplete("onair", "kind", "", sub=["station", "add"])
-        answer = (await fake.response(iid)).json
-        assert answer["type"] == AUTOCOMPLETE_RESULT
-        offered = [(c["name"], c["value"]) for c in answer["data"]["choices"]]
-        assert offered == [(KIND_NAMES[k], k) for k in KINDS if k in SOURCES]
+        onair = next(c for c in fake.commands if c["name"] == "onair")
+        group = next(o for o in onair["options"] if o["name"] == "station")
+        command = next(o for o in group["options"] if o["name"] == "add")
+        kind_option = next(o for o in command["options"] if o["name"] == "kind")
+        offered = [(c["name"], c["value"]) for c in kind_option["choices"]]
+        assert offered == [(KIND_NAMES[k], k) for k in KINDS]
         assert offered[0] == ("RadioBOSS Cloud", "radioboss")  # first, and the default
 
         for kind in KINDS:

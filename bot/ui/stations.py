@@ -14,8 +14,7 @@ from discord import app_commands
 from ..catalog.registry import Snapshot
 from ..errors import UnknownStation
 from ..programme.jingles import NO_RULES, SkipRules
-from ..station.hosts import SOURCES
-from ..station.source import KIND_NAMES, Feature
+from ..station.source import Feature
 from ..util.i18n import N_, Lang
 from .reply import Reply, answer
 
@@ -86,19 +85,6 @@ def station_choices(stations: list[StationConfig], current: str) -> list[app_com
         if not needle or needle in s.name.casefold() or needle in s.slug
     ]
     return choices[:25]
-
-
-async def kind_autocomplete(
-    interaction: discord.Interaction[Any], current: str
-) -> list[app_commands.Choice[str]]:
-    """The host kinds this OnAir reads, by their product names, RadioBOSS Cloud first (an
-    autocomplete, not choices: the /onair group is near Discord's size limit for a command)."""
-    needle = current.casefold().strip()
-    return [
-        app_commands.Choice(name=name, value=kind)
-        for kind, name in KIND_NAMES.items()
-        if kind in SOURCES and (needle in name.casefold() or needle in kind)
-    ]
 
 
 def choice_name(station: StationConfig) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from discord import app_commands
 
 from bot.render import admin_embeds
-from bot.station.source import DEFAULT_KIND
+from bot.station.source import DEFAULT_KIND, KIND_NAMES
 from bot.ui.station_key import StationKeyModal
-from bot.ui.stations import kind_autocomplete, reader_lang, resolve_station, station_autocomplete
+from bot.ui.stations import reader_lang, resolve_station, station_autocomplete
 from bot.util.i18n import N_
 
 from ..shapes import Interaction
@@ -27,7 +27,9 @@ class StationCommands(AdminCommands):
         kind=N_("Host (default RadioBOSS)"),
         timezone=N_("Time zone, like Europe/Berlin (default UTC)"),
     )
-    @app_commands.autocomplete(kind=kind_autocomplete)
+    @app_commands.choices(
+        kind=[app_commands.Choice(name=name, value=kind) for kind, name in KIND_NAMES.items()]
+    )
     async def station_add(
         self,
         interaction: Interaction,
