@@ -189,6 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
         simulate.add_argument(
             flag, type=kind, default=default, help=f"{text} (default %(default)s)"
         )
+    simulate.add_argument(
+        "--kind",
+        choices=KINDS,
+        default=DEFAULT_KIND,
+        help="the host to simulate (default %(default)s)",
+    )
+    simulate.add_argument(
+        "--mount",
+        default="/live",
+        help="the mount an icecast simulator serves (default %(default)s)",
+    )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
     demo.add_argument(
@@ -369,6 +380,11 @@ def render_check(
 async def _simulate(args: argparse.Namespace) -> int:
     from .simulator import StationSimulator
 
+    if args.kind == "icecast":
+        return await _simulate_icecast(args)
+    if args.kind != DEFAULT_KIND:
+        print(f"onair: no simulator for kind {args.kind!r} yet", file=sys.stderr)
+        return 2
     simulator = StationSimulator()
     # Sped up, a song still reports its library length: a 3-minute song aired in 18 s is a song
     # (announced), not an item under 30 s (a jingle, which OnAir never announces).
@@ -398,6 +414,37 @@ async def _simulate(args: argparse.Namespace) -> int:
     print(
         f"  In another terminal{' in this folder' if here else ''}: "
         f"{key}{onair} check --base-url {base} --station {args.station}",
+        flush=True,
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await simulator.stop()
+    return 0
+
+
+async def _simulate_icecast(args: argparse.Namespace) -> int:
+    from .simulator.hosts.icecast import IcecastSimulator
+
+    try:
+        mount = str(station_ref("icecast", args.mount))
+    except ValueError as error:
+        print(f"onair: --mount: {error}", file=sys.stderr)
+        return 2
+    simulator = IcecastSimulator(admin_password=args.key or "hackme")
+    simulator.add_mount(mount, seed=args.seed, speed=args.speed)
+    try:
+        base = await simulator.start(args.host, args.port)
+    except OSError as error:
+        print(f"onair: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 1
+    print(f"Icecast simulator on {base} (mount {mount}); Ctrl+C stops it.", flush=True)
+    onair, here = onair_as_typed()
+    print(
+        f"  In another terminal{' in this folder' if here else ''}: "
+        f"{onair} check --kind icecast --base-url {base} --station {shlex.quote(mount)}\n"
+        f"  Title by hand: curl -u admin:{shlex.quote(simulator.admin_password)} "
+        f"'{base}/admin/metadata?mount={mount}&mode=updinfo&charset=UTF-8&song=Artist+-+Title'",
         flush=True,
     )
     try:

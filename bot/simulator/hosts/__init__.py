@@ -1,0 +1,1 @@
+"""Simulators of the other station hosts OnAir speaks to, one module per kind."""
