@@ -38,6 +38,7 @@ from urllib.parse import unquote
 from ... import coerce as c
 from ...errors import Problem, StationNotFound, StationResponseError
 from ...info import Links, StationInfo
+from .observed import IcecastInfo
 
 # Longest text kept from any field: a title is a line, never a page.
 MAX_TEXT = 500
@@ -166,7 +167,7 @@ def parse_source(
     listen = field_text(source.get("listenurl"))
     if not _public_host(listen):
         listen = f"{base_url.rstrip('/')}{mount}"
-    info = StationInfo(
+    info = IcecastInfo(
         fetched_at=fetched_at,
         name=field_text(source.get("server_name")),
         description=field_text(source.get("server_description")),
