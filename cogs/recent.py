@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from discord import app_commands
 
 from bot.catalog.registry import Snapshot
 from bot.config import StationConfig
+from bot.history.recorded import with_recorded_plays
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
+from bot.station.hosts import source_class
+from bot.station.source import Feature
 from bot.ui import Reply
 from bot.ui.stations import answer_with_snapshot, reader_lang, skip_rules
 from bot.util.i18n import N_
@@ -28,6 +33,11 @@ class RecentCog(BotCog):
         async def render(snapshot: Snapshot, chosen: StationConfig) -> Reply:
             skip = await skip_rules(interaction, chosen)  # jingles left out, as in "Next"
             info = snapshot.info
+            if Feature.RECENT not in source_class(chosen.kind).features:
+                # The host keeps no history: the plays OnAir itself heard, the one on air first.
+                until = max(datetime.now(UTC), info.fetched_at)
+                plays = await self.bot.storage.play_at(chosen.slug, until, 20)
+                info = with_recorded_plays(info, plays)
             lang = reader_lang(interaction)
             embed = station_embeds.recent(info, chosen.name, count, skip=skip, lang=lang)
             return Reply(embed=embed)

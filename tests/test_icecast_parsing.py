@@ -60,11 +60,14 @@ def test_the_real_servers_answer_reads_whole():
     # Quotes kept; the Latin-1 reading of UTF-8 undone.
     assert info.now_playing == 'It\'s "quoted" - café'
     play = info.current_play()
-    assert play is not None and (play.artist, play.title) == ('It\'s "quoted"', "café")
+    assert play is not None
+    assert (play.artist, play.title) == ('It\'s "quoted"', "café")
     assert play.started is None  # Icecast says nothing of when it started
     # listenurl names the configured hostname, a public name here: the link listeners get.
     assert info.links.listen == "http://icecast.test:18765/live"
-    assert info.artwork is None and info.recent == () and info.next_display is None
+    assert info.artwork is None
+    assert info.recent == ()
+    assert info.next_display is None
 
 
 def test_one_source_is_an_object_several_a_list_none_absent():
@@ -155,8 +158,11 @@ def test_a_hostile_source_is_absent_values_not_a_crash():
         f'"genre":"{"g" * 5000}"}}'
     )
     info = parse_source(decode_status(answer), "/live", BASE, AT).info
-    assert info.listeners is None and info.now_playing is None and info.name is None
-    assert info.genre is not None and len(info.genre) == 500
+    assert info.listeners is None
+    assert info.now_playing is None
+    assert info.name is None
+    assert info.genre is not None
+    assert len(info.genre) == 500
 
 
 def test_artist_set_apart_joins_the_title():
