@@ -25,6 +25,7 @@ that never names what follows, info requests per play, missed, doubled) and ``go
 which of OnAir's meet them.
 
     .venv/bin/python -m bench.announce_latency [--plays 52] [--seed 14] [--after-live 13]
+    .venv/bin/python -m bench.announce_latency --kind icecast [--plays 29]  (bench/announce_icecast.py)
 
 A run lasts as long as its programme (52 plays: ~9 min; ``--plays 29``, four live shows: ~5
 min); nothing can be sped up without changing what is measured.
@@ -197,7 +198,16 @@ async def main() -> None:
         default=13.0,
         help="least length of the item after a live show (issue 27's programme had 3 and 7 s)",
     )
+    parser.add_argument(
+        "--kind", choices=("radioboss", "icecast"), default="radioboss", help="the host measured"
+    )
+    parser.add_argument("--metaint", type=int, default=16000, help="icecast: ICY interval")
     args = parser.parse_args()
+    if args.kind == "icecast":
+        from .announce_icecast import run as run_icecast
+
+        emit(await run_icecast(args))
+        return
 
     load_before = os.getloadavg()
     started_at = time.monotonic()

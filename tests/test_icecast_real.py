@@ -121,7 +121,7 @@ async def icecast(ffmpeg: str) -> AsyncIterator[str]:
         prepare(root, folder)
         port = free_port()
         (folder / "icecast.xml").write_text(config(folder, root, port))
-        libraries = root / "usr" / "lib" / "x86_64-linux-gnu"
+        libraries = next((root / "usr" / "lib").glob("*-linux-gnu"), root / "usr" / "lib")
         env = {**os.environ, "LD_LIBRARY_PATH": str(libraries)}
         base = f"http://127.0.0.1:{port}"
         async with (
