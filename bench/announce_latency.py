@@ -25,7 +25,7 @@ that never names what follows, info requests per play, missed, doubled) and ``go
 which of OnAir's meet them.
 
     .venv/bin/python -m bench.announce_latency [--plays 52] [--seed 14] [--after-live 13]
-    .venv/bin/python -m bench.announce_latency --kind icecast [--plays 29]  (bench/announce_icecast.py)
+    .venv/bin/python -m bench.announce_latency --kind icecast [--plays 29]  (announce_icecast.py)
 
 A run lasts as long as its programme (52 plays: ~9 min; ``--plays 29``, four live shows: ~5
 min); nothing can be sped up without changing what is measured.
