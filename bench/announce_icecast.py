@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import time
 from datetime import UTC
 from typing import Any
@@ -116,3 +117,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             key: figures[key] is not None and figures[key] <= goal for key, goal in GOALS.items()
         },
     }
+
+
+def main() -> None:
+    """``python -m bench.announce_icecast``: the same as ``announce_latency --kind icecast``."""
+    from .announce_latency import main as latency_main
+
+    sys.argv = [sys.argv[0], "--kind", "icecast", *sys.argv[1:]]
+    asyncio.run(latency_main())
+
+
+if __name__ == "__main__":
+    main()

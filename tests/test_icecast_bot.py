@@ -4,22 +4,18 @@ again, and /nowplaying, /recent and /listen answering for it."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.app import create_bot
-from bot.config import parse_settings
-from bot.runtime.core import OnAirBot
 from bot.simulator import TRACKS, ManualClock, Programme
 from bot.simulator.hosts.icecast import IcecastSimulator
 from bot.station.hosts.icecast import IcecastClient
 
 from .support.botenv import fake_discord_fixture
 from .support.fakediscord import FakeDiscord
+from .support.icecast_bot import icecast_bot
 from .support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -28,33 +24,6 @@ A, B, C = TRACKS[0], TRACKS[1], TRACKS[2]
 SLOTS = [(C, 60.0), (A, 60.0), (B, 60.0), (A, 60.0), (C, 60.0)]
 
 fake = fake_discord_fixture(channels_per_guild=2)
-
-
-def config(sim: IcecastSimulator, fake: FakeDiscord) -> str:
-    guild = fake.guilds[0]
-    return (
-        '[bot]\ndefault_station = "main"\n\n[database]\npath = ":memory:"\n\n'
-        '[[stations]]\nid = "main"\nname = "Main FM"\n'
-        f'base_url = "{sim.base_url}"\nkind = "icecast"\nstation_id = "/live"\n'
-        'timezone = "Europe/Berlin"\n\n'
-        f"[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\n"
-        'station = "main"\n'
-    )
-
-
-@contextlib.asynccontextmanager
-async def icecast_bot(sim: IcecastSimulator, fake: FakeDiscord) -> AsyncIterator[OnAirBot]:
-    settings = parse_settings(config(sim, fake), {"ONAIR_DISCORD_TOKEN": fake.expected_token})
-    bot = create_bot(settings, connector=fake.connector(), guild_ready_timeout=0.05)
-    await bot.login(settings.token or "")
-    task = asyncio.create_task(bot.connect(reconnect=True))
-    try:
-        await asyncio.wait_for(bot.wait_until_ready(), timeout=15)
-        yield bot
-    finally:
-        await bot.close()
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(task, timeout=10)
 
 
 @pytest.fixture
@@ -103,6 +72,7 @@ async def test_each_change_is_announced_once_from_the_icy_stream(sim, fake):
         assert embed["title"] == A.title
         assert A.artist in embed["description"]
         assert "started <t:" in embed["description"]  # since OnAir saw it begin
+        assert "AutoDJ" not in embed["description"]  # Icecast does not say: a DJ may be on
         assert "thumbnail" not in embed or not embed["thumbnail"].get("url", "").startswith(
             sim.base_url
         )
