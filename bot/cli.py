@@ -193,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--kind",
         choices=KINDS,
         default=DEFAULT_KIND,
-        help="the host to simulate (default %(default)s)",
+        metavar="KIND",
+        help="the host to simulate: radioboss or icecast (default %(default)s)",
     )
     simulate.add_argument(
         "--mount",
