@@ -26,6 +26,7 @@ which of OnAir's meet them.
 
     .venv/bin/python -m bench.announce_latency [--plays 52] [--seed 14] [--after-live 13]
     .venv/bin/python -m bench.announce_latency --kind azuracast [--plays 29]
+    .venv/bin/python -m bench.announce_latency --kind icecast [--plays 29]  (announce_icecast.py)
 
 ``--kind`` names the host simulated (another host adds its own branch the same way). For
 ``azuracast`` both stations are AzuraCast's: one pushes each change through its SSE stream,
@@ -204,10 +205,21 @@ async def main() -> None:
         default=13.0,
         help="least length of the item after a live show (issue 27's programme had 3 and 7 s)",
     )
-    parser.add_argument("--kind", choices=("radioboss", "azuracast"), default="radioboss")
+    parser.add_argument(
+        "--kind",
+        choices=("radioboss", "azuracast", "icecast"),
+        default="radioboss",
+        help="the host measured",
+    )
+    parser.add_argument("--metaint", type=int, default=16000, help="icecast: ICY interval")
     args = parser.parse_args()
     if args.kind == "azuracast":
         await azuracast(args)
+        return
+    if args.kind == "icecast":
+        from .announce_icecast import run as run_icecast
+
+        emit(await run_icecast(args))
         return
 
     load_before = os.getloadavg()

@@ -191,10 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
         )
     simulate.add_argument(
         "--kind",
-        choices=("radioboss", "azuracast"),
-        default="radioboss",
+        choices=KINDS,
+        default=DEFAULT_KIND,
         metavar="KIND",
-        help="which host to simulate: radioboss or azuracast (default %(default)s)",
+        help="the host to simulate: radioboss, azuracast or icecast (default %(default)s)",
+    )
+    simulate.add_argument(
+        "--mount",
+        default="/live",
+        help="the mount an icecast simulator serves (default %(default)s)",
     )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
@@ -410,6 +415,11 @@ def render_check(
 async def _simulate(args: argparse.Namespace) -> int:
     from .simulator import StationSimulator
 
+    if args.kind == "icecast":
+        return await _simulate_icecast(args)
+    if args.kind not in (DEFAULT_KIND, "azuracast"):
+        print(f"onair: no simulator for kind {args.kind!r} yet", file=sys.stderr)
+        return 2
     simulator = StationSimulator()
     station = str(args.station)
     extra = ""
@@ -450,6 +460,37 @@ async def _simulate(args: argparse.Namespace) -> int:
     print(
         f"  In another terminal{' in this folder' if here else ''}: "
         f"{key}{onair} check{extra} --base-url {base} --station {station}",
+        flush=True,
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await simulator.stop()
+    return 0
+
+
+async def _simulate_icecast(args: argparse.Namespace) -> int:
+    from .simulator.hosts.icecast import IcecastSimulator
+
+    try:
+        mount = str(station_ref("icecast", args.mount))
+    except ValueError as error:
+        print(f"onair: --mount: {error}", file=sys.stderr)
+        return 2
+    simulator = IcecastSimulator(admin_password=args.key or "hackme")
+    simulator.add_mount(mount, seed=args.seed, speed=args.speed)
+    try:
+        base = await simulator.start(args.host, args.port)
+    except OSError as error:
+        print(f"onair: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 1
+    print(f"Icecast simulator on {base} (mount {mount}); Ctrl+C stops it.", flush=True)
+    onair, here = onair_as_typed()
+    print(
+        f"  In another terminal{' in this folder' if here else ''}: "
+        f"{onair} check --kind icecast --base-url {base} --station {shlex.quote(mount)}\n"
+        f"  Title by hand: curl -u admin:{shlex.quote(simulator.admin_password)} "
+        f"'{base}/admin/metadata?mount={mount}&mode=updinfo&charset=UTF-8&song=Artist+-+Title'",
         flush=True,
     )
     try:

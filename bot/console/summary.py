@@ -22,7 +22,10 @@ def not_offered_line(label: str, kind: str) -> str:
 
 def now_playing_lines(info: StationInfo) -> list[str]:
     play = info.current_play()
-    badge = "LIVE" if info.is_live else "AutoDJ"
+    # Neither when the host does not say (Icecast): a DJ may be on.
+    badge = (
+        "" if info.live is None and info.autodj is None else "LIVE" if info.is_live else "AutoDJ"
+    )
     lines = [f"Station:     {info.name or '(unnamed station)'}"]
     if play is None:
         lines.append("Now playing: nothing on air")
@@ -30,7 +33,8 @@ def now_playing_lines(info: StationInfo) -> list[str]:
         extra = f" [{play.album}{', ' + play.year if play.year else ''}]" if play.album else ""
         position = info.playback.position if info.playback else None
         lines.append(f"Now playing: {play.display}{extra}")
-        lines.append(f"             {duration(position)} / {duration(play.duration)}  ({badge})")
+        said = f"  ({badge})" if badge else ""
+        lines.append(f"             {duration(position)} / {duration(play.duration)}{said}")
     listeners = info.listener_count
     lines.append(f"Listeners:   {listeners if listeners is not None else '?'}")
     lines.append(f"Next:        {info.next_display or '-'}")

@@ -40,6 +40,9 @@ def listen_buttons(links: Links, lang: Lang = ENGLISH) -> discord.ui.View | None
 
 
 def badge(info: StationInfo, lang: Lang = ENGLISH) -> str:
+    """Live or AutoDJ; "" when the host says neither (Icecast, Shoutcast): a DJ may be on."""
+    if info.live is None and info.autodj is None:
+        return ""
     return lang.t(LIVE_BADGE) if info.is_live else "🎵 AutoDJ"
 
 

@@ -28,6 +28,7 @@ from .screens_i18n_admin_replies import i18n_preview, i18n_voice
 from .screens_i18n_errors import i18n_errors
 from .screens_i18n_listeners import i18n_listeners
 from .screens_i18n_stats import i18n_stats
+from .screens_icecast import icecast_scenes
 from .screens_links import links
 from .screens_listeners import listener_scenes, stale_scenes
 from .screens_messages import messages
@@ -65,6 +66,7 @@ SCENES = {
     "votes": votes,
     "hosts_face": hosts_face,
     "azuracast": azuracast,
+    "icecast": icecast_scenes,
 }
 
 

@@ -8,10 +8,12 @@ from ..client import StationClient
 from ..requests import RequestsClient
 from ..source import KINDS
 from .azuracast import AzuraCastClient, AzuraCastRequests
+from .icecast import IcecastClient
 
 SOURCES: dict[str, type[StationClient]] = {
     "radioboss": StationClient,
     "azuracast": AzuraCastClient,
+    "icecast": IcecastClient,
 }
 
 # The song-request client of each kind whose host takes requests (``Feature.REQUESTS``).
