@@ -98,7 +98,7 @@ class SlotEvents:
                 await self.cancel(guild.id, station, key, event_id)
             elif (starts_at, ends_at) != _times(show):
                 await self._move(guild.id, station, key, event_id, show, now)
-        room = self.max_planned - len(planned)
+        room = self.max_planned - len(await self.storage.planned_slot_events(guild_id=guild.id))
         new = [show for show in wanted if show.slot not in mine]
         if not new or room <= 0:
             return
