@@ -1,5 +1,6 @@
 """Scheduled posts (live and offline alerts, weekly recaps): starts and stops the outbox and the
-recap clock ``create_bot`` built; the alerts run on the announcer's watches."""
+recap clock ``create_bot`` built, and the reads of stations' schedules (their live shows as
+server events); the alerts run on the announcer's watches."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ class ScheduledCog(BotCog):
         await self.bot.posts.start()
         await self.bot.recaps.start()
         await self.bot.votes.start()
+        await self.bot.shows.start_schedules()
         self.bot.scheduler.add_job(
             self._prune, "interval", hours=6, id="posts:prune", replace_existing=True
         )
@@ -25,6 +27,7 @@ class ScheduledCog(BotCog):
             self.bot.scheduler.remove_job("posts:prune")
         await self.bot.recaps.stop()
         await self.bot.votes.stop()
+        await self.bot.shows.stop_schedules()
         await self.bot.posts.stop(grace=self.bot.grace())
 
     async def _prune(self) -> None:

@@ -20,8 +20,8 @@ from bot.announcer.watcher import StationWatch, WatchScheduler
 from bot.simulator import JINGLES, LIVE_SHOW, TRACKS, ManualClock, Programme
 from bot.simulator.hosts.azuracast import AzuraCastSimulator
 from bot.simulator.programme import Slot
-from bot.station import RetryPolicy
-from bot.station.errors import RequestRefused, StationNotFound
+from bot.station import RetryPolicy, StationClient
+from bot.station.errors import NotOffered, RequestRefused, StationNotFound
 from bot.station.hosts.azuracast import AzuraCastClient, AzuraCastRequests
 from bot.station.source import Feature
 
@@ -145,12 +145,27 @@ async def test_schedule_lists_the_live_shows(azura, session):
     client = make(azura, session)
     assert client.offers(Feature.SCHEDULE)
     shows = await client.schedule()
-    assert shows[0].title == LIVE_SHOW.title
+    assert shows[0].title == LIVE_SHOW.artist  # AzuraCast titles a streamer slot by its DJ
     assert shows[0].name == LIVE_SHOW.artist
     assert shows[0].is_live_show
     assert not shows[0].is_now
     assert shows[0].start.tzinfo == UTC
     assert int(shows[0].start.timestamp()) == int(azura.clock() - 1.0 + 45)
+
+
+async def test_a_host_without_a_schedule_says_so_without_asking(azura, session):
+    client = StationClient(azura.base_url, 1, session=session)
+    with pytest.raises(NotOffered):
+        await client.schedule()
+    assert azura.schedule_queries == []
+
+
+async def test_the_schedule_is_read_in_its_calendar_form_a_week_ahead(azura, session):
+    client = make(azura, session)
+    await client.schedule()
+    (query,) = azura.schedule_queries
+    assert query["start"].endswith("Z")
+    assert query["end"].endswith("Z")
 
 
 async def test_a_change_is_announced_once_and_a_blip_is_not_a_new_play(azura, session):

@@ -25,6 +25,7 @@ from bot.station.hosts.azuracast.requests import (
     parse_submitted,
     refusal_reason,
 )
+from bot.station.schedule import from_json, to_json
 
 NOW = datetime(2026, 6, 1, 12, 0, 30, tzinfo=UTC)
 STARTED = 1780315200  # 2026-06-01 12:00:00 UTC
@@ -352,6 +353,28 @@ def test_schedule_entries_are_typed_and_sorted():
     assert shows[1].start == datetime.fromtimestamp(STARTED + 7200, UTC)
     assert shows[1].end == datetime.fromtimestamp(STARTED + 10800, UTC)
     assert schedule({"code": 404}) == ()
+    # The airing is the entry on its day in the station's zone (from ``start``, not UTC).
+    assert shows[1].day == "2026-06-01"
+    assert shows[1].slot == "streamer:2:2026-06-01"
+
+
+def test_a_schedule_survives_its_round_trip_through_storage_text():
+    rows = [
+        {
+            "id": 2,
+            "type": "streamer",
+            "name": "DJ Nova",
+            "title": "DJ Nova",
+            "start_timestamp": STARTED,
+            "start": "2026-06-01T09:00:00-05:00",
+            "end_timestamp": STARTED + 3600,
+            "is_now": False,
+        }
+    ]
+    shows = schedule(rows)
+    assert from_json(to_json(shows)) == shows
+    assert from_json("not json") == ()
+    assert from_json('[{"title": "x", "start": "soon"}, 5]') == ()
 
 
 def test_requestable_songs_paged_or_bare():

@@ -29,6 +29,7 @@ from ..station import Play, StationInfo
 from ..station.play import ESTIMATE_TOLERANCE, normalise_title
 from ..storage import EVENT_ACTIVE, EVENT_CLAIMED, EVENT_COMPLETED, EVENT_FAILED, Storage
 from ..util.i18n import guild_lang
+from .slots import SlotEvents
 from .text import event_description, event_location, event_name
 
 _LOGGER = logging.getLogger("onair.shows")
@@ -75,6 +76,8 @@ class ShowEvents:
         self.clock = clock
         self.created = 0
         self.completed = 0
+        self.started_planned = 0  # scheduled slots' events started by their live show
+        self.slots = SlotEvents(client, storage, pace=pace, may_make=may_make_events)
 
     async def station_changed(self, station: str, play: Play | None, info: StationInfo) -> None:
         """A new play on ``station``: complete the open events of any other show, start this
@@ -139,6 +142,9 @@ class ShowEvents:
         now = self.clock()
         if not await self.storage.claim_show_event(guild_id, station, airing, now=now):
             return
+        planned = await self.slots.take(guild_id, station, now)
+        if planned and await self._start_planned(guild_id, station, airing, planned):
+            return
         start = datetime.fromtimestamp(now, UTC) + START_AHEAD
         length = max(play.duration or DEFAULT_LENGTH, MIN_LENGTH)
         lang = await guild_lang(self.client, guild_id)  # an event is public: the guild's
@@ -182,6 +188,33 @@ class ShowEvents:
             guild_id, station, airing, state=EVENT_ACTIVE, event_id=event.id
         )
         self.created += 1
+
+    async def _start_planned(self, guild_id: int, station: str, airing: str, event_id: int) -> bool:
+        """The airing takes its slot's SCHEDULED event and starts it; False when an admin
+        deleted it (a new event is made instead)."""
+        await self.storage.update_show_event(
+            guild_id, station, airing, state=EVENT_CLAIMED, event_id=event_id
+        )
+        try:
+            await self._paced()
+            await self.client.http.edit_scheduled_event(guild_id, event_id, status=ACTIVE)
+        except discord.NotFound:
+            return False
+        except discord.HTTPException as error:
+            # Claimed with its id: the show's end cancels it (it never started).
+            _LOGGER.warning(
+                "scheduled event %s in guild %s not started: Discord answered %s (%s)",
+                event_id,
+                guild_id,
+                error.status,
+                error.code,
+            )
+            return True
+        await self.storage.update_show_event(
+            guild_id, station, airing, state=EVENT_ACTIVE, event_id=event_id
+        )
+        self.started_planned += 1
+        return True
 
     async def _finish(
         self, guild_id: int, station: str, key: str, event_id: int, state: str

@@ -24,16 +24,23 @@ import discord
 
 from ..announcer.watcher import Announcement
 from ..catalog.registry import StationRegistry
-from ..config import GuildConfig
+from ..config import GuildConfig, StationConfig
 from ..scheduled.alerts import Observation
-from ..station import StationError, StationInfo
+from ..station import ScheduledShow, StationError, StationInfo
+from ..station.schedule import from_json, to_json
+from ..station.source import Feature
 from ..storage import Storage
 from ..util.hooks import Hook
+from ..util.tasks import stop_task
 from ..voice.players import PlayerListener
 from .channel_status import ChannelStatusKeeper, Players, follow_status_events
 from .events import ShowEvents, may_make_events
+from .slots import AHEAD
 
 _LOGGER = logging.getLogger("onair.shows")
+SCHEDULE_EVERY = 300.0  # seconds between two reads of a station's schedule (the whole fleet)
+SCHEDULE_TICK = 60.0  # how often a process looks (the read itself is claimed in storage)
+SCHEDULE_STALE = 4  # a schedule older than this many reads changes nothing
 
 
 class ShowsService:
@@ -53,6 +60,7 @@ class ShowsService:
         guild_configs: tuple[GuildConfig, ...] = (),
         offline_after: float = 120.0,
         clock: Callable[[], float] = time.time,
+        schedule_every: float = SCHEDULE_EVERY,
     ) -> None:
         """``refresh_watches``: the announcer's, bound once it is built (it is built after the
         shows, whose plays and polls it reports); ``player_events``: the voice service's
@@ -76,6 +84,8 @@ class ShowsService:
         self._down: set[str] = set()  # stations down longer than offline_after (handled)
         self._poll_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._reported = False  # the missing-permission lines are said once per start
+        self.schedule_every = schedule_every
+        self._schedule_task: asyncio.Task[None] | None = None
         if player_events is not None:
             player_events.bind(self)
 
@@ -245,6 +255,79 @@ class ShowsService:
         for station in list(self._playing):
             if (guild_id, channel_id) in self.players.channels_playing(station):
                 await self.player_started(guild_id, channel_id, station)
+
+    # Scheduled shows ----------------------------------------------------------------------
+
+    async def start_schedules(self, *, every: float = SCHEDULE_TICK) -> None:
+        """Read the schedules of the stations with events every ``every`` seconds, off the
+        announcement path (the first read one tick after start)."""
+        self._schedule_task = asyncio.create_task(self._schedule_loop(every))
+
+    async def stop_schedules(self) -> None:
+        await stop_task(self._schedule_task)
+        self._schedule_task = None
+
+    async def _schedule_loop(self, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.schedule_tick()
+            except Exception as error:  # storage down: the next tick tries again
+                _LOGGER.warning("station schedules not read: %r", error)
+
+    async def schedule_tick(self) -> None:
+        """Each station with events in this process's guilds whose host publishes a schedule:
+        its upcoming live shows as the guilds' SCHEDULED events (read from the host once per
+        ``schedule_every`` for the whole fleet, shared through storage)."""
+        await self.client.wait_until_ready()
+        now = self.clock()
+        pairs = [
+            (guild, station)
+            for guild, station in await self.storage.show_event_guilds()
+            if self.handles_guild(guild)
+        ]
+        for station in sorted({station for _, station in pairs}):
+            config = self.registry.station(station)
+            if config is None or not self.registry.offers(config, Feature.SCHEDULE):
+                continue
+            shows = await self._schedule_of(station, config, now)
+            if shows is None:
+                continue  # unknown or stale: nothing changes
+            name, listen = await self._place_of(config)
+            guilds = [guild for guild, s in pairs if s == station]
+            await self.events.slots.plan(
+                station, guilds, shows, now=now, station_name=name, listen=listen
+            )
+        await self._cancel_unwanted(set(pairs))
+
+    async def _schedule_of(
+        self, station: str, config: StationConfig, now: float
+    ) -> tuple[ScheduledShow, ...] | None:
+        if await self.storage.claim_schedule_fetch(station, now=now, every=self.schedule_every):
+            try:
+                shows = await self.registry.client(config).schedule(within=AHEAD)
+            except StationError as error:  # (NotOffered too)
+                _LOGGER.info("schedule of %s not read: %s", station, type(error).__name__)
+            else:
+                await self.storage.save_schedule(station, to_json(shows), fetched_at=now)
+        stored = await self.storage.stored_schedule(station)
+        if stored is None or now - stored[0] > SCHEDULE_STALE * self.schedule_every:
+            return None
+        return from_json(stored[1])
+
+    async def _place_of(self, config: StationConfig) -> tuple[str | None, str | None]:
+        """The station's name and listen link for its events (its last known state)."""
+        try:
+            info = (await self.registry.snapshot(config)).info
+        except Exception:  # the station is down: its name from the config
+            return config.name, None
+        return info.name or config.name, info.links.listen
+
+    async def _cancel_unwanted(self, pairs: set[tuple[int, str]]) -> None:
+        """Planned events of a station whose events a guild turned off are cancelled."""
+        for guild, station, key, event_id, _, _ in await self.storage.planned_slot_events():
+            if self.handles_guild(guild) and (guild, station) not in pairs:
+                await self.events.slots.cancel(guild, station, key, event_id)
 
     # Events -------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from .play import Play, normalise_title
 from .playlist import Playlist, PlaylistItem
 from .redact import redact, redact_url
 from .requests import QueuedSong, RequestsClient, RequestTrack, SearchAnswer
+from .schedule import ScheduledShow
 from .stats import CountryCount, DayStats, Stats
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "RequestsClient",
     "RequestsOff",
     "RetryPolicy",
+    "ScheduledShow",
     "SearchAnswer",
     "StationAuthError",
     "StationClient",

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any, ClassVar, TypeVar
 
 import aiohttp
@@ -46,6 +46,7 @@ from .info import StationInfo
 from .parsing import ParseMemo
 from .playlist import Playlist
 from .redact import redact
+from .schedule import ScheduledShow
 from .source import Feature
 from .stats import Stats
 
@@ -56,6 +57,7 @@ PLAYLIST_PATHS = ("api/getplaylist/{id}", "api/info/getplaylist/{id}")
 # Answers larger than this are decoded and turned into models in a worker thread: a 2 MiB
 # answer that changes every poll takes ~200 ms to parse, too long to hold the event loop.
 INLINE_PARSE_BYTES = 256 * 1024
+SCHEDULE_AHEAD = timedelta(days=7)  # how far ahead ``schedule`` reads by default
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ class CacheTimes:
     playlist: float = 10.0
     stats_current: float = 60.0
     stats_past: float = 3600.0
+    schedule: float = 60.0
 
 
 class StationClient:
@@ -219,6 +222,22 @@ class StationClient:
         stats: Stats = await self._answers.get(key, ttl, ttl, fetch)
         return stats
 
+    async def schedule(self, *, within: timedelta = SCHEDULE_AHEAD) -> tuple[ScheduledShow, ...]:
+        """The shows on the host's schedule from now until ``within`` ahead (ongoing ones
+        included), soonest first; ``NotOffered`` unless the host has ``Feature.SCHEDULE``."""
+        self._require(Feature.SCHEDULE)
+        now = self.fetched_now()
+        ttl = self.cache_times.schedule
+
+        async def fetch() -> tuple[ScheduledShow, ...]:
+            shows = await self._schedule(now, now + within)
+            return tuple(s for s in shows if (s.end or s.start) >= now)
+
+        shows: tuple[ScheduledShow, ...] = await self._answers.get(
+            ("schedule", str(int(within.total_seconds()))), ttl, ttl, fetch
+        )
+        return shows
+
     def changes(self) -> AsyncIterator[StationInfo | None]:
         """For a host with ``Feature.PUSH``: each change the host tells of, as it happens (the
         new info when the host sends it, None when it only says that something changed). Runs
@@ -254,6 +273,9 @@ class StationClient:
             return StationInfo.parse(payload, self.zone, self.fetched_now(), memo=self._parse_memo)
 
         return await self._request(f"api/info/{self.station_id}", build=build)
+
+    async def _schedule(self, start: datetime, end: datetime) -> tuple[ScheduledShow, ...]:
+        raise NotOffered(what=Feature.SCHEDULE.value, kind=self.kind)
 
     async def _stats(self, date_from: date, date_to: date) -> Stats:
         return await self._request(

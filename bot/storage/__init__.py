@@ -28,7 +28,13 @@ from .models import (
 )
 from .outbox import DROPPED, FAILED, PENDING, SENT
 from .postgres import PostgresStorage
-from .shows import EVENT_ACTIVE, EVENT_CLAIMED, EVENT_COMPLETED, EVENT_FAILED
+from .shows import (
+    EVENT_ACTIVE,
+    EVENT_CLAIMED,
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    EVENT_PLANNED,
+)
 from .sqlite import SqliteStorage
 
 
@@ -45,6 +51,7 @@ __all__ = [
     "EVENT_CLAIMED",
     "EVENT_COMPLETED",
     "EVENT_FAILED",
+    "EVENT_PLANNED",
     "FAILED",
     "PENDING",
     "SENT",

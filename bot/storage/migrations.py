@@ -320,4 +320,17 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE guild_stations ADD COLUMN station_ref TEXT NOT NULL DEFAULT '';
     UPDATE guild_stations SET station_ref = CAST(station_id AS TEXT);
     """,
+    # A station's schedule as a guild's upcoming events: each slot's event row keeps the slot's
+    # times (a moved slot moves its event), and one fetch of each station's schedule is shared
+    # by the fleet (claimed by time, stored as JSON).
+    """
+    ALTER TABLE show_events ADD COLUMN starts_at {real};
+    ALTER TABLE show_events ADD COLUMN ends_at {real};
+    CREATE TABLE station_schedules (
+        station TEXT PRIMARY KEY,
+        claimed_at {real} NOT NULL,
+        fetched_at {real} NOT NULL DEFAULT 0,
+        shows TEXT NOT NULL DEFAULT ''
+    );
+    """,
 )

@@ -42,6 +42,7 @@ TABLES = (
     "user_stations",
     "song_votes",
     "vote_polls",
+    "station_schedules",
     "schema_version",
 )
 

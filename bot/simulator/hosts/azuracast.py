@@ -20,6 +20,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
@@ -31,6 +32,7 @@ from ..station import SimStation
 
 PING_SECONDS = 25.0  # Centrifugo's unidirectional ping interval (``ping: 25`` in connect)
 WATCH_SECONDS = 0.01  # how often the publisher looks at the programme (real seconds)
+SCHEDULE_MAX_ENTRIES = 500  # entries the simulator lists at most (a compressed week is long)
 PLAYBACK_DELAY = 0  # AzuraCast adds SongHistory::PLAYBACK_DELAY_SECONDS; 0 keeps tests exact
 
 
@@ -52,6 +54,11 @@ def error_body(code: int, kind: str, message: str, where: str) -> dict[str, Any]
         },
         "success": False,
     }
+
+
+def _iso(stamp: int) -> str:
+    """ISO 8601 in the station's zone (UTC here), as ``CarbonImmutable::toIso8601String``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(stamp))
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
@@ -80,6 +87,10 @@ class AzuraStation:
     # (request_id, airing number) of every accepted request.
     pending: list[tuple[str, int]] = field(default_factory=list)
     last_request_at: float | None = None
+    # The schedule as an admin edits it: airing number → seconds its slot moved, and the
+    # airings whose slot was removed (what airs stays the programme's).
+    schedule_moves: dict[int, float] = field(default_factory=dict)
+    schedule_removed: set[int] = field(default_factory=set)
 
     def request_id(self, index: int) -> str:
         return _hex(self.shortcode, index)
@@ -103,6 +114,7 @@ class AzuraCastSimulator(StationSimulator):
         self._subscribers: dict[str, set[asyncio.Queue[bytes | None]]] = {}
         self._publisher: asyncio.Task[None] | None = None
         self.epoch = _hex("epoch", size=4)
+        self.schedule_queries: list[dict[str, str]] = []
 
     def add_azura(
         self, station_id: int = 1, shortcode: str = "onair_radio", **options: Any
@@ -297,34 +309,49 @@ class AzuraCastSimulator(StationSimulator):
             body["playing_next"] = None
         return body
 
-    def schedule(self, station: AzuraStation, rows: int) -> list[dict[str, Any]]:
-        """``Api_StationSchedule`` of the programme's live shows (the streamers' slots)."""
+    def schedule(
+        self, station: AzuraStation, start: float | None = None, end: float | None = None
+    ) -> list[dict[str, Any]]:
+        """``Api_StationSchedule`` of the programme's live shows (the streamers' slots) that
+        overlap ``start``-``end`` (the calendar form), else those not ended from now to a day
+        and an hour ahead (``getUpcomingSchedule``), soonest first. The compressed programme
+        airs a show many times a day and AzuraCast runs a schedule entry once a day, so each
+        airing is its own entry (``id``); ``schedule_moves`` and ``schedule_removed`` edit it
+        as an admin would, without changing what airs."""
         at = self.clock()
+        upcoming = start is None
+        low = at - 86400 if start is None else start
+        high = at + 86400 + 3600 if end is None else end
         programme = station.sim.programme
-        now = programme.at(at)
+        number = programme.at(low).number
         shows: list[dict[str, Any]] = []
-        number = now.number
-        while len(shows) < rows and number < now.number + 4 * len(programme):
+        while len(shows) < SCHEDULE_MAX_ENTRIES:
             airing = programme.airing(number)
-            slot = number % len(programme)
             number += 1
-            if airing.item.kind != "live":
+            if airing.started > high:
+                break
+            if airing.item.kind != "live" or airing.number in station.schedule_removed:
                 continue
-            start, end = int(airing.started), int(airing.ends)
+            shift = station.schedule_moves.get(airing.number, 0.0)
+            begins, ends = int(airing.started + shift), int(airing.ends + shift)
+            if ends < low or begins > high or (upcoming and ends < at):
+                continue
             shows.append(
                 {
-                    "id": 100 + slot,
+                    "id": 100 + airing.number,
                     "type": "streamer",
                     "name": airing.item.artist,
-                    "title": airing.item.title,
+                    "title": airing.item.artist,
                     "description": f"Streamer: {airing.item.artist}",
-                    "start_timestamp": start,
-                    "start": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(start)),
-                    "end_timestamp": end,
-                    "end": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(end)),
-                    "is_now": start <= at < end,
+                    "start_timestamp": begins,
+                    "start": _iso(begins),
+                    "end_timestamp": ends,
+                    "end": _iso(ends),
+                    "is_now": begins <= at <= ends,
                 }
             )
+        if upcoming:
+            shows.sort(key=lambda show: show["start_timestamp"])
         return shows
 
     # Server ------------------------------------------------------------------------------
@@ -676,8 +703,30 @@ class AzuraCastSimulator(StationSimulator):
         station = await self._station_or_404(request, "schedule")
         if not isinstance(station, AzuraStation):
             return station
+        self.schedule_queries.append(dict(request.query))
+        if "start" in request.query:  # the calendar form: every slot in the range, no rows
+            start = _parse_moment(request.query.get("start", ""))
+            end = _parse_moment(request.query.get("end", "")) if "end" in request.query else None
+            if start is None or ("end" in request.query and end is None):
+                return _json(
+                    error_body(500, "InvalidFormatException", "Could not parse the date.", "X"),
+                    500,
+                )
+            low, high = (start, end if end is not None else start + 86400)
+            return _json(self.schedule(station, min(low, high), max(low, high)))
         try:
             rows = int(request.query.get("rows", "5"))
         except ValueError:
             rows = 5
-        return _json(self.schedule(station, max(0, min(rows, 50))))
+        return _json(self.schedule(station)[: max(0, rows)])
+
+
+def _parse_moment(value: str) -> float | None:
+    """An ISO 8601 date-time (``Z`` or an offset) as unix seconds; None if unreadable."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()

@@ -4,7 +4,6 @@ song requests, and each change pushed through its Centrifugo SSE stream."""
 from __future__ import annotations
 
 from .client import AzuraCastClient
-from .models import ScheduledShow
 from .requests import AzuraCastRequests
 
-__all__ = ["AzuraCastClient", "AzuraCastRequests", "ScheduledShow"]
+__all__ = ["AzuraCastClient", "AzuraCastRequests"]

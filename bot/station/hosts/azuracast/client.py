@@ -18,7 +18,7 @@ import logging
 import random
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 import aiohttp
@@ -34,6 +34,7 @@ from ...errors import (
 )
 from ...failures import server_of
 from ...info import Playback, StationInfo
+from ...schedule import ScheduledShow
 from ...source import Feature
 from . import models
 
@@ -62,7 +63,6 @@ class AzuraCastClient(StationClient):
     push_max_event_bytes: int = 1024 * 1024
     push_backoff: tuple[float, float] = (1.0, 60.0)
     push_missing_retry: float = 900.0
-    schedule_ttl: float = 60.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -133,20 +133,18 @@ class AzuraCastClient(StationClient):
 
     # The schedule ------------------------------------------------------------------------
 
-    async def schedule(self, rows: int = 10) -> tuple[models.ScheduledShow, ...]:
-        """The ongoing and upcoming shows (``GET /api/station/{id}/schedule``), soonest first."""
-        self._require(Feature.SCHEDULE)
-        count = str(max(1, min(rows, models.MAX_SCHEDULE)))
+    async def _schedule(self, start: datetime, end: datetime) -> tuple[ScheduledShow, ...]:
+        """Every slot between ``start`` and ``end``: the schedule's calendar form
+        (``GET /api/station/{id}/schedule?start=&end=``, ``ScheduleAction`` with a date range,
+        which AzuraCast caches for 10 minutes); its upcoming form reaches a day ahead only."""
 
-        async def fetch() -> tuple[models.ScheduledShow, ...]:
-            return await self._request(
-                f"api/station/{self.station_id}/schedule", {"rows": count}, build=models.schedule
-            )
+        def stamp(moment: datetime) -> str:
+            return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-        shows: tuple[models.ScheduledShow, ...] = await self._answers.get(
-            ("schedule", count), self.schedule_ttl, self.schedule_ttl, fetch
+        query = {"start": stamp(start), "end": stamp(end)}
+        return await self._request(
+            f"api/station/{self.station_id}/schedule", query, build=models.schedule
         )
-        return shows
 
     # Pushes ------------------------------------------------------------------------------
 

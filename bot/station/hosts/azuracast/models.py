@@ -12,18 +12,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from ... import coerce as c
 from ...info import Links, Mount, Playback, RecentItem, StationInfo, Track
 from ...parsing import require_object
+from ...schedule import MAX_SHOWS, PLAYLIST, ScheduledShow
 
 MAX_TEXT = 500  # characters of a station's text kept (titles, names, descriptions)
 MAX_URL = 2048  # characters of a URL kept (a longer one is left out)
 MAX_HISTORY = 50  # song_history entries read (AzuraCast shows 5 by default)
 MAX_MOUNTS = 20
-MAX_SCHEDULE = 100
+MAX_SCHEDULE = MAX_SHOWS
 # The placeholder AzuraCast puts on air while a station is offline (``Entity/Song.php``).
 OFFLINE_SONG_ID = "5a6a865199cf5df73b1417326d2ff24f"
 _EPOCH_FLOOR = 946_684_800  # 2000-01-01: an earlier played_at is AzuraCast's 0 ("unknown")
@@ -250,48 +251,44 @@ def shortcode(payload: Any) -> str | None:
 # Scheduled shows ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ScheduledShow:
-    """One entry of ``GET /api/station/{id}/schedule`` (``Api_StationSchedule``): a playlist's
-    or a streamer's (a live DJ's) slot, ongoing (``is_now``) or upcoming."""
+def scheduled_show(value: Any) -> ScheduledShow | None:
+    """One ``Api_StationSchedule`` (``ScheduleApiGenerator``): a playlist's or a streamer's
+    slot. ``id`` is the schedule entry's (the same every day it runs); ``start`` is ISO 8601 in
+    the station's zone, whose date names the airing."""
+    raw = c.mapping(value)
+    start = moment(raw.get("start_timestamp"))
+    name = text(raw.get("name"), 200)
+    title = text(raw.get("title"), 200) or name
+    if start is None or not title:
+        return None
+    end = moment(raw.get("end_timestamp"))
+    local = text(raw.get("start"), 40) or ""
+    day = local[:10] if len(local) >= 10 and _is_date(local[:10]) else ""
+    return ScheduledShow(
+        id=c.integer(raw.get("id")),
+        type=(text(raw.get("type"), 20) or PLAYLIST).lower(),
+        name=name or title,
+        title=title,
+        description=text(raw.get("description"), 300),
+        start=start,
+        end=end if end is not None and end >= start else None,
+        is_now=bool(c.boolean(raw.get("is_now"))),
+        day=day,
+    )
 
-    id: int | None
-    type: str  # "playlist" or "streamer"
-    name: str
-    title: str
-    description: str | None
-    start: datetime
-    end: datetime | None
-    is_now: bool
 
-    @property
-    def is_live_show(self) -> bool:
-        return self.type == "streamer"
-
-    @classmethod
-    def parse(cls, value: Any) -> ScheduledShow | None:
-        raw = c.mapping(value)
-        start = moment(raw.get("start_timestamp"))
-        name = text(raw.get("name"), 200)
-        title = text(raw.get("title"), 200) or name
-        if start is None or not title:
-            return None
-        end = moment(raw.get("end_timestamp"))
-        return cls(
-            id=c.integer(raw.get("id")),
-            type=(text(raw.get("type"), 20) or "playlist").lower(),
-            name=name or title,
-            title=title,
-            description=text(raw.get("description"), 300),
-            start=start,
-            end=end if end is not None and end >= start else None,
-            is_now=bool(c.boolean(raw.get("is_now"))),
-        )
+def _is_date(value: str) -> bool:
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def schedule(payload: Any) -> tuple[ScheduledShow, ...]:
+    """The entries of a schedule answer, soonest first (the calendar form is unsorted)."""
     items = payload if isinstance(payload, list) else []
-    shows = (ScheduledShow.parse(v) for v in items[: MAX_SCHEDULE * 2])
+    shows = (scheduled_show(v) for v in items[: MAX_SCHEDULE * 2])
     found = [show for show in shows if show is not None][:MAX_SCHEDULE]
     return tuple(sorted(found, key=lambda show: show.start))
 
