@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..scheduled.outbox import PostOutbox
     from ..scheduled.recap_service import RecapService
     from ..shows.service import ShowsService
+    from ..songlinks import SongLinks
     from ..voice.service import VoiceService
 
 
@@ -32,3 +33,4 @@ class Services:
     likes: LikeService  # the ❤ button and /top
     requests: RequestService  # /request, /requests, /onair requests
     languages: GuildLanguages  # each guild's language, cached
+    links: SongLinks  # "Find this song": one search per song for the fleet
