@@ -26,7 +26,10 @@ from yarl import URL
 
 from . import errors
 from .console import summary
+from .console.links_check import links_line, links_state
 from .runtime.envfile import is_placeholder, load_env_file, placeholder_line
+from .songlinks import wanted
+from .songsearch import ITUNES_SEARCH_URL
 from .station import (
     Playlist,
     RequestsClient,
@@ -157,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="fetch info, playlist and 7-day stats and summarise")
     _add_station_args(check)
+    check.add_argument(
+        "--lookup-url",
+        default=ITUNES_SEARCH_URL,
+        help="the song search of \"Find this song\" ([links] lookup_url; 'off' skips it; "
+        "default Apple's)",
+    )
 
     watch = commands.add_parser("watch", help="print one line per new play until interrupted")
     _add_station_args(watch)
@@ -304,6 +313,8 @@ async def _check(args: argparse.Namespace) -> int:
         requests = await RequestsClient(
             args.base_url, args.station, session=session, timeout=client.timeout
         ).state()
+        play = info.current_play()
+        links = await links_state(session, args.lookup_url, play)
     if args.json:
         print(
             json.dumps(
@@ -314,6 +325,7 @@ async def _check(args: argparse.Namespace) -> int:
                     "stats": to_jsonable(stats),
                     "stats_range": [first.isoformat(), today.isoformat()],
                     "requests": {"state": requests[0], "waiting": requests[1]},
+                    "links": {"state": links[0], "detail": links[1]},
                 },
                 ensure_ascii=False,
             )
@@ -321,6 +333,7 @@ async def _check(args: argparse.Namespace) -> int:
         return 0
     print(render_check(info, playlist, stats, first.isoformat(), today.isoformat()))
     print(summary.requests_line(*requests))
+    print(links_line(*links, asked=play is not None and wanted(play)))
     return 0
 
 
@@ -366,6 +379,7 @@ async def _simulate(args: argparse.Namespace) -> int:
         f"{key}{onair} check --base-url {base} --station {args.station}",
         flush=True,
     )
+    print(f"  Its song search, for [links] lookup_url: {base}/search", flush=True)
     try:
         await asyncio.Event().wait()
     finally:
