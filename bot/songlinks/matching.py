@@ -123,7 +123,7 @@ def matches(artist: str, title: str, hit: SongHit) -> bool:
     if not ours.bare or ours.bare != theirs.bare:
         return False
     their_versions = set(theirs.versions)
-    if "live" not in ours.versions and hit.album and album_is_live(hit.album):
+    if hit.album and album_is_live(hit.album):
         their_versions.add("live")
     return ours.versions == their_versions
 

@@ -39,6 +39,7 @@ TABLES = (
     "guild_requests",
     "guild_request_stations",
     "search_tokens",
+    "song_links",
     "schema_version",
 )
 
