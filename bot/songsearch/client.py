@@ -113,16 +113,23 @@ async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes |
 
 def parse_results(payload: Any) -> tuple[SongHit, ...]:
     """The usable songs of an answer; a payload that is not an answer raises. A result with a
-    field of the wrong type, or not a song, is skipped alone."""
+    field of the wrong type, or not a song, is skipped alone; an answer with results of which
+    none is usable raises too (it says nothing: not "not found")."""
     if not isinstance(payload, Mapping) or not isinstance(payload.get("results"), list):
         raise SongSearchAnswerError("not a search answer")
+    count = payload.get("resultCount")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise SongSearchAnswerError("not a search answer (resultCount)")
+    results = payload["results"]
     hits: list[SongHit] = []
-    for item in payload["results"][: MAX_RESULTS * 4]:
+    for item in results[: MAX_RESULTS * 4]:
         hit = parse_hit(item)
         if hit is not None:
             hits.append(hit)
             if len(hits) >= MAX_RESULTS:
                 break
+    if results and not hits:
+        raise SongSearchAnswerError("no usable result in the answer")
     return tuple(hits)
 
 
