@@ -187,8 +187,7 @@ async def test_two_processes_on_one_storage_search_a_song_once(fake, storage):
     first = service(url, session, storage, clock, owner="first")
     second = service(url, session, storage, clock, owner="second", sleep=sleep, poll=0.01)
     searching = asyncio.create_task(first.find(SONG))
-    while sim.searches == 0:
-        await asyncio.sleep(0.01)  # the first holds the claim and its search is at the server
+    await sim.arrived.wait()  # the first holds the claim and its search is at the server
     waiting = await second.find(SONG)
     found = await searching
     assert found is not None
@@ -202,8 +201,7 @@ async def test_one_process_searches_a_song_once_for_every_caller(fake, storage):
     links = service(url, session, storage, Clock())
     sim.delay = asyncio.Event()
     callers = [asyncio.create_task(links.find(SONG)) for _ in range(20)]
-    while sim.searches == 0:
-        await asyncio.sleep(0.01)
+    await sim.arrived.wait()
     sim.delay.set()
     answers = await asyncio.gather(*callers)
     assert len(set(answers)) == 1

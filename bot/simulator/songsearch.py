@@ -5,8 +5,8 @@ Strict like Apple: ``term`` is required, ``limit`` is a whole number from 1 to 2
 absent), ``media`` and ``entity`` must be ones Apple knows; anything else is a 400 with Apple's
 ``errorMessage``. Each track of the library is found as its studio recording and as a
 "(Live)" one (another id), so a careless matcher is caught. Knobs for tests: ``delay`` (an
-event the answer waits for), ``fault`` (``status``, ``huge``, ``garbage``, ``hostile``) and a
-counter of searches.
+event the answer waits for), ``latency`` (seconds), ``fault`` (``status``, ``huge``,
+``garbage``, ``hostile``), a counter of searches and ``arrived`` (set by each search).
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ class SongSearchSim:
         self.artwork_base = artwork_base  # "" = Apple's artwork host (https, never fetched)
         self.searches = 0
         self.terms: list[str] = []
+        self.arrived = asyncio.Event()  # a search came in
         self.delay: asyncio.Event | None = None  # answers wait for it when set
+        self.latency = 0.0  # seconds every answer takes (the bench's slow server)
         self.fault: str | None = None
         self.fault_status = 503
 
@@ -96,8 +98,11 @@ class SongSearchSim:
             return _error("Invalid value(s) for key(s): [entity]")
         self.searches += 1
         self.terms.append(term)
+        self.arrived.set()
         if self.delay is not None:
             await self.delay.wait()
+        if self.latency:
+            await asyncio.sleep(self.latency)
         if self.fault is not None:
             return self._faulty(self.fault)
         words = _fold(term).split()

@@ -34,6 +34,7 @@ from .screens_post_messages import post_messages
 from .screens_requests import requests
 from .screens_requests_crowd import requests_crowd
 from .screens_shows import scheduled_scenes, show_scenes
+from .screens_song_links import song_links
 from .screens_voice import voice_scenes
 
 SCENES = {
@@ -57,6 +58,7 @@ SCENES = {
     "messages": messages,
     "i18n_errors": i18n_errors,
     "post_messages": post_messages,
+    "song_links": song_links,
 }
 
 
