@@ -6,7 +6,8 @@ then fed one new play each at a random moment of ``--seconds`` through the real 
 overlap). The song search is the simulator's fake of Apple's on loopback, in four modes: normal,
 slow (every answer takes 5 s), failing (503), and "Find this song" off. Reported per mode:
 searches sent (at most one per distinct song; Apple's 20 a minute caps them further), the
-posts that got the link by an edit, and the time from the change (the ``announce`` call) to
+posts that carried the link at once (its song known already) and those that got it by an edit,
+and the time from the change (the ``announce`` call) to
 the post reaching the fake Discord, p50/p95/max: the link must not move it.
 
     .venv/bin/python -m bench.song_links [--stations 500] [--songs 150] [--seconds 60]
@@ -102,12 +103,18 @@ async def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         if pending:
             await asyncio.wait(pending, timeout=90)
         delays: list[float] = []
+        posted_with_link = 0
         for record in fake.requests:
             if record.method != "POST" or record.status != 200:
                 continue
             channel = int(record.route.split("/")[2])
             if channel in changed:
                 delays.append(record.wall - changed.pop(channel))
+                posted_with_link += any(
+                    b.get("label") == "Find this song"
+                    for row in (record.json or {}).get("components", [])
+                    for b in row.get("components", [])
+                )
         edited = sum(
             1
             for r in fake.requests
@@ -123,6 +130,7 @@ async def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         "lost": len(changed),
         "searches": searches,
         "distinct_songs_searched": distinct,
+        "posted_with_link": posted_with_link,
         "edits_with_link": edited,
         "p50_ms": ms(percentile(delays, 0.5)),
         "p95_ms": ms(percentile(delays, 0.95)),

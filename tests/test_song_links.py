@@ -254,3 +254,18 @@ async def test_turned_off_it_searches_nothing(fake, storage):
     links = service(url, session, storage, Clock(), enabled=False)
     assert await links.find(SONG) is None
     assert sim.searches == 0
+
+
+def test_the_songs_artwork_fills_in_only_where_the_station_gives_none():
+    from datetime import UTC, datetime
+
+    from bot.songlinks import SongLink, with_artwork
+    from bot.station import Links, StationInfo
+
+    link = SongLink("https://song.link/i/1", "https://is1.mzstatic.com/a/600x600bb.jpg")
+    bare = StationInfo(fetched_at=datetime(2026, 11, 29, tzinfo=UTC))
+    assert with_artwork(bare, link).links.artwork == link.artwork
+    own = StationInfo(fetched_at=bare.fetched_at, links=Links(artwork="https://r.example/a.png"))
+    assert with_artwork(own, link) is own
+    assert with_artwork(bare, None) is bare
+    assert with_artwork(bare, SongLink("https://song.link/i/1")) is bare

@@ -150,3 +150,24 @@ async def test_a_guild_that_hides_the_button_gets_none_and_asks_nothing(programm
         await settled(env)
         assert link_buttons(posts(fake)[-1].json) == []
         assert search.terms.count(f"{TRACKS[1].artist} {TRACKS[1].title}") == 0
+
+
+async def test_nowplaying_shows_the_link_unless_the_guild_hides_it(programme_sim, fake):
+    async with running_bot(
+        programme_sim,
+        fake=fake,
+        extra_config=channel_subscription(fake),
+        links_extra=links_on(programme_sim),
+    ) as env:
+        reply = await fake.final_message(await fake.slash("nowplaying"))
+        [button] = link_buttons(reply)
+        assert (
+            button["url"]
+            == f"https://song.link/i/{programme_sim.song_search.result(TRACKS[0])['trackId']}"
+        )
+        guild = fake.guilds[0].id
+        await env.bot.storage.save_guild_settings(GuildSettings(guild, song_links=False))
+        env.bot.languages.forget(guild)
+        hidden = await fake.final_message(await fake.slash("nowplaying"))
+        assert link_buttons(hidden) == []
+        assert [b["label"] for b in buttons(hidden)][:2] == ["Listen", "Web player"]

@@ -199,6 +199,16 @@ class DiscordDeliverer:
                 await asyncio.sleep(0.5 * 2**attempt)
         raise DeliveryError(f"Discord kept failing ({last_error})", permanent=False)
 
+    async def stop_follow_ups(self) -> None:
+        """Cancel the link edits still waiting (the announcer stops): a post keeps no link."""
+        pending = list(self._link_edits)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        if self.links is not None:
+            await self.links.stop()
+
     async def _song_link(
         self, sub: Subscription, announcement: Announcement
     ) -> tuple[SongLink | None, bool]:

@@ -223,15 +223,15 @@ class SongLinks:
         await self.storage.save_song_link(row)
         return self._known_row(row)
 
-    async def probe(self) -> str | None:
-        """None when a search answers (``onair check``), else why not (a technical line)."""
-        if self.search is None:
-            return "off"
-        try:
-            await self.search.search("Queen", "Bohemian Rhapsody", limit=1)
-        except SongSearchError as error:
-            return str(error)
-        return None
+    async def stop(self) -> None:
+        """Cancel the searches in flight (the bot stops); their claims are given back or
+        expire."""
+        running = list(self._running.values())
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
 
 
 def with_artwork(info: StationInfo, link: SongLink | None) -> StationInfo:
