@@ -233,7 +233,6 @@ class SongLinks:
             await asyncio.gather(*running, return_exceptions=True)
 
 
-
 def with_artwork(info: StationInfo, link: SongLink | None) -> StationInfo:
     """``info`` with the link's artwork as the play's when the station gives none (Icecast and
     Shoutcast never do); the station's own artwork always wins."""
