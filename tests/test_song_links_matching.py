@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.songlinks import best_match, matches
+from bot.songlinks.matching import search_words
 from bot.songsearch import SongHit
 
 
@@ -143,3 +144,18 @@ def test_the_first_match_when_none_is_word_for_word():
 def test_nothing_when_nothing_matches():
     assert best_match("Queen", "Bohemian Rhapsody", [hit("Queen", "We Will Rock You")]) is None
     assert best_match("Queen", "Bohemian Rhapsody", []) is None
+
+
+@pytest.mark.parametrize(
+    ("artist", "title", "words"),
+    [
+        ("Daft Punk feat. Pharrell Williams", "Get Lucky (Radio Edit)", ("Daft Punk", "Get Lucky")),
+        ("Beyoncé", "Halo", ("Beyoncé", "Halo")),
+        ("Queen", "Bohemian Rhapsody - Remastered 2011", ("Queen", "Bohemian Rhapsody")),
+        ("Queen", "Bohemian Rhapsody (Live at Wembley)", ("Queen", "Bohemian Rhapsody live")),
+        ("Simon & Garfunkel", "The Boxer", ("Simon & Garfunkel", "The Boxer")),
+        ("Daft Punk", "Get Lucky feat. Pharrell", ("Daft Punk", "Get Lucky")),
+    ],
+)
+def test_the_search_asks_for_the_primary_artist_and_the_bare_title(artist, title, words):
+    assert search_words(artist, title) == words

@@ -6,7 +6,7 @@ from __future__ import annotations
 import aiohttp
 
 from ..songlinks import wanted
-from ..songlinks.matching import best_match
+from ..songlinks.matching import best_match, search_words
 from ..songlinks.service import SONG_PAGE
 from ..songsearch import SongSearch, SongSearchError
 from ..station import Play
@@ -23,7 +23,7 @@ async def links_state(
     search = SongSearch(session, lookup_url)
     song = (play.artist or "", play.title) if play is not None and wanted(play) else None
     try:
-        hits = await search.search(*(song or PROBE), limit=10)
+        hits = await search.search(*(search_words(*song) if song else PROBE), limit=10)
     except SongSearchError as error:
         return "failing", str(error)
     hit = best_match(*song, hits) if song is not None else None

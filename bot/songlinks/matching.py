@@ -33,6 +33,7 @@ _FEAT_TAIL = re.compile(r"\s+(?:feat\.?|ft\.?|featuring)\s.*$", re.IGNORECASE)
 _ARTIST_SPLIT = re.compile(
     r"\s+(?:feat\.?|ft\.?|featuring|&|and|x|with|vs\.?|e|y|und|et)\s+|\s*[,;/]\s*", re.IGNORECASE
 )
+_FEAT_ARTIST = re.compile(r"\s+(?:feat\.?|ft\.?|featuring)\s+", re.IGNORECASE)
 _BRACKETED = re.compile(r"[(\[]([^()\[\]]*)[)\]]")
 _DASH_PART = re.compile(r"\s+[-–—]\s+")
 _LIVE = re.compile(r"\b(?:live|ao vivo|en vivo|en directo|unplugged|dal vivo|en concierto)\b")
@@ -126,6 +127,19 @@ def matches(artist: str, title: str, hit: SongHit) -> bool:
     if hit.album and album_is_live(hit.album):
         their_versions.add("live")
     return ours.versions == their_versions
+
+
+def search_words(artist: str, title: str) -> tuple[str, str]:
+    """What to search for: the primary artist and the bare title as the station wrote them
+    (accents kept), with "live" when the title says it. "feat. X", "(Radio Edit)" and other
+    labels are left out: a search requires every word, and the listing may not carry them."""
+    main = _FEAT_ARTIST.split(artist.strip(), maxsplit=1)[0].strip() or artist.strip()
+    parts = _DASH_PART.split(_BRACKETED.sub(" ", title))
+    head = [parts[0], *(p for p in parts[1:] if version_of(p) is not None and not _is_tag_like(p))]
+    bare = " ".join(_FEAT_TAIL.sub("", " - ".join(head)).split()) or title.strip()
+    if "live" in read_title(title).versions:
+        bare += " live"
+    return main, bare
 
 
 def best_match(artist: str, title: str, hits: Sequence[SongHit]) -> SongHit | None:

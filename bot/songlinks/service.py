@@ -26,7 +26,7 @@ from ..songsearch import SongSearch, SongSearchError
 from ..station import Play, StationInfo
 from ..storage import SongLinkRow, Storage
 from ..util.links import BUTTON_URL, EMBED_URL, safe_url
-from .matching import best_match, fold
+from .matching import best_match, fold, search_words
 
 _LOGGER = logging.getLogger("onair.songlinks")
 
@@ -208,7 +208,7 @@ class SongLinks:
             return None  # over the rate: no link this time, nothing stored
         self.searches += 1
         try:
-            hits = await self.search.search(artist, title)
+            hits = await self.search.search(*search_words(artist, title))
         except SongSearchError as error:
             _LOGGER.info("song search failed: %s", error)
             self._remember(key, None, self.clock() + FAILED_SECONDS)
