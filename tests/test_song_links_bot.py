@@ -171,3 +171,32 @@ async def test_nowplaying_shows_the_link_unless_the_guild_hides_it(programme_sim
         hidden = await fake.final_message(await fake.slash("nowplaying"))
         assert link_buttons(hidden) == []
         assert [b["label"] for b in buttons(hidden)][:2] == ["Listen", "Web player"]
+
+
+async def test_a_card_gets_only_the_link_of_the_song_it_still_shows(programme_sim, fake):
+    """The first song's search answers after the card moved on to the next song: the card is
+    not given the first song's link; the next song's link comes by its own edit."""
+    search = programme_sim.song_search
+    search.delay = asyncio.Event()
+    async with running_bot(
+        programme_sim,
+        fake=fake,
+        extra_config=channel_subscription(fake, mode="card"),
+        links_extra=links_on(programme_sim),
+    ) as env:
+        await fake.wait_for(lambda: len(posts(fake)) == 1)
+        await search.arrived.wait()
+        programme_sim.clock.advance(26)  # the second track: the card is edited to show it
+        await poll_watch(env.bot.announcer)
+        await env.bot.announcer.idle()
+        await fake.wait_for(lambda: len(edits(fake)) == 1)
+        assert edits(fake)[0].json["embeds"][0]["title"] == TRACKS[1].title
+        search.delay.set()  # both searches answer now
+        await settled(env)
+        await fake.wait_for(lambda: len(search.terms) == 2)
+        await settled(env)
+        card_edits = edits(fake)
+        linked = [e for e in card_edits if link_buttons(e.json)]
+        assert [e.json["embeds"][0]["title"] for e in linked] == [TRACKS[1].title]
+        second = search.result(TRACKS[1])
+        assert link_buttons(linked[0].json)[0]["url"] == f"https://song.link/i/{second['trackId']}"
