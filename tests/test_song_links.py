@@ -269,3 +269,17 @@ def test_the_songs_artwork_fills_in_only_where_the_station_gives_none():
     assert with_artwork(own, link) is own
     assert with_artwork(bare, None) is bare
     assert with_artwork(bare, SongLink("https://song.link/i/1")) is bare
+
+
+async def test_the_history_prune_forgets_expired_answers_only(fake, storage):
+    from datetime import UTC, datetime
+
+    _, url, session = fake
+    clock = Clock()
+    links = service(url, session, storage, clock)
+    await links.find(SONG)
+    await links.find(UNKNOWN)
+    later = clock() + MISSING_DAYS * DAY + 1  # the not-found answer expired, the found one not
+    await storage.prune(30, now=datetime.fromtimestamp(later, UTC))
+    assert await storage.song_link(song_key("Nobody At All", "No Such Song"), 0.0) is None
+    assert await storage.song_link(song_key("The Lanterns", "Harbour Lights"), later) is not None

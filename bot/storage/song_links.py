@@ -60,9 +60,3 @@ class SongLinkStore(StoragePrimitives):
             "WHERE song_key = ? AND claimed_by = ?",
             (song_key, owner),
         )
-
-    async def prune_song_links(self, before: float) -> int:
-        """Forget answers that expired before ``before`` (unclaimed ones); how many."""
-        return await self.execute(
-            "DELETE FROM song_links WHERE expires_at < ? AND claim_until < ?", (before, before)
-        )
