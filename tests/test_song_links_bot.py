@@ -200,3 +200,23 @@ async def test_a_card_gets_only_the_link_of_the_song_it_still_shows(programme_si
         assert [e.json["embeds"][0]["title"] for e in linked] == [TRACKS[1].title]
         second = search.result(TRACKS[1])
         assert link_buttons(linked[0].json)[0]["url"] == f"https://song.link/i/{second['trackId']}"
+
+
+async def test_where_the_station_gives_no_artwork_the_songs_cover_fills_in(programme_sim, fake):
+    """Like an Icecast or Shoutcast station: no artwork in the answer. The post shows the
+    station's logo; the edit that adds the link shows the song's cover, at 600x600."""
+    programme_sim.station(1).typed_links = {"artwork": "", "artwork_recent": ""}
+    async with running_bot(
+        programme_sim,
+        fake=fake,
+        extra_config=channel_subscription(fake),
+        links_extra=links_on(programme_sim),
+    ):
+        await fake.wait_for(lambda: edits(fake))
+        posted = posts(fake)[0].json["embeds"][0]["thumbnail"]["url"]
+        assert posted.startswith("https://c9.radioboss.fm/logo/")
+        cover = edits(fake)[0].json["embeds"][0]["thumbnail"]["url"]
+        studio = programme_sim.song_search.result(TRACKS[0])
+        assert cover.startswith(
+            f"https://is1-ssl.mzstatic.com/image/thumb/Music/sim/{studio['trackId']}/600x600bb.jpg"
+        )
