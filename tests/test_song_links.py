@@ -283,3 +283,26 @@ async def test_the_history_prune_forgets_expired_answers_only(fake, storage):
     await storage.prune(30, now=datetime.fromtimestamp(later, UTC))
     assert await storage.song_link(song_key("Nobody At All", "No Such Song"), 0.0) is None
     assert await storage.song_link(song_key("The Lanterns", "Harbour Lights"), later) is not None
+
+
+def test_the_button_goes_in_the_first_row_with_room_and_only_with_a_url_discord_takes():
+    import discord
+
+    from bot.songlinks import SongLink
+    from bot.ui.songlinks import with_song_link
+
+    good = SongLink("https://song.link/i/123")
+    view = with_song_link(None, good)
+    assert view is not None
+    [button] = view.children
+    assert isinstance(button, discord.ui.Button)
+    assert (button.url, button.label, button.row) == (good.url, "Find this song", 0)
+    full_row = discord.ui.View(timeout=None)
+    for index in range(5):
+        full_row.add_item(discord.ui.Button(label=str(index), url=f"https://x.example/{index}"))
+    placed = with_song_link(full_row, good)
+    assert placed is not None
+    assert [item.row or 0 for item in placed.children] == [0, 0, 0, 0, 0, 1]
+    assert len(full_row.children) == 5  # the shared rendering is left as it was
+    for bad in ("https://song.link/i/1 2", "javascript:x", "https://song.link/" + "a" * 600):
+        assert with_song_link(full_row, SongLink(bad)) is full_row
