@@ -34,6 +34,8 @@ from .scheduled.alert_service import AlertService
 from .scheduled.outbox import PostOutbox
 from .scheduled.recap_service import RecapService
 from .shows.service import ShowsService
+from .songlinks import SongLinks
+from .songsearch import SongSearch
 from .storage import Storage, create_storage
 from .util.hooks import Hook
 from .util.metrics import Metrics
@@ -73,7 +75,9 @@ def create_bot(
     )
     # The owner's config stations' hosts, their own stream_url hosts included (voice).
     trusted = trusted_hosts(
-        [s.base_url for s in settings.stations] + [s.stream_url for s in settings.stations]
+        [s.base_url for s in settings.stations]
+        + [s.stream_url for s in settings.stations]
+        + [settings.links_lookup_url]
     )
     # The one session for every station request; its resolver refuses internal addresses
     # for any host but the owner's own config stations (checked at connect time).
@@ -211,6 +215,13 @@ class _Parts:
         async def shows_stations() -> set[str]:
             return shows.wanted_stations()
 
+        languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
+        # "Find this song": one search per song for the fleet, on the one session.
+        links = SongLinks(
+            SongSearch(self.session, settings.links_lookup_url) if settings.links_enabled else None,
+            storage,
+            owner=owner,
+        )
         # Each poll: the alerts judge it, and the shows end a live show's events in an
         # outage; the credit of a play is decided where plays are fanned out.
         announcer = AnnouncerService(
@@ -218,7 +229,9 @@ class _Parts:
             registry,
             storage,
             WatchScheduler(self.scheduler),
-            DiscordDeliverer(bot, gate=gate, likes=likes),
+            DiscordDeliverer(
+                bot, gate=gate, likes=likes, links=links, links_shown=languages.song_links_shown
+            ),
             followers=Followers(
                 poll_observers=(alerts.observe, shows.observe),
                 change_listeners=(shows.station_changed,),
@@ -230,7 +243,6 @@ class _Parts:
             shared_info=self.shared_info,
             refresh_hook=refresh_watches,
         )
-        languages = GuildLanguages(storage)  # monotonic: a TTL, not a time of day
         onboarding = StationOnboarding(
             settings,
             registry,
@@ -251,6 +263,7 @@ class _Parts:
             requests=requests,
             languages=languages,
             votes=votes,
+            links=links,
         )
 
 

@@ -26,7 +26,10 @@ from yarl import URL
 
 from . import errors
 from .console import summary
+from .console.links_check import links_line, links_state
 from .runtime.envfile import is_placeholder, load_env_file, placeholder_line
+from .songlinks import wanted
+from .songsearch import ITUNES_SEARCH_URL
 from .station import (
     Playlist,
     RetryPolicy,
@@ -175,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="fetch info, playlist and 7-day stats and summarise")
     _add_station_args(check)
+    check.add_argument(
+        "--lookup-url",
+        default=ITUNES_SEARCH_URL,
+        help="the song search of \"Find this song\" ([links] lookup_url; 'off' skips it; "
+        "default Apple's)",
+    )
 
     watch = commands.add_parser("watch", help="print one line per new play until interrupted")
     _add_station_args(watch)
@@ -346,6 +355,8 @@ async def _check(args: argparse.Namespace) -> int:
             requests = await requests_class(args.kind)(
                 args.base_url, args.station, session=session, timeout=client.timeout
             ).state()
+        play = info.current_play()
+        links = await links_state(session, args.lookup_url, play)
     if args.json:
         print(
             json.dumps(
@@ -360,6 +371,7 @@ async def _check(args: argparse.Namespace) -> int:
                     "requests": (
                         {"state": requests[0], "waiting": requests[1]} if requests[0] else None
                     ),
+                    "links": {"state": links[0], "detail": links[1]},
                 },
                 ensure_ascii=False,
             )
@@ -380,6 +392,7 @@ async def _check(args: argparse.Namespace) -> int:
         print(summary.requests_line(requests[0], requests[1]))
     else:
         print(summary.not_offered_line("Requests", args.kind))
+    print(links_line(*links, asked=play is not None and wanted(play)))
     return 0
 
 
@@ -493,6 +506,7 @@ async def _simulate_icecast(args: argparse.Namespace) -> int:
         f"'{base}/admin/metadata?mount={mount}&mode=updinfo&charset=UTF-8&song=Artist+-+Title'",
         flush=True,
     )
+    print(f"  Its song search, for [links] lookup_url: {base}/search", flush=True)
     try:
         await asyncio.Event().wait()
     finally:

@@ -54,6 +54,24 @@ def test_check_key_from_environment_and_json(sim_url):
     assert body["playlist"]["items"]
 
 
+def test_check_says_whether_song_links_work(sim_url):
+    """One line: the simulator's song search answers (found or not, it is "on"), "off" when
+    turned off, "failing" with the reason when nothing answers there."""
+    on = check(sim_url, "--lookup-url", f"{sim_url}/search")
+    assert on.returncode == 0, on.stderr
+    assert "Song links:  on (" in on.stdout
+    off = check(sim_url, "--lookup-url", "off")
+    assert "Song links:  off" in off.stdout
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    failing = check(sim_url, "--lookup-url", f"http://127.0.0.1:{port}/search")
+    assert failing.returncode == 0, failing.stderr
+    assert "Song links:  failing (the song search did not answer usably: 127.0.0.1:" in (
+        failing.stdout
+    )
+
+
 def _assert_one_line_failure(result: subprocess.CompletedProcess[str], words: str) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()

@@ -116,3 +116,5 @@ async def test_demo_runs_offline_and_announces():
     # A listener's request plays next and its card names who asked (the whole request path).
     assert "Neon Umbrella': accepted" in text
     assert "🙋 Requested by demo listener" in text
+    # Each song's "Find this song" link, from the simulator's search (offline).
+    assert "🔎 Find this song: https://song.link/i/" in text

@@ -30,6 +30,7 @@ CHECK_KEYS = {
     "stats",
     "stats_range",
     "requests",
+    "links",
 }
 # What `watch --json` prints for each play, for every kind.
 WATCH_KEYS = {

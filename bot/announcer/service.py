@@ -175,6 +175,10 @@ class AnnouncerService:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A deliverer's own follow-ups (the song links' edits) end with it, where it has any.
+        follow_ups = getattr(self.deliverer, "stop_follow_ups", None)
+        if follow_ups is not None:
+            await follow_ups()
 
     def stop_observing_polls(self) -> None:
         """From now on no poll is handed to the followers' observers (the alerts' and the

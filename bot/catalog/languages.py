@@ -1,4 +1,5 @@
-"""Each guild's stored language (``/onair settings language:``), remembered for a short while.
+"""Each guild's stored language (``/onair settings language:``) and whether it shows song links,
+remembered for a short while.
 
 Every public post asks for its guild's language: an announcement to a thousand guilds, the voice
 status of every channel playing a station. Without this, each of them is one SELECT. The cache
@@ -15,7 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ..storage import Storage
+from ..storage import GuildSettings, Storage
 
 _LOGGER = logging.getLogger("onair.storage")
 
@@ -38,13 +39,20 @@ class GuildLanguages:
         self.clock = clock
         self.ttl = ttl
         self.size = size
-        self._known: OrderedDict[int, tuple[str, float]] = OrderedDict()
+        self._known: OrderedDict[int, tuple[GuildSettings, float]] = OrderedDict()
         self._changes = 0  # forget() calls: a read that began before one is not kept
         self.reads = 0  # storage reads (tests, figures)
 
     async def stored(self, guild_id: int) -> str:
         """The guild's stored language; from storage when not known or older than ``ttl``
         (while storage fails: the last read, however old, else "" and nothing is remembered)."""
+        return (await self.settings(guild_id)).language
+
+    async def song_links_shown(self, guild_id: int) -> bool:
+        """Whether the guild shows "Find this song" (``/onair settings song_links:``)."""
+        return (await self.settings(guild_id)).song_links
+
+    async def settings(self, guild_id: int) -> GuildSettings:
         now = self.clock()
         known = self._known.get(guild_id)
         if known is not None and now - known[1] < self.ttl:
@@ -53,19 +61,19 @@ class GuildLanguages:
         self.reads += 1
         changes = self._changes
         try:
-            language = (await self.storage.guild_settings(guild_id)).language
+            settings = await self.storage.guild_settings(guild_id)
         except Exception as error:
             self.storage.log_fault_or_raise(
                 error, _LOGGER, "a guild's language not read: %s", error
             )
-            return known[0] if known is not None else ""
+            return known[0] if known is not None else GuildSettings(guild_id)
         if changes != self._changes:
-            return language  # changed meanwhile: what was read may be the old language
-        self._known[guild_id] = (language, now)
+            return settings  # changed meanwhile: what was read may be the old settings
+        self._known[guild_id] = (settings, now)
         self._known.move_to_end(guild_id)
         while len(self._known) > self.size:
             self._known.popitem(last=False)
-        return language
+        return settings
 
     def forget(self, guild_id: int) -> None:
         """The guild's language changed here: the next post reads it again."""

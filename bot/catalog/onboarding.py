@@ -163,10 +163,12 @@ class StationOnboarding:
         timezone: str | None,
         default_station: str | None,
         language: str | None = None,
+        song_links: bool | None = None,
     ) -> GuildSettings:
-        """Change the guild's time zone, default station and/or language (None keeps the stored
-        one). The language is the admin's input: only one OnAir speaks is stored (Discord's
-        choices are not enforced for a client that sends its own value)."""
+        """Change the guild's time zone, default station, language and/or whether it shows
+        "Find this song" (None keeps the stored one). The language is the admin's input: only
+        one OnAir speaks is stored (Discord's choices are not enforced for a client that sends
+        its own value)."""
         if language is not None and language not in LANGUAGE_NAMES:
             names = ", ".join(LANGUAGE_NAMES.values())
             raise BadInput(errors.UNKNOWN_LANGUAGE, languages=names)
@@ -177,6 +179,7 @@ class StationOnboarding:
             zone or current.timezone,
             current.default_station if default_station is None else default_station,
             current.language if language is None else language,
+            current.song_links if song_links is None else song_links,
         )
         await self.storage.save_guild_settings(saved)
         if self.languages is not None:

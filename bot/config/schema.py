@@ -114,6 +114,15 @@ def _url(value: Any) -> str:
     return url
 
 
+def _lookup_url(value: Any) -> str:
+    """A search endpoint that answers like Apple's (a path is fine): http(s), no query or
+    credentials."""
+    url = _str(value).strip()
+    if not re.match(r"^https?://[^/\s?#@]+(/[^\s?#]*)?$", url):
+        raise ValueError("expected an http(s) URL like https://itunes.apple.com/search")
+    return url
+
+
 def _stream_url(value: Any) -> str:
     """A station's stream (a path is fine, unlike base URLs): http(s), no credentials, no spaces.
     "" = the best listen link the station reports."""
@@ -213,6 +222,12 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "searches_per_second": Setting(_positive, 2.0, "request_searches_per_second"),
         "cache_seconds": Setting(_seconds, 60.0, "request_cache_seconds"),
         "credit_hours": Setting(_positive, 3.0, "request_credit_hours"),
+    },
+    # "Find this song": the link to a page of streaming services, found by searching the song
+    # (artist and title go to that search); owners may turn it off.
+    "links": {
+        "enabled": Setting(_bool, True, "links_enabled"),
+        "lookup_url": Setting(_lookup_url, "https://itunes.apple.com/search", "links_lookup_url"),
     },
     "metrics": {
         "port": Setting(port_or_off, 0, "metrics_port"),

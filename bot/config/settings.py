@@ -95,6 +95,8 @@ class Settings:
     request_searches_per_second: float = schema_default("requests", "searches_per_second")
     request_cache_seconds: float = schema_default("requests", "cache_seconds")
     request_credit_hours: float = schema_default("requests", "credit_hours")
+    links_enabled: bool = schema_default("links", "enabled")
+    links_lookup_url: str = schema_default("links", "lookup_url")
     metrics_host: str = schema_default("metrics", "host")
     metrics_port: int = schema_default("metrics", "port")
     secret_key: str | None = field(default=None, repr=False)

@@ -184,8 +184,14 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
     from ..simulator import StationSimulator
 
     simulator = StationSimulator()
+    # Songs report their library length: a song aired in 8 s is a song, with its link.
     simulator.add_station(
-        1, key="demo-key", seed=seed, track_seconds=(5.0, 9.0), name="OnAir Demo FM"
+        1,
+        key="demo-key",
+        seed=seed,
+        track_seconds=(5.0, 9.0),
+        name="OnAir Demo FM",
+        library_durations=True,
     )
     base = await simulator.start()
     print(f"OnAir demo: station simulator on {base}, tracks of 5-9 s, running {duration:.0f} s.")
@@ -200,6 +206,7 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
         nonlocal count
         count += 1
         print(announcement_card(announcement), flush=True)
+        await listener.song_link(announcement)
         await listener.after_play(announcement, count)
 
     async def on_error(error: StationError) -> None:
@@ -224,10 +231,19 @@ class DemoRequest:
         self.base = base
 
     async def open(self) -> None:
+        from ..songlinks import SongLinks
+        from ..songsearch import SongSearch
         from ..storage import SqliteStorage
 
         self.session = aiohttp.ClientSession()
         self.storage = await SqliteStorage(":memory:").open()
+        self.links = SongLinks(SongSearch(self.session, f"{self.base}/search"), self.storage)
+
+    async def song_link(self, announcement: Announcement) -> None:
+        """The "Find this song" link the post gets, from the simulator's song search."""
+        link = await self.links.find_within(announcement.play, 3.0)
+        if link is not None:
+            print(f"  🔎 Find this song: {link.url}\n", flush=True)
 
     async def close(self) -> None:
         await self.session.close()

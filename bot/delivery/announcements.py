@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,9 +18,17 @@ from ..config import StationConfig
 from ..config.examples import EXAMPLE_IDS, example_id_note
 from ..history.likes import LikeService
 from ..render.templated import for_subscription
+from ..songlinks import SongLink, SongLinks, wanted, with_artwork
 from ..storage import RequestCredit, Subscription
 from ..ui.likes import LIKE_PREFIX, with_like_button
+from ..ui.songlinks import with_song_link
 from ..util.i18n import N_, guild_lang
+from ..util.tasks import BackgroundTasks
+
+_LOGGER = logging.getLogger("onair.announcer")
+
+# Seconds a posted announcement waits for its song's link before going without it.
+LINK_WAIT = 40.0
 
 
 class RateGate:
@@ -78,11 +88,22 @@ class DiscordDeliverer:
         tries: int = 3,
         gate: RateGate | None = None,
         likes: LikeService | None = None,
+        links: SongLinks | None = None,
+        links_shown: Callable[[int], Awaitable[bool]] | None = None,
+        link_wait: float = LINK_WAIT,
     ) -> None:
         self.client = client
         self.likes = likes
         self.tries = tries
         self.gate = gate or RateGate()
+        # "Find this song": on the post when known, else added by an edit once found.
+        self.links = links if links is not None and links.enabled else None
+        self.links_shown = links_shown
+        self.link_wait = link_wait
+        self._link_edits = BackgroundTasks(
+            lambda error: _LOGGER.warning("song link not added: %r", error)
+        )
+        self._cards: dict[int, str] = {}  # card channel: the play its card shows
 
     async def _channel(self, channel_id: int) -> Any:
         channel = self.client.get_channel(channel_id)
@@ -111,8 +132,32 @@ class DiscordDeliverer:
         a post repeated within Discord's nonce window, by a retry here or by the next run after
         a crash, returns the first message instead of creating a second one. That window is
         "a few minutes" and a play may be posted up to ``max_delivery_age`` late, so a
-        ``resumed`` delivery first looks for its own earlier post in the channel."""
-        embed, view, content, users = await self._render(sub, announcement, station)
+        ``resumed`` delivery first looks for its own earlier post in the channel.
+
+        The song's link goes with the post when it is known; else it is looked up beside the
+        post and added by an edit when found (never waited for)."""
+        link, later = await self._song_link(sub, announcement)
+        embed, view, content, users = await self._render(sub, announcement, station, link)
+        if sub.mode == "card":
+            self._cards[sub.channel_id] = announcement.play.claim_key
+        message_id = await self._send(
+            sub, announcement, embed, view, content, users, nonce, resumed
+        )
+        if later and message_id is not None:
+            self._link_edits.spawn(self._add_link(sub, announcement, station, message_id))
+        return message_id
+
+    async def _send(
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        embed: discord.Embed,
+        view: discord.ui.View | None,
+        content: str | None,
+        users: tuple[int, ...],
+        nonce: str,
+        resumed: bool,
+    ) -> int | None:
         mentions = allowed_mentions(sub, users)
         last_error: discord.HTTPException | None = None
         for attempt in range(self.tries):
@@ -154,17 +199,65 @@ class DiscordDeliverer:
                 await asyncio.sleep(0.5 * 2**attempt)
         raise DeliveryError(f"Discord kept failing ({last_error})", permanent=False)
 
+    async def stop_follow_ups(self) -> None:
+        """Cancel the link edits still waiting (the announcer stops): a post keeps no link."""
+        pending = list(self._link_edits)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        if self.links is not None:
+            await self.links.stop()
+
+    async def _song_link(
+        self, sub: Subscription, announcement: Announcement
+    ) -> tuple[SongLink | None, bool]:
+        """The song's link if known now, and whether to look it up and add it later."""
+        if self.links is None or not wanted(announcement.play):
+            return None, False
+        if self.links_shown is not None and not await self.links_shown(sub.guild_id):
+            return None, False
+        link = self.links.known(announcement.play)
+        return link, link is None
+
+    async def _add_link(
+        self, sub: Subscription, announcement: Announcement, station: StationConfig, message_id: int
+    ) -> None:
+        """The post again with its song's link (and artwork where the station gave none), once
+        found within ``link_wait``; a card only while it still shows this play."""
+        if self.links is None:
+            return
+        try:
+            link = await asyncio.wait_for(self.links.find(announcement.play), self.link_wait)
+        except TimeoutError:
+            return
+        if link is None:
+            return
+        if sub.mode == "card" and self._cards.get(sub.channel_id) != announcement.play.claim_key:
+            return  # the card moved on to the next play
+        embed, view, _, _ = await self._render(sub, announcement, station, link)
+        try:
+            channel = await self._channel(sub.channel_id)
+            await self.gate.acquire()
+            await channel.get_partial_message(message_id).edit(embed=embed, view=view)
+        except (discord.HTTPException, DeliveryError) as error:
+            _LOGGER.info("song link not added to message %s: %s", message_id, error)
+
     async def _render(
-        self, sub: Subscription, announcement: Announcement, station: StationConfig
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        link: SongLink | None = None,
     ) -> tuple[discord.Embed, discord.ui.View | None, str | None, tuple[int, ...]]:
         """The subscription's templates over the built-in layout, the ❤ button (left out
-        while storage fails: the announcement does not wait for a like count) and the
-        requesters its content pings."""
+        while storage fails: the announcement does not wait for a like count), the song's link
+        and the requesters its content pings."""
         play_id, count = await self._like_state(station.slug, announcement)
         lang = await guild_lang(self.client, sub.guild_id)
         rendered = for_subscription(
             sub,
-            announcement.info,
+            with_artwork(announcement.info, link),
             announcement.play,
             station.name,
             lang,
@@ -173,7 +266,7 @@ class DiscordDeliverer:
             voted_in=next((c.name for c in credits_in(sub, announcement) if c.voted), None),
             ping_users=pinged(sub, announcement),
         )
-        view = with_like_button(rendered.view, play_id, lang)
+        view = with_song_link(with_like_button(rendered.view, play_id, lang), link, lang)
         return rendered.embed, view, rendered.content, rendered.pinged
 
     async def _like_state(self, slug: str, announcement: Announcement) -> tuple[int | None, int]:

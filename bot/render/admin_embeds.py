@@ -348,6 +348,8 @@ def settings_saved(saved: GuildSettings, lang: Lang = ENGLISH) -> str:
     if saved.language:
         name = LANGUAGE_NAMES.get(saved.language, saved.language)
         text += " " + lang.t("Language of posts: **{language}**.", language=name)
+    if not saved.song_links:
+        text += " " + lang.t('The "Find this song" button is hidden here.')
     return text
 
 

@@ -171,6 +171,7 @@ class OnAirBot(commands.AutoShardedBot):
         self.requests = built.requests
         self.languages = built.languages
         self.votes = built.votes
+        self.links = built.links
         if not commands_only:
             self.add_listener(self.shows.report_missing_permissions, "on_ready")
         # A signal's deadlines (``stop_by``): none until one came, then every wait is bounded.

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..scheduled.outbox import PostOutbox
     from ..scheduled.recap_service import RecapService
     from ..shows.service import ShowsService
+    from ..songlinks import SongLinks
     from ..voice.service import VoiceService
     from ..votes.service import VoteService
 
@@ -34,3 +35,4 @@ class Services:
     requests: RequestService  # /request, /requests, /onair requests
     languages: GuildLanguages  # each guild's language, cached
     votes: VoteService  # /onair vote: song polls, their winners requested
+    links: SongLinks  # "Find this song": one search per song for the fleet

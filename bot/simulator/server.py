@@ -1,7 +1,8 @@
 """The station simulator as an aiohttp application on loopback.
 
 Serves ``/api/info/<id>``, both playlist paths, ``/api/getstats/<id>``, the song requests under
-``/w/`` (``requests.py``), artwork and logos, plus
+``/w/`` (``requests.py``), a song search like Apple's at ``/search`` (``songsearch.py``),
+artwork and logos, plus
 ``/_admin/*`` for faults, quirks and request counters. Used by ``onair simulate``, the demo, the
 tests and the benchmarks.
 """
@@ -24,6 +25,7 @@ from ..util.tasks import StartStop
 from .faults import BLIPS, Fault, FaultPlan
 from .programme import Programme
 from .requests import REQUEST_SHAPES
+from .songsearch import SongSearchSim
 from .station import QUIRKS, SimStation, _stable
 
 Clock = Callable[[], float]
@@ -85,6 +87,8 @@ class StationSimulator(StartStop):
         self.request_queries: list[dict[str, str]] = []
         self._runner: web.AppRunner | None = None
         self.base_url = ""
+        # A song search like Apple's (``/search``): "Find this song" against the simulator.
+        self.song_search = SongSearchSim()
 
     # Setup ------------------------------------------------------------------------------
 
@@ -136,6 +140,7 @@ class StationSimulator(StartStop):
         app.router.add_get("/w/songrequestsearch", self._request_search)
         app.router.add_get("/w/songrequestmake", self._request_make)
         app.router.add_get("/w/songrequestlist", self._request_list)
+        self.song_search.add_routes(app)
         app.router.add_get("/_admin/counters", self._admin_counters)
         app.router.add_post("/_admin/fault", self._admin_fault)
         app.router.add_delete("/_admin/fault", self._admin_clear)

@@ -4,7 +4,8 @@ Each backend supplies the primitives (execute, fetch, atomic and returning write
 dialect); everything else is shared, so SQLite and PostgreSQL behave the same and one test suite
 runs against both. The operations live per domain (``subscriptions.py``, ``outbox.py``,
 ``history.py``, ``likes.py``, ``guilds.py``, ``voice.py``, ``scheduled.py``, ``shows.py``,
-``requests.py``, ``fleet.py``); ``Storage`` composes them into the one interface every caller uses.
+``requests.py``, ``song_links.py``, ``fleet.py``); ``Storage`` composes them into the one
+interface every caller uses.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .outbox import OutboxStore
 from .requests import RequestStore
 from .scheduled import ScheduledStore
 from .shows import ShowStore
+from .song_links import SongLinkStore
 from .subscriptions import SubscriptionStore
 from .users import UserStore
 from .voice import VoiceStore
@@ -71,6 +73,7 @@ class Storage(
     ShowStore,
     RequestStore,
     VoteStore,
+    SongLinkStore,
     FleetStore,
     UserStore,
 ):

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..station.source import station_ref
 from .models import GuildSettings, GuildStation
-from .primitives import StoragePrimitives, and_equal, upsert, upsert_row
+from .primitives import StoragePrimitives, and_equal, upsert
 
 
 class GuildStore(StoragePrimitives):
@@ -80,22 +80,33 @@ class GuildStore(StoragePrimitives):
         return counts[-1] > 0
 
     async def save_guild_settings(self, settings: GuildSettings) -> None:
-        columns = "timezone, default_station, language"
-        await self.execute(*upsert_row("guild_settings", "guild_id", columns, settings))
+        columns = "timezone, default_station, language, song_links"
+        await self.execute(
+            upsert("guild_settings", "guild_id", columns),
+            (
+                settings.guild_id,
+                settings.timezone,
+                settings.default_station,
+                settings.language,
+                int(settings.song_links),
+            ),
+        )
 
     async def guild_settings(self, guild_id: int) -> GuildSettings:
         row = await self.fetchone(
-            "SELECT guild_id, timezone, default_station, language FROM guild_settings "
+            "SELECT guild_id, timezone, default_station, language, song_links FROM guild_settings "
             "WHERE guild_id = ?",
             (guild_id,),
         )
-        return GuildSettings(row[0], row[1], row[2], row[3]) if row else GuildSettings(guild_id)
+        if not row:
+            return GuildSettings(guild_id)
+        return GuildSettings(row[0], row[1], row[2], row[3], bool(row[4]))
 
     async def all_guild_settings(self) -> list[GuildSettings]:
         rows = await self.fetch(
-            "SELECT guild_id, timezone, default_station, language FROM guild_settings"
+            "SELECT guild_id, timezone, default_station, language, song_links FROM guild_settings"
         )
-        return [GuildSettings(r[0], r[1], r[2], r[3]) for r in rows]
+        return [GuildSettings(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
 
     async def purge_guild(self, guild_id: int) -> None:
         """The bot left the guild: nothing of it stays behind."""

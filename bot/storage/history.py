@@ -109,6 +109,11 @@ class HistoryStore(StoragePrimitives):
             "DELETE FROM show_events WHERE state IN (?, ?) AND created_at < ?",
             (EVENT_COMPLETED, EVENT_FAILED, cutoff),
         )
+        # Song links past their expiry (the next play searches again anyway).
+        at = moment.timestamp()
+        await self.execute(
+            "DELETE FROM song_links WHERE expires_at < ? AND claim_until < ?", (at, at)
+        )
         return removed
 
     async def plays_between(

@@ -333,4 +333,20 @@ MIGRATIONS: tuple[str, ...] = (
         shows TEXT NOT NULL DEFAULT ''
     );
     """,
+    # Song links: one search per song for a whole fleet (song_links.py). A row per song key:
+    # the answer (found with its track id, or not found) until expires_at, and the claim of
+    # the process looking it up meanwhile. Each guild may hide the button.
+    """
+    CREATE TABLE song_links (
+        song_key TEXT PRIMARY KEY,
+        found INTEGER NOT NULL DEFAULT 0,
+        track_id BIGINT NOT NULL DEFAULT 0,
+        artwork TEXT NOT NULL DEFAULT '',
+        expires_at {real} NOT NULL DEFAULT 0,
+        claimed_by TEXT NOT NULL DEFAULT '',
+        claim_until {real} NOT NULL DEFAULT 0
+    );
+    CREATE INDEX song_links_expires ON song_links (expires_at);
+    ALTER TABLE guild_settings ADD COLUMN song_links INTEGER NOT NULL DEFAULT 1;
+    """,
 )

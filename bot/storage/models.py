@@ -130,6 +130,20 @@ class GuildSettings:
     timezone: str = "UTC"
     default_station: str = ""
     language: str = ""  # a catalog code (bot.util.i18n); "" = the guild's preferred locale
+    song_links: bool = True  # announcements and /nowplaying show "Find this song"
+
+
+@dataclass(frozen=True, slots=True)
+class SongLinkRow:
+    """What storage knows of one song's search: ``found`` with the service's ``track_id`` (and
+    artwork URL, "" for none), or not found, until ``expires_at`` (epoch seconds; 0: nothing
+    known yet, only a claim)."""
+
+    song_key: str
+    found: bool
+    track_id: int = 0
+    artwork: str = ""
+    expires_at: float = 0.0
 
 
 # Seconds the player stays in a channel with no listener before it leaves (0 = stays).

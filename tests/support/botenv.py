@@ -80,7 +80,10 @@ def config_text(
     database_extra: str = "",
     cache_seconds: float = 5.0,
     station_options: str = "",
+    links_extra: str = "enabled = false",
 ) -> str:
+    """The bot's config on ``sim`` and ``fake``. "Find this song" is off unless a test gives
+    ``links_extra`` (e.g. ``lookup_url`` at the simulator's search): Apple's is never asked."""
     guild = fake.guilds[0]
     parts = [
         "[bot]",
@@ -91,6 +94,9 @@ def config_text(
         "[database]",
         f'path = "{db_path}"',
         database_extra,
+        "",
+        "[links]",
+        links_extra,
         "",
     ]
     for index in range(stations):

@@ -37,6 +37,7 @@ from .screens_post_messages import post_messages
 from .screens_requests import requests
 from .screens_requests_crowd import requests_crowd
 from .screens_shows import scheduled_scenes, show_scenes
+from .screens_song_links import song_links
 from .screens_user_install import user_install
 from .screens_voice import voice_scenes
 from .screens_votes import votes
@@ -67,6 +68,7 @@ SCENES = {
     "hosts_face": hosts_face,
     "azuracast": azuracast,
     "icecast": icecast_scenes,
+    "song_links": song_links,
 }
 
 

@@ -43,6 +43,7 @@ TABLES = (
     "song_votes",
     "vote_polls",
     "station_schedules",
+    "song_links",
     "schema_version",
 )
 
