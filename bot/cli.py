@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import errno
 import getpass
+import importlib
 import json
 import os
 import shlex
@@ -189,6 +190,13 @@ def build_parser() -> argparse.ArgumentParser:
         simulate.add_argument(
             flag, type=kind, default=default, help=f"{text} (default %(default)s)"
         )
+    simulate.add_argument(
+        "--kind",
+        choices=sorted(_SIMULATED_KINDS),
+        default=DEFAULT_KIND,
+        metavar="KIND",
+        help="the host it answers as: %(choices)s (default %(default)s)",
+    )
 
     demo = commands.add_parser("demo", help="offline demo: simulator + announcer in the terminal")
     demo.add_argument(
@@ -366,10 +374,17 @@ def render_check(
     return "\n".join(lines)
 
 
-async def _simulate(args: argparse.Namespace) -> int:
-    from .simulator import StationSimulator
+# The simulator of each kind ``onair simulate --kind`` serves: "module:class" under bot.simulator.
+_SIMULATED_KINDS = {
+    "radioboss": "server:StationSimulator",
+    "shoutcast": "hosts.shoutcast:ShoutcastSimulator",
+}
 
-    simulator = StationSimulator()
+
+async def _simulate(args: argparse.Namespace) -> int:
+    module, name = _SIMULATED_KINDS[args.kind].split(":")
+    simulator_class = getattr(importlib.import_module(f".simulator.{module}", __package__), name)
+    simulator = simulator_class()
     # Sped up, a song still reports its library length: a 3-minute song aired in 18 s is a song
     # (announced), not an item under 30 s (a jingle, which OnAir never announces).
     simulator.add_station(
@@ -393,11 +408,14 @@ async def _simulate(args: argparse.Namespace) -> int:
         return 1
     print(f"Station simulator on {base} (station id {args.station}); Ctrl+C stops it.", flush=True)
     # The key as the environment variable, as docs/running.md advises for a real key.
-    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if args.key else ""
+    # (A Shoutcast DNAS's pages take no key.)
+    keyed = args.key and args.kind != "shoutcast"
+    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if keyed else ""
     onair, here = onair_as_typed()
     print(
         f"  In another terminal{' in this folder' if here else ''}: "
-        f"{key}{onair} check --base-url {base} --station {args.station}",
+        f"{key}{onair} check --base-url {base} --station {args.station}"
+        + (f" --kind {args.kind}" if args.kind != DEFAULT_KIND else ""),
         flush=True,
     )
     try:

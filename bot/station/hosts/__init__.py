@@ -7,9 +7,11 @@ from __future__ import annotations
 from ..client import StationClient
 from ..requests import RequestsClient
 from ..source import KINDS
+from .shoutcast import ShoutcastClient
 
 SOURCES: dict[str, type[StationClient]] = {
     "radioboss": StationClient,
+    "shoutcast": ShoutcastClient,
 }
 
 # The song-request client of each kind whose host takes requests (``Feature.REQUESTS``).
