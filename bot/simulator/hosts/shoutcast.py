@@ -147,7 +147,8 @@ class ShoutcastSimulator(StationSimulator):
 
     async def _dnas_stats(self, request: web.Request) -> web.StreamResponse:
         sid = self._sid(request)
-        faulted = await self._arrive(request, "stats", str(sid))
+        # Counted and faulted as "info", the endpoint every host has (blips shape only it).
+        faulted = await self._arrive(request, "info", str(sid))
         if faulted is not None:
             return faulted
         if self.version == 1:
