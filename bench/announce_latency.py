@@ -25,6 +25,12 @@ that never names what follows, info requests per play, missed, doubled) and ``go
 which of OnAir's meet them.
 
     .venv/bin/python -m bench.announce_latency [--plays 52] [--seed 14] [--after-live 13]
+        [--kind radioboss|shoutcast]
+
+``--kind`` runs both watchers against that host's simulator with its own client (a Shoutcast
+DNAS: ``/stats`` and ``/played``; it tells no position or length, so the watch cannot time its
+polls by the item and polls at its steady interval). Requests per play count every request to
+the host (``all_requests_per_play``), not only its ``info``.
 
 A run lasts as long as its programme (52 plays: ~9 min; ``--plays 29``, four live shows: ~5
 min); nothing can be sped up without changing what is measured.
@@ -47,9 +53,17 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.announcer import Announcement, StationWatch, WatchScheduler
 from bot.announcer.detector import PlayDetector
 from bot.simulator import Airing, Programme, StationSimulator
+from bot.simulator.hosts.shoutcast import ShoutcastSimulator
 from bot.station import StationClient, StationError
+from bot.station.hosts.shoutcast import ShoutcastClient
 
 from .common import emit, ms, percentile
+
+# Each kind's simulator and client: one line per host.
+HOSTS: dict[str, tuple[type[StationSimulator], type[StationClient]]] = {
+    "radioboss": (StationSimulator, StationClient),
+    "shoutcast": (ShoutcastSimulator, ShoutcastClient),
+}
 
 
 async def baseline_poller(
@@ -191,6 +205,7 @@ async def main() -> None:
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--tail", type=float, default=0.02, help="share of 5-10 s early switches")
     parser.add_argument("--baseline-interval", type=float, default=15.0)
+    parser.add_argument("--kind", choices=sorted(HOSTS), default="radioboss")
     parser.add_argument(
         "--after-live",
         type=float,
@@ -205,7 +220,8 @@ async def main() -> None:
     programme = Programme.crossfaded(
         seed=args.seed, epoch=start, plays=args.plays, tail=args.tail, after_live=args.after_live
     )
-    sim = StationSimulator()
+    simulator_class, client_class = HOSTS[args.kind]
+    sim = simulator_class()
     sim.add_station(1, key="k", programme=programme)
     sim.add_station(2, key="k", programme=programme)
     sim.request_log = []
@@ -217,7 +233,7 @@ async def main() -> None:
     baseline: list[tuple[float, str]] = []
     stop = asyncio.Event()
     async with aiohttp.ClientSession() as session:
-        watch = StationWatch(StationClient(sim.base_url, 1, "k", session=session))
+        watch = StationWatch(client_class(sim.base_url, 1, "k", session=session))
 
         async def on_play(announcement: Announcement) -> None:
             if not announcement.on_air:
@@ -229,7 +245,7 @@ async def main() -> None:
         WatchScheduler(scheduler).add(watch)
         base_task = asyncio.create_task(
             baseline_poller(
-                StationClient(sim.base_url, 2, "k", session=session),
+                client_class(sim.base_url, 2, "k", session=session),
                 args.baseline_interval,
                 baseline,
                 stop,
@@ -247,8 +263,14 @@ async def main() -> None:
     # Plays after the first one (the first is on air when watching starts).
     ours = score(programme, 1, last, onair, requests["1"], frozenset(recovered))
     theirs = score(programme, 1, last, baseline, requests["2"])
+    window = (programme.airing(1).started, programme.airing(last).ends)
+    for sid, scored in (("1", ours), ("2", theirs)):
+        every = [at for at, what in log if what.endswith(f":{sid}")]
+        inside = [at for at in every if window[0] <= at <= window[1]]
+        scored["all_requests_per_play"] = round(len(inside) / last, 2)
     result = {
         "bench": "announce_latency",
+        "kind": args.kind,
         "plays": last,
         "seconds": round(time.monotonic() - started_at, 1),
         "load_avg_1m": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
