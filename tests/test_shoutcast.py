@@ -360,3 +360,16 @@ async def test_a_1x_dnas_is_read_through_its_7html(session):
         await client.info(max_age=0)
         assert sim.counters["info"] == 1  # learnt once: 7.html from then on
         assert sim.counters["7.html"] == 2
+
+
+async def test_a_page_that_is_not_the_stats_is_an_error_not_a_1x_dnas(dnas, session):
+    # A proxy's error page (or a DNAS hiding its statistics) in place of /stats: this poll
+    # fails, and the next reads /stats and /played as before (no switch to 7.html for good).
+    client = make_client(dnas, session)
+    dnas.inject("html", endpoint="info", times=1)
+    with pytest.raises(StationResponseError):
+        await client.info(max_age=0)
+    assert not client.legacy
+    info = await client.info(max_age=0)
+    assert info.recent
+    assert dnas.counters["7.html"] == 0

@@ -26,6 +26,10 @@ class _Page(str):
     """An answer that is not JSON (an HTML page, 7.html, XML): its text."""
 
 
+class _NotDnas2(StationResponseError):
+    """``/stats`` answered as a 1.x DNAS answers what it does not have."""
+
+
 class ShoutcastClient(StationClient):
     """One stream (``sid``) of a Shoutcast DNAS 2.x, or a 1.x DNAS through its ``/7.html``.
 
@@ -61,10 +65,8 @@ class ShoutcastClient(StationClient):
         if not self.legacy:
             try:
                 stats = await self._request("stats", {"sid": sid, "json": "1"}, build=_stats)
-            except StationResponseError as error:
-                if error.problem is not Problem.NOT_JSON:
-                    raise
-                stats = await self._request("7.html", build=_seven)  # 1.x: no /stats json
+            except _NotDnas2:
+                stats = await self._request("7.html", build=_seven)
                 self.legacy = True
                 _LOGGER.info("%s answers as a Shoutcast 1.x DNAS (7.html)", self._describe_base())
         if stats is None:
@@ -119,7 +121,10 @@ class ShoutcastClient(StationClient):
 
 def _stats(payload: Any) -> StreamStats:
     if isinstance(payload, _Page):
-        # A 1.x DNAS's "Invalid resource", or the XML a 2.x one sends without json=1.
+        # A 1.x DNAS has no /stats: "Invalid resource", as for any page it does not have.
+        # Any other page (a proxy's error, a DNAS hiding its statistics) is not an answer.
+        if "invalid resource" in payload[:200].lower():
+            raise _NotDnas2(Problem.NOT_JSON)
         raise StationResponseError(Problem.NOT_JSON)
     return StreamStats.parse(payload)
 
