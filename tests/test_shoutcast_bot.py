@@ -69,6 +69,9 @@ async def test_nowplaying_recent_and_listen(dnas, fake):
         embed = now["embeds"][0]
         assert embed["title"] == TRACKS[2].title
         assert TRACKS[2].artist in embed["description"]
+        # A DNAS knows a stream, not whether an AutoDJ or a presenter feeds it: no badge.
+        assert "AutoDJ" not in embed["description"]
+        assert "LIVE" not in embed["description"]
         assert embed["footer"]["text"].startswith("Main FM · ")
         buttons = [b for row in now["components"] for b in row["components"]]
         listen = next(b for b in buttons if b.get("label") == "Listen")

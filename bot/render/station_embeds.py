@@ -80,7 +80,8 @@ def _render_nowplaying(
     lines: list[str] = []
     if play is None:
         builder = EmbedBuilder(lang.t(station_parts.NO_TITLE), colour=STALE if stale else BRAND)
-        lines.append(station_parts.badge(info, lang))
+        if station_parts.badge(info, lang):
+            lines.append(station_parts.badge(info, lang))
     else:
         builder = station_parts.titled(play, STALE if stale else None, lang)
         byline = station_parts.byline(play)
@@ -89,7 +90,7 @@ def _render_nowplaying(
         playback = info.playback
         length = play.duration if not play.live else None
         position = playback.position if playback and not stale else None
-        meta = [station_parts.badge(info, lang)]
+        meta = [part for part in [station_parts.badge(info, lang)] if part]
         genre = station_parts.track_genre(info, play)
         if genre:
             meta.append(isolate(safe(genre, limit=60)))
@@ -100,7 +101,8 @@ def _render_nowplaying(
             meta.append(f"`{duration(position)}{NBSP}/{NBSP}{duration(length)}`")
         elif play.started and not stale:
             meta.append(lang.t("started {ago}", ago=timestamp(play.started)))
-        lines.append(" · ".join(meta))
+        if meta:
+            lines.append(" · ".join(meta))
     upcoming = None if stale else station_parts.next_line(info, play, skip=skip, lang=lang)
     if upcoming:
         lines.append(upcoming)

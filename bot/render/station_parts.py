@@ -40,6 +40,10 @@ def listen_buttons(links: Links, lang: Lang = ENGLISH) -> discord.ui.View | None
 
 
 def badge(info: StationInfo, lang: Lang = ENGLISH) -> str:
+    """Live or AutoDJ, as the station says; "" for a host that says neither (a Shoutcast DNAS
+    knows only a stream, not what feeds it)."""
+    if info.live is None and info.autodj is None:
+        return ""
     return lang.t(LIVE_BADGE) if info.is_live else "🎵 AutoDJ"
 
 

@@ -33,6 +33,7 @@ from .screens_permissions import permissions
 from .screens_post_messages import post_messages
 from .screens_requests import requests
 from .screens_requests_crowd import requests_crowd
+from .screens_shoutcast import shoutcast
 from .screens_shows import scheduled_scenes, show_scenes
 from .screens_voice import voice_scenes
 
@@ -57,6 +58,7 @@ SCENES = {
     "messages": messages,
     "i18n_errors": i18n_errors,
     "post_messages": post_messages,
+    "shoutcast": shoutcast,
 }
 
 
