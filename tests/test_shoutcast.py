@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 
 from bot.announcer.watcher import StationWatch
+from bot.console.summary import now_playing_lines
 from bot.simulator import JINGLES, TRACKS, ManualClock, Programme
 from bot.simulator.hosts.shoutcast import SILENT_FRAME, ShoutcastSimulator
 from bot.simulator.programme import Slot
@@ -373,3 +374,13 @@ async def test_a_page_that_is_not_the_stats_is_an_error_not_a_1x_dnas(dnas, sess
     info = await client.info(max_age=0)
     assert info.recent
     assert dnas.counters["7.html"] == 0
+
+
+def test_onair_check_shows_the_start_and_no_autodj_badge_for_a_dnas():
+    stats = StreamStats.parse(REAL_STATS)
+    head = parse_played([{"playedat": 1800000000, "title": "Neffex - Ready to kill"}])
+    info = station_info(stats, head, Links(), datetime.fromtimestamp(1800000030, UTC))
+    lines = now_playing_lines(info)
+    assert lines[1] == "Now playing: Neffex - Ready to kill"
+    assert lines[2] == "             since 2027-01-15 08:00:00 UTC"
+    assert not [line for line in lines if "AutoDJ" in line or "?" in line]
