@@ -5,6 +5,7 @@ source, a sid the DNAS does not have, a 1.x DNAS."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -384,3 +385,35 @@ def test_onair_check_shows_the_start_and_no_autodj_badge_for_a_dnas():
     assert lines[1] == "Now playing: Neffex - Ready to kill"
     assert lines[2] == "             since 2027-01-15 08:00:00 UTC"
     assert not [line for line in lines if "AutoDJ" in line or "?" in line]
+
+
+async def test_once_a_titles_length_is_known_its_end_is_found_in_time(session):
+    """A DNAS tells no position or length: the watch learns each title's length from its
+    airings and, from the second, polls for its end. The start it counts from is the DNAS's
+    own ``playedat`` (between the last answer that showed the play before and the one that
+    found this one), not when the watch happened to see the change: up to the steady cadence
+    (10 s) later, which made every expected end that much late."""
+    clock = ManualClock(1_800_000_000.75)
+    slots = [(TRACKS[0], 61.0), (TRACKS[1], 47.0), (TRACKS[2], 53.0)]
+    programme = Programme(slots, epoch=clock() - 0.5)
+    sim = ShoutcastSimulator(clock=clock)
+    sim.add_station(1, key=None, programme=programme)
+    async with serving(sim):
+        client = make_client(sim, session)
+        watch = StationWatch(client, rng=random.Random(1), timer=clock)
+        seen: list[tuple[float, Any]] = []
+
+        async def listener(announcement: Any) -> None:
+            seen.append((clock(), announcement))
+
+        watch.listeners.append(listener)
+        last = programme.airing(9)
+        while clock() < last.started + 15.0:  # found within the steady cadence at the latest
+            clock.advance(await watch.poll())
+    airings = [programme.airing(number) for number in range(10)]
+    assert [a.play.title for _, a in seen][:10] == [a.item.title for a in airings]
+    late = []
+    for number in range(4, 10):  # each title aired once (twice for the first) before
+        found = next(at for at, a in seen if at >= airings[number].started - 0.01)
+        late.append(round(found - airings[number].started, 2))
+    assert max(late) <= 3.0, late
