@@ -220,6 +220,16 @@ async def test_info_over_http(dnas, session):
         await client.playlist()
 
 
+async def test_a_configured_key_is_never_sent_and_the_user_agent_says_mozilla(dnas, session):
+    client = ShoutcastClient(dnas.base_url, 1, "SECRET-key-123", session=session)
+    await client.info()
+    assert dnas.received
+    for query, agent in dnas.received:
+        assert "SECRET-key-123" not in str(query)
+        assert agent.startswith("Mozilla/5.0 (compatible; OnAir/")  # a 1.x DNAS needs it
+    assert "SECRET" not in repr(client)
+
+
 async def test_the_listen_url_serves_audio(dnas, session):
     info = await make_client(dnas, session).info()
     assert info.links.listen is not None

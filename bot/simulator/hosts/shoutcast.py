@@ -46,6 +46,8 @@ class ShoutcastSimulator(StationSimulator):
         self.history_off: set[int] = set()
         self.paths: dict[int, str] = {}
         self.history_size = 10
+        # (query, User-Agent) of each /stats, /played and /7.html request, as received.
+        self.received: list[tuple[dict[str, str], str]] = []
 
     def make_app(self) -> web.Application:
         app = web.Application()
@@ -145,8 +147,12 @@ class ShoutcastSimulator(StationSimulator):
 
     # Endpoints ----------------------------------------------------------------------------
 
+    def _receive(self, request: web.Request) -> int:
+        self.received.append((dict(request.query), request.headers.get("User-Agent", "")))
+        return self._sid(request)
+
     async def _dnas_stats(self, request: web.Request) -> web.StreamResponse:
-        sid = self._sid(request)
+        sid = self._receive(request)
         # Counted and faulted as "info", the endpoint every host has (blips shape only it).
         faulted = await self._arrive(request, "info", str(sid))
         if faulted is not None:
@@ -168,7 +174,7 @@ class ShoutcastSimulator(StationSimulator):
         )
 
     async def _played(self, request: web.Request) -> web.StreamResponse:
-        sid = self._sid(request)
+        sid = self._receive(request)
         faulted = await self._arrive(request, "played", str(sid))
         if faulted is not None:
             return faulted
@@ -191,7 +197,7 @@ class ShoutcastSimulator(StationSimulator):
         )
 
     async def _seven(self, request: web.Request) -> web.StreamResponse:
-        sid = self._sid(request)
+        sid = self._receive(request)
         faulted = await self._arrive(request, "7.html", str(sid))
         if faulted is not None:
             return faulted

@@ -17,10 +17,6 @@ from .models import StreamStats, parse_played, station_info
 
 _LOGGER = logging.getLogger("onair.station")
 
-# A 1.x DNAS sends the stream itself, not the page, to a client whose User-Agent lacks
-# "Mozilla"; a 2.x DNAS answers the same pages to any.
-USER_AGENT = "Mozilla/5.0 (compatible; OnAir/0.1; +https://github.com/onair-bot)"
-
 
 class _Page(str):
     """An answer that is not JSON (an HTML page, 7.html, XML): its text."""
@@ -42,13 +38,15 @@ class ShoutcastClient(StationClient):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # The key (a DNAS's public pages take none) is never sent.
-        self._headers["User-Agent"] = USER_AGENT
+        # A 1.x DNAS sends the stream itself, not the page, to a client whose User-Agent lacks
+        # "Mozilla"; a 2.x DNAS answers the same pages to any.
+        self._headers["User-Agent"] = f"Mozilla/5.0 (compatible; {self._headers['User-Agent']})"
         self.legacy = False  # a 1.x DNAS: /7.html, no history, no stream path
         self._played_for: str | None = None  # the title /played was last read for
         self._played: tuple[RecentItem, ...] = ()
 
     def _auth_query(self) -> dict[str, str]:
+        """None: a DNAS's public pages take no key, and a configured one is never sent."""
         return {}
 
     def _decode(self, body: bytes) -> Any:
