@@ -12,7 +12,9 @@ from bot.simulator.hosts.shoutcast import ShoutcastSimulator
 
 from .support.botenv import channel_subscription, fake_discord_fixture, running_bot
 from .support.fakediscord import FakeDiscord
+from .support.fakeicecast import FakeIcecast
 from .support.stations import serving
+from .support.voice_bot import icecast_fixture, mp3_fixture, voice_bot  # noqa: F401
 from .support.waiting import poll_watch
 
 pytestmark = pytest.mark.e2e  # every test here runs the fake Discord
@@ -90,3 +92,19 @@ async def test_nowplaying_recent_and_listen(dnas, fake):
         urls = [b.get("url") for row in tune_in["components"] for b in row["components"]]
         assert f"{dnas.base_url}/;" in urls
         assert env.bot.registry.clients["main"].kind == "shoutcast"
+
+
+async def test_join_plays_the_stream_at_its_listen_link(icecast: FakeIcecast):
+    """No stream_url configured: voice plays the listen link /stats gave (the DNAS's "/;"),
+    on the real clock (the decoder runs in real time)."""
+    sim = ShoutcastSimulator()
+    sim.add_station(1, key=None)
+    async with (
+        serving(sim),
+        voice_bot(sim, icecast, stream_url="", station_extra=SHOUTCAST + "\n") as voice,
+    ):
+        message = await voice.join()
+        assert message["content"].startswith("▶ Playing **Main FM**")
+        await voice.playing(frames=50)
+        assert sim.counters["listen"] >= 1  # the DNAS's stream, not the fake Icecast
+        assert icecast.connections == 0
