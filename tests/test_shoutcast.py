@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiohttp
@@ -427,3 +427,37 @@ async def test_once_a_titles_length_is_known_its_end_is_found_in_time(session):
         found = next(at for at, a in seen if at >= airings[number].started - 0.01)
         late.append(round(found - airings[number].started, 2))
     assert max(late) <= 3.0, late
+
+
+def test_a_titles_length_is_read_from_its_last_airing_in_the_history():
+    stats = StreamStats.parse(REAL_STATS | {"songtitle": "Radio - Station ID"})
+    played = parse_played(
+        [
+            {"playedat": 1000, "title": "Radio - Station ID"},
+            {"playedat": 960, "title": "B - Song"},
+            {"playedat": 920, "title": "A - Song"},
+            {"playedat": 915, "title": "Radio - Station ID"},  # ran until A: 5 s
+            {"playedat": 875, "title": "C - Song"},
+        ]
+    )
+    play = station_info(stats, played, Links(), datetime.now(UTC)).current_play()
+    assert play is not None
+    assert play.duration == timedelta(seconds=5)  # a jingle, known as one from this airing on
+    first = station_info(stats, played[:3], Links(), datetime.now(UTC)).current_play()
+    assert first is not None
+    assert first.duration is None  # never aired before in the history: no length
+
+
+async def test_a_jingle_is_known_as_one_from_its_second_airing(dnas, session):
+    client = make_client(dnas, session)
+    dnas.clock.advance(41)  # the jingle, first airing: nothing says how long it runs
+    first = (await client.info(max_age=0)).current_play()
+    assert first is not None
+    assert first.title == JINGLES[0].title
+    assert first.duration is None
+    dnas.clock.advance(85)  # its second airing: the history shows the first, 5 s
+    again = (await client.info(max_age=0)).current_play()
+    assert again is not None
+    assert again.title == JINGLES[0].title
+    assert again.duration == timedelta(seconds=5)
+    assert again.started == started(dnas, 4)

@@ -26,12 +26,18 @@ class _NotDnas2(StationResponseError):
     """``/stats`` answered as a 1.x DNAS answers what it does not have."""
 
 
+# /played is read again when the last poll is older than this, even for the same title: the
+# title may have aired again meanwhile (after an outage, or a jingle between sparse polls).
+# Polls come at most 30 s apart (``max_interval``) while a station answers.
+HISTORY_REUSE_SECONDS = 45.0
+
+
 class ShoutcastClient(StationClient):
     """One stream (``sid``) of a Shoutcast DNAS 2.x, or a 1.x DNAS through its ``/7.html``.
 
-    A poll asks ``/stats``; ``/played`` only when the title on air changed since the last poll
-    (its newest ``playedat`` is that play's exact start, which holds for the whole play), so a
-    poll between two changes costs one request."""
+    A poll asks ``/stats``; ``/played`` only when the title on air changed since the last poll,
+    or that poll is long past (its newest ``playedat`` is that play's exact start, which holds
+    for the whole play), so a poll between two changes costs one request."""
 
     kind: ClassVar[str] = "shoutcast"
     features: ClassVar[frozenset[Feature]] = frozenset({Feature.RECENT})
@@ -44,6 +50,7 @@ class ShoutcastClient(StationClient):
         self.legacy = False  # a 1.x DNAS: /7.html, no history, no stream path
         self._played_for: str | None = None  # the title /played was last read for
         self._played: tuple[RecentItem, ...] = ()
+        self._polled_at: float | None = None  # when /stats last answered with a title
 
     def _auth_query(self) -> dict[str, str]:
         """None: a DNAS's public pages take no key, and a configured one is never sent."""
@@ -75,10 +82,13 @@ class ShoutcastClient(StationClient):
     async def _history(self, title: str | None) -> tuple[RecentItem, ...]:
         """``/played`` when the title on air changed since it was last read, else what it said
         then. A DNAS whose history is off, or a 1.x one, has none: no starts, not a failure."""
+        now, before = self.clock(), self._polled_at
+        self._polled_at = now
         if self.legacy or title is None:
             self._played_for = None
             return ()
-        if title == self._played_for:
+        recent = before is not None and now - before <= HISTORY_REUSE_SECONDS
+        if title == self._played_for and recent:
             return self._played
         try:
             played = await self._request(

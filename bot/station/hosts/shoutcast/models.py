@@ -19,17 +19,19 @@ kept by projects that parse them:
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ... import coerce as c
-from ...info import Links, RecentItem, StationInfo
+from ...info import Links, Playback, RecentItem, StationInfo
 from ...parsing import require_object
 
 MAX_TEXT = 512  # a title, a name or a genre longer than this is cut (what a post can show anyway)
 MAX_PLAYED = 50  # a DNAS keeps 10 by default (``songhistory``); more is not a history we read
+MAX_LENGTH = timedelta(hours=6)
 _TAGS = re.compile(r"<[^>]*>")
 
 
@@ -144,6 +146,7 @@ def station_info(
     when its title is the one on air (``StationInfo.current_play`` matches them)."""
     if stats.title is None:
         recent = ()  # nothing (named) on air: the history's head is not a play now
+    length = _aired_length(recent)
     return StationInfo(
         fetched_at=fetched_at,
         name=stats.name,
@@ -152,6 +155,21 @@ def station_info(
         now_playing=stats.title,
         next_title=stats.next_title,
         listeners=stats.listeners,
+        playback=Playback(length=length) if length is not None else None,
         links=links,
         recent=recent,
     )
+
+
+def _aired_length(recent: tuple[RecentItem, ...]) -> timedelta | None:
+    """How long the title on air (the history's head) ran the last time the history shows it
+    aired: from its start to the next play's. A DNAS tells no lengths; a title's length is the
+    same each time (a station ID, a song), so a jingle is known as one from its second airing."""
+    if len(recent) < 3:
+        return None
+    head = recent[0].title
+    for newer, older in itertools.pairwise(recent[1:]):  # not the head's own pair
+        if older.title == head and newer.started is not None and older.started is not None:
+            ran = newer.started - older.started
+            return ran if timedelta(0) < ran <= MAX_LENGTH else None
+    return None
