@@ -27,12 +27,17 @@ which of OnAir's meet them.
     .venv/bin/python -m bench.announce_latency [--plays 52] [--seed 14] [--after-live 13]
     .venv/bin/python -m bench.announce_latency --kind azuracast [--plays 29]
     .venv/bin/python -m bench.announce_latency --kind icecast [--plays 29]  (announce_icecast.py)
+    .venv/bin/python -m bench.announce_latency --kind shoutcast
 
 ``--kind`` names the host simulated (another host adds its own branch the same way). For
 ``azuracast`` both stations are AzuraCast's: one pushes each change through its SSE stream,
 the other has no push endpoint (OnAir falls back to polling its static now-playing file); both
 are watched by OnAir, and requests per play count every now-playing request (the push stream
 itself is one long request, not counted).
+
+For ``shoutcast`` both watchers run against the DNAS simulator with its own client (``/stats``
+and ``/played``; a DNAS tells no position or length, so the watch polls at its steady interval),
+and requests per play count every request to the host (``all_requests_per_play``).
 
 A run lasts as long as its programme (52 plays: ~9 min; ``--plays 29``, four live shows: ~5
 min); nothing can be sped up without changing what is measured.
@@ -55,9 +60,17 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.announcer import Announcement, StationWatch, WatchScheduler
 from bot.announcer.detector import PlayDetector
 from bot.simulator import Airing, Programme, StationSimulator
+from bot.simulator.hosts.shoutcast import ShoutcastSimulator
 from bot.station import StationClient, StationError
+from bot.station.hosts.shoutcast import ShoutcastClient
 
 from .common import emit, ms, percentile
+
+# Each kind's simulator and client: one line per host.
+HOSTS: dict[str, tuple[type[StationSimulator], type[StationClient]]] = {
+    "radioboss": (StationSimulator, StationClient),
+    "shoutcast": (ShoutcastSimulator, ShoutcastClient),
+}
 
 
 async def baseline_poller(
@@ -207,7 +220,7 @@ async def main() -> None:
     )
     parser.add_argument(
         "--kind",
-        choices=("radioboss", "azuracast", "icecast"),
+        choices=sorted({*HOSTS, "azuracast", "icecast"}),
         default="radioboss",
         help="the host measured",
     )
@@ -228,7 +241,8 @@ async def main() -> None:
     programme = Programme.crossfaded(
         seed=args.seed, epoch=start, plays=args.plays, tail=args.tail, after_live=args.after_live
     )
-    sim = StationSimulator()
+    simulator_class, client_class = HOSTS[args.kind]
+    sim = simulator_class()
     sim.add_station(1, key="k", programme=programme)
     sim.add_station(2, key="k", programme=programme)
     sim.request_log = []
@@ -240,7 +254,7 @@ async def main() -> None:
     baseline: list[tuple[float, str]] = []
     stop = asyncio.Event()
     async with aiohttp.ClientSession() as session:
-        watch = StationWatch(StationClient(sim.base_url, 1, "k", session=session))
+        watch = StationWatch(client_class(sim.base_url, 1, "k", session=session))
 
         async def on_play(announcement: Announcement) -> None:
             if not announcement.on_air:
@@ -252,7 +266,7 @@ async def main() -> None:
         WatchScheduler(scheduler).add(watch)
         base_task = asyncio.create_task(
             baseline_poller(
-                StationClient(sim.base_url, 2, "k", session=session),
+                client_class(sim.base_url, 2, "k", session=session),
                 args.baseline_interval,
                 baseline,
                 stop,
@@ -270,8 +284,14 @@ async def main() -> None:
     # Plays after the first one (the first is on air when watching starts).
     ours = score(programme, 1, last, onair, requests["1"], frozenset(recovered))
     theirs = score(programme, 1, last, baseline, requests["2"])
+    window = (programme.airing(1).started, programme.airing(last).ends)
+    for sid, scored in (("1", ours), ("2", theirs)):
+        every = [at for at, what in log if what.endswith(f":{sid}")]
+        inside = [at for at in every if window[0] <= at <= window[1]]
+        scored["all_requests_per_play"] = round(len(inside) / last, 2)
     result = {
         "bench": "announce_latency",
+        "kind": args.kind,
         "plays": last,
         "seconds": round(time.monotonic() - started_at, 1),
         "load_avg_1m": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import metadata
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import aiohttp
@@ -43,6 +43,9 @@ from .station import (
 from .station.hosts import requests_class, source_class
 from .station.source import DEFAULT_KIND, KINDS, Feature, station_ref
 from .util.serialize import to_jsonable
+
+if TYPE_CHECKING:
+    from .simulator import StationSimulator
 
 EXIT_STATION = 2
 EXIT_USAGE = 64
@@ -203,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=KINDS,
         default=DEFAULT_KIND,
         metavar="KIND",
-        help="the host to simulate: radioboss, azuracast or icecast (default %(default)s)",
+        help="the host it answers as: radioboss, azuracast, icecast or shoutcast "
+        "(default %(default)s)",
     )
     simulate.add_argument(
         "--mount",
@@ -426,34 +430,9 @@ def render_check(
 
 
 async def _simulate(args: argparse.Namespace) -> int:
-    from .simulator import StationSimulator
-
     if args.kind == "icecast":
         return await _simulate_icecast(args)
-    if args.kind not in (DEFAULT_KIND, "azuracast"):
-        print(f"onair: no simulator for kind {args.kind!r} yet", file=sys.stderr)
-        return 2
-    simulator = StationSimulator()
-    station = str(args.station)
-    extra = ""
-    # Sped up, a song still reports its library length: a 3-minute song aired in 18 s is a song
-    # (announced), not an item under 30 s (a jingle, which OnAir never announces).
-    if args.kind == "azuracast":
-        from .simulator.hosts.azuracast import AzuraCastSimulator
-
-        simulator = azura = AzuraCastSimulator()
-        azura.add_azura(
-            int(args.station), seed=args.seed, speed=args.speed, library_durations=args.speed != 1.0
-        )
-        station, extra = "onair_radio", " --kind azuracast"
-    else:
-        simulator.add_station(
-            int(args.station),
-            key=args.key or None,
-            seed=args.seed,
-            speed=args.speed,
-            library_durations=args.speed != 1.0,
-        )
+    simulator, station = _simulator_of(args)
     try:
         base = await simulator.start(args.host, args.port)
     except OSError as error:
@@ -467,19 +446,52 @@ async def _simulate(args: argparse.Namespace) -> int:
         )
         return 1
     print(f"Station simulator on {base} (station id {station}); Ctrl+C stops it.", flush=True)
-    # The key as the environment variable, as docs/running.md advises for a real key.
-    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if args.key and not extra else ""
+    # The key as the environment variable, as docs/running.md advises for a real key (only
+    # RadioBOSS Cloud's API takes one here).
+    keyed = args.key and args.kind == DEFAULT_KIND
+    key = f"ONAIR_STATION_KEY={shlex.quote(args.key)} " if keyed else ""
+    kind = f" --kind {args.kind}" if args.kind != DEFAULT_KIND else ""
     onair, here = onair_as_typed()
     print(
         f"  In another terminal{' in this folder' if here else ''}: "
-        f"{key}{onair} check{extra} --base-url {base} --station {station}",
+        f"{key}{onair} check{kind} --base-url {base} --station {station}",
         flush=True,
     )
+    print(f"  Its song search, for [links] lookup_url: {base}/search", flush=True)
     try:
         await asyncio.Event().wait()
     finally:
         await simulator.stop()
     return 0
+
+
+def _simulator_of(args: argparse.Namespace) -> tuple[StationSimulator, str]:
+    """The simulator of ``--kind`` with its one station, and that station's name on it. Sped
+    up, a song still reports its library length: a 3-minute song aired in 18 s is a song
+    (announced), not an item under 30 s (a jingle, which OnAir never announces)."""
+    from .simulator import StationSimulator
+
+    number = int(args.station)
+    library = args.speed != 1.0
+    if args.kind == "azuracast":
+        from .simulator.hosts.azuracast import AzuraCastSimulator
+
+        azura = AzuraCastSimulator()
+        added = azura.add_azura(number, seed=args.seed, speed=args.speed, library_durations=library)
+        return azura, added.shortcode
+    simulator = StationSimulator()
+    if args.kind == "shoutcast":
+        from .simulator.hosts.shoutcast import ShoutcastSimulator
+
+        simulator = ShoutcastSimulator()
+    simulator.add_station(
+        number,
+        key=args.key or None,
+        seed=args.seed,
+        speed=args.speed,
+        library_durations=library,
+    )
+    return simulator, str(number)
 
 
 async def _simulate_icecast(args: argparse.Namespace) -> int:

@@ -122,6 +122,8 @@ class PollPolicy:
             stamped = self._stamped_start(key, info)
             if stamped is not None:
                 at = min(at, stamped)
+            elif play.started_exact and play.started is not None:
+                at = self._reported_start(play.started, at)
         ended = self._open_ended
         if ended is not None and ended.start_known and ended.key != key:
             gap = _aired_after(ended.key, key, info)
@@ -129,6 +131,16 @@ class PollPolicy:
                 self._learn_length(ended.key, (at - ended.started).total_seconds() - gap)
         self._open_ended = None
         self._last_switch = _Switch(key, at, exact)
+
+    def _reported_start(self, started: datetime, latest: datetime) -> datetime:
+        """The station's own start of a play found after a gap (a host that tells no position:
+        a Shoutcast DNAS's ``playedat``), when it lies between the last answer that still showed
+        the play before and this one (whole seconds: up to 1 s before it); else ``latest``.
+        Outside that window the station's clock is not ours, and it is not used."""
+        before = self._answered_at
+        if before is None or not before - timedelta(seconds=1) <= started <= latest:
+            return latest
+        return max(before, started)
 
     def _stamped_start(self, key: str, info: StationInfo) -> datetime | None:
         """When the play on air in ``info`` began by the station's ``recent`` start times, on

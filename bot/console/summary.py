@@ -33,8 +33,13 @@ def now_playing_lines(info: StationInfo) -> list[str]:
         extra = f" [{play.album}{', ' + play.year if play.year else ''}]" if play.album else ""
         position = info.playback.position if info.playback else None
         lines.append(f"Now playing: {play.display}{extra}")
-        said = f"  ({badge})" if badge else ""
-        lines.append(f"             {duration(position)} / {duration(play.duration)}{said}")
+        if position is None and play.duration is None:
+            # No position or length (a Shoutcast DNAS): when it started, if the host said.
+            if play.started is not None:
+                lines.append(f"             since {_local(play.started.astimezone(UTC))} UTC")
+        else:
+            times = f"{duration(position)} / {duration(play.duration)}"
+            lines.append(f"             {times}  ({badge})" if badge else f"             {times}")
     listeners = info.listener_count
     lines.append(f"Listeners:   {listeners if listeners is not None else '?'}")
     lines.append(f"Next:        {info.next_display or '-'}")

@@ -90,7 +90,7 @@ def _render_nowplaying(
         playback = info.playback
         length = play.duration if not play.live else None
         position = playback.position if playback and not stale else None
-        meta = [station_parts.badge(info, lang)]
+        meta = [part for part in [station_parts.badge(info, lang)] if part]
         genre = station_parts.track_genre(info, play)
         if genre:
             meta.append(isolate(safe(genre, limit=60)))

@@ -36,6 +36,7 @@ from .screens_permissions import permissions
 from .screens_post_messages import post_messages
 from .screens_requests import requests
 from .screens_requests_crowd import requests_crowd
+from .screens_shoutcast import shoutcast
 from .screens_shows import scheduled_scenes, show_scenes
 from .screens_song_links import song_links
 from .screens_user_install import user_install
@@ -69,6 +70,7 @@ SCENES = {
     "azuracast": azuracast,
     "icecast": icecast_scenes,
     "song_links": song_links,
+    "shoutcast": shoutcast,
 }
 
 

@@ -113,7 +113,8 @@ async def voice_bot(
     else:
         channels = {g.id: g.voice_channels[0].id for g in fake.guilds}
     try:
-        stream = stream_url or icecast.url
+        # stream_url="": the station's own best listen link, as a config without one plays.
+        stream = icecast.url if stream_url is None else stream_url
         extra = f'stream_url = "{stream}"\n{station_extra}' + options.pop("extra_config", "")
         async with running_bot(sim, fake=fake, extra_config=extra, **options) as env:
             env.bot.voice.connect_timeout = 5.0

@@ -9,11 +9,13 @@ from ..requests import RequestsClient
 from ..source import KINDS
 from .azuracast import AzuraCastClient, AzuraCastRequests
 from .icecast import IcecastClient
+from .shoutcast import ShoutcastClient
 
 SOURCES: dict[str, type[StationClient]] = {
     "radioboss": StationClient,
     "azuracast": AzuraCastClient,
     "icecast": IcecastClient,
+    "shoutcast": ShoutcastClient,
 }
 
 # The song-request client of each kind whose host takes requests (``Feature.REQUESTS``).
