@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import metadata
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import aiohttp
@@ -43,9 +43,6 @@ from .station import (
 from .station.hosts import requests_class, source_class
 from .station.source import DEFAULT_KIND, KINDS, Feature, station_ref
 from .util.serialize import to_jsonable
-
-if TYPE_CHECKING:
-    from .simulator import StationSimulator
 
 EXIT_STATION = 2
 EXIT_USAGE = 64
@@ -429,10 +426,20 @@ def render_check(
     return "\n".join(lines)
 
 
+class _Simulator(Protocol):
+    """A simulator `onair simulate` serves: started on an address, stopped at the end."""
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str: ...
+
+    async def stop(self) -> None: ...
+
+
 async def _simulate(args: argparse.Namespace) -> int:
-    if args.kind == "icecast":
-        return await _simulate_icecast(args)
-    simulator, station = _simulator_of(args)
+    try:
+        simulator, station, hints = _simulator_of(args)
+    except ValueError as error:  # an Icecast mount that is not one
+        print(f"onair: --mount: {error}", file=sys.stderr)
+        return 2
     try:
         base = await simulator.start(args.host, args.port)
     except OSError as error:
@@ -445,7 +452,8 @@ async def _simulate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"Station simulator on {base} (station id {station}); Ctrl+C stops it.", flush=True)
+    what = "mount" if args.kind == "icecast" else "station id"
+    print(f"Station simulator on {base} ({what} {station}); Ctrl+C stops it.", flush=True)
     # The key as the environment variable, as docs/running.md advises for a real key (only
     # RadioBOSS Cloud's API takes one here).
     keyed = args.key and args.kind == DEFAULT_KIND
@@ -454,9 +462,11 @@ async def _simulate(args: argparse.Namespace) -> int:
     onair, here = onair_as_typed()
     print(
         f"  In another terminal{' in this folder' if here else ''}: "
-        f"{key}{onair} check{kind} --base-url {base} --station {station}",
+        f"{key}{onair} check{kind} --base-url {base} --station {shlex.quote(station)}",
         flush=True,
     )
+    for line in hints:
+        print(f"  {line.format(base=base)}", flush=True)
     print(f"  Its song search, for [links] lookup_url: {base}/search", flush=True)
     try:
         await asyncio.Event().wait()
@@ -465,20 +475,30 @@ async def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _simulator_of(args: argparse.Namespace) -> tuple[StationSimulator, str]:
-    """The simulator of ``--kind`` with its one station, and that station's name on it. Sped
-    up, a song still reports its library length: a 3-minute song aired in 18 s is a song
-    (announced), not an item under 30 s (a jingle, which OnAir never announces)."""
+def _simulator_of(args: argparse.Namespace) -> tuple[_Simulator, str, list[str]]:
+    """The simulator of ``--kind`` with its one station, that station's name on it and lines
+    that say how to drive it ({base} is its address). Sped up, a song still reports its library
+    length: a 3-minute song aired in 18 s is a song (announced), not an item under 30 s (a
+    jingle, which OnAir never announces)."""
     from .simulator import StationSimulator
 
-    number = int(args.station)
     library = args.speed != 1.0
+    if args.kind == "icecast":
+        from .simulator.hosts.icecast import IcecastSimulator
+
+        mount = str(station_ref("icecast", args.mount))
+        icecast = IcecastSimulator(admin_password=args.key or "hackme")
+        icecast.add_mount(mount, seed=args.seed, speed=args.speed)
+        password = shlex.quote(icecast.admin_password)
+        by_hand = f"{{base}}/admin/metadata?mount={mount}&mode=updinfo&charset=UTF-8"
+        return icecast, mount, [f"Title by hand: curl -u admin:{password} '{by_hand}&song=A+-+B'"]
+    number = int(args.station)
     if args.kind == "azuracast":
         from .simulator.hosts.azuracast import AzuraCastSimulator
 
         azura = AzuraCastSimulator()
         added = azura.add_azura(number, seed=args.seed, speed=args.speed, library_durations=library)
-        return azura, added.shortcode
+        return azura, added.shortcode, []
     simulator = StationSimulator()
     if args.kind == "shoutcast":
         from .simulator.hosts.shoutcast import ShoutcastSimulator
@@ -491,39 +511,7 @@ def _simulator_of(args: argparse.Namespace) -> tuple[StationSimulator, str]:
         speed=args.speed,
         library_durations=library,
     )
-    return simulator, str(number)
-
-
-async def _simulate_icecast(args: argparse.Namespace) -> int:
-    from .simulator.hosts.icecast import IcecastSimulator
-
-    try:
-        mount = str(station_ref("icecast", args.mount))
-    except ValueError as error:
-        print(f"onair: --mount: {error}", file=sys.stderr)
-        return 2
-    simulator = IcecastSimulator(admin_password=args.key or "hackme")
-    simulator.add_mount(mount, seed=args.seed, speed=args.speed)
-    try:
-        base = await simulator.start(args.host, args.port)
-    except OSError as error:
-        print(f"onair: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 1
-    print(f"Icecast simulator on {base} (mount {mount}); Ctrl+C stops it.", flush=True)
-    onair, here = onair_as_typed()
-    print(
-        f"  In another terminal{' in this folder' if here else ''}: "
-        f"{onair} check --kind icecast --base-url {base} --station {shlex.quote(mount)}\n"
-        f"  Title by hand: curl -u admin:{shlex.quote(simulator.admin_password)} "
-        f"'{base}/admin/metadata?mount={mount}&mode=updinfo&charset=UTF-8&song=Artist+-+Title'",
-        flush=True,
-    )
-    print(f"  Its song search, for [links] lookup_url: {base}/search", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await simulator.stop()
-    return 0
+    return simulator, str(number), []
 
 
 def onair_as_typed() -> tuple[str, bool]:

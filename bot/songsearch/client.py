@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from ..util.bodies import read_at_most
 from ..util.links import EMBED_URL, safe_url
 from .errors import SongSearchAnswerError, SongSearchError, SongSearchUnavailable
 from .models import SongHit
@@ -32,7 +33,6 @@ MAX_RESULTS = 25  # results asked for and read
 MAX_TERM = 200  # characters of the search term sent
 MAX_TEXT = 200  # characters of a name kept
 MAX_TRACK_ID = 10**15
-CHUNK = 64 * 1024
 ARTWORK_SIZE = "600x600"
 # Apple's artwork URLs end in the size asked for: ".../100x100bb.jpg" serves 600x600 as
 # ".../600x600bb.jpg".
@@ -85,7 +85,7 @@ class SongSearch:
                         raise SongSearchUnavailable(f"{self.server}: HTTP {response.status}")
                     if response.status != 200:
                         raise SongSearchAnswerError(f"{self.server}: HTTP {response.status}")
-                    body = await _read_at_most(response, MAX_BODY)
+                    body = await read_at_most(response, MAX_BODY)
         except SongSearchError:
             raise
         except TimeoutError:
@@ -100,15 +100,6 @@ class SongSearch:
             return json.loads(body)
         except (ValueError, RecursionError):
             raise SongSearchAnswerError(f"{self.server}: not JSON") from None
-
-
-async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
-    buffer = bytearray()
-    async for chunk in response.content.iter_chunked(CHUNK):
-        buffer += chunk
-        if len(buffer) > limit:
-            return None
-    return bytes(buffer)
 
 
 def parse_results(payload: Any) -> tuple[SongHit, ...]:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, TypeVar
 import aiohttp
 from yarl import URL
 
-from .bodies import read_at_most
+from ..util.bodies import read_at_most
 from .cache import SharedAnswers
 from .errors import (
     AddressRefused,

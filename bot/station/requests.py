@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from .bodies import read_at_most
+from ..util.bodies import read_at_most
 from .errors import (
     Problem,
     RequestRefused,

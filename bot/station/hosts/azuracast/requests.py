@@ -18,8 +18,8 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from ....util.bodies import read_at_most
 from ... import coerce as c
-from ...bodies import read_at_most
 from ...errors import (
     Problem,
     RequestRefused,

@@ -1,5 +1,6 @@
-"""Reading a station's answer with a cap: a body larger than the caller allows is refused as it
-streams in, never buffered whole (a hostile or broken server may send without end)."""
+"""Reading an HTTP answer with a cap (a station's, a song search's): a body larger than the
+caller allows is refused as it streams in, never buffered whole (a hostile or broken server may
+send without end)."""
 
 from __future__ import annotations
 
