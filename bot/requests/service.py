@@ -31,11 +31,10 @@ from ..station import (
     normalise_title,
 )
 from ..station.errors import RequestsUnavailable
-from ..station.requests import one_line
 from ..station.source import Feature
 from ..storage import VOTERS, NewRequest, RequestCredit, RequestSettings, Storage
 from ..util.i18n import ENGLISH, Lang
-from ..util.text import plain, safe
+from ..util.text import one_line, plain, safe
 from .fairness import Party
 from .search import SearchDesk
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +22,7 @@ from yarl import URL
 
 from ..util.bodies import read_at_most
 from ..util.links import EMBED_URL, safe_url
+from ..util.text import one_line
 from .errors import SongSearchAnswerError, SongSearchError, SongSearchUnavailable
 from .models import SongHit
 
@@ -159,16 +159,5 @@ def artwork_url(value: Any) -> str | None:
 
 
 def bounded_text(value: Any, limit: int = MAX_TEXT) -> str:
-    """A server's text as one plain line of at most ``limit`` characters ("" when not text):
-    control and invisible format characters gone, whitespace folded."""
-    if not isinstance(value, str):
-        return ""
-    kept = []
-    for char in value[: limit * 4]:
-        category = unicodedata.category(char)
-        if category == "Cc":
-            kept.append(" ")
-        elif category not in ("Cf", "Cs", "Co", "Cn"):
-            kept.append(char)
-    text = " ".join("".join(kept).split())
-    return text[:limit]
+    """A server's text as one plain line of at most ``limit`` characters ("" when not text)."""
+    return one_line(value, limit)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ import aiohttp
 from yarl import URL
 
 from ..util.bodies import read_at_most
+from ..util.text import one_line
 from .errors import (
     Problem,
     RequestRefused,
@@ -66,22 +66,6 @@ class QueuedSong:
 
     title: str
     played: bool
-
-
-def one_line(value: object, limit: int) -> str:
-    """Station or listener text as one bounded plain line: control and format characters gone,
-    whitespace folded, clipped (rendering escapes it further where markdown shows)."""
-    if not isinstance(value, str) or not value:
-        return ""
-    kept = []
-    for char in value[: limit * 4]:
-        category = unicodedata.category(char)
-        if category == "Cc":
-            kept.append(" ")
-        elif category not in ("Cf", "Cs", "Co", "Cn"):
-            kept.append(char)
-    text = " ".join("".join(kept).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def track_id(value: object) -> str | None:

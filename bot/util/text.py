@@ -76,12 +76,13 @@ def plain(value: str | None, *, limit: int) -> str:
     return clip(" ".join(_strip_controls(value).split()), limit)
 
 
-def one_line(value: str | None, limit: int) -> str:
+def one_line(value: object, limit: int) -> str:
     """Plain text on one line of at most ``limit`` characters (fields Discord shows as typed:
-    a stage topic, an event's name and place, the bot's activity): control characters become
-    spaces, format characters (zero-width, bidi overrides) and lone surrogates go, whitespace
-    folds."""
-    if not value:
+    a stage topic, an event's name and place, the bot's activity; a server's text as read):
+    control characters become spaces, format characters (zero-width, bidi overrides), lone
+    surrogates, private-use and unassigned code points go, whitespace folds. "" for anything
+    that is not text."""
+    if not isinstance(value, str) or not value:
         return ""
     value = value[: limit * 8]  # bounded work on any input
     kept = []
@@ -89,7 +90,7 @@ def one_line(value: str | None, limit: int) -> str:
         category = unicodedata.category(char)
         if category == "Cc":
             kept.append(" ")
-        elif category not in ("Cf", "Cs"):
+        elif category not in ("Cf", "Cs", "Co", "Cn"):
             kept.append(char)
     return clip(" ".join("".join(kept).split()), limit)
 

@@ -19,6 +19,7 @@ import aiohttp
 from yarl import URL
 
 from ....util.bodies import read_at_most
+from ....util.text import one_line
 from ... import coerce as c
 from ...errors import (
     Problem,
@@ -37,7 +38,6 @@ from ...requests import (
     RequestsClient,
     RequestTrack,
     SearchAnswer,
-    one_line,
     track_id,
 )
 from . import models
