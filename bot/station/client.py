@@ -491,14 +491,19 @@ class StationClient:
             raise StationResponseError(Problem.BAD_VALUES) from None
 
     def _decode(self, body: bytes) -> Any:
-        """The answer's JSON. RadioBOSS answers an object, or an error message in its place;
-        a host whose answers are lists (or not JSON) overrides this."""
+        """The answer's JSON, checked for the host (``_checked``); a host whose answers are not
+        JSON overrides this."""
         if not body.strip():
             raise StationResponseError(Problem.EMPTY)
         try:
             payload = json.loads(body)
         except (ValueError, RecursionError):
             raise StationResponseError(Problem.NOT_JSON) from None
+        return self._checked(payload)
+
+    def _checked(self, payload: Any) -> Any:
+        """RadioBOSS answers an object, or an error message in its place; a host with other
+        shapes or error bodies overrides this."""
         error = body_error(payload)
         if error is not None:
             raise error

@@ -78,15 +78,9 @@ class AzuraCastClient(StationClient):
     def _auth_headers(self) -> dict[str, str]:
         return {"X-API-Key": self._key} if self._key else {}
 
-    def _decode(self, body: bytes) -> Any:
+    def _checked(self, payload: Any) -> Any:
         """AzuraCast answers an object or a list; an error is ``Api_Error``
         (``{"code", "type", "message", ..., "success": false}``)."""
-        if not body.strip():
-            raise StationResponseError(Problem.EMPTY)
-        try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):
-            raise StationResponseError(Problem.NOT_JSON) from None
         if isinstance(payload, list):
             return payload
         if not isinstance(payload, dict):
