@@ -80,10 +80,15 @@ def create_bot(
         + [settings.links_lookup_url]
     )
     # The one session for every station request; its resolver refuses internal addresses
-    # for any host but the owner's own config stations (checked at connect time).
+    # for any host but the owner's own config stations (checked at connect time). No cap on
+    # its connections: a pushing host's stream (AzuraCast's SSE, Icecast's ICY) holds one for
+    # good, and a cap would leave the polls, commands and requests of every other station
+    # waiting once that many stations push. What it opens is bounded by the stations
+    # themselves: one stream per pushing station watched here, one request in flight per
+    # station and kind of answer (single-flight), the request and search rates.
     resolver = GuardedResolver(policy, trusted_hosts=trusted)
     session = aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(resolver=resolver, limit=200, ttl_dns_cache=60),
+        connector=aiohttp.TCPConnector(resolver=resolver, limit=0, ttl_dns_cache=60),
         trace_configs=[literal_guard(resolver)],  # IP literals, which no resolver sees
         timeout=aiohttp.ClientTimeout(total=15, connect=5),
         headers={"User-Agent": "OnAir/0.1 (Discord bot; +https://github.com/onair-bot)"},

@@ -137,7 +137,11 @@ class StationWatch:
         if value != self._owned:
             # Polled by another process meanwhile: the play this watch saw last is stale, and
             # the plays since were that process's to announce (none is recovered from them).
+            # A push kept from before is stale too, and so is what the client saw begin.
             self._answered = False
+            self.pushed = None
+            if value:
+                self.client.forget_observed()
         self._owned = value
 
     async def poll(self) -> float:

@@ -251,6 +251,11 @@ class StationClient:
         self.last_info = info
         self._answers.put(("info",), info, self.cache_times.info)
 
+    def forget_observed(self) -> None:
+        """Forget what this client learned by watching (a host that tells no start times:
+        when OnAir saw each title begin). Called when this process takes a station's watch
+        over: what its commands saw meanwhile, late, must not become a play's start."""
+
     def _require(self, feature: Feature) -> None:
         if feature not in self.features:
             raise NotOffered(what=feature.value, kind=self.kind)
@@ -395,7 +400,11 @@ class StationClient:
         failure: str
         named: StationUnavailable | None = None
         guard = self.redirect_guard or self.url_guard
+        home = URL(self.base_url).origin()
         try:
+            # Redirects are followed by hand, each target checked by the guard (when there is
+            # one), and the key goes only to the station's own origin: aiohttp would carry a
+            # header key (AzuraCast's X-API-Key) to whatever host a redirect names.
             for _hop in range(4):
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -406,24 +415,23 @@ class StationClient:
                     sock_connect=self.timeout.sock_connect,
                     sock_read=self.timeout.sock_read,
                 )
+                headers = self._headers
+                if url.origin() == home:
+                    headers = {**headers, **self._auth_headers()}
                 async with self._session.get(
-                    url,
-                    timeout=timeout,
-                    headers={**self._headers, **self._auth_headers()},
-                    max_redirects=3,
-                    allow_redirects=guard is None,
+                    url, timeout=timeout, headers=headers, allow_redirects=False
                 ) as response:
                     status = response.status
                     if 200 <= status < 300:
                         return await self._read_capped(response)
                     retry_after = retry_after_seconds(response.headers)
                     location = response.headers.get("Location")
-                if guard is None or status not in (301, 302, 303, 307, 308) or not location:
+                if status not in (301, 302, 303, 307, 308) or not location:
                     break
                 why: Exception | str | None
                 try:
                     url = url.join(URL(location))
-                    why = self._refusal(guard, url)
+                    why = self._refusal(guard, url) if guard is not None else None
                 except (ValueError, UnicodeError):  # a Location no URL parser accepts
                     why = "the redirect target is not a valid URL"
                 if why is not None:
@@ -435,8 +443,6 @@ class StationClient:
             raise
         except TimeoutError:
             failure = "timeout"
-        except aiohttp.TooManyRedirects:
-            failure = "redirects"
         except (aiohttp.ClientError, OSError) as exc:
             failure = type(exc).__name__
             if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
@@ -447,8 +453,6 @@ class StationClient:
         else:
             status_error(status, retry_after)
         # Outside the except block, so nothing below carries aiohttp's error as __context__.
-        if failure == "redirects":
-            raise StationResponseError(Problem.TOO_MANY_REDIRECTS)
         if failure == "address refused":
             _LOGGER.info("GET %s refused: internal addresses only", self._describe(url))
             raise StationRefused(Problem.INTERNAL_ADDRESS, server=server_of(url))

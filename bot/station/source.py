@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from typing import Any
+from urllib.parse import unquote
 
 from .errors import NotOffered
 
@@ -68,7 +69,15 @@ def station_ref(kind: str, value: Any) -> int | str:
         return int(text) if text.isdigit() else text
     if kind == "icecast":
         text = value.strip() if isinstance(value, str) else ""
-        if not _MOUNT.match(text) or "/../" in f"{text}/" or "/./" in f"{text}/":
+        # Judged as the server will read it: "%2e%2e" is a dot segment, "%2f" a slash.
+        decoded = unquote(text)
+        if (
+            not _MOUNT.match(text)
+            or "/../" in f"{decoded}/"
+            or "/./" in f"{decoded}/"
+            or any(c in decoded for c in "?#\\")
+            or not decoded.isprintable()
+        ):
             raise ValueError('expected the mount, like "/live"')
         return text
     raise ValueError(f"unknown kind {kind!r}: expected one of {', '.join(KINDS)}")

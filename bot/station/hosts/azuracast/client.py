@@ -216,31 +216,33 @@ class AzuraCastClient(StationClient):
 
 async def _events(response: aiohttp.ClientResponse, limit: int) -> AsyncIterator[str]:
     """The ``data`` of each server-sent event; an event past ``limit`` bytes ends the stream
-    (its end cannot be trusted), a half-sent one at the end is dropped."""
-    buffer = b""
+    (its end cannot be trusted), a half-sent one at the end is dropped. Each chunk is split
+    once (linear in what arrives, however short its lines), and every line counts towards
+    the bound, comments and other fields too: a flood of them is no cheaper than data."""
+    pending = bytearray()  # the line begun and not ended yet
     data: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
-        buffer += chunk
-        if len(buffer) > limit:
+        pending += chunk
+        if len(pending) > limit:
             raise StationResponseError(Problem.TOO_LARGE)
-        while True:
-            end = buffer.find(b"\n")
-            if end < 0:
-                break
-            line, buffer = buffer[:end].rstrip(b"\r"), buffer[end + 1 :]
+        if b"\n" not in chunk:
+            continue
+        *lines, rest = bytes(pending).split(b"\n")
+        pending = bytearray(rest)
+        for raw in lines:
+            line = raw.rstrip(b"\r")
             if not line:
                 if data:
                     yield b"\n".join(data).decode("utf-8", "replace")
                 data, size = [], 0
                 continue
+            size += len(line)
+            if size > limit:
+                raise StationResponseError(Problem.TOO_LARGE)
             if line.startswith(b"data:"):
                 value = line[5:]
-                value = value[1:] if value.startswith(b" ") else value
-                size += len(value)
-                if size > limit:
-                    raise StationResponseError(Problem.TOO_LARGE)
-                data.append(value)
+                data.append(value[1:] if value.startswith(b" ") else value)
 
 
 def _elapsed_now(info: StationInfo, fetched: datetime) -> StationInfo:

@@ -97,6 +97,10 @@ class IcecastClient(StationClient):
 
         return await self._request("status-json.xsl", build=build)
 
+    def forget_observed(self) -> None:
+        """The title on air when the watch takes over has no start (as at a restart)."""
+        self._title, self._since = None, None
+
     def _playback(self, title: str | None, at: datetime) -> Playback | None:
         """Note ``title`` as on air at ``at``; the playback position since OnAir saw it start,
         or None when it does not know."""

@@ -32,7 +32,7 @@ from ...parsing import require_object
 MAX_TEXT = 512  # a title, a name or a genre longer than this is cut (what a post can show anyway)
 MAX_PLAYED = 50  # a DNAS keeps 10 by default (``songhistory``); more is not a history we read
 MAX_LENGTH = timedelta(hours=6)
-_TAGS = re.compile(r"<[^>]*>")
+_TAGS = re.compile(r"<[^<>]*>")  # no "<" inside: linear, however many are left open
 
 
 def _text(value: Any) -> str | None:
