@@ -316,3 +316,42 @@ async def test_push_streams_do_not_starve_the_polls_of_the_shared_session():
         await asyncio.gather(*followers, return_exceptions=True)
         await shared.close()
         await sim.stop()
+
+
+async def test_onair_watch_ends_its_push_follower_before_its_session(caplog):
+    """`onair watch` on a pushing host stops its stream follower with the watch: none is left
+    reconnecting on the closed session (a traceback at every exit)."""
+    from bot.console.modes import watch_station
+
+    clock = ManualClock(1_800_000_000.0)
+    sim = AzuraCastSimulator(clock=clock)
+    sim.add_azura(1, "onair_radio", programme=Programme(SLOTS, epoch=clock() - 1.0))
+    stop = asyncio.Event()
+    plays: list[Announcement] = []
+
+    async def on_play(announcement: Announcement) -> None:
+        plays.append(announcement)
+
+    async def on_error(error: StationError) -> None:
+        raise AssertionError(error)
+
+    async with sim:
+        with caplog.at_level("DEBUG", logger="onair"):
+            watching = asyncio.ensure_future(
+                watch_station(
+                    sim.base_url,
+                    "onair_radio",
+                    None,
+                    on_play,
+                    on_error,
+                    kind="azuracast",
+                    stop=stop,
+                )
+            )
+            await wait_for(lambda: bool(plays) and sim.counters["sse"] >= 1)
+            stop.set()  # as a Ctrl+C does
+            await watching
+            left = [t for t in asyncio.all_tasks() if t.get_name().startswith("pushes:")]
+    assert [t for t in left if not t.done()] == []  # none left to reconnect on a closed session
+    failed = [r for r in caplog.records if r.name.startswith("onair") and r.levelno >= 40]
+    assert failed == []

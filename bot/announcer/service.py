@@ -162,6 +162,7 @@ class AnnouncerService:
         await stop_task(self._sweeper_task)
         self._sweeper_task = None
         self.stop_watching()
+        await self.watches.close()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=grace)
         if self._tasks:

@@ -356,6 +356,15 @@ class WatchScheduler:
         if self._pushes.get(job_id) is done:
             del self._pushes[job_id]
 
+    async def close(self) -> None:
+        """Stop every push follower and wait until each has ended (its stream closed), so
+        none is left reconnecting on a session about to close."""
+        tasks = list(self._pushes.values())
+        self._pushes.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def _stop_pushes(self, job_id: str) -> None:
         task = self._pushes.pop(job_id, None)
         if task is not None:

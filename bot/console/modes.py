@@ -123,11 +123,13 @@ async def watch_station(
         station_watch.listeners.append(on_play)
         station_watch.error_listeners.append(on_error)
         scheduler.start()
-        WatchScheduler(scheduler).add(station_watch)
+        watches = WatchScheduler(scheduler)
+        watches.add(station_watch)
         try:
             await _run_until_stopped(stop, duration)
         finally:
             scheduler.shutdown(wait=False)
+            await watches.close()
     return station_watch.status
 
 
