@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -103,7 +104,7 @@ async def test_demo_runs_offline_and_announces():
         "bot.cli",
         "demo",
         "--duration",
-        "20",  # tracks of 5-9 s: a second card is due by 9 s; 11 s to spare on a loaded machine
+        "32",  # tracks of 5-9 s, a jingle after the third: due by 27 s; 5 s to spare
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -113,6 +114,11 @@ async def test_demo_runs_offline_and_announces():
     text = out.decode()
     assert text.count("┌") >= 2
     assert "announcements from" in text
+    # As in Discord, a jingle (under 30 s) gets no card of its own.
+    assert "(jingle: OnAir Radio - " in text
+    lengths = re.findall(r"length (\d+):(\d\d)", text)
+    assert lengths
+    assert all(int(m) * 60 + int(s) >= 30 for m, s in lengths), lengths
     # A listener's request plays next and its card names who asked (the whole request path).
     assert "Neon Umbrella': accepted" in text
     assert "🙋 Requested by demo listener" in text

@@ -18,9 +18,11 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from .. import errors
 from ..announcer import Announcement, StationStatus, StationWatch, WatchScheduler
 from ..announcer.watcher import AnnouncementListener, ErrorListener
+from ..programme.jingles import is_jingle
 from ..station import StationAuthError, StationError, StationNotFound
 from ..station.hosts import source_class
 from ..station.source import DEFAULT_KIND
+from ..util import text
 from ..util.text import duration
 
 EXIT_STATION = 2  # as `onair check`: a station error that waiting will not fix
@@ -206,6 +208,11 @@ async def demo(*, duration: float = 60.0, seed: int = 7) -> int:
 
     async def on_play(announcement: Announcement) -> None:
         nonlocal count
+        play = announcement.play
+        if not play.live and is_jingle(play.duration, ()):
+            # As in Discord: a jingle gets no announcement of its own.
+            print(f"  (jingle: {play.display}, {text.duration(play.duration)}; not announced)")
+            return
         count += 1
         print(announcement_card(announcement), flush=True)
         await listener.song_link(announcement)
