@@ -264,3 +264,28 @@ async def test_two_processes_post_one_poll_and_make_one_request(programme_sim, f
 
 def shards(shard: int) -> str:
     return f"shard_count = 2\nshard_ids = [{shard}]"
+
+
+async def test_review2_a_crash_after_posting_does_not_post_a_second_poll(
+    programme_sim, fake, tmp_path
+):
+    """kill -9 after Discord created the poll but before its message id was stored (state
+    ``opening``), restarted after Discord's nonce window: the restart must find the poll it
+    posted, not post a second one for the same slot."""
+    db = str(tmp_path / "onair.sqlite3")
+    async with running(programme_sim, fake, db_path=db) as env:
+        await turn_on(fake, every=60, length=30)
+
+        async def killed(*_: Any, **__: Any) -> bool:
+            return False  # the process died before this write
+
+        env.bot.votes.storage.vote_poll_opened = killed  # type: ignore[method-assign]
+        await env.bot.votes.tick()
+        await wait_for(lambda: bool(polls(fake)), within=10)
+    assert len(polls(fake)) == 1
+    fake.nonce_window = 0.0  # OnAir came back after Discord's "few minutes"
+    programme_sim.clock.advance(5 * 60)  # the lease lapsed; 25 min of the vote are left
+    async with running(programme_sim, fake, db_path=db) as env:
+        await env.bot.votes.tick()
+        await asyncio.sleep(0.5)
+        assert len(polls(fake)) == 1, "a second poll was posted for the same slot"
