@@ -289,3 +289,27 @@ async def test_review2_a_crash_after_posting_does_not_post_a_second_poll(
         await env.bot.votes.tick()
         await asyncio.sleep(0.5)
         assert len(polls(fake)) == 1, "a second poll was posted for the same slot"
+
+
+async def test_review2_a_fleet_posts_the_poll_in_the_guilds_language(programme_sim, fake):
+    """In a fleet every process ticks every guild's votes; the one that claims the slot may
+    not hold the guild's shard, and then ``guild_lang`` finds no cached guild and falls back
+    to English for a German server (no /onair settings language, its preferred locale de)."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"the fleet needs {POSTGRES_ENV}")
+    await reset_postgres(url)
+    database = f'url = "{url}"'
+    guild = fake.guilds[0]
+    guild.preferred_locale = "de"
+    other = 1 - (guild.id >> 22) % 2  # the shard that does not hold the guild
+    async with running(
+        programme_sim, fake, database_extra=database, bot_extra=shards(other)
+    ) as env:
+        station = env.bot.registry.station("main")
+        assert station is not None
+        await env.bot.votes.configure(guild.id, vote_channel(fake), station, 30, 10)
+        await env.bot.votes.tick()
+        await wait_for(lambda: bool(polls(fake)), within=10)
+        question = polls(fake)[-1].json["poll"]["question"]["text"]
+        assert question != "What should Main FM play next?", "a German server's poll in English"
