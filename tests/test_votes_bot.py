@@ -313,3 +313,18 @@ async def test_review2_a_fleet_posts_the_poll_in_the_guilds_language(programme_s
         await wait_for(lambda: bool(polls(fake)), within=10)
         question = polls(fake)[-1].json["poll"]["question"]["text"]
         assert question != "What should Main FM play next?", "a German server's poll in English"
+
+
+async def test_review2_a_one_minute_vote_the_command_accepts_is_posted(programme_sim, fake):
+    """/onair vote takes length 1 (Range[int, 1, 720]), but a slot is opened only while more
+    than MIN_LEFT (60 s) of it is left: a 1-minute vote opens only on a tick at its very
+    first instant, so with ticks every 15 s it never runs, and nobody is told."""
+    async with running(programme_sim, fake) as env:
+        reply = await turn_on(fake, every=10, length=1)
+        assert "Song votes are on" in reply
+        for _ in range(3):  # three slots, each looked at 5 s after it starts (ticks: 15 s)
+            programme_sim.clock.advance(5)
+            await env.bot.votes.tick()
+            programme_sim.clock.advance(10 * 60 - 5)
+        await asyncio.sleep(0.5)
+        assert polls(fake), "the 1-minute vote the command accepted never posted a poll"
