@@ -328,3 +328,17 @@ async def test_review2_a_one_minute_vote_the_command_accepts_is_posted(programme
             programme_sim.clock.advance(10 * 60 - 5)
         await asyncio.sleep(0.5)
         assert polls(fake), "the 1-minute vote the command accepted never posted a poll"
+
+
+async def test_review2_running_the_command_again_does_not_open_a_second_poll(programme_sim, fake):
+    """An admin runs /onair vote again (the same settings, or a new length) while a vote runs:
+    ``since`` restarts at now, so a new slot opens at once beside the running poll: two polls
+    open in the channel and two winners requested."""
+    async with running(programme_sim, fake) as env:
+        await turn_on(fake, every=30, length=10)
+        await opened(env)
+        programme_sim.clock.advance(60)
+        await turn_on(fake, every=30, length=10)  # e.g. to see that it is on
+        await env.bot.votes.tick()
+        await asyncio.sleep(0.5)
+        assert len(polls(fake)) == 1, "a second poll opened while the first still runs"
