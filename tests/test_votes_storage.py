@@ -65,3 +65,14 @@ async def test_a_lapsed_lease_is_taken_up_and_a_purge_takes_everything(storage):
     await storage.purge_guild(1)
     assert await storage.vote_polls(1) == []
     assert await storage.song_votes() == []
+
+
+async def test_review2_the_six_hourly_prune_forgets_long_closed_vote_polls(storage):
+    """``prune_vote_polls`` exists but nothing calls it: the history prune (run every six hours
+    by cogs/announcer.py) leaves every closed poll, one row per guild per slot, for ever."""
+    from datetime import UTC, datetime
+
+    assert await storage.claim_vote_poll(POLL, owner="p", lease_until=700, now=600)
+    assert await storage.vote_poll_closed(POLL.key, "p", "won:0", now=1300)
+    await storage.prune(30, datetime.fromtimestamp(POLL.ends_at + 400 * 86400, UTC))
+    assert await storage.vote_polls(1) == [], "a poll closed 400 days ago is still stored"
