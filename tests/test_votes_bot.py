@@ -14,7 +14,7 @@ import pytest
 
 from bot.simulator import JINGLES, TRACKS, StationSimulator
 from bot.simulator.programme import Slot
-from bot.storage.votes import CLOSED
+from bot.storage.votes import CLOSED, OPEN
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
@@ -266,12 +266,14 @@ def shards(shard: int) -> str:
     return f"shard_count = 2\nshard_ids = [{shard}]"
 
 
-async def test_review2_a_crash_after_posting_does_not_post_a_second_poll(
-    programme_sim, fake, tmp_path
+@pytest.mark.parametrize("back_after", [5 * 60, 29 * 60 + 30], ids=["mid-vote", "near-end"])
+async def test_a_poll_posted_before_a_crash_is_found_not_posted_again(
+    programme_sim, fake, tmp_path, back_after
 ):
     """kill -9 after Discord created the poll but before its message id was stored (state
-    ``opening``), restarted after Discord's nonce window: the restart must find the poll it
-    posted, not post a second one for the same slot."""
+    ``opening``), back after Discord's nonce window: the poll is found in the channel and
+    recorded open (mid-vote: not posted again; near the end: not given up as missed with the
+    poll left running), then ended at its end once."""
     db = str(tmp_path / "onair.sqlite3")
     async with running(programme_sim, fake, db_path=db) as env:
         await turn_on(fake, every=60, length=30)
@@ -283,18 +285,24 @@ async def test_review2_a_crash_after_posting_does_not_post_a_second_poll(
         await env.bot.votes.tick()
         await wait_for(lambda: bool(polls(fake)), within=10)
     assert len(polls(fake)) == 1
+    message_id = int(polls(fake)[0].response["id"])
     fake.nonce_window = 0.0  # OnAir came back after Discord's "few minutes"
-    programme_sim.clock.advance(5 * 60)  # the lease lapsed; 25 min of the vote are left
+    programme_sim.clock.advance(back_after)  # the lease lapsed
     async with running(programme_sim, fake, db_path=db) as env:
         await env.bot.votes.tick()
-        await asyncio.sleep(0.5)
         assert len(polls(fake)) == 1, "a second poll was posted for the same slot"
+        (poll,) = await env.bot.storage.vote_polls(fake.guilds[0].id)
+        assert (poll.state, poll.message_id) == (OPEN, message_id)
+        await fake.vote(message_id, 11, 1)
+        assert await closed(env, after=30 * 60 - back_after) == "won"
+        assert [int(r.route.split("/")[4]) for r in expiries(fake)] == [message_id]
 
 
-async def test_review2_a_fleet_posts_the_poll_in_the_guilds_language(programme_sim, fake):
-    """In a fleet every process ticks every guild's votes; the one that claims the slot may
-    not hold the guild's shard, and then ``guild_lang`` finds no cached guild and falls back
-    to English for a German server (no /onair settings language, its preferred locale de)."""
+async def test_a_fleet_posts_the_poll_in_the_guilds_language(programme_sim, fake):
+    """Only the process serving the guild's shard runs its votes: the other, ticking first,
+    leaves the slot alone (its cache lacks the guild, so it would fall back to English), and
+    the guild's own process posts the poll in German (no /onair settings language, the
+    server's preferred locale de) and says the result in German."""
     url = os.environ.get(POSTGRES_ENV)
     if not url:
         pytest.skip(f"the fleet needs {POSTGRES_ENV}")
@@ -302,43 +310,65 @@ async def test_review2_a_fleet_posts_the_poll_in_the_guilds_language(programme_s
     database = f'url = "{url}"'
     guild = fake.guilds[0]
     guild.preferred_locale = "de"
-    other = 1 - (guild.id >> 22) % 2  # the shard that does not hold the guild
-    async with running(
-        programme_sim, fake, database_extra=database, bot_extra=shards(other)
-    ) as env:
-        station = env.bot.registry.station("main")
+    own = (guild.id >> 22) % 2
+    async with (
+        running(programme_sim, fake, database_extra=database, bot_extra=shards(1 - own)) as other,
+        running(programme_sim, fake, database_extra=database, bot_extra=shards(own)) as holder,
+    ):
+        station = other.bot.registry.station("main")
         assert station is not None
-        await env.bot.votes.configure(guild.id, vote_channel(fake), station, 30, 10)
-        await env.bot.votes.tick()
-        await wait_for(lambda: bool(polls(fake)), within=10)
-        question = polls(fake)[-1].json["poll"]["question"]["text"]
-        assert question != "What should Main FM play next?", "a German server's poll in English"
+        await other.bot.votes.configure(guild.id, vote_channel(fake), station, 30, 10)
+        await other.bot.votes.tick()
+        assert polls(fake) == [], "a process not serving the guild's shard posted its poll"
+        await holder.bot.votes.tick()
+        (posted,) = polls(fake)
+        assert posted.json["poll"]["question"]["text"] == "Was soll Main FM als Nächstes spielen?"
+        programme_sim.clock.advance(10 * 60)
+        await other.bot.votes.tick()
+        assert expiries(fake) == []
+        assert await closed(holder, after=0) == "empty"
+        assert lines(fake) == ["🗳️ Niemand hat abgestimmt, also wird diesmal kein Song gewünscht."]
 
 
-async def test_review2_a_one_minute_vote_the_command_accepts_is_posted(programme_sim, fake):
-    """/onair vote takes length 1 (Range[int, 1, 720]), but a slot is opened only while more
-    than MIN_LEFT (60 s) of it is left: a 1-minute vote opens only on a tick at its very
-    first instant, so with ticks every 15 s it never runs, and nobody is told."""
+async def test_the_shortest_vote_the_command_takes_is_posted(programme_sim, fake):
+    """A vote the command accepts runs: 1 minute (shorter than MIN_LEFT plus a tick) is
+    refused up front, and a 2-minute one opens though the first tick comes 15 s (TICK) into
+    its slot, slot after slot."""
     async with running(programme_sim, fake) as env:
         reply = await turn_on(fake, every=10, length=1)
-        assert "Song votes are on" in reply
-        for _ in range(3):  # three slots, each looked at 5 s after it starts (ticks: 15 s)
-            programme_sim.clock.advance(5)
+        assert "lasts 2 to 720 minutes" in reply
+        assert await env.bot.storage.song_votes() == []
+        assert "Song votes are on" in await turn_on(fake, every=10, length=2)
+        for slot in range(1, 3):
+            programme_sim.clock.advance(15)
             await env.bot.votes.tick()
-            programme_sim.clock.advance(10 * 60 - 5)
-        await asyncio.sleep(0.5)
-        assert polls(fake), "the 1-minute vote the command accepted never posted a poll"
+            assert len(polls(fake)) == slot
+            assert await closed(env, after=2 * 60 - 15) == "empty"
+            programme_sim.clock.advance(8 * 60)
 
 
-async def test_review2_running_the_command_again_does_not_open_a_second_poll(programme_sim, fake):
-    """An admin runs /onair vote again (the same settings, or a new length) while a vote runs:
-    ``since`` restarts at now, so a new slot opens at once beside the running poll: two polls
-    open in the channel and two winners requested."""
+async def test_running_the_command_again_never_opens_a_second_poll(programme_sim, fake):
+    """An admin runs /onair vote again while a vote runs: the same settings keep the running
+    slot (no new poll); new settings start once the running poll has ended, never beside
+    it."""
     async with running(programme_sim, fake) as env:
         await turn_on(fake, every=30, length=10)
         await opened(env)
         programme_sim.clock.advance(60)
         await turn_on(fake, every=30, length=10)  # e.g. to see that it is on
         await env.bot.votes.tick()
-        await asyncio.sleep(0.5)
         assert len(polls(fake)) == 1, "a second poll opened while the first still runs"
+        await turn_on(fake, every=20, length=5)  # changed: a new schedule
+        await env.bot.votes.tick()
+        assert len(polls(fake)) == 1, "a second poll opened while the first still runs"
+        programme_sim.clock.advance(9 * 60)  # the first poll's end
+        first_id = int(polls(fake)[0].response["id"])
+        await env.bot.votes.tick()  # ended; Discord finalises its count a moment later
+        await fake.wait_for(lambda: fake.messages[first_id]["poll"]["results"]["is_finalized"])
+        await env.bot.votes.tick()  # the first is closed, then the new schedule's slot opens
+        assert len(expiries(fake)) == 1
+        assert len(polls(fake)) == 2
+        first, second = await env.bot.storage.vote_polls(fake.guilds[0].id)
+        assert (first.state, second.state) == (CLOSED, OPEN)
+        assert second.opens_at == first.ends_at
+        assert second.ends_at - second.opens_at == 5 * 60
