@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from bot.simulator import JINGLES, TRACKS, StationSimulator
+from bot.simulator.library import LibraryItem
 from bot.simulator.programme import Slot
+from bot.station import Play
 from bot.storage.votes import CLOSED, OPEN
 
 from .support import discord_rules as rules
@@ -372,3 +375,33 @@ async def test_running_the_command_again_never_opens_a_second_poll(programme_sim
         assert (first.state, second.state) == (CLOSED, OPEN)
         assert second.opens_at == first.ends_at
         assert second.ends_at - second.opens_at == 5 * 60
+
+
+@pytest.mark.parametrize(
+    ("on_air", "offered"),
+    [
+        (("Sam Ode", "Love"), {"Glove", "Love Dove", "Above Love"}),
+        (("", ""), {"Love", "Glove", "Love Dove", "Above Love"}),
+    ],
+    ids=["a-title-inside-another", "an-empty-title"],
+)
+async def test_only_the_whole_song_on_air_is_left_out_of_a_vote(
+    programme_sim, fake, on_air, offered
+):
+    """The song on air is compared whole, normalised: "Love" on air leaves out "Sam Ode -
+    Love" only, not "Sam Ode - Glove" (a suffix), and a play with no title leaves out
+    nothing (every title ends with the empty one). Four songs in the library: a wrong filter
+    leaves fewer than three and the vote is skipped."""
+    titles = ("Love", "Glove", "Love Dove", "Above Love")  # each found by the seed "love"
+    library = tuple(LibraryItem("Sam Ode", t, 200.0) for t in titles)
+    programme_sim.station(1).song_requests.library = library
+    async with running(programme_sim, fake) as env:
+        await turn_on(fake)
+        artist, title = on_air
+        now = datetime.fromtimestamp(programme_sim.clock() - 1, UTC)  # the latest play
+        play = Play(title=title, artist=artist or None, started=now, started_exact=True)
+        await env.bot.storage.record_play("main", play, None, now)
+        await env.bot.votes.tick()
+        (posted,) = polls(fake)
+        answers = {a["poll_media"]["text"] for a in posted.json["poll"]["answers"]}
+        assert answers == {f"Sam Ode - {t}" for t in offered}

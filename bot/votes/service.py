@@ -324,7 +324,12 @@ class VoteService:
         except StationError as error:
             _LOGGER.info("song vote: %s could not be searched (%s)", station.slug, error)
             return []
-        on_air = {normalise_title(p.title) for p in plays[-1:]} - {""}
+        # The song on air, whole: as "Artist - Title" (a request search's form) or its title.
+        on_air = {
+            normalise_title(whole)
+            for p in plays[-1:]
+            for whole in (p.title, f"{p.artist} - {p.title}" if p.artist else "")
+        } - {""}
         found = [t for t in found if normalise_title(t.title) not in on_air]
         chooser = random.Random(hashlib.sha256(key.encode()).digest())
         return chooser.sample(found, min(ANSWERS_MAX, len(found)))
