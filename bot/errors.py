@@ -489,7 +489,8 @@ VOTES_REQUESTS_OFF = N_(
     "Song votes need song requests: turn them on for **{station}** with `/onair requests` first."
 )
 VOTE_TIMES = N_(
-    "A vote runs every {low} to {high} minutes, and is shorter than the time between two votes."
+    "A vote runs every {low} to {high} minutes and lasts {shortest} to {longest} minutes, "
+    "less than the time between two votes."
 )
 VOTE_NEED_CHANNEL = N_("Choose the channel for the song votes.")
 VOTE_NO_POLLS = N_("I can't post polls in {channel}: I need the **Create Polls** permission there.")

@@ -15,7 +15,7 @@ class ScheduledCog(BotCog):
     async def cog_load(self) -> None:
         await self.bot.posts.start()
         await self.bot.recaps.start()
-        await self.bot.votes.start()
+        await self.bot.votes.start(ready=self.bot.wait_until_ready)  # in the background
         await self.bot.shows.start_schedules()
         self.bot.scheduler.add_job(
             self._prune, "interval", hours=6, id="posts:prune", replace_existing=True

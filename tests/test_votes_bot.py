@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from bot.simulator import JINGLES, TRACKS, StationSimulator
+from bot.simulator.library import LibraryItem
 from bot.simulator.programme import Slot
-from bot.storage.votes import CLOSED
+from bot.station import Play
+from bot.storage.votes import CLOSED, OPEN
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
@@ -264,3 +267,141 @@ async def test_two_processes_post_one_poll_and_make_one_request(programme_sim, f
 
 def shards(shard: int) -> str:
     return f"shard_count = 2\nshard_ids = [{shard}]"
+
+
+@pytest.mark.parametrize("back_after", [5 * 60, 29 * 60 + 30], ids=["mid-vote", "near-end"])
+async def test_a_poll_posted_before_a_crash_is_found_not_posted_again(
+    programme_sim, fake, tmp_path, back_after
+):
+    """kill -9 after Discord created the poll but before its message id was stored (state
+    ``opening``), back after Discord's nonce window: the poll is found in the channel and
+    recorded open (mid-vote: not posted again; near the end: not given up as missed with the
+    poll left running), then ended at its end once."""
+    db = str(tmp_path / "onair.sqlite3")
+    async with running(programme_sim, fake, db_path=db) as env:
+        await turn_on(fake, every=60, length=30)
+
+        async def killed(*_: Any, **__: Any) -> bool:
+            return False  # the process died before this write
+
+        env.bot.votes.storage.vote_poll_opened = killed  # type: ignore[method-assign]
+        await env.bot.votes.tick()
+        await wait_for(lambda: bool(polls(fake)), within=10)
+    assert len(polls(fake)) == 1
+    message_id = int(polls(fake)[0].response["id"])
+    fake.nonce_window = 0.0  # OnAir came back after Discord's "few minutes"
+    programme_sim.clock.advance(back_after)  # the lease lapsed
+    async with running(programme_sim, fake, db_path=db) as env:
+        await env.bot.votes.tick()
+        assert len(polls(fake)) == 1, "a second poll was posted for the same slot"
+        (poll,) = await env.bot.storage.vote_polls(fake.guilds[0].id)
+        assert (poll.state, poll.message_id) == (OPEN, message_id)
+        await fake.vote(message_id, 11, 1)
+        assert await closed(env, after=30 * 60 - back_after) == "won"
+        assert [int(r.route.split("/")[4]) for r in expiries(fake)] == [message_id]
+
+
+async def test_a_fleet_posts_the_poll_in_the_guilds_language(programme_sim, fake):
+    """Only the process serving the guild's shard runs its votes: the other, ticking first,
+    leaves the slot alone (its cache lacks the guild, so it would fall back to English), and
+    the guild's own process posts the poll in German (no /onair settings language, the
+    server's preferred locale de) and says the result in German."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        pytest.skip(f"the fleet needs {POSTGRES_ENV}")
+    await reset_postgres(url)
+    database = f'url = "{url}"'
+    guild = fake.guilds[0]
+    guild.preferred_locale = "de"
+    own = (guild.id >> 22) % 2
+    async with (
+        running(programme_sim, fake, database_extra=database, bot_extra=shards(1 - own)) as other,
+        running(programme_sim, fake, database_extra=database, bot_extra=shards(own)) as holder,
+    ):
+        station = other.bot.registry.station("main")
+        assert station is not None
+        await other.bot.votes.configure(guild.id, vote_channel(fake), station, 30, 10)
+        await other.bot.votes.tick()
+        assert polls(fake) == [], "a process not serving the guild's shard posted its poll"
+        await holder.bot.votes.tick()
+        (posted,) = polls(fake)
+        assert posted.json["poll"]["question"]["text"] == "Was soll Main FM als Nächstes spielen?"
+        programme_sim.clock.advance(10 * 60)
+        await other.bot.votes.tick()
+        assert expiries(fake) == []
+        assert await closed(holder, after=0) == "empty"
+        assert lines(fake) == ["🗳️ Niemand hat abgestimmt, also wird diesmal kein Song gewünscht."]
+
+
+async def test_the_shortest_vote_the_command_takes_is_posted(programme_sim, fake):
+    """A vote the command accepts runs: 1 minute (shorter than MIN_LEFT plus a tick) is
+    refused up front, and a 2-minute one opens though the first tick comes 15 s (TICK) into
+    its slot, slot after slot."""
+    async with running(programme_sim, fake) as env:
+        reply = await turn_on(fake, every=10, length=1)
+        assert "lasts 2 to 720 minutes" in reply
+        assert await env.bot.storage.song_votes() == []
+        assert "Song votes are on" in await turn_on(fake, every=10, length=2)
+        for slot in range(1, 3):
+            programme_sim.clock.advance(15)
+            await env.bot.votes.tick()
+            assert len(polls(fake)) == slot
+            assert await closed(env, after=2 * 60 - 15) == "empty"
+            programme_sim.clock.advance(8 * 60)
+
+
+async def test_running_the_command_again_never_opens_a_second_poll(programme_sim, fake):
+    """An admin runs /onair vote again while a vote runs: the same settings keep the running
+    slot (no new poll); new settings start once the running poll has ended, never beside
+    it."""
+    async with running(programme_sim, fake) as env:
+        await turn_on(fake, every=30, length=10)
+        await opened(env)
+        programme_sim.clock.advance(60)
+        await turn_on(fake, every=30, length=10)  # e.g. to see that it is on
+        await env.bot.votes.tick()
+        assert len(polls(fake)) == 1, "a second poll opened while the first still runs"
+        await turn_on(fake, every=20, length=5)  # changed: a new schedule
+        await env.bot.votes.tick()
+        assert len(polls(fake)) == 1, "a second poll opened while the first still runs"
+        programme_sim.clock.advance(9 * 60)  # the first poll's end
+        first_id = int(polls(fake)[0].response["id"])
+        await env.bot.votes.tick()  # ended; Discord finalises its count a moment later
+        await fake.wait_for(lambda: fake.messages[first_id]["poll"]["results"]["is_finalized"])
+        await env.bot.votes.tick()  # the first is closed, then the new schedule's slot opens
+        assert len(expiries(fake)) == 1
+        assert len(polls(fake)) == 2
+        first, second = await env.bot.storage.vote_polls(fake.guilds[0].id)
+        assert (first.state, second.state) == (CLOSED, OPEN)
+        assert second.opens_at == first.ends_at
+        assert second.ends_at - second.opens_at == 5 * 60
+
+
+@pytest.mark.parametrize(
+    ("on_air", "offered"),
+    [
+        (("Sam Ode", "Love"), {"Glove", "Love Dove", "Above Love"}),
+        (("", ""), {"Love", "Glove", "Love Dove", "Above Love"}),
+    ],
+    ids=["a-title-inside-another", "an-empty-title"],
+)
+async def test_only_the_whole_song_on_air_is_left_out_of_a_vote(
+    programme_sim, fake, on_air, offered
+):
+    """The song on air is compared whole, normalised: "Love" on air leaves out "Sam Ode -
+    Love" only, not "Sam Ode - Glove" (a suffix), and a play with no title leaves out
+    nothing (every title ends with the empty one). Four songs in the library: a wrong filter
+    leaves fewer than three and the vote is skipped."""
+    titles = ("Love", "Glove", "Love Dove", "Above Love")  # each found by the seed "love"
+    library = tuple(LibraryItem("Sam Ode", t, 200.0) for t in titles)
+    programme_sim.station(1).song_requests.library = library
+    async with running(programme_sim, fake) as env:
+        await turn_on(fake)
+        artist, title = on_air
+        now = datetime.fromtimestamp(programme_sim.clock() - 1, UTC)  # the latest play
+        play = Play(title=title, artist=artist or None, started=now, started_exact=True)
+        await env.bot.storage.record_play("main", play, None, now)
+        await env.bot.votes.tick()
+        (posted,) = polls(fake)
+        answers = {a["poll_media"]["text"] for a in posted.json["poll"]["answers"]}
+        assert answers == {f"Sam Ode - {t}" for t in offered}

@@ -4,6 +4,8 @@ one caller, closed once (whoever closes asks for the winner), a purge takes them
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from datetime import UTC, datetime
 
 from bot.storage import SongVote, VotePoll
 from bot.storage.votes import CLOSED, CLOSING, OPEN, OPENING
@@ -65,3 +67,28 @@ async def test_a_lapsed_lease_is_taken_up_and_a_purge_takes_everything(storage):
     await storage.purge_guild(1)
     assert await storage.vote_polls(1) == []
     assert await storage.song_votes() == []
+
+
+async def test_the_six_hourly_prune_forgets_long_closed_vote_polls(storage):
+    """The history prune (every six hours) drops closed polls past the history's days, one
+    row per guild per slot; a poll not closed yet is kept however old."""
+    assert await storage.claim_vote_poll(POLL, owner="p", lease_until=700, now=600)
+    assert await storage.vote_poll_closed(POLL.key, "p", "won:0", now=1300)
+    running = dataclasses.replace(POLL, key="vote|1|99")
+    assert await storage.claim_vote_poll(running, owner="q", lease_until=700, now=600)
+    await storage.prune(30, datetime.fromtimestamp(POLL.ends_at + 400 * 86400, UTC))
+    assert [p.key for p in await storage.vote_polls(1)] == ["vote|1|99"]
+
+
+async def test_a_guilds_unclosed_poll_is_found_until_it_is_closed(storage):
+    """What keeps a guild to one poll at a time: its poll being posted, running or awaiting
+    its count; none once closed, and none of another guild."""
+    assert await storage.unclosed_vote_poll(1) is None
+    assert await storage.claim_vote_poll(POLL, owner="p", lease_until=700, now=600)
+    assert (await storage.unclosed_vote_poll(1)).key == POLL.key  # type: ignore[union-attr]
+    assert await storage.unclosed_vote_poll(2) is None
+    assert await storage.vote_poll_opened(POLL.key, "p", 55, now=601)
+    assert (await storage.unclosed_vote_poll(1)).state == OPEN  # type: ignore[union-attr]
+    assert await storage.take_vote_poll(POLL.key, (OPEN,), owner="p", lease_until=1300, now=1201)
+    assert await storage.vote_poll_closed(POLL.key, "p", "empty", now=1202)
+    assert await storage.unclosed_vote_poll(1) is None

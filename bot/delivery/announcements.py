@@ -391,6 +391,28 @@ async def earlier_post(
     carries the same ❤) are not posts. None when there is none or it cannot be looked for
     (e.g. no Read Message History: then the nonce is all there is to go on). Announcements
     and scheduled posts both look with it."""
+    return await own_message_since(
+        client,
+        gate,
+        channel,
+        since,
+        lambda message: (
+            any(_same(e, embed) for e in message.embeds)
+            or (marker is not None and marker in _component_ids(message))
+        ),
+    )
+
+
+async def own_message_since(
+    client: discord.Client,
+    gate: RateGate,
+    channel: Any,
+    since: float,
+    matches: Callable[[discord.Message], bool],
+) -> int | None:
+    """The first of OnAir's own messages (not a webhook's) among the channel's messages since
+    ``since`` (less CLOCK_SLACK, at most LOOKBACK, one request) that ``matches``; None when
+    there is none or Discord does not let OnAir look."""
     me = client.user
     if me is None:
         return None
@@ -401,9 +423,7 @@ async def earlier_post(
         async for message in channel.history(limit=LOOKBACK, after=after):
             if message.author.id != me.id or message.webhook_id is not None:
                 continue
-            if any(_same(e, embed) for e in message.embeds) or (
-                marker is not None and marker in _component_ids(message)
-            ):
+            if matches(message):
                 return int(message.id)
     except discord.HTTPException:
         return None

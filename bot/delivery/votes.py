@@ -10,7 +10,7 @@ import discord
 
 from ..votes.service import PollError
 from ..votes.tally import Tally
-from .announcements import PERMANENT, REFUSED, RateGate, gone, refused
+from .announcements import PERMANENT, REFUSED, RateGate, gone, own_message_since, refused
 
 POLL_EXPIRED = 520001  # Discord: the poll has ended already
 
@@ -73,6 +73,21 @@ class DiscordPollSender:
         except discord.HTTPException as error:
             raise _poll_error(error, channel_id) from None
         return _tally(message)
+
+    async def find_poll(
+        self, channel_id: int, question: str | None, answers: list[str], since: float
+    ) -> int | None:
+        def same(message: discord.Message) -> bool:
+            poll = message.poll
+            if poll is None or (question is not None and poll.question != question):
+                return False
+            return [a.text for a in poll.answers] == answers
+
+        try:
+            channel = await self._channel(channel_id)
+        except (discord.HTTPException, PollError):
+            return None
+        return await own_message_since(self.client, self.gate, channel, since, same)
 
     async def say(self, channel_id: int, text: str) -> None:
         try:

@@ -54,11 +54,16 @@ async def repeat(
     storage: Storage,
     logger: logging.Logger,
     words: LoopWords,
+    *,
+    at_once: bool = False,
 ) -> None:
-    """Run ``work`` every ``interval`` seconds (the first after one) until cancelled; the next
-    round runs whatever this one did."""
+    """Run ``work`` every ``interval`` seconds (the first after one, or at once) until
+    cancelled; the next round runs whatever this one did."""
+    first = at_once
     while True:
-        await asyncio.sleep(interval)
+        if not first:
+            await asyncio.sleep(interval)
+        first = False
         try:
             await work()
         except Exception as error:

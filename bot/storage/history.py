@@ -10,6 +10,7 @@ from ..station import Play
 from .models import HistoryEntry, WeekPlay, history_entry
 from .primitives import Row, StoragePrimitives
 from .shows import EVENT_COMPLETED, EVENT_FAILED
+from .votes import CLOSED as VOTE_CLOSED
 
 
 async def recorded_play(
@@ -113,6 +114,10 @@ class HistoryStore(StoragePrimitives):
         at = moment.timestamp()
         await self.execute(
             "DELETE FROM song_links WHERE expires_at < ? AND claim_until < ?", (at, at)
+        )
+        # Closed song vote polls: their rows only guard against a second poll per slot.
+        await self.execute(
+            "DELETE FROM vote_polls WHERE state = ? AND ends_at < ?", (VOTE_CLOSED, cutoff)
         )
         return removed
 

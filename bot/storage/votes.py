@@ -172,7 +172,12 @@ class VoteStore(StoragePrimitives):
         )
         return [_poll(r) for r in rows]
 
-    async def prune_vote_polls(self, before: float) -> int:
-        return await self.execute(
-            "DELETE FROM vote_polls WHERE state = ? AND ends_at < ?", (CLOSED, before)
+    async def unclosed_vote_poll(self, guild_id: int) -> VotePoll | None:
+        """The guild's poll not closed yet (being posted, running or awaiting its count), if
+        any: a guild has one poll open at a time."""
+        rows = await self.fetch(
+            f"SELECT {_POLL_COLUMNS} FROM vote_polls WHERE state IN (?, ?, ?) AND guild_id = ? "
+            "ORDER BY ends_at DESC LIMIT 1",
+            (OPENING, OPEN, CLOSING, guild_id),
         )
+        return _poll(rows[0]) if rows else None

@@ -4,12 +4,17 @@ Each slot's poll is claimed in storage by its key (guild and slot start) before 
 so a fleet posts one poll per slot; each later step (post, end, close) is leased and moves the
 row from one state to the next, so one process ends it and one request is made per finished
 poll. A poll open when OnAir stops is ended at the next tick after it starts again: on time,
-or late, once. Discord counts the votes; OnAir only reads ``poll.results`` after ending it.
+or late, once. A poll posted by a run that died before recording it is found in the channel
+(its question and answers) before the slot is posted again or given up, since Discord keeps a
+nonce only minutes. Only the process serving a guild's shard runs its votes (its language and
+channels are in that process's cache); a guild never has two polls open at once.
+Discord counts the votes; OnAir only reads ``poll.results`` after ending it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import math
@@ -19,6 +24,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 
 from .. import errors
@@ -27,7 +33,7 @@ from ..config import Settings, StationConfig
 from ..errors import BadInput
 from ..requests.service import RequestService
 from ..scheduled.outbox import LoopWords, repeat
-from ..station import RequestTrack, StationError
+from ..station import RequestTrack, StationError, normalise_title
 from ..storage import SongVote, Storage, VotePoll
 from ..storage.votes import CLOSING, OPEN, OPENING
 from ..util.i18n import ENGLISH, Lang
@@ -40,11 +46,13 @@ TICK = 15.0  # seconds between looks at the slots and the polls
 TICK_WORDS = LoopWords("the song vote tick failed", "could not look at the song votes (%s)")
 LEASE = 60.0  # seconds a process holds a poll while it posts or ends it
 MIN_LEFT = 60.0  # a slot with less of its vote left than this is skipped, not opened late
+CONCURRENCY = 4  # guilds a tick works on at once: one slow station delays no other guild
 FINAL_WAIT = 300.0  # seconds past the end OnAir waits for Discord's final count
 ANSWERS_MIN, ANSWERS_MAX = 3, 5
 QUESTION_MAX, ANSWER_MAX = 300, 55  # Discord's limits for a poll's text
 EVERY_MINUTES = (10, 1440)  # how often a vote may run
-LENGTH_MINUTES = (1, 720)  # how long it may run
+# How long it may run: the shortest leaves a minute past MIN_LEFT, so ticks every TICK open it.
+LENGTH_MINUTES = (2, 720)
 # Words most song titles and artists hold: what a vote searches for when the station's own
 # artists give too few songs (a station's search matches words anywhere in "Artist - Title").
 FALLBACK_SEEDS = ("the", "love", "night", "you", "and")
@@ -81,6 +89,13 @@ class PollSender(Protocol):
 
     async def read_poll(self, channel_id: int, message_id: int) -> Tally | None:
         """Read an ended poll's count again; None when the message is gone."""
+
+    async def find_poll(
+        self, channel_id: int, question: str | None, answers: list[str], since: float
+    ) -> int | None:
+        """OnAir's own poll with these answers (and ``question``, unless None) posted in the
+        channel since ``since``: its message id; None when there is none or it cannot be
+        looked for."""
 
     async def say(self, channel_id: int, text: str) -> None:
         """One line in the channel (best effort)."""
@@ -130,21 +145,34 @@ class VoteService:
         self.clock = clock
         self.owner = secrets.token_hex(8)  # this process, as the leases name it
         self._task: asyncio.Task[None] | None = None
-        self._skipped: set[str] = set()  # slots with too few songs to offer (not searched again)
+        # Each guild's latest slot with too few songs to offer (not searched again): one a guild.
+        self._skipped: dict[int, str] = {}
         self._ended: set[int] = set()  # polls this process ended, waiting for Discord's count
+        self._failing: dict[int, str] = {}  # each guild's failure logged last (logged once)
+        self._ticking = asyncio.Lock()  # one tick at a time in this process
+        self._gate = asyncio.Semaphore(CONCURRENCY)
 
-    async def start(self, *, every: float = TICK) -> None:
-        await self.tick()  # a poll that ended while OnAir was down: ended now, late, once
-        self._task = asyncio.create_task(
-            repeat(every, self.tick, self.storage, _LOGGER, TICK_WORDS)
-        )
+    async def start(
+        self, *, every: float = TICK, ready: Callable[[], Awaitable[object]] | None = None
+    ) -> None:
+        """Tick in the background: once ``ready`` (connected, the guilds cached) and then
+        every ``every`` seconds. A poll that ended while OnAir was down is ended at the first
+        tick, late, once; start-up never waits for it."""
+        self._task = asyncio.create_task(self._run(every, ready))
+
+    async def _run(self, every: float, ready: Callable[[], Awaitable[object]] | None) -> None:
+        if ready is not None:
+            await ready()
+        await repeat(every, self.tick, self.storage, _LOGGER, TICK_WORDS, at_once=True)
 
     async def stop(self) -> None:
         await stop_task(self._task)
         self._task = None
 
     def _handles(self, guild_id: int) -> bool:
-        return self.storage.fleet or self.settings.handles_guild(guild_id)
+        """A guild of this process's shards: its cache knows the guild's language and
+        channels. The claims keep each step once however many processes serve a shard."""
+        return self.settings.handles_guild(guild_id)
 
     async def _lang(self, guild_id: int) -> Lang:
         return ENGLISH if self.languages is None else await self.languages(guild_id)
@@ -163,13 +191,26 @@ class VoteService:
         if not await self.requests.enabled(guild_id, station):
             raise BadInput(errors.VOTES_REQUESTS_OFF, station=name)
         low, high = EVERY_MINUTES
-        if not low <= every <= high or not LENGTH_MINUTES[0] <= length < every:
-            raise BadInput(errors.VOTE_TIMES, low=low, high=high)
+        shortest, longest = LENGTH_MINUTES
+        if not low <= every <= high or not shortest <= length <= longest or length >= every:
+            raise BadInput(
+                errors.VOTE_TIMES, low=low, high=high, shortest=shortest, longest=longest
+            )
         vote = SongVote(
             guild_id, channel_id, station.slug, every * 60.0, length * 60.0, self.clock()
         )
+        vote = dataclasses.replace(vote, since=await self._since(vote))
         await self.storage.save_song_vote(vote)
         return vote
+
+    async def _since(self, vote: SongVote) -> float:
+        """When the schedule starts: unchanged when the settings are (the running slot is
+        the same slot), else now, or once the guild's running poll ends."""
+        stored = await self.storage.song_votes(vote.guild_id)
+        if stored and stored[0] == dataclasses.replace(vote, since=stored[0].since):
+            return stored[0].since
+        running = await self.storage.unclosed_vote_poll(vote.guild_id)
+        return vote.since if running is None else max(vote.since, running.ends_at)
 
     async def stations(self) -> set[str]:
         """The stations votes offer songs of (watched, so their plays reach the history)."""
@@ -189,29 +230,63 @@ class VoteService:
     # The tick ---------------------------------------------------------------------------
 
     async def tick(self) -> None:
-        """Open every guild's current slot not opened yet, then act on every poll that is due
-        (posted by a process that died, or past its end)."""
-        now = self.clock()
-        for vote in await self.storage.song_votes():
-            if self._handles(vote.guild_id):
-                await self._open_slot(vote, now)
-        for poll in await self.storage.due_vote_polls(now):
-            if self._handles(poll.guild_id):
-                await self._advance(poll, self.clock())
+        """Act on every poll that is due (posted by a process that died, or past its end),
+        then open every guild's current slot not opened yet. Guilds are worked on a few at a
+        time; one guild's failure is logged (once per cause) and skips no other guild."""
+        async with self._ticking:
+            due = await self.storage.due_vote_polls(self.clock())
+            await self._each([(p.guild_id, partial(self._advance_now, p)) for p in due])
+            votes = await self.storage.song_votes()
+            await self._each([(v.guild_id, partial(self._open_now, v)) for v in votes])
+            kept = {v.guild_id for v in votes}
+            self._failing = {g: c for g, c in self._failing.items() if g in kept}
+            self._skipped = {g: k for g, k in self._skipped.items() if g in kept}
+
+    async def _advance_now(self, poll: VotePoll) -> None:
+        await self._advance(poll, self.clock())
+
+    async def _open_now(self, vote: SongVote) -> None:
+        await self._open_slot(vote, self.clock())
+
+    async def _each(self, work: list[tuple[int, Callable[[], Awaitable[None]]]]) -> None:
+        async def guarded(guild_id: int, step: Callable[[], Awaitable[None]]) -> None:
+            async with self._gate:
+                try:
+                    await step()
+                except Exception as error:
+                    self._failed(guild_id, error)
+
+        await asyncio.gather(*(guarded(g, step) for g, step in work if self._handles(g)))
+
+    def _failed(self, guild_id: int, error: Exception) -> None:
+        if self.storage.is_storage_error(error):
+            self.storage.health.warn(_LOGGER, TICK_WORDS.unavailable, error)
+            return
+        self._log_once(guild_id, type(error).__name__, "song vote for guild %d failed", error)
+
+    def _log_once(self, guild_id: int, cause: str, message: str, error: Exception) -> None:
+        """Log a guild's failure the first time its cause is seen (at DEBUG after that, until
+        a poll of the guild is posted again)."""
+        level = logging.DEBUG if self._failing.get(guild_id) == cause else logging.WARNING
+        self._failing[guild_id] = cause
+        traced = level == logging.WARNING and not isinstance(error, PollError)
+        _LOGGER.log(level, message + " (%s)", guild_id, error, exc_info=error if traced else None)
 
     async def _open_slot(self, vote: SongVote, now: float) -> None:
         slot = current_slot(vote, now)
         if slot is None or now > slot + vote.length - MIN_LEFT:
             return  # before the first slot, or too little of this one left
         key = slot_key(vote.guild_id, slot)
-        if key in self._skipped or await self.storage.vote_poll_recorded(key):
+        if self._skipped.get(vote.guild_id) == key or await self.storage.vote_poll_recorded(key):
             return
+        if await self.storage.unclosed_vote_poll(vote.guild_id) is not None:
+            return  # the guild's poll still runs (or awaits its count): never two at once
         station = self.registry.station(vote.station)
         if station is None or not await self.requests.enabled(vote.guild_id, station):
             return
         songs = await self._songs(station, key)
         if len(songs) < ANSWERS_MIN:
-            self._skipped.add(key)
+            self._skipped[vote.guild_id] = key
             _LOGGER.info("song vote for guild %d skipped: too few songs to offer", vote.guild_id)
             return
         poll = VotePoll(
@@ -249,24 +324,37 @@ class VoteService:
         except StationError as error:
             _LOGGER.info("song vote: %s could not be searched (%s)", station.slug, error)
             return []
-        on_air = {p.title.casefold() for p in plays[-1:]}
-        found = [t for t in found if not any(t.title.casefold().endswith(x) for x in on_air)]
+        # The song on air, whole: as "Artist - Title" (a request search's form) or its title.
+        on_air = {
+            normalise_title(whole)
+            for p in plays[-1:]
+            for whole in (p.title, f"{p.artist} - {p.title}" if p.artist else "")
+        } - {""}
+        found = [t for t in found if normalise_title(t.title) not in on_air]
         chooser = random.Random(hashlib.sha256(key.encode()).digest())
         return chooser.sample(found, min(ANSWERS_MAX, len(found)))
 
-    async def _post(self, poll: VotePoll, station: StationConfig) -> None:
+    async def _question(self, poll: VotePoll, station: StationConfig) -> str:
         lang = await self._lang(poll.guild_id)
         question = lang.t("What should {station} play next?", station=plain(station.name, limit=80))
+        return question[:QUESTION_MAX]
+
+    def _answers(self, poll: VotePoll) -> list[str]:
+        return [plain(title, limit=ANSWER_MAX) or "?" for _, title in poll.answers]
+
+    async def _post(self, poll: VotePoll, station: StationConfig) -> None:
+        lang = await self._lang(poll.guild_id)
+        question = await self._question(poll, station)
         # Discord shows the poll's own expiry (whole hours): the content says when it ends.
         content = lang.t("🗳️ Song vote: it ends {when}.", when=f"<t:{int(poll.ends_at)}:R>")
-        answers = [plain(title, limit=ANSWER_MAX) or "?" for _, title in poll.answers]
+        answers = self._answers(poll)
         hours = max(1, math.ceil((poll.ends_at - poll.opens_at) / 3600))
         nonce = hashlib.sha256(poll.key.encode()).hexdigest()[:25]
         try:
             message_id = await self.sender.post_poll(
                 poll.channel_id,
                 content,
-                question[:QUESTION_MAX],
+                question,
                 answers,
                 hours=hours,
                 nonce=nonce,
@@ -276,8 +364,9 @@ class VoteService:
                 await self.storage.vote_poll_closed(
                     poll.key, self.owner, "failed", now=self.clock()
                 )
-            _LOGGER.warning("song vote for guild %d not posted (%s)", poll.guild_id, error)
+            self._log_once(poll.guild_id, str(error), "song vote for guild %d not posted", error)
             return  # else: the lease lapses and the poll is posted at a later look
+        self._failing.pop(poll.guild_id, None)  # it works again: a new failure is logged
         await self.storage.vote_poll_opened(poll.key, self.owner, message_id, now=self.clock())
 
     async def _advance(self, poll: VotePoll, now: float) -> None:
@@ -288,6 +377,8 @@ class VoteService:
             return  # another process has it
         if taken.state == OPENING:
             station = self.registry.station(taken.station)
+            if await self._found_posted(taken, station, now):
+                return  # recorded open: ended at its end like any other
             if station is None or now > taken.ends_at - MIN_LEFT:
                 await self.storage.vote_poll_closed(taken.key, self.owner, "missed", now=now)
                 return
@@ -295,6 +386,22 @@ class VoteService:
             return
         if taken.state in (OPEN, CLOSING):
             await self._close(taken, now)
+
+    async def _found_posted(
+        self, poll: VotePoll, station: StationConfig | None, now: float
+    ) -> bool:
+        """A run that died after Discord took the poll but before it was recorded left it in
+        the channel: found (by its question and answers; any question once the station is
+        gone), it is recorded open, so it is never posted twice nor left running."""
+        question = None if station is None else await self._question(poll, station)
+        found = await self.sender.find_poll(
+            poll.channel_id, question, self._answers(poll), poll.opens_at
+        )
+        if found is None:
+            return False
+        await self.storage.vote_poll_opened(poll.key, self.owner, found, now=now)
+        _LOGGER.info("song vote for guild %d: found the poll posted before", poll.guild_id)
+        return True
 
     async def _close(self, poll: VotePoll, now: float) -> None:
         try:
@@ -307,10 +414,12 @@ class VoteService:
             if not error.final and now < poll.ends_at + FINAL_WAIT:
                 await self.storage.vote_poll_reopened(poll.key, self.owner, now=now)
                 return
+            self._ended.discard(poll.message_id)
             await self.storage.vote_poll_closed(poll.key, self.owner, "failed", now=now)
-            _LOGGER.warning("song vote for guild %d not ended (%s)", poll.guild_id, error)
+            self._log_once(poll.guild_id, str(error), "song vote for guild %d not ended", error)
             return
         if tally is None:
+            self._ended.discard(poll.message_id)
             await self.storage.vote_poll_closed(poll.key, self.owner, "gone", now=now)
             return
         if not tally.final and now < poll.ends_at + FINAL_WAIT:
