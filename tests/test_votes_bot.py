@@ -7,6 +7,7 @@ ends the poll once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,7 @@ from bot.storage.votes import CLOSED, OPEN
 
 from .support import discord_rules as rules
 from .support.botenv import fake_discord_fixture, running_bot, subscription_config
+from .support.delivery import Gate
 from .support.discord_rules import EPHEMERAL
 from .support.fakediscord import FakeDiscord, Recorded
 from .support.stations import TRACK_EARLY, programme_sim_fixture
@@ -278,15 +280,19 @@ async def test_a_poll_posted_before_a_crash_is_found_not_posted_again(
     recorded open (mid-vote: not posted again; near the end: not given up as missed with the
     poll left running), then ended at its end once."""
     db = str(tmp_path / "onair.sqlite3")
+    gate = Gate(allow=0)  # Discord holds the poll's post: the process dies meanwhile
     async with running(programme_sim, fake, db_path=db) as env:
         await turn_on(fake, every=60, length=30)
-
-        async def killed(*_: Any, **__: Any) -> bool:
-            return False  # the process died before this write
-
-        env.bot.votes.storage.vote_poll_opened = killed  # type: ignore[method-assign]
-        await env.bot.votes.tick()
-        await wait_for(lambda: bool(polls(fake)), within=10)
+        fake.hold = gate
+        ticking = asyncio.ensure_future(env.bot.votes.tick())
+        await fake.wait_for(lambda: gate.arrived >= 1)
+    ticking.cancel()
+    with contextlib.suppress(BaseException):
+        await ticking
+    # Discord goes on with the post it held: created now, its answer lost with the process.
+    gate.open()
+    await fake.wait_for(lambda: bool(polls(fake)))
+    fake.hold = None
     assert len(polls(fake)) == 1
     message_id = int(polls(fake)[0].response["id"])
     fake.nonce_window = 0.0  # OnAir came back after Discord's "few minutes"
