@@ -252,7 +252,12 @@ def _version() -> str:
 
 def _invite(args: argparse.Namespace) -> int:
     from .config import TOKEN_ENV
-    from .runtime.invite import client_id_from_token, invite_url, user_install_url
+    from .runtime.invite import (
+        USER_INSTALL_NOTE,
+        client_id_from_token,
+        invite_url,
+        user_install_url,
+    )
     from .runtime.tokenshape import token_problem, token_problem_line
 
     client_id = args.client_id
@@ -290,6 +295,7 @@ def _invite(args: argparse.Namespace) -> int:
         "Install it on your own account (/nowplaying, /recent and /listen in any chat): "
         f"{user_install_url(client_id)}"
     )
+    print(f"  {USER_INSTALL_NOTE}")
     return 0
 
 

@@ -59,7 +59,9 @@ def test_invite_from_client_id_env_or_token_without_printing_the_token():
         f"&scope=bot+applications.commands&permissions={permissions().value}\n"
         "Install it on your own account (/nowplaying, /recent and /listen in any chat): "
         f"https://discord.com/oauth2/authorize?client_id={APP_ID}"
-        "&integration_type=1&scope=applications.commands"
+        "&integration_type=1&scope=applications.commands\n"
+        "  (Discord offers it only when User Install is ticked: Developer Portal -> your "
+        "application -> Installation -> Installation Contexts; `onair sync` says when it is not.)"
     )
     assert onair("invite", "--client-id", str(APP_ID)).stdout.strip() == expected
     assert onair("invite", env={"ONAIR_APPLICATION_ID": str(APP_ID)}).stdout.strip() == expected

@@ -25,6 +25,7 @@ from bot.run import run_bot, sync_once
 from bot.runtime.invite import permissions
 from bot.runtime.startup import Backoff
 
+from .support import discord_rules as rules
 from .support.botenv import STATION_KEY, config_text
 from .support.fakediscord import FakeDiscord, FakeResolver
 from .support.onair_child import OnAirChild
@@ -268,6 +269,27 @@ async def test_sync_registers_once_and_run_syncs_only_a_changed_tree(
         # `onair sync --guild ID` always syncs, to that guild
         assert await sync_once(config, guild, connector=fake.connector()) == 0
         assert len(_puts(fake)) == 4
+
+
+async def test_ticking_user_install_later_syncs_the_three_commands_again(
+    live_simulator, tmp_path, monkeypatch, records, bot_env, capsys
+):
+    async with FakeDiscord() as fake:
+        fake.app_install_types = (rules.GUILD_INSTALL,)
+        monkeypatch.setenv("ONAIR_DISCORD_TOKEN", fake.expected_token)
+        config = _config(tmp_path, live_simulator, fake)
+        assert await sync_once(config, None, connector=fake.connector()) == 0
+        assert "User Install is off" in capsys.readouterr().err
+        nowplaying = next(c for c in fake.commands if c["name"] == "nowplaying")
+        assert nowplaying["integration_types"] == [0]
+
+        # the owner ticks User Install: the next start registers the three for both installs
+        fake.app_install_types = (rules.GUILD_INSTALL, rules.USER_INSTALL)
+        assert await _run_until_ready(config, fake.connector, records) is None
+        assert len(_puts(fake)) == 2
+        nowplaying = next(c for c in fake.commands if c["name"] == "nowplaying")
+        assert nowplaying["integration_types"] == [0, 1]
+        assert nowplaying["contexts"] == [0, 1, 2]
 
 
 async def test_sync_with_discord_unreachable_is_one_line_and_exit_69(

@@ -6,6 +6,7 @@ user; every other command for servers only; the fake's rules for all of it."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import pytest
 
@@ -57,6 +58,26 @@ def test_the_fake_refuses_unknown_empty_or_repeated_install_types_and_contexts()
     assert "contexts" in _errors({"contexts": [3]})["0"]
     assert "contexts" in _errors({"contexts": [True]})["0"]
     assert "contexts" in _errors({"contexts": []})["0"]
+
+
+def test_an_application_without_user_install_refuses_commands_that_name_it():
+    fake = FakeDiscord()
+    assert fake.application()["integration_types_config"].keys() == {"0", "1"}
+    fake.app_install_types = (rules.GUILD_INSTALL,)
+    assert fake.application()["integration_types_config"].keys() == {"0"}
+    base = {"description": "What is on air", "type": 1}
+    commands = [
+        {**base, "name": "stats", "integration_types": [0]},
+        {**base, "name": "nowplaying", "integration_types": [0, 1]},
+        {**base, "name": "recent"},  # left out: the application's own install types
+    ]
+    errors = rules.FormErrors()
+    rules.check_install_types(commands, fake.app_install_types, errors)
+    assert errors.body()["errors"].keys() == {"1"}
+    assert "integration_types" in errors.body()["errors"]["1"]
+    both = rules.FormErrors()
+    rules.check_install_types(commands, (rules.GUILD_INSTALL, rules.USER_INSTALL), both)
+    assert rules.rejection(both) is None
 
 
 def test_a_command_is_offered_only_where_its_install_types_and_contexts_say():
@@ -117,6 +138,31 @@ async def test_the_sync_offers_three_commands_anywhere_and_keeps_the_rest_to_ser
         await onair.fake.slash("stats", where=dm)
     with pytest.raises(AssertionError, match="not offered"):
         await onair.fake.slash("onair", sub=["status"], where=dm)
+
+
+@pytest.mark.e2e
+async def test_an_application_without_user_install_syncs_the_three_for_servers_and_starts(
+    live_simulator, caplog
+):
+    async with FakeDiscord() as fake:
+        fake.app_install_types = (rules.GUILD_INSTALL,)
+        with caplog.at_level(logging.INFO, logger="onair.sync"):
+            async with running_bot(live_simulator, fake=fake) as onair:
+                puts = fake.sent("PUT", r"^/applications/\d+/commands$")
+                assert [r.status for r in puts] == [200]
+                for command in fake.commands:
+                    assert command["integration_types"] == [0], command["name"]
+                    assert command["contexts"] == [0], command["name"]
+                message = await fake.final_message(await fake.slash("nowplaying"))
+                assert message["embeds"][0]["footer"]["text"].startswith("Main FM · ")
+                with pytest.raises(AssertionError, match="not offered"):
+                    await fake.slash("nowplaying", where=fake.elsewhere(rules.BOT_DM))
+                assert onair.bot.is_ready()
+    said = [r.getMessage() for r in caplog.records if r.name == "onair.sync"]
+    assert len(said) == 1, said
+    assert said[0].startswith("User Install is off for this application")
+    assert "/nowplaying, /recent, /listen are registered for servers only" in said[0]
+    assert "Installation -> Installation Contexts" in said[0]
 
 
 @pytest.mark.e2e

@@ -33,24 +33,62 @@ LINK_WAIT = 40.0
 
 class RateGate:
     """A token bucket under Discord's global limit (50 requests/s), so a large fan-out does not
-    run into 429s (which Discord counts toward a temporary ban) but paces itself instead."""
+    run into 429s (which Discord counts toward a temporary ban) but paces itself instead.
+
+    A ``deferrable`` request (a post's later link edit) takes a token only while no other
+    request waits for one: announcements never queue behind link edits, which use what the
+    announcements leave."""
 
     def __init__(self, rate: float = 48.0) -> None:
         self.rate = rate
         self.tokens = rate
         self.updated = time.monotonic()
         self._lock = asyncio.Lock()
+        self._deferred = asyncio.Lock()  # deferrable requests take turns among themselves
+        self._urgent = 0  # requests waiting for a token that are not deferrable
+        self._calm = asyncio.Event()  # set while ``_urgent`` is 0
+        self._calm.set()
 
-    async def acquire(self) -> None:
-        async with self._lock:
+    def _take(self) -> float:
+        """Take a token if there is one (0.0); else the seconds until there is."""
+        now = time.monotonic()
+        self.tokens = min(self.rate, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+    async def acquire(self, *, deferrable: bool = False) -> None:
+        if deferrable:
+            await self._acquire_deferred()
+            return
+        self._urgent += 1
+        self._calm.clear()
+        try:
+            async with self._lock:
+                while True:
+                    wait = self._take()
+                    if not wait:
+                        return
+                    await asyncio.sleep(wait)
+        finally:
+            self._urgent -= 1
+            if not self._urgent:
+                self._calm.set()
+
+    async def _acquire_deferred(self) -> None:
+        """Never holds ``_lock`` while it waits, so a request that arrives meanwhile is
+        served first."""
+        async with self._deferred:
             while True:
-                now = time.monotonic()
-                self.tokens = min(self.rate, self.tokens + (now - self.updated) * self.rate)
-                self.updated = now
-                if self.tokens >= 1:
-                    self.tokens -= 1
+                await self._calm.wait()
+                if self._urgent:
+                    continue  # one arrived between the event and this turn of the loop
+                wait = self._take()
+                if not wait:
                     return
-                await asyncio.sleep((1 - self.tokens) / self.rate)
+                await asyncio.sleep(wait)
 
 
 # Why a channel is paused: stored in English as is (the rows of earlier versions too) and
@@ -104,6 +142,9 @@ class DiscordDeliverer:
             lambda error: _LOGGER.warning("song link not added: %r", error)
         )
         self._cards: dict[int, str] = {}  # card channel: the play its card shows
+        # Card channel: its delivery and its link edits take turns, so a link edit's check
+        # that the card still shows its play holds until its edit is made.
+        self._card_turns: dict[int, asyncio.Lock] = {}
 
     async def _channel(self, channel_id: int) -> Any:
         channel = self.client.get_channel(channel_id)
@@ -135,7 +176,26 @@ class DiscordDeliverer:
         ``resumed`` delivery first looks for its own earlier post in the channel.
 
         The song's link goes with the post when it is known; else it is looked up beside the
-        post and added by an edit when found (never waited for)."""
+        post and added by an edit when found (never waited for). A card is delivered in its
+        channel's turn (``_card_turn``)."""
+        if sub.mode == "card":
+            async with self._card_turn(sub.channel_id):
+                return await self._deliver(sub, announcement, station, nonce, resumed)
+        return await self._deliver(sub, announcement, station, nonce, resumed)
+
+    def _card_turn(self, channel_id: int) -> asyncio.Lock:
+        """One lock per card channel (a few bytes each, as many as there are card channels):
+        other channels never wait on it, and nothing that holds it waits for another one."""
+        return self._card_turns.setdefault(channel_id, asyncio.Lock())
+
+    async def _deliver(
+        self,
+        sub: Subscription,
+        announcement: Announcement,
+        station: StationConfig,
+        nonce: str,
+        resumed: bool,
+    ) -> int | None:
         link, later = await self._song_link(sub, announcement)
         embed, view, content, users = await self._render(sub, announcement, station, link)
         if sub.mode == "card":
@@ -233,15 +293,25 @@ class DiscordDeliverer:
             return
         if link is None:
             return
-        if sub.mode == "card" and self._cards.get(sub.channel_id) != announcement.play.claim_key:
+        if not self._shows(sub, announcement):
             return  # the card moved on to the next play
         embed, view, _, _ = await self._render(sub, announcement, station, link)
         try:
             channel = await self._channel(sub.channel_id)
-            await self.gate.acquire()
-            await channel.get_partial_message(message_id).edit(embed=embed, view=view)
+            await self.gate.acquire(deferrable=True)
+            if sub.mode != "card":
+                await channel.get_partial_message(message_id).edit(embed=embed, view=view)
+                return
+            async with self._card_turn(sub.channel_id):
+                if self._shows(sub, announcement):  # nothing awaited between check and edit
+                    await channel.get_partial_message(message_id).edit(embed=embed, view=view)
         except (discord.HTTPException, DeliveryError) as error:
             _LOGGER.info("song link not added to message %s: %s", message_id, error)
+
+    def _shows(self, sub: Subscription, announcement: Announcement) -> bool:
+        """Whether the message of ``announcement`` still shows it: a post always, a card until
+        the channel's next play is delivered."""
+        return sub.mode != "card" or self._cards.get(sub.channel_id) == announcement.play.claim_key
 
     async def _render(
         self,

@@ -14,6 +14,12 @@ import discord
 
 SCOPES = ("bot", "applications.commands")
 USER_INSTALL = 1  # Discord's integration type of an app installed to a user's account
+# Beside the user-install link: ``onair invite`` reads no more than an id, so it cannot ask
+# Discord whether the application allows user installs; ``onair sync`` and the start-up sync do.
+USER_INSTALL_NOTE = (
+    "(Discord offers it only when User Install is ticked: Developer Portal -> your application "
+    "-> Installation -> Installation Contexts; `onair sync` says when it is not.)"
+)
 
 # Permission flag name (discord.Permissions) -> what OnAir uses it for.
 PERMISSIONS: dict[str, str] = {

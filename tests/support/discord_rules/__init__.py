@@ -14,7 +14,7 @@ names below.
 """
 
 from .callbacks import check_callback
-from .commands import check_commands, offered, valid_command_name
+from .commands import check_commands, check_install_types, offered, valid_command_name
 from .constants import (
     ACTION_ROW,
     AUTOCOMPLETE_RESULT,
@@ -177,6 +177,7 @@ __all__ = [
     "check_callback",
     "check_commands",
     "check_gateway_voice_state",
+    "check_install_types",
     "check_message",
     "check_my_voice_state",
     "check_poll",

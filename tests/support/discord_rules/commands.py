@@ -91,6 +91,26 @@ def check_commands(commands: Any, errors: FormErrors) -> None:
             )
 
 
+def check_install_types(commands: Any, supported: tuple[int, ...], errors: FormErrors) -> None:
+    """A command may name only install types the application supports ("as long as any
+    included contexts are already supported on the application-level", application-commands
+    in Discord's docs): one that names another refuses the whole bulk overwrite. Discord
+    documents the rule, not its error: a 400 (50035) at that command's ``integration_types``
+    is how its other per-command refusals come, and the exact code here is not documented."""
+    if not isinstance(commands, list):
+        return
+    for index, command in enumerate(commands):
+        installs = command.get("integration_types") if isinstance(command, dict) else None
+        if not isinstance(installs, list):
+            continue
+        if any(kind in INTEGRATION_TYPES and kind not in supported for kind in installs):
+            errors.add(
+                (index, "integration_types"),
+                "APPLICATION_COMMAND_INTEGRATION_TYPE_NOT_SUPPORTED",
+                "Integration types must be supported by the application.",
+            )
+
+
 def _command(command: dict[str, Any], kind: int, errors: FormErrors, path: Path) -> None:
     name = command.get("name")
     chat = kind == CHAT_INPUT
@@ -163,9 +183,9 @@ def offered(command: Mapping[str, Any], *, install: int, context: int) -> bool:
     """Whether Discord's client offers ``command`` to a user of an app installed as
     ``install`` (0 a server, 1 the user) in ``context`` (0 a server, 1 a DM with the app's bot,
     2 another DM or group DM). ``integration_types`` left out: the application's install types
-    (the fake's app has both, as new apps do); ``contexts`` left out: all of them. A user
-    install is used in a DM or a server through its own commands; a server install reaches a
-    DM only with the bot (BOT_DM)."""
+    (the fake's app has both unless a test takes User Install away); ``contexts`` left out: all
+    of them. A user install is used in a DM or a server through its own commands; a server
+    install reaches a DM only with the bot (BOT_DM)."""
     installs = command.get("integration_types")
     contexts = command.get("contexts")
     if installs is not None and install not in installs:

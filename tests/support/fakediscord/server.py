@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 import ssl
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -35,6 +36,13 @@ from .wire import (
     FakeResolver,
     json_response,
 )
+
+# Each install type's default authorization (Developer Portal -> Installation -> Default Install
+# Settings): a server install adds the bot, a user install only the commands.
+INSTALL_PARAMS: dict[int, dict[str, Any]] = {
+    rules.GUILD_INSTALL: {"scopes": ["applications.commands", "bot"], "permissions": "0"},
+    rules.USER_INSTALL: {"scopes": ["applications.commands"], "permissions": "0"},
+}
 
 
 class FakeDiscord(
@@ -125,27 +133,34 @@ class FakeDiscord(
         finally:
             self._changed.set()
 
+    def application(self) -> dict[str, Any]:
+        """The Application object as Discord documents it; ``integration_types_config`` has a
+        key for each install type the application supports."""
+        return {
+            "id": str(self.app_id),
+            "name": "OnAir",
+            "description": "",
+            "icon": None,
+            "bot_public": True,
+            "bot_require_code_grant": False,
+            "owner": self.user(self.owner_id, "owner"),
+            "verify_key": "0" * 64,
+            "flags": 0,
+            "interactions_endpoint_url": None,
+            "integration_types_config": {
+                str(kind): {"oauth2_install_params": INSTALL_PARAMS[kind]}
+                for kind in self.app_install_types
+            },
+        }
+
     async def _route(self, r: Recorded) -> web.Response:
         route, method = r.route, r.method
         if route == "/users/@me" and method == "GET":
             if r.headers.get("Authorization", "") != f"Bot {self.expected_token}":
                 return json_response({"message": "401: Unauthorized", "code": 0}, 401)
             return json_response(self.user(self.bot_id, "OnAir", bot=True))
-        if route == "/oauth2/applications/@me" and method == "GET":
-            return json_response(
-                {
-                    "id": str(self.app_id),
-                    "name": "OnAir",
-                    "description": "",
-                    "icon": None,
-                    "bot_public": True,
-                    "bot_require_code_grant": False,
-                    "owner": self.user(self.owner_id, "owner"),
-                    "verify_key": "0" * 64,
-                    "flags": 0,
-                    "interactions_endpoint_url": None,
-                }
-            )
+        if route in ("/oauth2/applications/@me", "/applications/@me") and method == "GET":
+            return json_response(self.application())
         if route in ("/gateway/bot", "/gateway"):
             return json_response(
                 {

@@ -56,6 +56,10 @@ class FakeDiscordState:
         self.ca = trustme.CA()
         self.bot_id = snowflake()
         self.app_id = self.bot_id
+        # The install types ticked in the Developer Portal (Installation -> Installation
+        # Contexts): both for an application made since mid-2024 with User Install on; an
+        # older one, or one whose owner never ticked it, has Guild Install alone.
+        self.app_install_types: tuple[int, ...] = (0, 1)
         self.owner_id = snowflake()
         self.token: str | None = None
         # Shaped as Discord's bot tokens are (OnAir refuses one that cannot be a token): the

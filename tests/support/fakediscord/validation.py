@@ -77,7 +77,7 @@ class Validation(FakeDiscordState):
         self,
     ) -> list[tuple[str, re.Pattern[str], Check]]:
         return [
-            ("PUT", COMMANDS, _body(rules.check_commands)),
+            ("PUT", COMMANDS, self._check_commands),
             ("POST", CALLBACK, self._check_callback),
             ("POST", CHANNEL_MESSAGES, self._check_create),
             ("PATCH", CHANNEL_MESSAGE, self._check_edit),
@@ -90,6 +90,13 @@ class Validation(FakeDiscordState):
             ("POST", EVENTS, self._check_event),
             ("PATCH", EVENT, self._check_event),
         ]
+
+    def _check_commands(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
+        """The commands themselves, then the install types the application supports."""
+        errors = rules.FormErrors()
+        rules.check_commands(r.json, errors)
+        rules.check_install_types(r.json, self.app_install_types, errors)
+        return rules.rejection(errors)
 
     def _check_event(self, r: Recorded, match: re.Match[str]) -> rules.Rejection | None:
         """A scheduled event's body, judged against the stored event when it is a change (an
