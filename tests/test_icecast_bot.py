@@ -93,3 +93,19 @@ async def test_each_change_is_announced_once_from_the_icy_stream(sim, fake):
         assert buttons[0]["url"] == f"http://radio.example.org:{sim.port}/live"
     stored = json.dumps(titles(fake))
     assert stored.count(A.title) == 2
+
+
+async def test_push_off_polls_the_status_page_and_opens_no_stream(sim, fake):
+    """`push = false`: no ICY connection is held (the stream carries the audio), each change
+    is found by polling status-json.xsl instead."""
+    clock = sim.clock
+    fast = "[announcer]\nmin_interval = 1\nmax_interval = 2\nsteady_interval = 1\n"
+    async with icecast_bot(sim, fake, station_extra="push = false", extra=fast) as bot:
+        client = bot.registry.clients["main"]
+        client.clock = clock
+        await fake.wait_for(lambda: titles(fake) == [C.title])
+        clock.advance(60.0)
+        await fake.wait_for(lambda: titles(fake) == [C.title, A.title])
+        assert not client.push_live
+        assert sim.counters["stream"] == 0
+        assert sim.counters["status"] >= 2

@@ -124,6 +124,7 @@ class StationRegistry:
             redirect_guard=guard,
             url_guard=guard,
         )
+        client.push_enabled = station.push
         slug = station.slug
 
         async def record(info: StationInfo) -> None:

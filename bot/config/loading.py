@@ -159,6 +159,7 @@ def parse_settings(
                 base_url=values["base_url"],
                 station_id=station_id,
                 kind=values["kind"],
+                push=values["push"],
                 key=key,
                 key_env=values["key_env"],
                 timezone=values["timezone"],

@@ -269,6 +269,8 @@ SCHEMA: dict[str, dict[str, Setting]] = {
         "voice": Setting(_bool, True),  # /join may play it in voice channels
         "stream_url": Setting(_stream_url, ""),  # "" = the best listen link in its info
         "requests": Setting(_bool, False),  # listeners may /request songs (guilds can opt out)
+        # follow a pushing host's change stream (AzuraCast's SSE, Icecast's ICY); false: poll
+        "push": Setting(_bool, True),
     },
     "guilds": {
         "id": Setting(_snowflake),

@@ -50,6 +50,7 @@ class StationConfig:
     stream_url: str = ""  # "" = the best listen link of the station's info
     requests: bool = False  # listeners may /request songs (the owner's choice; guilds opt out)
     kind: str = "radioboss"  # the host's kind: radioboss, azuracast, icecast or shoutcast
+    push: bool = True  # follow the host's own change stream when it has one (else poll only)
 
     def visible_in(self, guild_id: int | None) -> bool:
         if self.owner_guild:

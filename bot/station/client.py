@@ -143,6 +143,8 @@ class StationClient:
         # Whether the host's push stream is connected now (hosts with ``Feature.PUSH``): the
         # watch then polls only as a safety net.
         self.push_live = False
+        # The owner's choice (``push = false``): a pushing host polled only, no stream held.
+        self.push_enabled = True
         # Offered each info this client returns (the play history records every poll's plays).
         self.on_info: Callable[[StationInfo], Awaitable[None]] | None = None
 
@@ -151,7 +153,10 @@ class StationClient:
         return f"{type(self).__name__}({self.base_url!r}, {self.station_id!r}, key={key})"
 
     def offers(self, feature: Feature) -> bool:
-        """Whether this station's host has ``feature`` (a command lacking it is not offered)."""
+        """Whether this station's host has ``feature`` (a command lacking it is not offered);
+        push only while the owner has not turned it off."""
+        if feature is Feature.PUSH and not self.push_enabled:
+            return False
         return feature in self.features
 
     @property

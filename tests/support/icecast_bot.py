@@ -14,23 +14,35 @@ from bot.simulator.hosts.icecast import IcecastSimulator
 from .fakediscord import FakeDiscord
 
 
-def icecast_config(sim: IcecastSimulator, fake: FakeDiscord, mode: str = "post") -> str:
-    """Station "main" (mount /live of ``sim``) announced in the fake's first channel."""
+def icecast_config(
+    sim: IcecastSimulator,
+    fake: FakeDiscord,
+    mode: str = "post",
+    *,
+    station_extra: str = "",
+    extra: str = "",
+) -> str:
+    """Station "main" (mount /live of ``sim``) announced in the fake's first channel;
+    ``station_extra`` goes in its [[stations]] table, ``extra`` before it."""
     guild = fake.guilds[0]
     return (
         '[bot]\ndefault_station = "main"\n\n[database]\npath = ":memory:"\n\n'
+        f"{extra}\n"
         '[[stations]]\nid = "main"\nname = "Main FM"\n'
         f'base_url = "{sim.base_url}"\nkind = "icecast"\nstation_id = "/live"\n'
-        'timezone = "Europe/Berlin"\n\n'
+        f'timezone = "Europe/Berlin"\n{station_extra}\n\n'
         f"[[subscriptions]]\nguild = {guild.id}\nchannel = {guild.channels[0]}\n"
         f'station = "main"\nmode = "{mode}"\n'
     )
 
 
 @contextlib.asynccontextmanager
-async def icecast_bot(sim: IcecastSimulator, fake: FakeDiscord) -> AsyncIterator[OnAirBot]:
+async def icecast_bot(
+    sim: IcecastSimulator, fake: FakeDiscord, *, station_extra: str = "", extra: str = ""
+) -> AsyncIterator[OnAirBot]:
     settings = parse_settings(
-        icecast_config(sim, fake), {"ONAIR_DISCORD_TOKEN": fake.expected_token}
+        icecast_config(sim, fake, station_extra=station_extra, extra=extra),
+        {"ONAIR_DISCORD_TOKEN": fake.expected_token},
     )
     bot = create_bot(settings, connector=fake.connector(), guild_ready_timeout=0.05)
     await bot.login(settings.token or "")
