@@ -1,0 +1,120 @@
+"""A fleet's public posts in the guild's language whichever process makes them: two real bots on
+one PostgreSQL (one shard each), one fake Discord, the guild's server language German (Discord's
+preferred locale "de") and no ``/onair settings language``. The process not serving the guild's
+shard has no discord.py cache of it; it still posts the guild's alerts and recaps in German, from
+the locale the guild's own process stored when the gateway showed it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
+from bot.station import StationInfo
+from bot.storage import AlertSubscription
+
+from .support.botenv import STATION_KEY, BotEnv, running_bot
+from .support.fakediscord import FakeDiscord
+from .support.stations import programme_sim_fixture
+from .support.storage_backends import reset_postgres
+from .support.waiting import wait_for
+
+pytestmark = pytest.mark.e2e
+SLOTS = [(TRACKS[0], 3600.0), (LIVE_SHOW, 3600.0)]
+
+fleet_sim = programme_sim_fixture("fleet_sim", SLOTS, key=STATION_KEY)
+
+
+def titles(fake: FakeDiscord, channel: int) -> list[str]:
+    """The embed titles of the messages in ``channel``, oldest first."""
+    messages = [fake.messages[m] for m in fake.channel_messages[channel]]
+    return [str(m["embeds"][0]["title"]) for m in messages if m.get("embeds")]
+
+
+@contextlib.asynccontextmanager
+async def process(
+    sim: StationSimulator, fake: FakeDiscord, url: str, shard: int
+) -> AsyncIterator[BotEnv]:
+    """One process of the fleet: shard ``shard`` of 2 on the shared database."""
+    async with running_bot(
+        sim,
+        fake=fake,
+        bot_extra=f"shard_count = 2\nshard_ids = [{shard}]",
+        env_extra={"ONAIR_DATABASE_URL": url},
+        clock=sim.clock,
+    ) as env:
+        yield env
+
+
+@contextlib.asynccontextmanager
+async def german_guild(url: str) -> AsyncIterator[tuple[FakeDiscord, Any, int]]:
+    """An emptied database and the fake with one German guild: (fake, guild, its shard)."""
+    await reset_postgres(url)
+    fake = FakeDiscord()
+    await fake.start()
+    guild = fake.guilds[0]
+    guild.preferred_locale = "de"
+    try:
+        yield fake, guild, (guild.id >> 22) % 2
+    finally:
+        await fake.stop()
+
+
+async def seen_by_its_process(
+    sim: StationSimulator, fake: FakeDiscord, url: str, shard: int
+) -> None:
+    """The guild's own process starts, sees the guild on the gateway and stops."""
+    guild = fake.guilds[0]
+    async with process(sim, fake, url, shard) as serving:
+        assert serving.bot.get_guild(guild.id) is not None
+
+        async def stored() -> bool:
+            settings = await serving.bot.storage.guild_settings(guild.id)
+            return getattr(settings, "preferred_locale", "") == "de"
+
+        await wait_for(stored)
+
+
+async def test_an_alert_from_a_process_not_serving_the_guild_is_in_its_language(
+    postgres_url, fleet_sim
+):
+    """The station's poller is a process of the other shard (the guild's own is down for a
+    restart): it judges the live show and sends the guild's LIVE NOW in German."""
+    async with german_guild(postgres_url) as (fake, guild, own):
+        channel = guild.channels[0]
+        await seen_by_its_process(fleet_sim, fake, postgres_url, own)
+        async with process(fleet_sim, fake, postgres_url, 1 - own) as other:
+            assert other.bot.get_guild(guild.id) is None
+            await other.bot.alerts.subscribe(
+                AlertSubscription(guild.id, "main", channel, guild.roles[1])
+            )
+            show = f"{LIVE_SHOW.artist} - {LIVE_SHOW.title}"
+            raw = {"nowplaying": show, "live": True, "playback": {"pos": 1, "state": "play"}}
+            now = datetime.fromtimestamp(fleet_sim.clock(), UTC)
+            await other.bot.alerts.observe(["main"], StationInfo.parse(raw, UTC, now), None)
+            await other.bot.posts.idle()
+        assert titles(fake, channel) == [f"🔴 JETZT LIVE: {show}"]
+
+
+async def test_a_recap_from_a_process_not_serving_the_guild_is_in_its_language(
+    postgres_url, fleet_sim
+):
+    """Every process of a fleet may record and send a guild's weekly recap: the one of the
+    other shard reaching the slot first posts it in German."""
+    async with german_guild(postgres_url) as (fake, guild, own):
+        channel = guild.channels[1]
+        await seen_by_its_process(fleet_sim, fake, postgres_url, own)
+        async with process(fleet_sim, fake, postgres_url, 1 - own) as other:
+            assert other.bot.get_guild(guild.id) is None
+            slot = (datetime.fromtimestamp(fleet_sim.clock(), UTC) + timedelta(hours=2)).replace(
+                minute=0, second=0, microsecond=0
+            )
+            await other.bot.recaps.configure(guild.id, channel, "main", slot.weekday(), slot.hour)
+            fleet_sim.clock.now = slot.timestamp() + 30
+            assert len(await other.bot.recaps.tick()) == 1
+            await other.bot.posts.idle()
+        assert titles(fake, channel) == ["📊 Die Woche bei Main FM"]
