@@ -17,7 +17,7 @@ from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.station import StationInfo
 from bot.storage import AlertSubscription
 
-from .support.botenv import STATION_KEY, BotEnv, running_bot
+from .support.botenv import STATION_KEY, BotEnv, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_sim_fixture
 from .support.storage_backends import reset_postgres
@@ -37,7 +37,7 @@ def titles(fake: FakeDiscord, channel: int) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def process(
-    sim: StationSimulator, fake: FakeDiscord, url: str, shard: int
+    sim: StationSimulator, fake: FakeDiscord, url: str, shard: int, config: str = ""
 ) -> AsyncIterator[BotEnv]:
     """One process of the fleet: shard ``shard`` of 2 on the shared database."""
     async with running_bot(
@@ -45,6 +45,7 @@ async def process(
         fake=fake,
         bot_extra=f"shard_count = 2\nshard_ids = [{shard}]",
         env_extra={"ONAIR_DATABASE_URL": url},
+        extra_config=config,
         clock=sim.clock,
     ) as env:
         yield env
@@ -118,3 +119,29 @@ async def test_a_recap_from_a_process_not_serving_the_guild_is_in_its_language(
             assert len(await other.bot.recaps.tick()) == 1
             await other.bot.posts.idle()
         assert titles(fake, channel) == ["📊 Die Woche bei Main FM"]
+
+
+async def test_an_announcement_the_other_shards_poller_records_is_sent_in_the_guilds_language(
+    postgres_url, fleet_sim
+):
+    """The station's poller serves the other shard (it follows the station for the guild's
+    alerts): it records the play for the guild's channel and sends nothing there; the guild's
+    own process, started after, sends it from the outbox, rendered in German."""
+    async with german_guild(postgres_url) as (fake, guild, own):
+        channel, alert_channel = guild.channels
+        config = subscription_config(guild.id, channel) + (
+            f"\n[[alerts]]\nguild = {guild.id}\nstation = 'main'\nchannel = {alert_channel}\n"
+        )
+        async with process(fleet_sim, fake, postgres_url, 1 - own, config) as other:
+            assert other.bot.get_guild(guild.id) is None
+            (watch,) = other.bot.announcer.watched()
+            await wait_for(lambda: watch.owned and watch.status.polls > 0 and not watch.busy)
+            await other.bot.announcer.idle()
+            assert fake.channel_messages[channel] == [], "sent by a process of another shard"
+            async with process(fleet_sim, fake, postgres_url, own, config) as serving:
+                await wait_for(lambda: bool(fake.channel_messages[channel]))
+                await serving.bot.announcer.idle()
+        (posted,) = [fake.messages[m] for m in fake.channel_messages[channel]]
+        assert posted["embeds"][0]["footer"]["text"] == "Main FM · 50 hören zu"
+        labels = [b["label"] for row in posted["components"] for b in row["components"]]
+        assert labels == ["Anhören", "Webplayer", "Gefällt mir"]
