@@ -7,15 +7,17 @@ the locale the guild's own process stored when the gateway showed it."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from bot.catalog.languages import GuildLanguages
 from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.station import StationInfo
-from bot.storage import AlertSubscription
+from bot.storage import AlertSubscription, GuildSettings
 
 from .support.botenv import STATION_KEY, BotEnv, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
@@ -73,11 +75,24 @@ async def seen_by_its_process(
     async with process(sim, fake, url, shard) as serving:
         assert serving.bot.get_guild(guild.id) is not None
 
-        async def stored() -> bool:
-            settings = await serving.bot.storage.guild_settings(guild.id)
-            return getattr(settings, "preferred_locale", "") == "de"
+        await wait_for(lambda: stored_as(serving, guild.id, "de"))
 
-        await wait_for(stored)
+
+async def stored_as(env: BotEnv, guild_id: int, locale: str) -> bool:
+    """Whether the fleet's storage holds ``locale`` as the guild's preferred locale."""
+    settings = await env.bot.storage.guild_settings(guild_id)
+    return getattr(settings, "preferred_locale", "") == locale
+
+
+async def live_now(env: BotEnv, guild: Any, channel: int) -> str:
+    """``env`` judges the live show on air and sends the guild's alert; the show's name."""
+    await env.bot.alerts.subscribe(AlertSubscription(guild.id, "main", channel, guild.roles[1]))
+    show = f"{LIVE_SHOW.artist} - {LIVE_SHOW.title}"
+    raw = {"nowplaying": show, "live": True, "playback": {"pos": 1, "state": "play"}}
+    now = datetime.fromtimestamp(env.sim.clock(), UTC)
+    await env.bot.alerts.observe(["main"], StationInfo.parse(raw, UTC, now), None)
+    await env.bot.posts.idle()
+    return show
 
 
 async def test_an_alert_from_a_process_not_serving_the_guild_is_in_its_language(
@@ -90,14 +105,7 @@ async def test_an_alert_from_a_process_not_serving_the_guild_is_in_its_language(
         await seen_by_its_process(fleet_sim, fake, postgres_url, own)
         async with process(fleet_sim, fake, postgres_url, 1 - own) as other:
             assert other.bot.get_guild(guild.id) is None
-            await other.bot.alerts.subscribe(
-                AlertSubscription(guild.id, "main", channel, guild.roles[1])
-            )
-            show = f"{LIVE_SHOW.artist} - {LIVE_SHOW.title}"
-            raw = {"nowplaying": show, "live": True, "playback": {"pos": 1, "state": "play"}}
-            now = datetime.fromtimestamp(fleet_sim.clock(), UTC)
-            await other.bot.alerts.observe(["main"], StationInfo.parse(raw, UTC, now), None)
-            await other.bot.posts.idle()
+            show = await live_now(other, guild, channel)
         assert titles(fake, channel) == [f"🔴 JETZT LIVE: {show}"]
 
 
@@ -142,6 +150,46 @@ async def test_an_announcement_the_other_shards_poller_records_is_sent_in_the_gu
                 await wait_for(lambda: bool(fake.channel_messages[channel]))
                 await serving.bot.announcer.idle()
         (posted,) = [fake.messages[m] for m in fake.channel_messages[channel]]
-        assert posted["embeds"][0]["footer"]["text"] == "Main FM · 50 hören zu"
+        assert re.fullmatch(r"Main FM · \d+ hören zu", posted["embeds"][0]["footer"]["text"])
         labels = [b["label"] for row in posted["components"] for b in row["components"]]
         assert labels == ["Anhören", "Webplayer", "Gefällt mir"]
+
+
+async def test_a_changed_server_language_reaches_the_other_shards_process(postgres_url, fleet_sim):
+    """The server's language changes from German to French while both processes run
+    (GUILD_UPDATE, to the guild's shard only): the guild's process stores it, and the other
+    process's next alert for the guild is in French. (Only the process deciding the alert sends
+    it: no sweep runs meanwhile.)"""
+    quiet = "[announcer]\ndelivery_lease = 600\n"
+    async with german_guild(postgres_url) as (fake, guild, own):
+        channel = guild.channels[0]
+        async with (
+            process(fleet_sim, fake, postgres_url, own, quiet) as serving,
+            process(fleet_sim, fake, postgres_url, 1 - own, quiet) as other,
+        ):
+            await wait_for(lambda: stored_as(serving, guild.id, "de"))
+            guild.preferred_locale = "fr"
+            await fake.update_guild(guild)
+            await wait_for(lambda: stored_as(serving, guild.id, "fr"))
+            show = await live_now(other, guild, channel)
+        assert titles(fake, channel) == [f"🔴 EN DIRECT\u00a0: {show}"]
+
+
+async def test_each_guilds_locale_is_written_when_it_changes_only(storage):
+    """A start of thousands of guilds writes only the locales storage does not hold; Discord's
+    default en-US makes no row; the guild's own settings stay as they are."""
+    await storage.save_guild_settings(GuildSettings(1, language="es", timezone="Europe/Madrid"))
+    languages = GuildLanguages(storage)
+    seen = [(1, "de"), (2, "en-US"), (3, "fr")]
+    assert await languages.seen(seen) == 2
+    assert await storage.preferred_locales() == {1: "de", 3: "fr"}
+    assert await storage.guild_settings(1) == GuildSettings(
+        1, "Europe/Madrid", language="es", preferred_locale="de"
+    )
+    assert await storage.guild_settings(2) == GuildSettings(2)
+    assert await languages.seen(seen) == 0  # seen again (a shard reconnecting)
+    restarted = GuildLanguages(storage)
+    assert await restarted.seen([(1, "de"), (2, "en-US"), (3, "en-US")]) == 1
+    assert await storage.preferred_locales() == {1: "de"}
+    await storage.save_guild_settings(GuildSettings(1, language=""))  # /onair settings
+    assert (await storage.guild_settings(1)).preferred_locale == "de"
