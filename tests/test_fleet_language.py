@@ -19,11 +19,12 @@ from bot.simulator import LIVE_SHOW, TRACKS, StationSimulator
 from bot.station import StationInfo
 from bot.storage import AlertSubscription, GuildSettings
 
+from .support import discord_rules as rules
 from .support.botenv import STATION_KEY, BotEnv, running_bot, subscription_config
 from .support.fakediscord import FakeDiscord
 from .support.stations import programme_sim_fixture
 from .support.storage_backends import reset_postgres
-from .support.waiting import wait_for
+from .support.waiting import poll_watch, wait_for
 
 pytestmark = pytest.mark.e2e
 SLOTS = [(TRACKS[0], 3600.0), (LIVE_SHOW, 3600.0)]
@@ -193,3 +194,31 @@ async def test_each_guilds_locale_is_written_when_it_changes_only(storage):
     assert await storage.preferred_locales() == {1: "de"}
     await storage.save_guild_settings(GuildSettings(1, language=""))  # /onair settings
     assert (await storage.guild_settings(1)).preferred_locale == "de"
+
+
+async def test_a_live_show_the_other_shards_poller_sees_gets_an_event_in_the_guilds_language(
+    postgres_url, fleet_sim
+):
+    """The poller serves the other shard and makes no event for a guild it does not hold; it
+    publishes the play, and the guild's own process makes the live show's event in German."""
+    async with german_guild(postgres_url) as (fake, guild, own):
+        guild.bot_role_permissions |= rules.CREATE_EVENTS
+        alerts = (
+            f"\n[[alerts]]\nguild = {guild.id}\nstation = 'main'\nchannel = {guild.channels[1]}\n"
+        )
+        async with process(fleet_sim, fake, postgres_url, 1 - own, alerts) as other:
+            (watch,) = other.bot.announcer.watched()
+            await wait_for(lambda: watch.owned and watch.status.polls > 0 and not watch.busy)
+            async with process(fleet_sim, fake, postgres_url, own) as serving:
+                await serving.bot.shows.set_events(guild.id, "main", on=True)
+                assert not serving.bot.announcer.watched()[0].owned
+                fleet_sim.clock.advance(3600)  # the live show
+                await poll_watch(other.bot.announcer)
+                await other.bot.announcer.idle()
+                await wait_for(lambda: bool(guild.events))
+        (event,) = guild.events.values()
+        show = f"{LIVE_SHOW.artist} - {LIVE_SHOW.title}"
+        assert re.fullmatch(
+            rf"{re.escape(show)} live bei .+\. Schalt ein mit `/join` oder `/listen`\.",
+            event["description"],
+        )
