@@ -7,6 +7,11 @@ is per process and bounded (``size`` guilds, the least recently used go first); 
 with ``/onair settings`` in this process is seen at once (:meth:`GuildLanguages.forget`), and
 other processes of a fleet see it within ``ttl`` seconds. While the database fails, a post goes
 on in the language last read (else Discord's / English): a lookup never stops a post.
+
+In a fleet a guild's post may be made by a process whose discord.py cache lacks the guild (an
+alert decided by the station's poller, a recap): the process serving the guild's shard stores
+the guild's preferred locale when the gateway shows it (:meth:`GuildLanguages.seen`), and the
+others read it with the guild's settings.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..storage import GuildSettings, Storage
 
@@ -22,6 +27,12 @@ _LOGGER = logging.getLogger("onair.storage")
 
 LANGUAGE_TTL = 60.0  # seconds another process may show the old language after a change
 LANGUAGE_CACHE_SIZE = 10_000  # guilds remembered (a few hundred kB at most)
+DISCORD_DEFAULT_LOCALE = "en-US"  # every guild that chose none: stored as "" (no row made)
+
+
+def stored_locale(locale: str) -> str:
+    """A preferred locale as storage keeps it: Discord's default as "", both meaning English."""
+    return "" if locale == DISCORD_DEFAULT_LOCALE else locale[:16]
 
 
 class GuildLanguages:
@@ -41,6 +52,7 @@ class GuildLanguages:
         self.size = size
         self._known: OrderedDict[int, tuple[GuildSettings, float]] = OrderedDict()
         self._changes = 0  # forget() calls: a read that began before one is not kept
+        self._locales: dict[int, str] = {}  # preferred locales this process stored or found
         self.reads = 0  # storage reads (tests, figures)
 
     async def stored(self, guild_id: int) -> str:
@@ -74,6 +86,23 @@ class GuildLanguages:
         while len(self._known) > self.size:
             self._known.popitem(last=False)
         return settings
+
+    async def seen(self, guilds: Iterable[tuple[int, str]]) -> int:
+        """The gateway showed these (guild id, preferred locale) pairs: store those that differ
+        from storage, all in one transaction; how many it stored. A start of thousands of
+        guilds is one read of the stored locales and writes only what changed; a guild seen
+        again with the same locale costs nothing."""
+        new = {g: stored_locale(locale) for g, locale in guilds}
+        new = {g: locale for g, locale in new.items() if self._locales.get(g) != locale}
+        if not new:
+            return 0
+        known = await self.storage.preferred_locales()
+        changed = [(g, locale) for g, locale in new.items() if known.get(g, "") != locale]
+        await self.storage.save_preferred_locales(changed)
+        self._locales.update(new)
+        for guild_id, _ in changed:
+            self.forget(guild_id)
+        return len(changed)
 
     def forget(self, guild_id: int) -> None:
         """The guild's language changed here: the next post reads it again."""

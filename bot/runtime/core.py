@@ -25,6 +25,7 @@ from ..util.i18n import ENGLISH, Lang, Translator
 from ..util.metrics import Metrics, MetricsServer
 from .commandlocale import CommandLocales
 from .commandsync import state_path, sync_commands
+from .guildlocales import follow_guild_locales
 from .heap import freeze_startup_heap
 from .logs import count_discord_429s, guard_discord_logs
 from .services import Services
@@ -174,6 +175,8 @@ class OnAirBot(commands.AutoShardedBot):
         self.links = built.links
         if not commands_only:
             self.add_listener(self.shows.report_missing_permissions, "on_ready")
+            if self.storage.fleet:
+                follow_guild_locales(self)
         # A signal's deadlines (``stop_by``): none until one came, then every wait is bounded.
         self._sends_by: float | None = None
         self._goodbyes_by: float | None = None
@@ -226,12 +229,16 @@ class OnAirBot(commands.AutoShardedBot):
 
     async def guild_lang(self, guild_id: int) -> Lang:
         """The language of a guild's public posts: its ``/onair settings language``, else its
-        preferred locale where Discord gives one (Community servers), else English."""
-        stored = await self.languages.stored(guild_id)
-        if not stored:
+        preferred locale where Discord gives one (Community servers), else English; the same
+        in every process of a fleet (a guild not in this one's cache: its stored locale)."""
+        settings = await self.languages.settings(guild_id)
+        chosen = settings.language
+        if not chosen:
             guild = self.get_guild(guild_id)
-            stored = str(guild.preferred_locale) if guild is not None else ""
-        return self.translator.lang(stored)
+            # Another shard's guild (in a fleet): the locale its own process stored.
+            chosen = str(guild.preferred_locale) if guild is not None else ""
+            chosen = chosen or settings.preferred_locale
+        return self.translator.lang(chosen)
 
     def healthy(self) -> bool:
         """Connected to Discord (every shard ready) and not closing: /healthz answers 200."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..station.source import station_ref
@@ -93,20 +94,30 @@ class GuildStore(StoragePrimitives):
         )
 
     async def guild_settings(self, guild_id: int) -> GuildSettings:
-        row = await self.fetchone(
-            "SELECT guild_id, timezone, default_station, language, song_links FROM guild_settings "
-            "WHERE guild_id = ?",
-            (guild_id,),
-        )
+        row = await self.fetchone(_SETTINGS + " WHERE guild_id = ?", (guild_id,))
         if not row:
             return GuildSettings(guild_id)
-        return GuildSettings(row[0], row[1], row[2], row[3], bool(row[4]))
+        return _settings(row)
 
     async def all_guild_settings(self) -> list[GuildSettings]:
+        return [_settings(r) for r in await self.fetch(_SETTINGS)]
+
+    async def preferred_locales(self) -> dict[int, str]:
+        """{guild id: preferred locale} of the guilds whose locale is stored ("" is not)."""
         rows = await self.fetch(
-            "SELECT guild_id, timezone, default_station, language, song_links FROM guild_settings"
+            "SELECT guild_id, preferred_locale FROM guild_settings WHERE preferred_locale <> ''"
         )
-        return [GuildSettings(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+        return {int(r[0]): str(r[1]) for r in rows}
+
+    async def save_preferred_locales(self, locales: Sequence[tuple[int, str]]) -> None:
+        """Store each (guild id, preferred locale) in one transaction; the guild's own settings
+        stay as they are (a row is made with the defaults where it has none)."""
+        statement = (
+            "INSERT INTO guild_settings (guild_id, preferred_locale) VALUES (?, ?) "
+            "ON CONFLICT (guild_id) DO UPDATE SET preferred_locale = excluded.preferred_locale"
+        )
+        if locales:
+            await self.execute_atomic([(statement, pair) for pair in locales])
 
     async def purge_guild(self, guild_id: int) -> None:
         """The bot left the guild: nothing of it stays behind."""
@@ -131,6 +142,16 @@ class GuildStore(StoragePrimitives):
         await self.execute("DELETE FROM guild_request_stations WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM song_votes WHERE guild_id = ?", (guild_id,))
         await self.execute("DELETE FROM vote_polls WHERE guild_id = ?", (guild_id,))
+
+
+_SETTINGS = (
+    "SELECT guild_id, timezone, default_station, language, song_links, preferred_locale "
+    "FROM guild_settings"
+)
+
+
+def _settings(row: Sequence[Any]) -> GuildSettings:
+    return GuildSettings(row[0], row[1], row[2], row[3], bool(row[4]), str(row[5]))
 
 
 def _stored_ref(kind: str, text: str, number: int) -> int | str:

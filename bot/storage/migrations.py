@@ -349,4 +349,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX song_links_expires ON song_links (expires_at);
     ALTER TABLE guild_settings ADD COLUMN song_links INTEGER NOT NULL DEFAULT 1;
     """,
+    # A guild's preferred locale as the process serving its shard saw it (GUILD_CREATE, UPDATE):
+    # every process of a fleet renders the guild's public posts in it, whether or not its
+    # discord.py cache holds the guild.
+    """
+    ALTER TABLE guild_settings ADD COLUMN preferred_locale TEXT NOT NULL DEFAULT '';
+    """,
 )

@@ -131,6 +131,9 @@ class GuildSettings:
     default_station: str = ""
     language: str = ""  # a catalog code (bot.util.i18n); "" = the guild's preferred locale
     song_links: bool = True  # announcements and /nowplaying show "Find this song"
+    # Discord's preferred locale as the process serving the guild's shard last saw it ("" for
+    # en-US or not seen): the language of public posts any process of a fleet makes.
+    preferred_locale: str = ""
 
 
 @dataclass(frozen=True, slots=True)

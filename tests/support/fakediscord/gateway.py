@@ -18,6 +18,22 @@ from .. import discord_rules as rules
 from .objects import Guild, PresenceSent
 from .voice import VoiceSide
 
+# Fields of GUILD_CREATE that Discord's guild object (GUILD_UPDATE's payload) does not carry.
+GUILD_CREATE_ONLY = (
+    "joined_at",
+    "large",
+    "unavailable",
+    "member_count",
+    "voice_states",
+    "members",
+    "channels",
+    "threads",
+    "presences",
+    "stage_instances",
+    "guild_scheduled_events",
+    "soundboard_sounds",
+)
+
 
 class Gateway(VoiceSide):
     """The gateway connection and what arrives on it."""
@@ -156,6 +172,14 @@ class Gateway(VoiceSide):
         self.identified.clear()
         for ws in list(self.sockets):
             await ws.send_str(json.dumps({"op": 9, "d": resumable}))
+
+    async def update_guild(self, guild: Guild) -> None:
+        """GUILD_UPDATE after a server setting changed (e.g. ``preferred_locale``), sent to the
+        guild's shard: the guild object without what only GUILD_CREATE carries."""
+        data = self._guild_payload(guild)
+        for only_on_create in GUILD_CREATE_ONLY:
+            data.pop(only_on_create, None)
+        await self.dispatch("GUILD_UPDATE", data, guild_id=guild.id)
 
     async def remove_guild(self, guild: Guild) -> None:
         await self.dispatch("GUILD_DELETE", {"id": str(guild.id)})

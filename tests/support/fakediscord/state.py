@@ -179,12 +179,17 @@ class FakeDiscordState:
         """Answer the next `times` matching requests with Discord's 429 (route or global)."""
         self.throttles.append(Throttle(method, re.compile(pattern), times, retry_after, is_global))
 
-    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+    async def dispatch(
+        self, event: str, data: dict[str, Any], *, guild_id: int | None = None
+    ) -> None:
+        """Send ``event`` to the shard of its guild (``data``'s guild_id, or ``guild_id`` for
+        an event whose payload is the guild itself), else to every connection."""
         if event == "VOICE_STATE_UPDATE" and not self.intents & GUILD_VOICE_STATES:
             return  # Discord sends none without the intent (then voice connects time out)
         self.sequence += 1
         payload = {"op": 0, "t": event, "s": self.sequence, "d": data}
-        guild_id = data.get("guild_id") if isinstance(data, dict) else None
+        if guild_id is None and isinstance(data, dict):
+            guild_id = data.get("guild_id")
         for ws in list(self.sockets):
             if ws.closed:
                 continue
