@@ -349,4 +349,9 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX song_links_expires ON song_links (expires_at);
     ALTER TABLE guild_settings ADD COLUMN song_links INTEGER NOT NULL DEFAULT 1;
     """,
+    # A guild's song votes paused because Discord refuses its polls for good (the reason, in
+    # English, shown by /onair status): no slot is tried until /onair vote is run again.
+    """
+    ALTER TABLE song_votes ADD COLUMN paused_reason TEXT;
+    """,
 )
