@@ -61,6 +61,27 @@ async def test_a_poll_needs_send_polls_in_the_channel(fake: FakeDiscord, http: A
     assert body["poll"]["results"] == {"is_finalized": False, "answer_counts": []}
 
 
+async def test_a_channel_overwrite_takes_send_polls_away_there_only(
+    fake: FakeDiscord, http: Any
+) -> None:
+    """The role allows polls; a deny on the bot in one channel refuses them there (and in its
+    threads) and nowhere else, until it is removed; the overwrite is in the channel's payload
+    (what CHANNEL_UPDATE carries)."""
+    guild = fake.guilds[0]
+    channel = allow_polls(fake)
+    other = guild.channels[1]
+    await fake.set_bot_overwrite(guild, channel, deny=rules.SEND_POLLS)
+    assert fake._channel(guild, channel, 0)["permission_overwrites"] == [
+        {"id": str(fake.bot_id), "type": 1, "allow": "0", "deny": str(rules.SEND_POLLS)}
+    ]
+    for where, refused in ((channel, True), (guild.threads[0], True), (other, False)):
+        status, body = await post(http, where, poll())
+        assert (status == 403 and body["code"] == rules.MISSING_PERMISSIONS) == refused, where
+    await fake.set_bot_overwrite(guild, channel)
+    status, _ = await post(http, channel, poll())
+    assert status == 200
+
+
 @pytest.mark.parametrize(
     ("change", "path", "code"),
     [

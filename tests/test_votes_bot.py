@@ -44,7 +44,10 @@ programme_sim = programme_sim_fixture("programme_sim", SLOTS, key="station-key-S
 fake = fake_discord_fixture(channels_per_guild=2)
 
 
-def running(sim: StationSimulator, fake: FakeDiscord, *, polls: bool = True, **kw: Any) -> Any:
+def running(
+    sim: StationSimulator, fake: FakeDiscord, *, polls: bool = True, more: str = "", **kw: Any
+) -> Any:
+    """OnAir with ``main`` announced in the first guild (``more``: config added)."""
     guild = fake.guilds[0]
     if polls:
         guild.bot_role_permissions |= rules.SEND_POLLS  # invited with Create Polls
@@ -52,7 +55,7 @@ def running(sim: StationSimulator, fake: FakeDiscord, *, polls: bool = True, **k
         guild.bot_role_permissions &= ~rules.SEND_POLLS
     sim.station(1).library_durations = True
     sim.station(1).song_requests.recent = 0  # any song offered may be requested
-    config = subscription_config(guild.id, guild.channels[0]) + RATE
+    config = subscription_config(guild.id, guild.channels[0]) + RATE + more
     kw.setdefault("station_options", "requests = true")
     return running_bot(sim, fake=fake, extra_config=config, clock=sim.clock, **kw)
 

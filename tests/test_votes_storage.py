@@ -92,3 +92,16 @@ async def test_a_guilds_unclosed_poll_is_found_until_it_is_closed(storage):
     assert await storage.take_vote_poll(POLL.key, (OPEN,), owner="p", lease_until=1300, now=1201)
     assert await storage.vote_poll_closed(POLL.key, "p", "empty", now=1202)
     assert await storage.unclosed_vote_poll(1) is None
+
+
+async def test_a_schedule_is_paused_in_its_channel_once_and_saving_it_resumes_it(storage):
+    """A pause names the channel its poll was refused in: votes moved to another channel
+    meanwhile are not paused; saving the schedule again (/onair vote) clears the reason."""
+    await storage.save_song_vote(SongVote(1, 10, "main", 1800.0, 600.0, 5.0))
+    assert not await storage.pause_song_vote(1, 99, "the channel no longer exists")
+    assert await storage.pause_song_vote(1, 10, "the channel no longer exists")
+    assert not await storage.pause_song_vote(1, 10, "a later reason")  # the first one kept
+    (paused,) = await storage.song_votes(1)
+    assert paused.paused_reason == "the channel no longer exists"
+    await storage.save_song_vote(dataclasses.replace(paused, paused_reason=None))
+    assert (await storage.song_votes(1))[0].paused_reason is None

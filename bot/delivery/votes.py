@@ -8,11 +8,23 @@ from typing import Any
 
 import discord
 
+from ..util.i18n import N_
 from ..votes.service import PollError
 from ..votes.tally import Tally
-from .announcements import PERMANENT, REFUSED, RateGate, gone, own_message_since, refused
+from .announcements import (
+    NOT_A_TEXT_CHANNEL,
+    PERMANENT,
+    REFUSED,
+    RateGate,
+    gone,
+    own_message_since,
+    refused,
+)
 
 POLL_EXPIRED = 520001  # Discord: the poll has ended already
+POLL_INVALID_CHANNEL = 520002  # Discord: polls cannot be posted in this kind of channel
+# Stored in English as the paused votes' reason, translated where /onair status shows it.
+NO_POLLS_THERE = N_("Discord allows no polls in that channel")
 
 
 class DiscordPollSender:
@@ -110,13 +122,17 @@ class DiscordPollSender:
             await self.gate.acquire()
             channel = await self.client.fetch_channel(channel_id)
         if not isinstance(channel, discord.abc.Messageable):
-            raise PollError("the target is not a text channel or thread", final=True)
+            raise PollError(NOT_A_TEXT_CHANNEL, final=True, lasting=True)
         return channel
 
 
 def _poll_error(error: discord.HTTPException, channel_id: int) -> PollError:
+    """Lasting: the channel refuses OnAir's polls (a permission, the channel gone, a kind of
+    channel without polls) until an admin acts; another refusal is of that one message."""
     if error.status in PERMANENT:
-        return PollError(gone(error.status, channel_id), final=True)
+        return PollError(gone(error.status, channel_id), final=True, lasting=True)
+    if error.code == POLL_INVALID_CHANNEL:
+        return PollError(NO_POLLS_THERE, final=True, lasting=True)
     if error.status in REFUSED:
         return PollError(refused(error), final=True)
     return PollError(f"Discord failed ({error.status})", final=False)

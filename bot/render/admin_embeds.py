@@ -7,6 +7,7 @@ Every reply here is private, so it is said in the admin's own language (``lang``
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import discord
@@ -24,6 +25,7 @@ from ..storage import (
     AlertSubscription,
     GuildSettings,
     Recap,
+    SongVote,
     Subscription,
 )
 from ..util.i18n import ENGLISH, LANGUAGE_NAMES, N_, Lang
@@ -124,11 +126,14 @@ def status(
     event_stations: Sequence[str] = (),
     may_make_events: bool = True,
     host_of: Callable[[StationConfig], HostState] | None = None,
+    song_vote: SongVote | None = None,
+    next_vote: float | None = None,
 ) -> discord.Embed:
     """Per watched station: state, last and next poll, last error; then where it announces
     and what became of the last day's announcements. With nothing set up, that is said once,
-    with the command that sets it up. Voice and the live-show events (``event_stations``, and
-    whether OnAir may make them here) come first: they need no announcement."""
+    with the command that sets it up. Voice, the live-show events (``event_stations``, and
+    whether OnAir may make them here) and the song votes come first: they need no
+    announcement."""
     builder = EmbedBuilder(lang.t("OnAir status"))
     if voice is not None:
         builder.field(lang.t("Voice"), voice_line(voice, lang), inline=False)
@@ -137,6 +142,10 @@ def status(
             lang.t("Live-show events"),
             events_line(event_stations, may_make_events, lang),
             inline=False,
+        )
+    if song_vote is not None:
+        builder.field(
+            lang.t("Song votes"), song_vote_line(song_vote, next_vote, lang), inline=False
         )
     watched = [(station, st) for station in stations if (st := status_for(station)) is not None]
     if not watched and not subs:
@@ -278,6 +287,28 @@ def events_line(stations: Sequence[str], allowed: bool, lang: Lang = ENGLISH) ->
         lang.t("🔴 no event for the live shows of {stations}", stations=names)
         + "\n⚠️ "
         + lang.t(errors.EVENTS_PERMISSION_MISSING)
+    )
+
+
+def song_vote_line(vote: SongVote, next_at: float | None, lang: Lang = ENGLISH) -> str:
+    """``🟢 every 30 min in #votes, next <t:…:R>``; paused, red with the reason and what the
+    admin does about it (votes resume when /onair vote is run again)."""
+    channel = f"<#{vote.channel_id}>"
+    if vote.paused_reason:
+        return lang.t(
+            "🔴 paused in {channel}: {reason}.\nOnAir needs View Channel, Send Messages and "
+            "Create Polls there (or choose another channel); then run `/onair vote` again.",
+            channel=channel,
+            reason=safe(paused_reason(vote.paused_reason, lang), limit=150),
+        )
+    every = lang.number(int(vote.every // 60))
+    if next_at is None:
+        return lang.t("🟢 every {every} min in {channel}", every=every, channel=channel)
+    return lang.t(
+        "🟢 every {every} min in {channel}, next {next}",
+        every=every,
+        channel=channel,
+        next=timestamp(datetime.fromtimestamp(next_at, UTC)),
     )
 
 

@@ -30,7 +30,8 @@ BLIPS = frozenset({"stopped", "nothing"})
 
 @dataclass
 class Fault:
-    """One injected fault: ``endpoint`` None means all, ``times`` None means until cleared."""
+    """One injected fault: ``endpoint`` None means all, ``station`` (its id as the request
+    names it) None means every station, ``times`` None means until cleared."""
 
     kind: str
     endpoint: str | None = None
@@ -39,6 +40,7 @@ class Fault:
     seconds: float = 30.0
     retry_after: float | None = None
     body: str | None = None
+    station: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -46,7 +48,16 @@ class Fault:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Fault:
-        allowed = {"kind", "endpoint", "times", "status", "seconds", "retry_after", "body"}
+        allowed = {
+            "kind",
+            "endpoint",
+            "times",
+            "status",
+            "seconds",
+            "retry_after",
+            "body",
+            "station",
+        }
         return cls(**{k: v for k, v in raw.items() if k in allowed})
 
 
@@ -62,9 +73,11 @@ class FaultPlan:
     def clear(self) -> None:
         self._faults.clear()
 
-    def take(self, endpoint: str) -> Fault | None:
+    def take(self, endpoint: str, station: str = "") -> Fault | None:
         for fault in self._faults:
             if fault.kind in BLIPS and endpoint != "info":
+                continue
+            if fault.station not in (None, station):
                 continue
             if fault.endpoint in (None, endpoint):
                 if fault.times is not None:

@@ -196,7 +196,7 @@ class StationSimulator(StartStop):
             self.request_log.append((self.clock(), f"{endpoint}:{sid}"))
         if self.latency:
             await asyncio.sleep(self.latency)
-        fault = self.faults.take(endpoint)
+        fault = self.faults.take(endpoint, sid)
         if fault is not None and fault.kind in BLIPS:
             request[BLIP] = fault.kind  # the station answers, this answer shaped by it
         elif fault is not None:

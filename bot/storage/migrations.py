@@ -355,4 +355,9 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE guild_settings ADD COLUMN preferred_locale TEXT NOT NULL DEFAULT '';
     """,
+    # A guild's song votes paused because Discord refuses its polls for good (the reason, in
+    # English, shown by /onair status): no slot is tried until /onair vote is run again.
+    """
+    ALTER TABLE song_votes ADD COLUMN paused_reason TEXT;
+    """,
 )

@@ -301,7 +301,8 @@ class RequestCredit:
 @dataclass(frozen=True, slots=True)
 class SongVote:
     """A guild's song votes (``/onair vote``): a poll in ``channel_id`` of songs ``station``
-    takes requests for, every ``every`` seconds from ``since``, open ``length`` seconds."""
+    takes requests for, every ``every`` seconds from ``since``, open ``length`` seconds;
+    ``paused_reason`` (English) while Discord refuses its polls for good: no slot is tried."""
 
     guild_id: int
     channel_id: int
@@ -309,6 +310,7 @@ class SongVote:
     every: float
     length: float
     since: float
+    paused_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

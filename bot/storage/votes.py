@@ -49,21 +49,42 @@ class VoteStore(StoragePrimitives):
     """Song vote schedules and their polls, written once for both backends."""
 
     async def save_song_vote(self, vote: SongVote) -> None:
-        columns = "channel_id, station, every, length, since"
+        columns = "channel_id, station, every, length, since, paused_reason"
         await self.execute(*upsert_row("song_votes", "guild_id", columns, vote))
+
+    async def pause_song_vote(self, guild_id: int, channel_id: int, reason: str) -> bool:
+        """Pause the guild's votes in ``channel_id`` with ``reason``; False when they are
+        paused already or were moved to another channel meanwhile (that one is not paused)."""
+        return (
+            await self.execute(
+                "UPDATE song_votes SET paused_reason = ? WHERE guild_id = ? AND channel_id = ? "
+                "AND paused_reason IS NULL",
+                (reason, guild_id, channel_id),
+            )
+            > 0
+        )
 
     async def remove_song_vote(self, guild_id: int) -> bool:
         return await self.execute("DELETE FROM song_votes WHERE guild_id = ?", (guild_id,)) > 0
 
     async def song_votes(self, guild_id: int | None = None) -> list[SongVote]:
         query = (
-            "SELECT guild_id, channel_id, station, every, length, since FROM song_votes WHERE 1 = 1"
+            "SELECT guild_id, channel_id, station, every, length, since, paused_reason "
+            "FROM song_votes WHERE 1 = 1"
         )
         params: list[Any] = []
         query = and_equal(query, params, guild_id=guild_id)
         rows = await self.fetch(query + " ORDER BY guild_id", params)
         return [
-            SongVote(int(r[0]), int(r[1]), str(r[2]), float(r[3]), float(r[4]), float(r[5]))
+            SongVote(
+                int(r[0]),
+                int(r[1]),
+                str(r[2]),
+                float(r[3]),
+                float(r[4]),
+                float(r[5]),
+                None if r[6] is None else str(r[6]),
+            )
             for r in rows
         ]
 

@@ -61,11 +61,15 @@ Languages = Callable[[int], Awaitable[Lang]]
 
 
 class PollError(Exception):
-    """Discord refused or failed a poll call; ``final`` when trying again cannot help."""
+    """Discord refused or failed a poll call; ``final`` when trying again cannot help, and
+    ``lasting`` when no later poll in that channel can help either until an admin acts (the
+    permission taken away, the channel gone or one without polls): the reason, in English, is
+    what the guild's paused votes show."""
 
-    def __init__(self, reason: str, *, final: bool) -> None:
+    def __init__(self, reason: str, *, final: bool, lasting: bool = False) -> None:
         super().__init__(reason)
-        self.final = final
+        self.final = final or lasting
+        self.lasting = lasting
 
 
 class PollSender(Protocol):
@@ -224,6 +228,8 @@ class VoteService:
         if not votes:
             return VoteStatus(None, None)
         vote = votes[0]
+        if vote.paused_reason is not None:
+            return VoteStatus(vote, None)  # no next vote until an admin runs /onair vote
         slot = current_slot(vote, self.clock())
         return VoteStatus(vote, vote.since if slot is None else slot + vote.every)
 
@@ -273,6 +279,8 @@ class VoteService:
         _LOGGER.log(level, message + " (%s)", guild_id, error, exc_info=error if traced else None)
 
     async def _open_slot(self, vote: SongVote, now: float) -> None:
+        if vote.paused_reason is not None:
+            return  # Discord refuses its polls for good: nothing is asked of it until fixed
         slot = current_slot(vote, now)
         if slot is None or now > slot + vote.length - MIN_LEFT:
             return  # before the first slot, or too little of this one left
@@ -364,10 +372,24 @@ class VoteService:
                 await self.storage.vote_poll_closed(
                     poll.key, self.owner, "failed", now=self.clock()
                 )
+            if error.lasting:
+                await self._pause(poll, str(error))
+                return
             self._log_once(poll.guild_id, str(error), "song vote for guild %d not posted", error)
             return  # else: the lease lapses and the poll is posted at a later look
         self._failing.pop(poll.guild_id, None)  # it works again: a new failure is logged
         await self.storage.vote_poll_opened(poll.key, self.owner, message_id, now=self.clock())
+
+    async def _pause(self, poll: VotePoll, reason: str) -> None:
+        """Pause the guild's votes with ``reason`` (shown by /onair status) so no later slot
+        asks Discord again; /onair vote run again (the cause fixed) resumes them."""
+        self._failing.pop(poll.guild_id, None)
+        if await self.storage.pause_song_vote(poll.guild_id, poll.channel_id, reason):
+            _LOGGER.warning(
+                "song votes for guild %d paused: Discord refuses their polls (%s)",
+                poll.guild_id,
+                reason,
+            )
 
     async def _advance(self, poll: VotePoll, now: float) -> None:
         taken = await self.storage.take_vote_poll(

@@ -112,6 +112,7 @@ class AnnouncementCommands(AdminCommands):
     async def status(self, interaction: Interaction) -> None:
         guild_id = interaction.guild_id
         guild = interaction.guild
+        votes = await self.bot.votes.status(guild_id or 0)
         embed = admin_embeds.status(
             self.bot.registry.visible(guild_id),
             self.bot.announcer.status_for,
@@ -124,5 +125,7 @@ class AnnouncementCommands(AdminCommands):
             event_stations=await self.bot.shows.event_stations(guild_id or 0),
             may_make_events=guild is None or may_make_events(guild),
             host_of=self.bot.registry.host_state,
+            song_vote=votes.vote,
+            next_vote=votes.next_at,
         )
         await interaction.response.send_message(embed=embed, ephemeral=True)

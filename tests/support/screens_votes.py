@@ -1,6 +1,6 @@
 """Scenes of song votes for ``scripts/screens``, in English and German: the running poll, the
-finished poll with Discord's count and OnAir's line, and the winner's announcement that
-credits the server's listeners."""
+finished poll with Discord's count and OnAir's line, the winner's announcement that credits
+the server's listeners, and /onair status once Create Polls was taken away (the votes paused)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from . import discord_rules as rules
 from .botenv import running_bot, subscription_config
 from .fakediscord import FakeDiscord, Recorded
 from .screens_community import _line, _write, screen_station
+from .screens_record import STATUS, slash_scene
 
 LANGUAGES = (("en", "en-US"), ("de", "de"))
 
@@ -97,6 +98,19 @@ async def _scenes(out: Path, suffix: str, locale: str) -> None:
             await announcer.idle()
             credited = _posts(fake, announce, since)[-1]
             _write(out / f"votes-credited-{suffix}.jsonl", [_line(credited, offset + 741.0)])
+
+            # Create Polls taken away in the channel: the next slot pauses the votes, and
+            # /onair status says why and what to fix, in the admin's language.
+            await fake.set_bot_overwrite(guild, polls, deny=rules.SEND_POLLS)
+            clock.advance(1800.0 - 741.0 + 15.0)  # the next slot
+            await env.bot.votes.tick()
+            (paused,) = await env.bot.storage.song_votes(guild.id)
+            assert paused.paused_reason is not None
+            fake.user_locales[fake.owner_id] = locale
+            # The watch's times are the wall clock's: the scene is drawn at its own time.
+            await slash_scene(
+                fake, out / f"votes-paused-status-{suffix}.jsonl", STATUS, "onair", sub=["status"]
+            )
     finally:
         await fake.stop()
         await sim.stop()

@@ -10,7 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from .. import discord_rules as rules
-from .objects import Interaction, Recorded, snowflake
+from .objects import Guild, Interaction, Recorded, snowflake
 from .payloads import Payloads
 from .wire import form_error, json_response
 
@@ -68,6 +68,20 @@ class Messages(Payloads):
         else:
             chosen = [i for i in ids if before is None or i < before][-limit:]
         return json_response([self.messages[i] for i in reversed(chosen)])
+
+    async def set_bot_overwrite(
+        self, guild: Guild, channel_id: int, *, allow: int = 0, deny: int = 0
+    ) -> None:
+        """An admin sets the bot's own overwrite on a text channel (both 0: removes it):
+        Discord enforces it from then on and sends CHANNEL_UPDATE, which discord.py folds into
+        ``channel.permissions_for(guild.me)``."""
+        mine = str(self.bot_id)
+        kept = [o for o in guild.channel_overwrites.get(channel_id, []) if o["id"] != mine]
+        if allow or deny:
+            kept.append({"id": mine, "type": 1, "allow": str(allow), "deny": str(deny)})
+        guild.channel_overwrites[channel_id] = kept
+        position = guild.channels.index(channel_id)
+        await self.dispatch("CHANNEL_UPDATE", self._channel(guild, channel_id, position))
 
     def _post_with_nonce(self, channel_id: int, body: dict[str, Any]) -> web.Response:
         """Create a message, honouring Discord's nonce: an integer or a string of at most 25

@@ -122,6 +122,9 @@ class Guild:
     everyone_permissions: int = EVERYONE_PERMISSIONS
     # Guild-wide permissions of the bot's own role (e.g. CREATE_EVENTS), beyond @everyone's.
     bot_role_permissions: int = 0
+    # A text channel's permission overwrites (Discord's shape), by channel id; its threads
+    # follow the parent's.
+    channel_overwrites: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     bot_role: int = 0  # its id, made with the guild
     # Scheduled events by id, in Discord's shape (what the GET routes answer).
     events: dict[int, dict[str, Any]] = field(default_factory=dict)

@@ -54,7 +54,7 @@ class Payloads(FakeDiscordState):
             "guild_id": str(guild.id),
             "name": f"channel-{position}",
             "position": position,
-            "permission_overwrites": [],
+            "permission_overwrites": list(guild.channel_overwrites.get(channel_id, [])),
             "nsfw": False,
             "parent_id": None,
             "rate_limit_per_user": 0,

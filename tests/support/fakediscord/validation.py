@@ -54,10 +54,20 @@ class Validation(FakeDiscordState):
     """Route → rule table and the checks that need the fake's state."""
 
     def _bot_permissions(self, channel_id: int) -> int:
-        """The bot's permissions in a text channel: @everyone's and its own role's."""
+        """The bot's permissions in a text channel (a thread: its parent's), as Discord
+        computes them: @everyone's and its own role's, then the channel's overwrites for
+        @everyone, for the role and for the bot itself, in that order."""
         for guild in self.guilds:
             if channel_id in guild.channels or channel_id in guild.threads:
-                return guild.everyone_permissions | guild.bot_role_permissions
+                permissions = guild.everyone_permissions | guild.bot_role_permissions
+                parent = channel_id if channel_id in guild.channels else guild.channels[0]
+                overwrites = guild.channel_overwrites.get(parent, [])
+                for target in (guild.id, guild.bot_role, self.bot_id):
+                    for overwrite in overwrites:
+                        if overwrite["id"] == str(target):
+                            permissions &= ~int(overwrite["deny"])
+                            permissions |= int(overwrite["allow"])
+                return permissions
         return 0
 
     def _validate(self, r: Recorded) -> web.Response | None:
