@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from discord import app_commands
 
 from bot.catalog.registry import Snapshot
 from bot.config import StationConfig
-from bot.history.recorded import with_recorded_plays
+from bot.history.recorded import with_plays_heard
 from bot.render import station_embeds
 from bot.runtime.core import OnAirBot
 from bot.station.source import Feature
@@ -34,10 +32,7 @@ class RecentCog(BotCog):
             skip = await skip_rules(interaction, chosen)  # jingles left out, as in "Next"
             info = snapshot.info
             if not self.bot.registry.offers(chosen, Feature.RECENT):
-                # The host keeps no history: the plays OnAir itself heard, the one on air first.
-                until = max(datetime.now(UTC), info.fetched_at)
-                plays = await self.bot.storage.play_at(chosen.slug, until, 20)
-                info = with_recorded_plays(info, plays)
+                info = await with_plays_heard(self.bot.storage, chosen.slug, info)
             lang = reader_lang(interaction)
             embed = station_embeds.recent(info, chosen.name, count, skip=skip, lang=lang)
             return Reply(embed=embed)
