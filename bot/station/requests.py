@@ -215,17 +215,23 @@ class RequestsClient:
         """The station's own host; every value URL-encoded by yarl (``&``, ``#``, ``=`` too)."""
         return URL(f"{self.base_url}/w/{endpoint}").with_query({"u": self.station_id, **params})
 
+    def _check(self, url: URL, name: str) -> None:
+        """StationRefused when the guard refuses ``url`` (logged by server, never the query;
+        the refusal kept without its traceback, whose frames hold the URL)."""
+        if self.url_guard is None:
+            return
+        try:
+            self.url_guard(url)
+        except Exception as error:
+            _LOGGER.info("%s on %s refused: %s", name, server_of(url), error)
+            raise StationRefused(
+                Problem.NO_LONGER_CONTACTED, why=error.with_traceback(None)
+            ) from None
+
     async def _get(self, endpoint: str, params: Mapping[str, str]) -> Any:
         url = self.url(endpoint, params)
         where = server_of(url)
-        if self.url_guard is not None:
-            try:
-                self.url_guard(url)
-            except Exception as error:
-                _LOGGER.info("%s on %s refused: %s", endpoint, where, error)
-                raise StationRefused(
-                    Problem.NO_LONGER_CONTACTED, why=error.with_traceback(None)
-                ) from None
+        self._check(url, endpoint)
         cause: str
         try:
             async with self._session.get(

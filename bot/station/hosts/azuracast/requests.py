@@ -22,12 +22,10 @@ from ....util.bodies import read_at_most
 from ....util.text import one_line
 from ... import coerce as c
 from ...errors import (
-    Problem,
     RequestRefused,
     RequestsOff,
     RequestsUnavailable,
     StationError,
-    StationRefused,
 )
 from ...failures import server_of
 from ...requests import (
@@ -199,14 +197,7 @@ class AzuraCastRequests(RequestsClient):
         url = self.url(endpoint, params)
         where = server_of(url)
         name = endpoint.split("/", 1)[0]
-        if self.url_guard is not None:
-            try:
-                self.url_guard(url)
-            except Exception as error:
-                _LOGGER.info("%s on %s refused: %s", name, where, error)
-                raise StationRefused(
-                    Problem.NO_LONGER_CONTACTED, why=error.with_traceback(None)
-                ) from None
+        self._check(url, name)
         cause: str
         try:
             async with self._session.request(
