@@ -116,6 +116,16 @@ CLOCK_SLACK = 60.0
 REFUSED = frozenset({400, 413})
 
 
+async def text_channel(client: discord.Client, gate: RateGate, channel_id: int) -> Any | None:
+    """The channel from discord.py's cache, else fetched (a token of ``gate`` first); None when
+    it is not one messages go to. Discord's refusals of the fetch are the caller's."""
+    channel = client.get_channel(channel_id)
+    if channel is None:
+        await gate.acquire()
+        channel = await client.fetch_channel(channel_id)
+    return channel if isinstance(channel, discord.abc.Messageable) else None
+
+
 class DiscordDeliverer:
     """Sends through the bot's own client, so discord.py's rate limiter governs every call."""
 
@@ -147,16 +157,13 @@ class DiscordDeliverer:
         self._card_turns: dict[int, asyncio.Lock] = {}
 
     async def _channel(self, channel_id: int) -> Any:
-        channel = self.client.get_channel(channel_id)
+        try:
+            channel = await text_channel(self.client, self.gate, channel_id)
+        except discord.NotFound:
+            raise DeliveryError(gone(404, channel_id), permanent=True) from None
+        except discord.Forbidden:
+            raise DeliveryError(PERMANENT[403], permanent=True) from None
         if channel is None:
-            await self.gate.acquire()
-            try:
-                channel = await self.client.fetch_channel(channel_id)
-            except discord.NotFound:
-                raise DeliveryError(gone(404, channel_id), permanent=True) from None
-            except discord.Forbidden:
-                raise DeliveryError(PERMANENT[403], permanent=True) from None
-        if not isinstance(channel, discord.abc.Messageable):
             raise DeliveryError(NOT_A_TEXT_CHANNEL, permanent=True)
         return channel
 

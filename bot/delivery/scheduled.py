@@ -20,6 +20,7 @@ from .announcements import (
     gone,
     post_message,
     refused,
+    text_channel,
 )
 
 
@@ -73,10 +74,7 @@ class DiscordPostSender:
             raise PostError(f"Discord failed ({error.status})", final=False) from None
 
     async def _channel(self, channel_id: int) -> Any:
-        channel = self.client.get_channel(channel_id)
+        channel = await text_channel(self.client, self.gate, channel_id)
         if channel is None:
-            await self.gate.acquire()
-            channel = await self.client.fetch_channel(channel_id)
-        if not isinstance(channel, discord.abc.Messageable):
             raise PostError("the target is not a text channel or thread", final=True)
         return channel

@@ -19,6 +19,7 @@ from .announcements import (
     gone,
     own_message_since,
     refused,
+    text_channel,
 )
 
 POLL_EXPIRED = 520001  # Discord: the poll has ended already
@@ -117,11 +118,8 @@ class DiscordPollSender:
         return guild.name if guild is not None else ""
 
     async def _channel(self, channel_id: int) -> Any:
-        channel = self.client.get_channel(channel_id)
+        channel = await text_channel(self.client, self.gate, channel_id)
         if channel is None:
-            await self.gate.acquire()
-            channel = await self.client.fetch_channel(channel_id)
-        if not isinstance(channel, discord.abc.Messageable):
             raise PollError(NOT_A_TEXT_CHANNEL, final=True, lasting=True)
         return channel
 
