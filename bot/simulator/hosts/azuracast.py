@@ -556,15 +556,7 @@ class AzuraCastSimulator(StationSimulator):
         if not isinstance(station, AzuraStation):
             return station
         if not station.requests_enabled:
-            return _json(
-                error_body(
-                    500,
-                    "StationUnsupportedException",
-                    "This station does not currently accept requests.",
-                    "Exception/StationUnsupportedException.php",
-                ),
-                500,
-            )
+            return _requests_off()
         self.request_queries.append(dict(request.query))
         phrase = request.query.get("searchPhrase", "").strip().casefold()
         desk = station.sim.song_requests
@@ -630,15 +622,7 @@ class AzuraCastSimulator(StationSimulator):
         if request.method not in ("GET", "POST"):
             return web.Response(status=405, text="Method not allowed")
         if not station.requests_enabled:
-            return _json(
-                error_body(
-                    500,
-                    "StationUnsupportedException",
-                    "This station does not currently accept requests.",
-                    "Exception/StationUnsupportedException.php",
-                ),
-                500,
-            )
+            return _requests_off()
         self.request_queries.append(
             {
                 "media_id": request.match_info["media_id"],
@@ -730,3 +714,16 @@ def _parse_moment(value: str) -> float | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+def _requests_off() -> web.Response:
+    """AzuraCast's answer to any request call while the station takes no requests."""
+    return _json(
+        error_body(
+            500,
+            "StationUnsupportedException",
+            "This station does not currently accept requests.",
+            "Exception/StationUnsupportedException.php",
+        ),
+        500,
+    )
