@@ -339,10 +339,6 @@ _REQUEST_REFUSED_PLAIN = N_("The station did not accept the request.")
 NOT_OFFERED_LINES = {
     "playlist": N_("{host} servers do not publish a playlist, so there is none to show."),
     "stats": N_("{host} servers do not keep listener statistics, so there are none to show."),
-    "recent": N_(
-        "{host} servers keep no list of recent plays, and OnAir has not recorded any for this "
-        "station yet."
-    ),
     "requests": N_("{host} servers do not take song requests."),
     "schedule": N_("{host} servers do not publish a schedule of shows."),
 }
