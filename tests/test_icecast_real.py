@@ -18,6 +18,7 @@ import socket
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 import pytest
@@ -32,6 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FETCHED = ROOT / ".cache" / "icecast2" / "root"
 SOURCE_PASSWORD = "source-pw-test"
 ADMIN_PASSWORD = "admin-pw-test"
+# One probe of a server starting up: a connection it accepts but does not answer yet must not
+# outlast the wait around it.
+PROBE = aiohttp.ClientTimeout(total=2)
 
 
 def icecast_root() -> Path | None:
@@ -85,17 +89,21 @@ def prepare(root: Path, folder: Path) -> None:
                     shutil.copy(item, target / item.name)
 
 
+def _sink(log: Path | None) -> IO[bytes]:
+    return open(log or os.devnull, "wb")
+
+
 @contextlib.asynccontextmanager
-async def process(*command: str, env: dict[str, str] | None = None) -> AsyncIterator[None]:
-    child = await asyncio.create_subprocess_exec(
-        *command,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-        env=env,
-    )
+async def process(
+    *command: str, env: dict[str, str] | None = None, log: Path | None = None
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``command`` running for the block (its output into ``log``, else dropped)."""
+    with _sink(log) as out:
+        child = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, env=env
+        )
     try:
-        yield
+        yield child
     finally:
         if child.returncode is None:
             child.terminate()
@@ -119,25 +127,44 @@ async def icecast(ffmpeg: str) -> AsyncIterator[str]:
     folder = Path(tempfile.mkdtemp(prefix="onair-icecast-"))
     try:
         prepare(root, folder)
-        port = free_port()
-        (folder / "icecast.xml").write_text(config(folder, root, port))
         libraries = next((root / "usr" / "lib").glob("*-linux-gnu"), root / "usr" / "lib")
         env = {**os.environ, "LD_LIBRARY_PATH": str(libraries)}
-        base = f"http://127.0.0.1:{port}"
-        async with (
-            process(str(root / "usr/bin/icecast2"), "-c", str(folder / "icecast.xml"), env=env),
-            aiohttp.ClientSession() as session,
-        ):
-            await wait_for(lambda: answers(session, f"{base}/status-json.xsl"), within=15)
-            source = f"icecast://source:{SOURCE_PASSWORD}@127.0.0.1:{port}/live"
-            async with process(
-                *(ffmpeg, "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi"),
-                *("-i", "sine=frequency=440:sample_rate=44100", "-ac", "2"),
-                *("-c:a", "libmp3lame", "-b:a", "128k", "-content_type", "audio/mpeg"),
-                *("-ice_name", "Real FM", "-ice_genre", "Test", "-f", "mp3", source),
-            ):
-                await wait_for(lambda: has_live(session, base), within=15)
-                yield base
+        log = folder / "icecast.out"
+        async with aiohttp.ClientSession(timeout=PROBE) as session:
+            # The free port may be taken by another test's server before Icecast binds it:
+            # then Icecast exits at once, and it is started again on another.
+            for _attempt in range(3):
+                port = free_port()
+                (folder / "icecast.xml").write_text(config(folder, root, port))
+                base = f"http://127.0.0.1:{port}"
+                binary = str(root / "usr/bin/icecast2")
+                async with process(
+                    binary, "-c", str(folder / "icecast.xml"), env=env, log=log
+                ) as child:
+                    try:
+                        await wait_for(
+                            lambda c=child, b=base: (
+                                c.returncode is not None or answers(session, f"{b}/status-json.xsl")
+                            ),
+                            within=15,
+                        )
+                    except AssertionError:
+                        said = log.read_text(errors="replace")[-2000:]
+                        raise AssertionError(f"Icecast did not answer in 15 s:\n{said}") from None
+                    if child.returncode is not None:
+                        continue
+                    source = f"icecast://source:{SOURCE_PASSWORD}@127.0.0.1:{port}/live"
+                    async with process(
+                        *(ffmpeg, "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi"),
+                        *("-i", "sine=frequency=440:sample_rate=44100", "-ac", "2"),
+                        *("-c:a", "libmp3lame", "-b:a", "128k", "-content_type", "audio/mpeg"),
+                        *("-ice_name", "Real FM", "-ice_genre", "Test", "-f", "mp3", source),
+                    ):
+                        await wait_for(lambda b=base: has_live(session, b), within=15)
+                        yield base
+                        return
+            said = log.read_text(errors="replace")[-2000:]
+            raise AssertionError(f"Icecast exited at start three times:\n{said}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
